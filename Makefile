@@ -1,0 +1,41 @@
+# Two commands on a fresh machine: `make run` (set up and serve the app) and `make test` (set up and test).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+AZURITE := .local/npm/node_modules/.bin/azurite
+AZURITE_VERSION := 3.35.0
+
+.PHONY: setup run test lint unit infra-check bench clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+$(AZURITE):
+	mkdir -p .local/npm
+	npm install --no-save --no-audit --no-fund --loglevel=error --prefix .local/npm azurite@$(AZURITE_VERSION)
+
+setup: $(VENV)/.installed $(AZURITE)
+
+run: setup
+	$(PY) -m devhost --port $${PORT:-7071}
+
+lint: setup
+	$(PY) -m ruff check .
+
+unit: setup
+	$(PY) -m pytest
+
+infra-check:
+	bash infra/check.sh
+
+test: lint unit infra-check
+
+bench: setup
+	$(PY) bench/recurrence.py
+	$(PY) bench/fire.py
+	$(PY) bench/api.py
+
+clean:
+	rm -rf $(VENV) .local

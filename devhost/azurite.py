@@ -1,0 +1,111 @@
+"""Start and stop a real Azurite (npm) for local runs and the test session.
+
+Azurite is installed by `make` into `.local/npm` (pinned 3.35.0: newer releases need Node 21+). This
+module only launches it: it never downloads anything, because machines here reach no CDN.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+AZURITE_BIN = REPO_ROOT / ".local" / "npm" / "node_modules" / ".bin" / "azurite"
+
+# The well-known development account every Azure SDK accepts against Azurite; not a secret.
+ACCOUNT_NAME = "devstoreaccount1"
+ACCOUNT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+def free_port() -> int:
+    """A TCP port that was free a moment ago on the loopback interface."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@dataclass(frozen=True)
+class AzuritePorts:
+    blob: int
+    queue: int
+    table: int
+
+    @property
+    def connection_string(self) -> str:
+        base = f"http://127.0.0.1:{{}}/{ACCOUNT_NAME}"
+        return (
+            f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT_NAME};AccountKey={ACCOUNT_KEY};"
+            f"BlobEndpoint={base.format(self.blob)};QueueEndpoint={base.format(self.queue)};"
+            f"TableEndpoint={base.format(self.table)};"
+        )
+
+
+class Azurite:
+    """A running Azurite process; use as a context manager or call start()/stop().
+
+    `location` holds its data (kept across runs for `make run`, a temporary folder for tests).
+    """
+
+    def __init__(self, location: Path, ports: AzuritePorts | None = None, in_memory: bool = False) -> None:
+        self.location = location
+        self.ports = ports or AzuritePorts(free_port(), free_port(), free_port())
+        self.in_memory = in_memory
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def connection_string(self) -> str:
+        return self.ports.connection_string
+
+    def start(self, timeout: float = 30.0) -> Azurite:
+        executable = str(AZURITE_BIN) if AZURITE_BIN.exists() else shutil.which("azurite")
+        if executable is None:
+            raise RuntimeError("Azurite is not installed: run `make setup` (npm install of azurite@3.35.0)")
+        self.location.mkdir(parents=True, exist_ok=True)
+        args = [
+            executable, "--silent", "--disableTelemetry", "--skipApiVersionCheck", "--loose",
+            "--blobHost", "127.0.0.1", "--blobPort", str(self.ports.blob),
+            "--queueHost", "127.0.0.1", "--queuePort", str(self.ports.queue),
+            "--tableHost", "127.0.0.1", "--tablePort", str(self.ports.table),
+        ]
+        # Azurite refuses --location together with --inMemoryPersistence; the folder still holds the log.
+        args += ["--inMemoryPersistence"] if self.in_memory else ["--location", str(self.location)]
+        log = open(self.location / "azurite.log", "ab")  # noqa: SIM115 - owned by the child for its lifetime
+        self._process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + timeout
+        ports = (self.ports.blob, self.ports.queue, self.ports.table)
+        while not all(_port_open(p) for p in ports):
+            if self._process.poll() is not None:
+                raise RuntimeError(f"Azurite exited with {self._process.returncode}; see {self.location / 'azurite.log'}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("Azurite did not open its ports in time")
+            time.sleep(0.1)
+        return self
+
+    def stop(self) -> None:
+        if self._process is None or self._process.poll() is not None:
+            return
+        os.killpg(self._process.pid, 15)
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self._process.pid, 9)
+            self._process.wait()
+
+    def __enter__(self) -> Azurite:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

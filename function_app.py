@@ -1,0 +1,66 @@
+"""Azure Functions bindings of the scheduler. Only translation lives here; all logic is in `shared/`.
+
+- HTTP: the Microsoft.Scheduler 2016-03-01 management API under /api/subscriptions/...
+- Timer (every minute at second 0): the dispatcher queues the occurrences due before the next tick.
+- Queue (scheduler-occurrences): the executor runs one occurrence attempt per message.
+- Timer (daily): retention prunes old history and finished jobs.
+"""
+
+from __future__ import annotations
+
+import azure.functions as func
+
+from shared import api
+from shared.runtime import runtime
+from shared.settings import OCCURRENCE_QUEUE, STORAGE_SETTING
+
+app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION)
+
+_PROVIDER = "providers/Microsoft.Scheduler/jobCollections"
+_SUBSCRIPTION = "subscriptions/{subscriptionId}"
+_GROUP = f"{_SUBSCRIPTION}/resourceGroups/{{resourceGroupName}}"
+_COLLECTION = f"{_GROUP}/{_PROVIDER}/{{jobCollectionName}}"
+_JOB = f"{_COLLECTION}/jobs/{{jobName}}"
+
+
+def _call(operation: str, req: func.HttpRequest) -> func.HttpResponse:
+    request = api.ApiRequest(
+        method=req.method, url=req.url, route=dict(req.route_params), query=dict(req.params),
+        body=req.get_body() or b"", headers=dict(req.headers),
+    )
+    response = api.handle(operation, request)
+    body = response.encoded()
+    return func.HttpResponse(
+        body=body, status_code=response.status, headers=dict(response.headers),
+        mimetype="application/json" if body else None, charset="utf-8",
+    )
+
+
+@app.route(route=_COLLECTION, methods=["GET", "PUT", "PATCH", "DELETE"])
+def job_collection(req: func.HttpRequest) -> func.HttpResponse:
+    return _call({
+        "GET": "JobCollections_Get", "PUT": "JobCollections_CreateOrUpdate",
+        "PATCH": "JobCollections_Patch", "DELETE": "JobCollections_Delete",
+    }[req.method.upper()], req)
+
+
+@app.route(route=f"{_JOB}", methods=["GET", "PUT", "PATCH", "DELETE"])
+def job(req: func.HttpRequest) -> func.HttpResponse:
+    return _call({
+        "GET": "Jobs_Get", "PUT": "Jobs_CreateOrUpdate", "PATCH": "Jobs_Patch", "DELETE": "Jobs_Delete",
+    }[req.method.upper()], req)
+
+
+@app.route(route=f"{_JOB}/history", methods=["GET"])
+def job_history(req: func.HttpRequest) -> func.HttpResponse:
+    return _call("Jobs_ListJobHistory", req)
+
+
+@app.timer_trigger(arg_name="timer", schedule="0 * * * * *", run_on_startup=False, use_monitor=False)
+def dispatcher(timer: func.TimerRequest) -> None:
+    runtime().dispatcher.tick()
+
+
+@app.queue_trigger(arg_name="message", queue_name=OCCURRENCE_QUEUE, connection=STORAGE_SETTING)
+def executor(message: func.QueueMessage) -> None:
+    runtime().executor.handle(message.get_body().decode("utf-8"))

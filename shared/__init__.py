@@ -1,0 +1,1 @@
+"""All logic of the scheduler: `function_app.py` only translates Functions bindings into calls here."""

@@ -1,0 +1,41 @@
+"""The one interface every action target implements, and what an attempt reports back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from ..keys import JobKey
+from ..model import JobErrorAction
+
+# The old service kept at most this much of a response body in history.
+MAX_BODY_BYTES = 2048
+
+
+@dataclass(frozen=True)
+class ExecutionContext:
+    """Who is running and why; actions turn it into the x-ms-scheduler-* metadata they send."""
+
+    job: JobKey
+    execution_id: str
+    expected_execution_time: datetime
+    attempt: int  # 0-based retry index; sent as the 1-based x-ms-scheduler-attempt
+    region: str
+    client_request_id: str  # new for every attempt
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    succeeded: bool
+    message: str  # for history: never contains a secret; response bodies cut to MAX_BODY_BYTES
+
+
+class ActionTarget(Protocol):
+    def run(self, action: JobErrorAction, context: ExecutionContext) -> ActionResult:
+        """Perform one attempt. Never raises for target-side failures: they are a failed ActionResult."""
+        ...
+
+
+def truncate_body(body: bytes) -> str:
+    return body[:MAX_BODY_BYTES].decode("utf-8", errors="replace")

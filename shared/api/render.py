@@ -1,0 +1,56 @@
+"""Records to wire JSON: ARM identity (id/type/name), no secrets, enum casing as the service emitted it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..keys import COLLECTION_TYPE, HISTORY_TYPE, JOB_TYPE
+from ..model import (
+    JobCollectionDefinition,
+    JobDefinition,
+    JobHistoryDefinition,
+    JobHistoryProperties,
+    JobStatus,
+)
+from ..records import CollectionRecord, HistoryRecord, JobRecord
+
+
+def render_collection(record: CollectionRecord) -> dict[str, Any]:
+    definition = record.definition
+    properties = definition.properties.model_copy(update={"state": record.state}) if definition.properties else None
+    return JobCollectionDefinition(
+        id=record.key.resource_id, type=COLLECTION_TYPE, name=record.key.collection, location=definition.location,
+        tags=definition.tags, properties=properties,
+    ).to_wire()
+
+
+def job_status(record: JobRecord, now: datetime) -> JobStatus:
+    upcoming = record.next_execution_time
+    if record.dispatched_occurrence is not None and record.dispatched_occurrence > now:
+        upcoming = record.dispatched_occurrence  # queued already, not yet run: still the next execution
+    return JobStatus(
+        last_execution_time=record.last_execution_time, next_execution_time=upcoming,
+        execution_count=record.execution_count, failure_count=record.failure_count,
+        faulted_count=record.faulted_count,
+    )
+
+
+def render_job(record: JobRecord, now: datetime) -> dict[str, Any]:
+    properties = record.properties.model_copy(update={"state": record.state, "status": job_status(record, now)})
+    return JobDefinition(
+        id=record.key.resource_id, type=JOB_TYPE, name=record.key.name, properties=properties
+    ).to_wire()
+
+
+def render_history(record: HistoryRecord) -> dict[str, Any]:
+    return JobHistoryDefinition(
+        id=f"{record.key.resource_id}/history/{record.history_id}", type=HISTORY_TYPE,
+        name=f"{record.key.name}/{record.history_id}",
+        properties=JobHistoryProperties(
+            start_time=record.start_time, end_time=record.end_time,
+            expected_execution_time=record.expected_execution_time, action_name=record.action_name,
+            status=record.status, message=record.message, retry_count=record.retry_count,
+            repeat_count=record.repeat_count,
+        ),
+    ).to_wire()

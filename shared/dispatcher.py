@@ -1,0 +1,114 @@
+"""The dispatcher: once a minute, turn due-index entries into queued occurrences.
+
+A tick reads the minute buckets from its watermark up to the bucket that ends before the next tick,
+and for each entry: enqueue the occurrence (visible at its due second), then advance the job to its
+following occurrence. Enqueue comes first so a crash duplicates rather than loses; the executor's
+claim drops the duplicate. The API calls `dispatch` directly for an occurrence that falls before
+the next tick, so a job created seconds ahead runs on time although nothing polls faster than the
+minute timer.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from .clock import Clock
+from .model import JobExecutionStatus, JobHistoryActionName, JobState
+from .occurrence import OccurrenceMessage, Trigger
+from .planning import following_occurrence, latest_missed, repeat_count
+from .records import HistoryRecord, JobRecord
+from .store import ConcurrencyError, Store, bucket_of, bucket_start
+
+log = logging.getLogger(__name__)
+
+TICK = timedelta(minutes=1)
+# Buckets re-read behind the watermark: an API write racing a tick may land in a bucket just processed.
+OVERLAP = timedelta(minutes=2)
+# An occurrence later than this is "missed" (the service was down), not merely late.
+MISSED_AFTER = timedelta(minutes=2)
+# Buckets read by one tick at most, so recovery from a long outage spreads over several ticks.
+MAX_BUCKETS_PER_TICK = 720
+
+
+@dataclass
+class TickReport:
+    buckets: int = 0
+    enqueued: int = 0
+    stale: int = 0
+
+
+def next_tick_after(now: datetime) -> datetime:
+    return bucket_start(bucket_of(now)) + TICK
+
+
+class Dispatcher:
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self.store = store
+        self.clock = clock
+
+    def tick(self) -> TickReport:
+        """Enqueue every occurrence due before the next tick; advance the watermark."""
+        now = self.clock.now()
+        report = TickReport()
+        last = bucket_start(bucket_of(now))  # the bucket [now's minute, +1 min) is due before the next tick
+        watermark = self.store.due.watermark() or last - TICK
+        current = max(watermark - OVERLAP, last - MAX_BUCKETS_PER_TICK * TICK)
+        while current <= last and report.buckets < MAX_BUCKETS_PER_TICK:
+            for entry in self.store.due.entries(bucket_of(current)):
+                job = self.store.jobs.get(entry.job)
+                if job is None or job.generation != entry.generation or job.next_execution_time != entry.due:
+                    self.store.due.remove(entry.job, entry.due)  # the job moved on, changed, or is gone
+                    report.stale += 1
+                    continue
+                if self.dispatch(job, entry.due, now):
+                    report.enqueued += 1
+            if current > watermark:
+                self.store.due.set_watermark(current)
+            current += TICK
+            report.buckets += 1
+        return report
+
+    def dispatch(self, job: JobRecord, due: datetime, now: datetime) -> bool:
+        """Enqueue the job's occurrence at `due`, then advance it to the next one. False if it lost a race."""
+        occurrence = due
+        if job.state == JobState.ENABLED and now - due > MISSED_AFTER:
+            occurrence = latest_missed(job, now) or due
+            if occurrence > due:
+                self._record_postponed(job, due, occurrence, now)
+        if job.state == JobState.ENABLED:
+            message = OccurrenceMessage(job.key, occurrence, occurrence, Trigger.SCHEDULE, generation=job.generation)
+            self.store.queue.send(message, now)
+        following = following_occurrence(job, occurrence)
+        generation = job.generation
+        while True:
+            job.next_execution_time = following
+            job.dispatched_occurrence = occurrence
+            try:
+                self.store.jobs.replace(job)
+                break
+            except ConcurrencyError:
+                # The executor updates counters on the same entity: re-read, and advance only if the
+                # job is still the one we planned for (a PUT/PATCH re-plans it by itself).
+                fresh = self.store.jobs.get(job.key)
+                if fresh is None or fresh.generation != generation or fresh.next_execution_time != due:
+                    return False
+                job = fresh
+        if following is not None:
+            self.store.due.add(job.key, following, job.generation)
+        self.store.due.remove(job.key, due)
+        return True
+
+    def _record_postponed(self, job: JobRecord, first: datetime, latest: datetime, now: datetime) -> None:
+        skipped = repeat_count(job, latest) - repeat_count(job, first)
+        message = (
+            f"{skipped} occurrence(s) from {first.isoformat()} were missed while the scheduler was unavailable "
+            f"and skipped; the latest, {latest.isoformat()}, runs now."
+        )
+        record = HistoryRecord(
+            key=job.key, execution_id=f"postponed|{first.isoformat()}", expected_execution_time=first,
+            start_time=now, end_time=now, action_name=JobHistoryActionName.MAIN_ACTION,
+            status=JobExecutionStatus.POSTPONED, message=message, retry_count=0, repeat_count=repeat_count(job, first),
+        )
+        self.store.history.add(record, first)

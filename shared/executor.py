@@ -1,0 +1,150 @@
+"""The executor: run one queued occurrence attempt, record it, and decide what follows.
+
+Per message: wait for its due second, claim the attempt (a duplicate delivery stops here), check the
+job and its collection may run, run the action, write history, update the job's status under its
+ETag, and enqueue what follows (a retry, the error action). Follow-ups are enqueued before the claim
+is completed, so a crash repeats work rather than losing it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+
+from .actions import ActionResult, ActionRunner, ExecutionContext
+from .clock import Clock
+from .model import JobCollectionState, JobErrorAction, JobExecutionStatus, JobHistoryActionName, JobState
+from .occurrence import MalformedMessage, OccurrenceMessage, Trigger
+from .planning import following_occurrence, repeat_count
+from .records import HistoryRecord, JobRecord
+from .retry import MAIN_ACTION_DEFAULT, effective_retry
+from .settings import Settings
+from .store import ConcurrencyError, Store
+
+log = logging.getLogger(__name__)
+
+# A message that arrives earlier than this before its due time goes back to the queue (long delays
+# are split into hops of at most 7 days); a smaller lead is slept off for second-level precision.
+EARLY_HOP = timedelta(seconds=2)
+
+
+class Executor:
+    def __init__(self, store: Store, clock: Clock, actions: ActionRunner, settings: Settings) -> None:
+        self.store = store
+        self.clock = clock
+        self.actions = actions
+        self.settings = settings
+
+    def handle(self, text: str) -> None:
+        """Entry point of the queue trigger. Raises only for storage faults, which the host retries."""
+        try:
+            message = OccurrenceMessage.from_json(text)
+        except MalformedMessage as exc:
+            log.error("dropping a malformed occurrence message to the poison queue: %s", exc)
+            self.store.queue.poison(text)
+            return
+        self.run(message)
+
+    def run(self, message: OccurrenceMessage) -> None:
+        now = self.clock.now()
+        if message.due - now > EARLY_HOP:
+            self.store.queue.send(message, now)
+            return
+        if message.due > now:
+            time.sleep((message.due - now).total_seconds())
+            now = self.clock.now()
+        claim = self.store.claims.try_claim(message.job, message.claim_id, now)
+        if claim is None:
+            log.info("occurrence %s already ran or is running; duplicate dropped", message.claim_id)
+            return
+        job = self._runnable_job(message)
+        if job is not None:
+            self._attempt(job, message)
+        self.store.claims.complete(claim)
+
+    def _runnable_job(self, message: OccurrenceMessage) -> JobRecord | None:
+        job = self.store.jobs.get(message.job)
+        if job is None or job.generation != message.generation:
+            return None  # deleted, or redefined after this occurrence was planned
+        allowed = {JobState.ENABLED, JobState.DISABLED} if message.trigger == Trigger.RUN_NOW else {JobState.ENABLED}
+        if job.state not in allowed:
+            return None
+        collection = self.store.collections.get(job.key.collection_key)
+        if collection is None or collection.state != JobCollectionState.ENABLED:
+            return None  # a Disabled or Suspended collection runs nothing
+        return job
+
+    def _attempt(self, job: JobRecord, message: OccurrenceMessage) -> None:
+        main = job.properties.action
+        assert main is not None, "validation guarantees every job has an action"
+        is_error_action = message.action == JobHistoryActionName.ERROR_ACTION
+        action: JobErrorAction | None = main.error_action if is_error_action else main
+        if action is None:
+            return
+        started = self.clock.now()
+        context = ExecutionContext(
+            job=job.key, execution_id=message.execution_id, expected_execution_time=message.occurrence,
+            attempt=message.attempt, region=self.settings.region, client_request_id=str(uuid.uuid4()),
+        )
+        result = self.actions.run(action, context)
+        ended = self.clock.now()
+        scheduled = message.trigger == Trigger.SCHEDULE
+        repeat = repeat_count(job, message.occurrence) if scheduled else 0
+        self.store.history.add(HistoryRecord(
+            key=job.key, execution_id=message.execution_id, expected_execution_time=message.due,
+            start_time=started, end_time=ended, action_name=message.action,
+            status=JobExecutionStatus.COMPLETED if result.succeeded else JobExecutionStatus.FAILED,
+            message=result.message, retry_count=message.attempt, repeat_count=repeat,
+        ), message.due)
+
+        retry = effective_retry(action.retry_policy, None if is_error_action else MAIN_ACTION_DEFAULT)
+        follow_up: OccurrenceMessage | None = None
+        occurrence_done = True
+        if not result.succeeded and message.attempt < retry.retries:
+            follow_up = message.retry(ended + retry.delay(message.attempt))
+            occurrence_done = False
+        elif not result.succeeded and not is_error_action and main.error_action is not None:
+            follow_up = message.error_action(ended)
+            occurrence_done = False
+        main_faulted = is_error_action or (not result.succeeded and follow_up is None)
+        # The occurrence faults once, when the main action's retries run out (faultedCount counts occurrences).
+        newly_faulted = not result.succeeded and not is_error_action and (
+            follow_up is None or follow_up.action != message.action
+        )
+
+        def apply(record: JobRecord) -> None:
+            record.execution_count += 1
+            record.failure_count += 0 if result.succeeded else 1
+            record.faulted_count += 1 if newly_faulted else 0
+            record.last_execution_time = started
+            last = record.next_execution_time is None and following_occurrence(record, message.occurrence) is None
+            if occurrence_done and scheduled and record.state == JobState.ENABLED and last:
+                record.state = JobState.FAULTED if main_faulted else JobState.COMPLETED
+
+        self._update(job, apply)
+        if follow_up is not None:
+            self.store.queue.send(follow_up, self.clock.now())
+        log.info("%s %s attempt %d of %s: %s", message.action.value, "succeeded" if result.succeeded else "failed",
+                 message.attempt + 1, job.key.resource_id, _first_line(result))
+
+    def _update(self, job: JobRecord, apply: Callable[[JobRecord], None]) -> None:
+        """Apply a change to the job's status under its ETag, re-reading after a concurrent write."""
+        record: JobRecord | None = job
+        for _ in range(10):
+            if record is None:
+                return  # deleted meanwhile: nothing left to update
+            apply(record)
+            try:
+                self.store.jobs.replace(record)
+                return
+            except ConcurrencyError:
+                record = self.store.jobs.get(job.key)
+        raise ConcurrencyError(f"job {job.key.resource_id} kept changing; status update abandoned")
+
+
+def _first_line(result: ActionResult) -> str:
+    return result.message.split(" Response Headers:", 1)[0][:200]
+

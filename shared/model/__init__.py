@@ -1,0 +1,41 @@
+"""Wire models of Microsoft.Scheduler 2016-03-01: they validate requests, render responses and define the
+OpenAPI document (one source of truth)."""
+
+from .actions import (
+    DEFAULT_MAX_RETRY_INTERVAL,
+    DEFAULT_RETRY_COUNT,
+    DEFAULT_RETRY_INTERVAL,
+    HttpAuthentication,
+    HttpRequest,
+    JobAction,
+    JobErrorAction,
+    RetryPolicy,
+    ServiceBusAuthentication,
+    ServiceBusBrokeredMessageProperties,
+    ServiceBusMessage,
+    ServiceBusQueueMessage,
+    ServiceBusTopicMessage,
+    StorageQueueMessage,
+)
+from .base import WITH_SECRETS, CaseInsensitiveEnum, WireModel, format_utc, to_utc
+from .collection import JobCollectionDefinition, JobCollectionProperties, JobCollectionQuota, JobMaxRecurrence, Sku
+from .durations import format_duration, parse_duration
+from .enums import (
+    DayOfWeek,
+    HttpAuthenticationType,
+    JobActionType,
+    JobCollectionState,
+    JobExecutionStatus,
+    JobHistoryActionName,
+    JobState,
+    RecurrenceFrequency,
+    RetryType,
+    ServiceBusAuthenticationType,
+    ServiceBusTransportType,
+    SkuName,
+)
+from .history import JobHistoryDefinition, JobHistoryProperties
+from .job import JobDefinition, JobProperties, JobStatus
+from .recurrence import JobRecurrence, JobRecurrenceSchedule, JobRecurrenceScheduleMonthlyOccurrence
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,114 @@
+"""Building blocks shared by every wire model: case-insensitive input, write-only secrets, UTC instants.
+
+The old service bound request bodies the .NET way: property names and enum values are case-insensitive
+on input. Output uses the OpenAPI names and the enum casing the real service emitted.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import Enum
+from typing import Annotated, Any, ClassVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    PlainSerializer,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+# Context flag for model_dump: include write-only secrets (only the store asks for them).
+WITH_SECRETS = "with_secrets"
+
+
+class CaseInsensitiveEnum(str, Enum):
+    """A string enum whose input matching ignores case, as the old service's did."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> CaseInsensitiveEnum | None:
+        if isinstance(value, str):
+            lowered = value.lower()
+            for member in cls:
+                if member.value.lower() == lowered:
+                    return member
+        return None
+
+
+def _lower(value: Enum) -> str:
+    return str(value.value).lower()
+
+
+def lowercase_on_output(enum_type: type[Enum]) -> Any:
+    """Annotate an enum field that the real service echoed in lowercase (digest §2.12)."""
+    return Annotated[enum_type, PlainSerializer(_lower, return_type=str)]
+
+
+def to_utc(value: datetime) -> datetime:
+    """Naive instants are UTC (the old service's rule); offsets are normalised to UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def format_utc(value: datetime) -> str:
+    """ISO 8601 with a `Z`; fractional seconds only when present, like the real service."""
+    value = to_utc(value)
+    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    if value.microsecond:
+        text += f".{value.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+UtcDateTime = Annotated[datetime, AfterValidator(to_utc), PlainSerializer(format_utc, return_type=str)]
+
+
+def _as_list(value: Any) -> Any:
+    # The 2016 docs allow "Integer, or Array of integers" for schedule minutes and hours (Q15).
+    return [value] if isinstance(value, (int, str)) and not isinstance(value, bool) else value
+
+
+ScalarOrList = BeforeValidator(_as_list)
+
+
+class WireModel(BaseModel):
+    """Base of every request/response model.
+
+    Subclasses list their write-only properties (by JSON name) in `secrets`; those are dropped from
+    every dump unless the caller passes `context={WITH_SECRETS: True}`.
+    """
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", use_enum_values=False)
+    secrets: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _canonical_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        names: dict[str, str] = {}
+        for name, field in cls.model_fields.items():
+            canonical = field.alias or name
+            names[name.lower()] = canonical
+            names[canonical.lower()] = canonical
+        return {names.get(key.lower(), key) if isinstance(key, str) else key: value for key, value in data.items()}
+
+    @model_serializer(mode="wrap")
+    def _drop_secrets(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        data = handler(self)
+        if self.secrets and isinstance(data, dict) and not (info.context or {}).get(WITH_SECRETS):
+            for key in self.secrets:
+                data.pop(key, None)
+        return data
+
+    def to_wire(self) -> dict[str, Any]:
+        """The public JSON form: aliases, no nulls, no secrets."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def to_document(self) -> dict[str, Any]:
+        """The stored JSON form: like to_wire, but with secrets."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True, context={WITH_SECRETS: True})

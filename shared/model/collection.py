@@ -1,0 +1,40 @@
+"""JobCollectionDefinition: the container of jobs, its SKU and its quotas."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from .base import WireModel, lowercase_on_output
+from .enums import JobCollectionState, RecurrenceFrequency, SkuName
+
+
+class Sku(WireModel):
+    name: SkuName | None = None
+
+
+class JobMaxRecurrence(WireModel):
+    frequency: lowercase_on_output(RecurrenceFrequency) | None = None  # type: ignore[valid-type]
+    interval: Annotated[int, Field(ge=1)] | None = None
+
+
+class JobCollectionQuota(WireModel):
+    max_job_count: Annotated[int, Field(ge=1)] | None = Field(default=None, alias="maxJobCount")
+    max_job_occurrence: int | None = Field(default=None, alias="maxJobOccurrence")
+    max_recurrence: JobMaxRecurrence | None = Field(default=None, alias="maxRecurrence")
+
+
+class JobCollectionProperties(WireModel):
+    sku: Sku | None = None
+    state: JobCollectionState | None = None
+    quota: JobCollectionQuota | None = None
+
+
+class JobCollectionDefinition(WireModel):
+    id: str | None = Field(default=None, json_schema_extra={"readOnly": True})
+    type: str | None = Field(default=None, json_schema_extra={"readOnly": True})
+    name: str | None = None
+    location: str | None = None
+    tags: dict[str, str] | None = None
+    properties: JobCollectionProperties | None = None

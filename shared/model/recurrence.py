@@ -1,0 +1,46 @@
+"""JobRecurrence on the wire, and its translation to the pure recurrence engine."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from .base import ScalarOrList, UtcDateTime, WireModel, lowercase_on_output
+from .enums import DayOfWeek, RecurrenceFrequency
+
+Minute = Annotated[int, Field(ge=0, le=59)]
+Hour = Annotated[int, Field(ge=0, le=23)]
+MonthDay = Annotated[int, Field(ge=-31, le=31)]
+
+
+class JobRecurrenceScheduleMonthlyOccurrence(WireModel):
+    day: lowercase_on_output(DayOfWeek)  # type: ignore[valid-type]
+    # The spec and every SDK spell it with a capital O; the docs and the live service used lowercase.
+    occurrence: Annotated[int, Field(ge=-5, le=5)] | None = Field(default=None, alias="Occurrence")
+
+
+class JobRecurrenceSchedule(WireModel):
+    minutes: Annotated[list[Minute], ScalarOrList] | None = None
+    hours: Annotated[list[Hour], ScalarOrList] | None = None
+    week_days: list[lowercase_on_output(DayOfWeek)] | None = Field(default=None, alias="weekDays")  # type: ignore[valid-type]
+    month_days: Annotated[list[MonthDay], ScalarOrList] | None = Field(default=None, alias="monthDays")
+    monthly_occurrences: list[JobRecurrenceScheduleMonthlyOccurrence] | None = Field(
+        default=None, alias="monthlyOccurrences"
+    )
+
+    def is_empty(self) -> bool:
+        """`{}` means no schedule (DECISIONS.md, Q10)."""
+        return not (self.minutes or self.hours or self.week_days or self.month_days or self.monthly_occurrences)
+
+
+class JobRecurrence(WireModel):
+    frequency: lowercase_on_output(RecurrenceFrequency)  # type: ignore[valid-type]
+    count: Annotated[int, Field(ge=1, le=2147483647)] | None = None
+    end_time: UtcDateTime | None = Field(default=None, alias="endTime")
+    interval: Annotated[int, Field(ge=1)] | None = None
+    schedule: JobRecurrenceSchedule | None = None
+    time_zone: str | None = Field(
+        default=None, alias="timeZone",
+        description="Extension: an IANA time zone; schedule hours and days are wall-clock times there.",
+    )

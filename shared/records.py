@@ -1,0 +1,64 @@
+"""What the store keeps: the validated definitions plus the state the scheduler owns.
+
+A record's `etag` is the store's optimistic-concurrency token: every read-modify-write passes it
+back, and the store refuses the write when somebody else changed the entity in between.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from .keys import CollectionKey, JobKey
+from .model import (
+    JobCollectionDefinition,
+    JobCollectionState,
+    JobExecutionStatus,
+    JobHistoryActionName,
+    JobProperties,
+    JobState,
+)
+
+
+@dataclass
+class CollectionRecord:
+    key: CollectionKey
+    definition: JobCollectionDefinition  # location, tags, sku, quota; `state` lives in the field below
+    state: JobCollectionState = JobCollectionState.ENABLED
+    etag: str | None = None
+
+
+@dataclass
+class JobRecord:
+    key: JobKey
+    properties: JobProperties  # startTime, action, recurrence (with secrets); state/status live below
+    state: JobState = JobState.ENABLED
+    created_time: datetime | None = None
+    # `count` is counted from here: startTime, or the creation time when startTime was already past.
+    count_origin: datetime | None = None
+    # The dispatch cursor: the next occurrence not yet queued; the due index holds an entry for it.
+    next_execution_time: datetime | None = None
+    # The occurrence most recently queued; it is still "next" for users until its instant passes.
+    dispatched_occurrence: datetime | None = None
+    last_execution_time: datetime | None = None
+    execution_count: int = 0
+    failure_count: int = 0
+    faulted_count: int = 0
+    # Bumped by every PUT/PATCH: occurrences queued for an older definition are dropped, not run.
+    generation: int = 0
+    etag: str | None = None
+
+
+@dataclass
+class HistoryRecord:
+    key: JobKey
+    execution_id: str
+    expected_execution_time: datetime
+    start_time: datetime
+    end_time: datetime
+    action_name: JobHistoryActionName
+    status: JobExecutionStatus
+    message: str
+    retry_count: int = 0
+    repeat_count: int = 0
+    history_id: str = field(default="")

@@ -1,0 +1,45 @@
+"""The process-wide wiring: settings, clock, store, dispatcher, executor. Built once, lazily."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from .actions import ActionRunner
+from .clock import Clock, SystemClock
+from .dispatcher import Dispatcher
+from .executor import Executor
+from .settings import Settings
+from .store import Store
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    clock: Clock
+    store: Store
+    dispatcher: Dispatcher
+    executor: Executor
+
+    @classmethod
+    def create(cls, settings: Settings, clock: Clock | None = None, actions: ActionRunner | None = None) -> Runtime:
+        clock = clock or SystemClock()
+        store = Store.from_settings(settings)
+        store.ensure_ready(clock.now())
+        return cls(
+            settings=settings, clock=clock, store=store, dispatcher=Dispatcher(store, clock),
+            executor=Executor(store, clock, actions or ActionRunner.from_settings(settings), settings),
+        )
+
+
+_lock = threading.Lock()
+_runtime: Runtime | None = None
+
+
+def runtime() -> Runtime:
+    """The runtime of this worker process, configured from its app settings on first use."""
+    global _runtime
+    with _lock:
+        if _runtime is None:
+            _runtime = Runtime.create(Settings.from_environment())
+        return _runtime

@@ -1,0 +1,127 @@
+"""App settings, read once from the environment (Functions app settings or local.settings.json Values).
+
+Storage is reached either through a connection string (Azurite, or a key-based account) or, in the
+cloud, through a managed identity and the service URIs the Functions host itself uses
+(`AzureWebJobsStorage__tableServiceUri` ...), so a deployment keeps no keys in its settings.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+STORAGE_SETTING = "AzureWebJobsStorage"
+OCCURRENCE_QUEUE = "scheduler-occurrences"
+
+# What "UseDevelopmentStorage=true" means to every Azure SDK: Azurite on its default ports.
+DEVELOPMENT_STORAGE = (
+    "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
+    "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;"
+    "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1;"
+    "TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;"
+)
+
+
+class ConfigurationError(RuntimeError):
+    """A required app setting is missing or malformed; the message names the setting."""
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def parse_connection_string(text: str) -> dict[str, str]:
+    """`Key=Value;...` into a dict with case-preserved keys; values may contain '='."""
+    parts: dict[str, str] = {}
+    for item in text.split(";"):
+        if "=" in item:
+            key, _, value = item.partition("=")
+            parts[key.strip()] = value.strip()
+    return parts
+
+
+@dataclass(frozen=True)
+class StorageSettings:
+    """How to reach the account that holds our tables and queues.
+
+    Exactly one mode applies: `connection_string` set (key-based, Azurite), or identity-based with
+    `table_service_uri` and `queue_service_uri` (credential `managedidentity` with an optional
+    user-assigned `client_id`, else the default Azure credential chain).
+    """
+
+    connection_string: str | None = None
+    table_service_uri: str | None = None
+    queue_service_uri: str | None = None
+    blob_service_uri: str | None = None
+    credential: str | None = None
+    client_id: str | None = None
+
+    @property
+    def uses_identity(self) -> bool:
+        return self.connection_string is None
+
+    @property
+    def account_name(self) -> str | None:
+        if self.connection_string:
+            return parse_connection_string(self.connection_string).get("AccountName")
+        if self.queue_service_uri:
+            host = self.queue_service_uri.split("//", 1)[-1].split("/", 1)[0]
+            return host.split(".", 1)[0]
+        return None
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str], name: str = STORAGE_SETTING) -> StorageSettings:
+        value = (env.get(name) or "").strip()
+        if value:
+            if value.lower().replace(" ", "") == "usedevelopmentstorage=true":
+                value = DEVELOPMENT_STORAGE
+            if "=" not in value:
+                raise ConfigurationError(f"{name} must be a storage connection string")
+            return cls(connection_string=value)
+        prefix = f"{name}__"
+        nested = {key[len(prefix):].lower(): val.strip() for key, val in env.items() if key.startswith(prefix) and val}
+        account = nested.get("accountname")
+        table = nested.get("tableserviceuri") or (account and f"https://{account}.table.core.windows.net")
+        queue = nested.get("queueserviceuri") or (account and f"https://{account}.queue.core.windows.net")
+        blob = nested.get("blobserviceuri") or (account and f"https://{account}.blob.core.windows.net")
+        if not table or not queue:
+            raise ConfigurationError(
+                f"Set {name} to a connection string, or {prefix}tableServiceUri and {prefix}queueServiceUri "
+                f"(or {prefix}accountName) for identity-based access"
+            )
+        return cls(
+            table_service_uri=table, queue_service_uri=queue, blob_service_uri=blob or None,
+            credential=nested.get("credential"), client_id=nested.get("clientid"),
+        )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every app setting the scheduler reads; README.md has the table."""
+
+    storage: StorageSettings
+    region: str = "local"
+    allow_private_targets: bool = False
+    queue_endpoint_template: str | None = None
+    service_bus_endpoint: str | None = None
+    aad_authority_host: str = "https://login.microsoftonline.com"
+    table_prefix: str = "scheduler"
+    occurrence_queue: str = OCCURRENCE_QUEUE
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        prefix = env.get("SCHEDULER_TABLE_PREFIX", "scheduler")
+        if not prefix.isalnum() or not prefix[:1].isalpha() or len(prefix) > 40:
+            raise ConfigurationError("SCHEDULER_TABLE_PREFIX must be letters and digits, starting with a letter")
+        return cls(
+            storage=StorageSettings.from_environment(env),
+            region=env.get("REGION_NAME") or "local",
+            allow_private_targets=_flag(env.get("SCHEDULER_ALLOW_PRIVATE_TARGETS")),
+            queue_endpoint_template=env.get("SCHEDULER_QUEUE_ENDPOINT") or None,
+            service_bus_endpoint=env.get("SCHEDULER_SERVICEBUS_ENDPOINT") or None,
+            aad_authority_host=env.get("SCHEDULER_AAD_AUTHORITY_HOST") or "https://login.microsoftonline.com",
+            table_prefix=prefix,
+            occurrence_queue=env.get("SCHEDULER_OCCURRENCE_QUEUE") or OCCURRENCE_QUEUE,
+        )

@@ -1,0 +1,69 @@
+"""The store: the only code that speaks Table Storage and Storage queues.
+
+`Store` groups one repository per kind of record. Every read-modify-write passes the ETag it read;
+a `ConcurrencyError` tells the caller to re-read and decide again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from datetime import datetime
+
+from azure.core.exceptions import ResourceExistsError
+
+from ..settings import Settings
+from .claims import Claim, ClaimStore
+from .clients import queue_service, table_service
+from .collections import CollectionStore
+from .due import DueEntry, DueIndex, bucket_of, bucket_start
+from .history import HistoryStore
+from .jobs import JobStore
+from .queue import OccurrenceQueue
+from .tables import ConcurrencyError, Table
+
+__all__ = [
+    "Claim", "ClaimStore", "CollectionStore", "ConcurrencyError", "DueEntry", "DueIndex", "HistoryStore",
+    "JobStore", "OccurrenceQueue", "Store", "bucket_of", "bucket_start",
+]
+
+
+@dataclass
+class Store:
+    collections: CollectionStore
+    jobs: JobStore
+    due: DueIndex
+    history: HistoryStore
+    claims: ClaimStore
+    queue: OccurrenceQueue
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Store:
+        tables = table_service(settings.storage)
+        queues = queue_service(settings.storage)
+        prefix = settings.table_prefix
+
+        def table(name: str) -> Table:
+            return Table(tables.get_table_client(f"{prefix}{name}"))
+
+        store = cls(
+            collections=CollectionStore(table("Collections")),
+            jobs=JobStore(table("Jobs")),
+            due=DueIndex(table("Due"), table("State")),
+            history=HistoryStore(table("History")),
+            claims=ClaimStore(table("Claims")),
+            queue=OccurrenceQueue(
+                queues.get_queue_client(settings.occurrence_queue),
+                queues.get_queue_client(f"{settings.occurrence_queue}-poison"),
+            ),
+        )
+        return store
+
+    def ensure_ready(self, now: datetime) -> None:
+        """Create tables and the queue if missing, and set the dispatcher's first watermark. Idempotent."""
+        for table in (self.collections.table, self.jobs.table, self.due.table, self.due.state,
+                      self.history.table, self.claims.table):
+            with contextlib.suppress(ResourceExistsError):
+                table.client.create_table()
+        self.queue.ensure_exists()
+        self.due.init_watermark(now)

@@ -1,0 +1,55 @@
+"""Claims: how one attempt of one occurrence runs once although the queue may deliver it twice.
+
+The first delivery inserts the claim and runs; a concurrent duplicate finds it and stops. A claim
+left `running` past its lease belongs to a worker that died mid-attempt: the next delivery takes it
+over (ETag-guarded, so only one worker can), which keeps delivery at-least-once without running an
+attempt twice while its first runner is alive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from ..keys import JobKey
+from .keys import job_scope
+from .tables import ConcurrencyError, Table, as_datetime
+
+LEASE = timedelta(minutes=3)  # longer than the 60 s action timeout plus bookkeeping
+
+
+@dataclass
+class Claim:
+    job: JobKey
+    claim_id: str
+    etag: str
+
+
+class ClaimStore:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def try_claim(self, job: JobKey, claim_id: str, now: datetime) -> Claim | None:
+        """The claim if this caller may run the attempt now; None if it ran or is running elsewhere."""
+        entity = {"PartitionKey": job_scope(job), "RowKey": claim_id, "Status": "running", "LeaseUntil": now + LEASE}
+        try:
+            return Claim(job, claim_id, self.table.insert(entity))
+        except ConcurrencyError:
+            pass
+        existing = self.table.get(job_scope(job), claim_id)
+        if existing is None or existing.get("Status") == "done":
+            return None
+        lease = as_datetime(existing.get("LeaseUntil"))
+        if lease is not None and lease > now:
+            return None
+        try:
+            return Claim(job, claim_id, self.table.replace(entity, existing["etag"]))
+        except ConcurrencyError:
+            return None
+
+    def complete(self, claim: Claim) -> None:
+        entity = {"PartitionKey": job_scope(claim.job), "RowKey": claim.claim_id, "Status": "done"}
+        self.table.upsert(entity)
+
+    def delete_all(self, job: JobKey) -> None:
+        self.table.delete_partition(job_scope(job))

@@ -1,0 +1,73 @@
+"""Job collections: one table, partitioned by subscription, so both list operations are partition queries."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..keys import CollectionKey
+from ..model import JobCollectionDefinition, JobCollectionState
+from ..records import CollectionRecord
+from .keys import collection_partition, collection_row, escape
+from .tables import Entity, Table
+
+
+class CollectionStore:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def get(self, key: CollectionKey) -> CollectionRecord | None:
+        entity = self.table.get(collection_partition(key), collection_row(key))
+        return _record(entity) if entity else None
+
+    def insert(self, record: CollectionRecord) -> CollectionRecord:
+        record.etag = self.table.insert(_entity(record))
+        return record
+
+    def replace(self, record: CollectionRecord) -> CollectionRecord:
+        assert record.etag is not None, "replace needs the ETag of the record it read"
+        record.etag = self.table.replace(_entity(record), record.etag)
+        return record
+
+    def delete(self, key: CollectionKey) -> None:
+        self.table.delete(collection_partition(key), collection_row(key))
+
+    def page(
+        self, subscription: str, resource_group: str | None, size: int, continuation: Any = None
+    ) -> tuple[list[CollectionRecord], Any]:
+        query, params = "PartitionKey eq @pk", {"pk": escape(subscription)}
+        if resource_group is not None:
+            # Rows are `{group}|{collection}`: a range on the row key selects one resource group.
+            prefix = escape(resource_group) + "|"
+            query += " and RowKey ge @lo and RowKey lt @hi"
+            params |= {"lo": prefix, "hi": prefix[:-1] + "}"}
+        entities, token = self.table.page(query, params, size, continuation)
+        return [_record(e) for e in entities], token
+
+    def count_with_sku(self, subscription: str, sku: str) -> int:
+        query = "PartitionKey eq @pk and Sku eq @sku"
+        return sum(1 for _ in self.table.query(query, {"pk": escape(subscription), "sku": sku}, select=["RowKey"]))
+
+
+def _entity(record: CollectionRecord) -> Entity:
+    key = record.key
+    sku = record.definition.properties.sku if record.definition.properties else None
+    return {
+        "PartitionKey": collection_partition(key),
+        "RowKey": collection_row(key),
+        "Subscription": key.subscription,
+        "ResourceGroup": key.resource_group,
+        "Name": key.collection,
+        "State": record.state.value,
+        "Sku": sku.name.value if sku and sku.name else None,
+        "Document": json.dumps(record.definition.to_document(), separators=(",", ":")),
+    }
+
+
+def _record(entity: Entity) -> CollectionRecord:
+    return CollectionRecord(
+        key=CollectionKey(entity["Subscription"], entity["ResourceGroup"], entity["Name"]),
+        definition=JobCollectionDefinition.model_validate(json.loads(entity["Document"])),
+        state=JobCollectionState(entity["State"]),
+        etag=entity.get("etag"),
+    )

@@ -1,0 +1,92 @@
+"""Jobs: one table, partitioned by collection, so listing a collection's jobs is a partition query."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..keys import CollectionKey, JobKey
+from ..model import JobProperties, JobState
+from ..records import JobRecord
+from .keys import job_partition, job_row
+from .tables import Entity, Table, as_datetime, as_int, int64
+
+
+class JobStore:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def get(self, key: JobKey) -> JobRecord | None:
+        entity = self.table.get(job_partition(key.collection_key), job_row(key))
+        return _record(entity) if entity else None
+
+    def insert(self, record: JobRecord) -> JobRecord:
+        record.etag = self.table.insert(_entity(record))
+        return record
+
+    def replace(self, record: JobRecord) -> JobRecord:
+        """Write back a record read earlier; ConcurrencyError when it changed in between."""
+        assert record.etag is not None, "replace needs the ETag of the record it read"
+        record.etag = self.table.replace(_entity(record), record.etag)
+        return record
+
+    def delete(self, key: JobKey, etag: str | None = None) -> None:
+        self.table.delete(job_partition(key.collection_key), job_row(key), etag)
+
+    def page(
+        self, collection: CollectionKey, state: JobState | None, size: int, continuation: Any = None
+    ) -> tuple[list[JobRecord], Any]:
+        query, params = "PartitionKey eq @pk", {"pk": job_partition(collection)}
+        if state is not None:
+            query += " and State eq @state"
+            params["state"] = state.value
+        entities, token = self.table.page(query, params, size, continuation)
+        return [_record(e) for e in entities], token
+
+    def all(self, collection: CollectionKey) -> list[JobRecord]:
+        return [_record(e) for e in self.table.query("PartitionKey eq @pk", {"pk": job_partition(collection)})]
+
+    def count(self, collection: CollectionKey) -> int:
+        query = "PartitionKey eq @pk"
+        return sum(1 for _ in self.table.query(query, {"pk": job_partition(collection)}, select=["RowKey"]))
+
+
+def _entity(record: JobRecord) -> Entity:
+    key = record.key
+    return {
+        "PartitionKey": job_partition(key.collection_key),
+        "RowKey": job_row(key),
+        "Subscription": key.subscription,
+        "ResourceGroup": key.resource_group,
+        "Collection": key.collection,
+        "Name": key.job,
+        "Document": json.dumps(record.properties.to_document(), separators=(",", ":")),
+        "State": record.state.value,
+        "CreatedTime": record.created_time,
+        "CountOrigin": record.count_origin,
+        "NextExecutionTime": record.next_execution_time,
+        "DispatchedOccurrence": record.dispatched_occurrence,
+        "LastExecutionTime": record.last_execution_time,
+        "ExecutionCount": record.execution_count,
+        "FailureCount": record.failure_count,
+        "FaultedCount": record.faulted_count,
+        "Generation": int64(record.generation),
+    }
+
+
+def _record(entity: Entity) -> JobRecord:
+    return JobRecord(
+        key=JobKey(entity["Subscription"], entity["ResourceGroup"], entity["Collection"], entity["Name"]),
+        properties=JobProperties.model_validate(json.loads(entity["Document"])),
+        state=JobState(entity["State"]),
+        created_time=as_datetime(entity.get("CreatedTime")),
+        count_origin=as_datetime(entity.get("CountOrigin")),
+        next_execution_time=as_datetime(entity.get("NextExecutionTime")),
+        dispatched_occurrence=as_datetime(entity.get("DispatchedOccurrence")),
+        last_execution_time=as_datetime(entity.get("LastExecutionTime")),
+        execution_count=int(entity.get("ExecutionCount", 0)),
+        failure_count=int(entity.get("FailureCount", 0)),
+        faulted_count=int(entity.get("FaultedCount", 0)),
+        generation=as_int(entity.get("Generation")),
+        etag=entity.get("etag"),
+    )

@@ -1,0 +1,45 @@
+"""The occurrence queue: the dispatcher and the API put occurrences here; the queue trigger runs them.
+
+Messages are Base64, the Functions host's default `messageEncoding`. Each is made visible at its due
+second, so the action runs on time instead of at the next timer tick. The queue caps visibility at
+7 days; a message due later runs early, sees that, and is sent again for the rest (see executor).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import datetime, timedelta
+
+from azure.core.exceptions import ResourceExistsError
+from azure.storage.queue import QueueClient, TextBase64DecodePolicy, TextBase64EncodePolicy
+
+from ..occurrence import OccurrenceMessage
+
+MAX_VISIBILITY = timedelta(days=7) - timedelta(minutes=1)
+
+
+def occurrence_queue_client(client: QueueClient) -> QueueClient:
+    client._message_encode_policy = TextBase64EncodePolicy()  # noqa: SLF001 - the SDK exposes no setter
+    client._message_decode_policy = TextBase64DecodePolicy()  # noqa: SLF001
+    return client
+
+
+class OccurrenceQueue:
+    def __init__(self, client: QueueClient, poison: QueueClient) -> None:
+        self.client = occurrence_queue_client(client)
+        self.poison_client = occurrence_queue_client(poison)
+
+    def ensure_exists(self) -> None:
+        for client in (self.client, self.poison_client):
+            with contextlib.suppress(ResourceExistsError):
+                client.create_queue()
+
+    def poison(self, text: str) -> None:
+        """Park a message we cannot read where the Functions host parks failing ones: `<queue>-poison`."""
+        self.poison_client.send_message(text, time_to_live=-1)
+
+    def send(self, message: OccurrenceMessage, now: datetime) -> None:
+        """Enqueue, visible at `message.due` (or now when due has passed), never expiring."""
+        delay = min(max(message.due - now, timedelta(0)), MAX_VISIBILITY)
+        self.client.send_message(message.to_json(), visibility_timeout=int(delay.total_seconds()), time_to_live=-1)
+

@@ -1,0 +1,121 @@
+"""Thin, typed access to one table: the ETag rules and error mapping every repository shares."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from azure.core import MatchConditions
+from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
+from azure.data.tables import EdmType, EntityProperty, TableClient, UpdateMode
+
+Entity = dict[str, Any]
+
+
+class ConcurrencyError(Exception):
+    """The entity changed since it was read (ETag mismatch), or exists when it was expected not to."""
+
+
+class Table:
+    def __init__(self, client: TableClient) -> None:
+        self.client = client
+
+    def get(self, partition: str, row: str) -> Entity | None:
+        try:
+            entity = self.client.get_entity(partition, row)
+        except ResourceNotFoundError:
+            return None
+        found = dict(entity)
+        found["etag"] = entity.metadata["etag"]
+        return found
+
+    def insert(self, entity: Entity) -> str:
+        """Create; ConcurrencyError when it exists. Returns the new ETag."""
+        try:
+            return str(self.client.create_entity(_clean(entity))["etag"])
+        except ResourceExistsError as exc:
+            raise ConcurrencyError("entity already exists") from exc
+
+    def replace(self, entity: Entity, etag: str) -> str:
+        """Replace only if unchanged since `etag` was read; ConcurrencyError otherwise."""
+        try:
+            result = self.client.update_entity(
+                _clean(entity), mode=UpdateMode.REPLACE, etag=etag, match_condition=MatchConditions.IfNotModified
+            )
+        except (ResourceModifiedError, ResourceNotFoundError) as exc:
+            raise ConcurrencyError("entity changed or vanished") from exc
+        return str(result["etag"])
+
+    def upsert(self, entity: Entity) -> None:
+        self.client.upsert_entity(_clean(entity), mode=UpdateMode.REPLACE)
+
+    def delete(self, partition: str, row: str, etag: str | None = None) -> None:
+        try:
+            if etag:
+                self.client.delete_entity(partition, row, etag=etag, match_condition=MatchConditions.IfNotModified)
+            else:
+                self.client.delete_entity(partition, row)
+        except ResourceModifiedError as exc:
+            raise ConcurrencyError("entity changed") from exc
+        except ResourceNotFoundError:
+            pass
+
+    def query(
+        self, query_filter: str, parameters: dict[str, Any] | None = None, select: list[str] | None = None
+    ) -> Iterator[Entity]:
+        for entity in self.client.query_entities(query_filter, parameters=parameters, select=select):
+            found = dict(entity)
+            found["etag"] = entity.metadata.get("etag")
+            yield found
+
+    def page(
+        self, query_filter: str, parameters: dict[str, Any], size: int, continuation: Any = None
+    ) -> tuple[list[Entity], Any]:
+        """One server page of at most `size` entities, and the continuation token for the next (None at the end)."""
+        pages = self.client.query_entities(query_filter, parameters=parameters, results_per_page=size).by_page(
+            continuation_token=continuation
+        )
+        try:
+            items = [dict(e) | {"etag": e.metadata.get("etag")} for e in next(pages)]
+        except StopIteration:
+            return [], None
+        return items, pages.continuation_token
+
+    def delete_partition(self, partition: str) -> None:
+        rows = [e["RowKey"] for e in self.query("PartitionKey eq @pk", {"pk": partition}, select=["RowKey"])]
+        for start in range(0, len(rows), 100):
+            batch = [("delete", {"PartitionKey": partition, "RowKey": row}) for row in rows[start:start + 100]]
+            self.client.submit_transaction(batch)
+
+
+def _clean(entity: Entity) -> Entity:
+    # Table Storage cannot store nulls, and our ETag travels beside the entity, not in it.
+    return {k: v for k, v in entity.items() if v is not None and k != "etag"}
+
+
+def as_datetime(value: Any) -> datetime | None:
+    return value if isinstance(value, datetime) else None
+
+
+def chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def int64(value: int) -> EntityProperty:
+    """Table Storage infers Int32 for Python ints; larger counters must say Int64 explicitly."""
+    return EntityProperty(value, EdmType.INT64)
+
+
+def as_int(value: Any) -> int:
+    """Int64 properties come back wrapped in EntityProperty; Int32 ones as plain ints."""
+    if isinstance(value, EntityProperty):
+        return int(value.value)
+    return int(value or 0)
