@@ -30,7 +30,7 @@ unit: setup
 infra-check:
 	bash infra/check.sh
 
-test: lint unit infra-check
+test: lint infra-check unit
 
 bench: setup
 	$(PY) bench/recurrence.py

@@ -87,7 +87,8 @@ class Azurite:
         ports = (self.ports.blob, self.ports.queue, self.ports.table)
         while not all(_port_open(p) for p in ports):
             if self._process.poll() is not None:
-                raise RuntimeError(f"Azurite exited with {self._process.returncode}; see {self.location / 'azurite.log'}")
+                log_file = self.location / "azurite.log"
+                raise RuntimeError(f"Azurite exited with {self._process.returncode}; see {log_file}")
             if time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError("Azurite did not open its ports in time")

@@ -104,7 +104,7 @@ def test_one_shot_job_fires_once_and_records_history(runtime: Runtime, http_targ
     entry = history["value"][0]["properties"]
     assert entry["status"] == "Completed" and entry["actionName"] == "MainAction"
     assert entry["retryCount"] == 0 and entry["repeatCount"] == 1
-    assert entry["message"].startswith(f"Http Action - Response from host '127.0.0.1': 'OK'")
+    assert entry["message"].startswith("Http Action - Response from host '127.0.0.1': 'OK'")
     assert history["nextLink"] is None
 
 

@@ -29,7 +29,8 @@ RECORDED = {  # the real create request of Scenario_JobCreateUpdateDeleteHttpJob
 def test_recorded_request_renders_like_the_service() -> None:
     wire = JobDefinition.model_validate(RECORDED).to_wire()["properties"]
     assert wire["action"]["retryPolicy"] == {"retryType": "fixed", "retryInterval": "PT1M", "retryCount": 2}
-    assert wire["recurrence"] == {"frequency": "week", "count": 10000, "endTime": "2020-10-10T10:10:10Z", "interval": 1}
+    assert wire["recurrence"] == {
+        "frequency": "week", "count": 10000, "endTime": "2020-10-10T10:10:10Z", "interval": 1}
     assert wire["state"] == "enabled"
     assert wire["action"]["type"] == "Http"
     assert "sasToken" not in wire["action"]["errorAction"]["queueMessage"]
@@ -49,7 +50,8 @@ def test_property_names_and_enums_are_case_insensitive() -> None:
             "MonthlyOccurrences": [{"Day": "FRIDAY", "occurrence": -1}], "Minutes": 5}}}})
     wire = job.to_wire()["properties"]
     assert wire["action"]["type"] == "Http"
-    assert wire["recurrence"]["schedule"] == {"minutes": [5], "monthlyOccurrences": [{"day": "friday", "Occurrence": -1}]}
+    expected = {"minutes": [5], "monthlyOccurrences": [{"day": "friday", "Occurrence": -1}]}
+    assert wire["recurrence"]["schedule"] == expected
 
 
 @pytest.mark.parametrize(("text", "expected"), [

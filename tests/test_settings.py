@@ -8,7 +8,8 @@ from shared.settings import DEVELOPMENT_STORAGE, ConfigurationError, Settings, S
 
 
 def test_connection_string_mode() -> None:
-    storage = StorageSettings.from_environment({"AzureWebJobsStorage": "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net"})
+    text = "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net"
+    storage = StorageSettings.from_environment({"AzureWebJobsStorage": text})
     assert storage.connection_string is not None and not storage.uses_identity
     assert storage.account_name == "acct"
 

@@ -1,0 +1,156 @@
+// Azure Scheduler successor - cloud deployment.
+//
+// Resource-group scoped, so both of these work:
+//   azd up                                   (azure.yaml -> infra/main.bicep)
+//   az deployment group create -g RG -f infra/main.bicep -p infra/main.parameters.json
+//
+// Creates: user-assigned identity, storage (host + job state + deployment package),
+// Log Analytics + Application Insights (Entra ID auth only), Flex Consumption plan and a
+// Python 3.11 function app, optionally a Service Bus namespace. All data-plane access is
+// through the identity's role assignments; no keys or connection strings are issued.
+// See infra/README.md.
+
+targetScope = 'resourceGroup'
+
+@description('Environment name (azd: AZURE_ENV_NAME). Used to derive unique resource names and the azd-env-name tag.')
+@minLength(1)
+@maxLength(64)
+param environmentName string
+
+@description('Azure region for all resources; must offer the Flex Consumption plan.')
+param location string = resourceGroup().location
+
+@description('Origins allowed to call the management API from a browser. Empty = no CORS. "*" is never applied.')
+param corsAllowedOrigins array = []
+
+@description('Upper bound of Flex Consumption instances.')
+@minValue(1)
+@maxValue(1000)
+param maximumInstanceCount int = 40
+
+@description('Memory per Flex Consumption instance in MB.')
+@allowed([
+  512
+  2048
+  4096
+])
+param instanceMemoryMB int = 2048
+
+@description('Make the Flex Consumption plan zone redundant (the region must support it for Flex Consumption).')
+param zoneRedundant bool = false
+
+@description('Replication of the storage account that holds job definitions, history and the host state.')
+@allowed([
+  'Standard_LRS'
+  'Standard_ZRS'
+  'Standard_GRS'
+  'Standard_GZRS'
+  'Standard_RAGRS'
+  'Standard_RAGZRS'
+])
+param storageSkuName string = 'Standard_GRS'
+
+@description('Log Analytics retention in days.')
+@minValue(30)
+@maxValue(730)
+param logRetentionInDays int = 30
+
+@description('Create a Service Bus namespace the app identity may send to (Azure Service Bus Data Sender).')
+param enableServiceBus bool = false
+
+@description('Service Bus SKU, when enableServiceBus is true.')
+@allowed([
+  'Basic'
+  'Standard'
+  'Premium'
+])
+param serviceBusSkuName string = 'Standard'
+
+@description('Disable FTP and SCM basic-auth publishing credentials; deployments then use Entra ID (azd, func, az).')
+param disableBasicPublishingCredentials bool = true
+
+@description('Extra tags for every resource.')
+param tags object = {}
+
+var resourceToken = toLower(uniqueString(subscription().id, resourceGroup().id, environmentName))
+var allTags = union(tags, { 'azd-env-name': environmentName })
+var functionAppName = 'func-sched-${resourceToken}'
+var deploymentContainerName = 'deploymentpackage'
+
+resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
+  name: 'id-sched-${resourceToken}'
+  location: location
+  tags: allTags
+}
+
+module monitoring 'modules/monitoring.bicep' = {
+  name: 'monitoring'
+  params: {
+    logAnalyticsName: 'log-sched-${resourceToken}'
+    applicationInsightsName: 'appi-sched-${resourceToken}'
+    location: location
+    tags: allTags
+    retentionInDays: logRetentionInDays
+    principalId: identity.properties.principalId
+  }
+}
+
+module storage 'modules/storage.bicep' = {
+  name: 'storage'
+  params: {
+    name: 'stsched${resourceToken}'
+    location: location
+    tags: allTags
+    storageSkuName: storageSkuName
+    deploymentContainerName: deploymentContainerName
+    principalId: identity.properties.principalId
+  }
+}
+
+module serviceBus 'modules/servicebus.bicep' = if (enableServiceBus) {
+  name: 'servicebus'
+  params: {
+    name: 'sb-sched-${resourceToken}'
+    location: location
+    tags: allTags
+    serviceBusSkuName: serviceBusSkuName
+    principalId: identity.properties.principalId
+  }
+}
+
+module functionApp 'modules/functionapp.bicep' = {
+  name: 'functionapp'
+  params: {
+    planName: 'plan-sched-${resourceToken}'
+    name: functionAppName
+    location: location
+    tags: allTags
+    azdServiceName: 'api'
+    identityId: identity.id
+    identityClientId: identity.properties.clientId
+    storageBlobEndpoint: storage.outputs.blobEndpoint
+    storageQueueEndpoint: storage.outputs.queueEndpoint
+    storageTableEndpoint: storage.outputs.tableEndpoint
+    deploymentContainerUrl: storage.outputs.deploymentContainerUrl
+    applicationInsightsConnectionString: monitoring.outputs.connectionString
+    corsAllowedOrigins: corsAllowedOrigins
+    maximumInstanceCount: maximumInstanceCount
+    instanceMemoryMB: instanceMemoryMB
+    zoneRedundant: zoneRedundant
+    disableBasicPublishingCredentials: disableBasicPublishingCredentials
+  }
+  // No explicit dependsOn needed: using the storage and monitoring outputs makes the app wait
+  // for those whole modules, role assignments included, so the host starts with its access.
+}
+
+// Outputs (azd stores them in .azure/<env>/.env).
+output AZURE_LOCATION string = location
+output AZURE_TENANT_ID string = tenant().tenantId
+output AZURE_RESOURCE_GROUP string = resourceGroup().name
+output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
+output SERVICE_API_NAME string = functionApp.outputs.name
+output SERVICE_API_URI string = functionApp.outputs.uri
+output AZURE_STORAGE_ACCOUNT_NAME string = storage.outputs.name
+output AZURE_USER_ASSIGNED_IDENTITY_CLIENT_ID string = identity.properties.clientId
+output APPLICATIONINSIGHTS_NAME string = monitoring.outputs.applicationInsightsName
+output SERVICEBUS_NAMESPACE string = enableServiceBus ? serviceBus.outputs.fullyQualifiedNamespace : ''

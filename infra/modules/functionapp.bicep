@@ -1,0 +1,209 @@
+// Linux Flex Consumption plan (FC1) + Python 3.11 function app.
+//
+// - Runtime, scale and deployment storage live in `functionAppConfig` (Flex Consumption does
+//   not use FUNCTIONS_WORKER_RUNTIME / FUNCTIONS_EXTENSION_VERSION / WEBSITE_RUN_FROM_PACKAGE
+//   app settings or siteConfig.linuxFxVersion).
+// - The app runs as a user-assigned managed identity; every connection (host storage,
+//   deployment container, Application Insights) is identity-based. No keys, no connection
+//   strings with secrets.
+// - HTTPS only, TLS 1.2+, FTP(S) off, basic-auth publishing off, remote debugging off,
+//   CORS restricted to an explicit list of origins ('*' is filtered out).
+
+@description('Flex Consumption plan name.')
+param planName string
+
+@description('Function app name (globally unique, becomes <name>.azurewebsites.net).')
+param name string
+
+@description('Azure region.')
+param location string
+
+@description('Tags applied to every resource.')
+param tags object = {}
+
+@description('azd service name (azure.yaml services.<name>); azd finds the app by this tag.')
+param azdServiceName string = 'api'
+
+@description('Resource id of the user-assigned identity the app runs as.')
+param identityId string
+
+@description('Client id of the user-assigned identity the app runs as.')
+param identityClientId string
+
+@description('Blob endpoint of the host storage account, e.g. https://<account>.blob.core.windows.net/.')
+param storageBlobEndpoint string
+
+@description('Queue endpoint of the host storage account.')
+param storageQueueEndpoint string
+
+@description('Table endpoint of the host storage account.')
+param storageTableEndpoint string
+
+@description('URL of the blob container that holds the deployment package.')
+param deploymentContainerUrl string
+
+@description('Application Insights connection string (routing only; local auth is disabled on the component).')
+param applicationInsightsConnectionString string
+
+@description('Origins allowed to call the API from a browser, e.g. ["https://portal.example.com"]. Empty = no CORS. "*" is never applied.')
+param corsAllowedOrigins array = []
+
+@description('Upper bound of instances the app may scale out to.')
+@minValue(1)
+@maxValue(1000)
+param maximumInstanceCount int = 40
+
+@description('Memory per instance in MB.')
+@allowed([
+  512
+  2048
+  4096
+])
+param instanceMemoryMB int = 2048
+
+@description('Spread the plan over availability zones (only in regions where Flex Consumption supports zones).')
+param zoneRedundant bool = false
+
+@description('Disable FTP and SCM basic-auth publishing credentials (deploy with Entra ID: azd / func / az).')
+param disableBasicPublishingCredentials bool = true
+
+// Defence in depth: whatever the parameters say, a wildcard origin is never configured.
+var allowedOrigins = filter(corsAllowedOrigins, origin => origin != '*')
+
+resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+  name: planName
+  location: location
+  tags: tags
+  kind: 'functionapp'
+  sku: {
+    name: 'FC1'
+    tier: 'FlexConsumption'
+  }
+  properties: {
+    //checkov:skip=CKV_AZURE_225:Flex Consumption zone redundancy is only offered in some regions, so it is opt-in through the zoneRedundant parameter (default false). See infra/README.md.
+    reserved: true
+    zoneRedundant: zoneRedundant
+  }
+}
+
+resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
+  name: name
+  location: location
+  tags: union(tags, { 'azd-service-name': azdServiceName })
+  kind: 'functionapp,linux'
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: {
+      '${identityId}': {}
+    }
+  }
+  properties: {
+    //checkov:skip=CKV_AZURE_17:The management API authenticates callers with Functions keys (authLevel function), not client certificates; requiring mTLS would break the Azure Scheduler-compatible clients.
+    //checkov:skip=CKV_AZURE_222:The scheduler's management API is a public HTTPS endpoint by design (keys required). Private endpoints are an optional hardening step, see infra/README.md.
+    //checkov:skip=CKV_AZURE_212:numberOfWorkers is an App Service (dedicated plan) setting; Flex Consumption scales per demand via functionAppConfig.scaleAndConcurrency.
+    //checkov:skip=CKV_AZURE_213:App Service health check probes and evicts instances of a fixed instance pool; Flex Consumption scales from zero and has no such pool. Liveness is covered by the smoke test in infra/README.md.
+    serverFarmId: plan.id
+    httpsOnly: true
+    clientCertEnabled: false
+    clientAffinityEnabled: false
+    publicNetworkAccess: 'Enabled'
+    functionAppConfig: {
+      deployment: {
+        storage: {
+          type: 'blobContainer'
+          value: deploymentContainerUrl
+          authentication: {
+            type: 'UserAssignedIdentity'
+            userAssignedIdentityResourceId: identityId
+          }
+        }
+      }
+      runtime: {
+        name: 'python'
+        version: '3.11'
+      }
+      scaleAndConcurrency: {
+        maximumInstanceCount: maximumInstanceCount
+        instanceMemoryMB: instanceMemoryMB
+      }
+    }
+    siteConfig: {
+      minTlsVersion: '1.2'
+      scmMinTlsVersion: '1.2'
+      ftpsState: 'Disabled'
+      remoteDebuggingEnabled: false
+      http20Enabled: true
+      cors: {
+        allowedOrigins: allowedOrigins
+        supportCredentials: false
+      }
+      appSettings: [
+        // Host storage, identity-based (no AzureWebJobsStorage connection string).
+        {
+          name: 'AzureWebJobsStorage__credential'
+          value: 'managedidentity'
+        }
+        {
+          name: 'AzureWebJobsStorage__clientId'
+          value: identityClientId
+        }
+        {
+          name: 'AzureWebJobsStorage__blobServiceUri'
+          value: storageBlobEndpoint
+        }
+        {
+          name: 'AzureWebJobsStorage__queueServiceUri'
+          value: storageQueueEndpoint
+        }
+        {
+          name: 'AzureWebJobsStorage__tableServiceUri'
+          value: storageTableEndpoint
+        }
+        // Application Insights with Entra ID authentication (local auth is disabled).
+        {
+          name: 'APPLICATIONINSIGHTS_CONNECTION_STRING'
+          value: applicationInsightsConnectionString
+        }
+        {
+          name: 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING'
+          value: 'ClientId=${identityClientId};Authorization=AAD'
+        }
+        // Lets DefaultAzureCredential in app code pick the user-assigned identity.
+        {
+          name: 'AZURE_CLIENT_ID'
+          value: identityClientId
+        }
+        // The scheduler's own settings.
+        {
+          name: 'REGION_NAME'
+          value: location
+        }
+        {
+          name: 'SCHEDULER_ALLOW_PRIVATE_TARGETS'
+          value: 'false'
+        }
+      ]
+    }
+  }
+}
+
+resource ftpPublishing 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = if (disableBasicPublishingCredentials) {
+  parent: functionApp
+  name: 'ftp'
+  properties: {
+    allow: false
+  }
+}
+
+resource scmPublishing 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = if (disableBasicPublishingCredentials) {
+  parent: functionApp
+  name: 'scm'
+  properties: {
+    allow: false
+  }
+}
+
+output name string = functionApp.name
+output id string = functionApp.id
+output defaultHostName string = functionApp.properties.defaultHostName
+output uri string = 'https://${functionApp.properties.defaultHostName}'
