@@ -11,6 +11,7 @@ from __future__ import annotations
 import azure.functions as func
 
 from shared import api
+from shared.retention import Retention
 from shared.runtime import runtime
 from shared.settings import OCCURRENCE_QUEUE, STORAGE_SETTING
 
@@ -36,12 +37,37 @@ def _call(operation: str, req: func.HttpRequest) -> func.HttpResponse:
     )
 
 
+@app.route(route=f"{_SUBSCRIPTION}/{_PROVIDER}", methods=["GET"])
+def job_collections_by_subscription(req: func.HttpRequest) -> func.HttpResponse:
+    return _call("JobCollections_ListBySubscription", req)
+
+
+@app.route(route=f"{_GROUP}/{_PROVIDER}", methods=["GET"])
+def job_collections_by_resource_group(req: func.HttpRequest) -> func.HttpResponse:
+    return _call("JobCollections_ListByResourceGroup", req)
+
+
 @app.route(route=_COLLECTION, methods=["GET", "PUT", "PATCH", "DELETE"])
 def job_collection(req: func.HttpRequest) -> func.HttpResponse:
     return _call({
         "GET": "JobCollections_Get", "PUT": "JobCollections_CreateOrUpdate",
         "PATCH": "JobCollections_Patch", "DELETE": "JobCollections_Delete",
     }[req.method.upper()], req)
+
+
+@app.route(route=f"{_COLLECTION}/enable", methods=["POST"])
+def job_collection_enable(req: func.HttpRequest) -> func.HttpResponse:
+    return _call("JobCollections_Enable", req)
+
+
+@app.route(route=f"{_COLLECTION}/disable", methods=["POST"])
+def job_collection_disable(req: func.HttpRequest) -> func.HttpResponse:
+    return _call("JobCollections_Disable", req)
+
+
+@app.route(route=f"{_COLLECTION}/jobs", methods=["GET"])
+def jobs(req: func.HttpRequest) -> func.HttpResponse:
+    return _call("Jobs_List", req)
 
 
 @app.route(route=f"{_JOB}", methods=["GET", "PUT", "PATCH", "DELETE"])
@@ -51,9 +77,19 @@ def job(req: func.HttpRequest) -> func.HttpResponse:
     }[req.method.upper()], req)
 
 
+@app.route(route=f"{_JOB}/run", methods=["POST"])
+def job_run(req: func.HttpRequest) -> func.HttpResponse:
+    return _call("Jobs_Run", req)
+
+
 @app.route(route=f"{_JOB}/history", methods=["GET"])
 def job_history(req: func.HttpRequest) -> func.HttpResponse:
     return _call("Jobs_ListJobHistory", req)
+
+
+@app.route(route="openapi.json", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
+def openapi(req: func.HttpRequest) -> func.HttpResponse:
+    return _call("OpenApi_Get", req)
 
 
 @app.timer_trigger(arg_name="timer", schedule="0 * * * * *", run_on_startup=False, use_monitor=False)
@@ -64,3 +100,10 @@ def dispatcher(timer: func.TimerRequest) -> None:
 @app.queue_trigger(arg_name="message", queue_name=OCCURRENCE_QUEUE, connection=STORAGE_SETTING)
 def executor(message: func.QueueMessage) -> None:
     runtime().executor.handle(message.get_body().decode("utf-8"))
+
+
+@app.timer_trigger(arg_name="timer", schedule="0 30 3 * * *", run_on_startup=False, use_monitor=False)
+def retention(timer: func.TimerRequest) -> None:
+    """Daily at 03:30 UTC: prune history and claims, delete long-finished jobs (shared/retention.py)."""
+    rt = runtime()
+    Retention(rt.store, rt.clock).run()

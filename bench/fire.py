@@ -120,8 +120,8 @@ def main() -> None:
         raw = raw_storage_ops_per_second(azurite.connection_string)
         target = Target()
         port = free_port()
-        env = {**os.environ, "AzureWebJobsStorage": azurite.connection_string, "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
-               "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "AzureWebJobsStorage": azurite.connection_string,
+               "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true", "PYTHONUNBUFFERED": "1"}
         log = open(Path(tmp) / "host.log", "wb")  # noqa: SIM115 - closed after the host stops
         host = subprocess.Popen([sys.executable, "-m", "devhost", "--port", str(port)], cwd=ROOT, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)

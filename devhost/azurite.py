@@ -110,3 +110,21 @@ class Azurite:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def main() -> None:
+    """`python -m devhost.azurite`: Azurite on the standard ports with data in .local/azurite, until Ctrl-C."""
+    import signal
+
+    azurite = Azurite(REPO_ROOT / ".local" / "azurite", AzuritePorts(10000, 10001, 10002)).start()
+    print(azurite.connection_string, flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: azurite.stop())
+    try:
+        assert azurite._process is not None
+        azurite._process.wait()
+    except KeyboardInterrupt:
+        azurite.stop()
+
+
+if __name__ == "__main__":
+    main()

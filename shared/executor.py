@@ -60,9 +60,15 @@ class Executor:
         if claim is None:
             log.info("occurrence %s already ran or is running; duplicate dropped", message.claim_id)
             return
-        job = self._runnable_job(message)
-        if job is not None:
-            self._attempt(job, message)
+        try:
+            job = self._runnable_job(message)
+            if job is not None:
+                self._attempt(job, message)
+        except BaseException:
+            # A storage fault mid-attempt: free the claim so the host's redelivery repeats the attempt
+            # instead of finding it "running" and dropping it (at-least-once over at-most-once).
+            self.store.claims.release(claim)
+            raise
         self.store.claims.complete(claim)
 
     def _runnable_job(self, message: OccurrenceMessage) -> JobRecord | None:

@@ -33,13 +33,18 @@ class Runtime:
 
 
 _lock = threading.Lock()
-_runtime: Runtime | None = None
+_runtimes: dict[Settings, Runtime] = {}
 
 
 def runtime() -> Runtime:
-    """The runtime of this worker process, configured from its app settings on first use."""
-    global _runtime
+    """The runtime for this process's current app settings, built on first use.
+
+    Keyed by the settings rather than built once, so a process that hosts the app again with other
+    settings (the local host, the test session) gets a runtime that matches them.
+    """
+    settings = Settings.from_environment()
     with _lock:
-        if _runtime is None:
-            _runtime = Runtime.create(Settings.from_environment())
-        return _runtime
+        found = _runtimes.get(settings)
+        if found is None:
+            found = _runtimes[settings] = Runtime.create(settings)
+        return found

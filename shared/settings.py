@@ -107,6 +107,7 @@ class Settings:
     service_bus_endpoint: str | None = None
     aad_authority_host: str = "https://login.microsoftonline.com"
     table_prefix: str = "scheduler"
+    # Fixed in the cloud (function_app.py binds the queue trigger to it); tests isolate themselves with it.
     occurrence_queue: str = OCCURRENCE_QUEUE
 
     @classmethod
@@ -123,5 +124,4 @@ class Settings:
             service_bus_endpoint=env.get("SCHEDULER_SERVICEBUS_ENDPOINT") or None,
             aad_authority_host=env.get("SCHEDULER_AAD_AUTHORITY_HOST") or "https://login.microsoftonline.com",
             table_prefix=prefix,
-            occurrence_queue=env.get("SCHEDULER_OCCURRENCE_QUEUE") or OCCURRENCE_QUEUE,
         )

@@ -2,48 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import time
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from shared import api
 from shared.dispatcher import Dispatcher
+from shared.keys import CollectionKey
 from shared.runtime import Runtime
-
-SUB, RG, JC = "sub-1", "rg-1", "jc1"
-V = {"api-version": "2016-03-01"}
-
-
-def call(rt: Runtime, operation: str, method: str, job: str | None = None, body: Any = None,
-         query: dict[str, str] | None = None, raw: bytes | None = None) -> api.ApiResponse:
-    route = {"subscriptionId": SUB, "resourceGroupName": RG, "jobCollectionName": JC}
-    path = f"/api/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/{JC}"
-    if job:
-        route["jobName"] = job
-        path += f"/jobs/{job}"
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
-    request = api.ApiRequest(method, f"http://127.0.0.1:7071{path}", route, V if query is None else query, data)
-    return api.handle(operation, request, rt)
-
-
-def make_collection(rt: Runtime) -> None:
-    response = call(rt, "JobCollections_CreateOrUpdate", "PUT", body={
-        "location": "West US", "properties": {"sku": {"name": "Standard"}}})
-    assert response.status == 201, response.body
-
-
-def drain(rt: Runtime, seconds: float) -> int:
-    """Play the queue trigger: hand every message that becomes visible to the executor."""
-    handled = 0
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        for message in rt.store.queue.client.receive_messages(visibility_timeout=60):
-            rt.executor.handle(message.content)
-            rt.store.queue.client.delete_message(message)
-            handled += 1
-        time.sleep(0.1)
-    return handled
+from tests.support.scheduler_client import JC, RG, SUB, call, drain, make_collection
 
 
 def test_collection_put_get(runtime: Runtime) -> None:
@@ -131,7 +95,7 @@ def test_dispatcher_tick_enqueues_due_occurrences(settings, clock, http_target) 
     assert dispatcher.tick().enqueued == 0  # nothing due before the next tick
     clock.advance(timedelta(minutes=5) - timedelta(seconds=30))  # the tick that precedes the start
     assert dispatcher.tick().enqueued == 1
-    job = rt.store.jobs.get(rt.store.jobs.all(created_key(rt))[0].key)
+    job = rt.store.jobs.get(rt.store.jobs.all(CollectionKey(SUB, RG, JC))[0].key)
     assert job is not None and job.next_execution_time == start + timedelta(minutes=2)
     assert dispatcher.tick().enqueued == 0  # re-reading the same buckets finds nothing new
     clock.advance(timedelta(minutes=2))
@@ -141,8 +105,3 @@ def test_dispatcher_tick_enqueues_due_occurrences(settings, clock, http_target) 
     job = rt.store.jobs.get(job.key)
     assert job is not None and job.next_execution_time is None  # count 3 reached
 
-
-def created_key(rt: Runtime):
-    from shared.keys import CollectionKey
-
-    return CollectionKey(SUB, RG, JC)

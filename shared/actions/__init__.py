@@ -5,10 +5,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from ..model import JobActionType, JobErrorAction
 from ..settings import Settings
 from .base import ActionResult, ActionTarget, ExecutionContext
 from .http import HttpTarget
+from .service_bus import ServiceBusTarget
+from .storage_queue import StorageQueueTarget
+
+log = logging.getLogger(__name__)
 
 
 class ActionRunner:
@@ -17,8 +23,12 @@ class ActionRunner:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ActionRunner:
-        http = HttpTarget(settings)
-        return cls({JobActionType.HTTP: http, JobActionType.HTTPS: http})
+        http, service_bus = HttpTarget(settings), ServiceBusTarget(settings)
+        return cls({
+            JobActionType.HTTP: http, JobActionType.HTTPS: http,
+            JobActionType.STORAGE_QUEUE: StorageQueueTarget(settings),
+            JobActionType.SERVICE_BUS_QUEUE: service_bus, JobActionType.SERVICE_BUS_TOPIC: service_bus,
+        })
 
     def run(self, action: JobErrorAction, context: ExecutionContext) -> ActionResult:
         target = self.targets.get(action.type)
@@ -27,6 +37,7 @@ class ActionRunner:
         try:
             return target.run(action, context)
         except Exception as exc:  # noqa: BLE001 - a bug in one target must fail the attempt, not the worker
+            log.exception("%s action target raised", action.type.value)
             return ActionResult(False, f"{action.type.value} Action - internal error: {type(exc).__name__}")
 
 

@@ -1,7 +1,7 @@
 """The management API of Microsoft.Scheduler 2016-03-01, one function per operation.
 
 `OPERATIONS` maps operation names (the OpenAPI operationIds) to handlers; `handle` runs one with the
-process runtime and turns every failure into an ARM error.
+process runtime and turns every failure into an ARM error. `OpenApi_Get` serves our OpenAPI document.
 """
 
 from __future__ import annotations
@@ -10,25 +10,43 @@ from collections.abc import Callable
 
 from ..errors import ApiError
 from ..runtime import Runtime, runtime
-from .collections import get_collection, put_collection
+from .collection_reads import get_collection, list_by_resource_group, list_by_subscription
+from .collection_state import delete_collection, disable_collection, enable_collection
+from .collection_writes import patch_collection, put_collection
 from .history import list_history
 from .http import ApiRequest, ApiResponse, run_operation
-from .jobs import delete_job, get_job, put_job
+from .jobs import delete_job, get_job, list_jobs, patch_job, put_job, run_job
+from .openapi import openapi_document
 
 Operation = Callable[[Runtime, ApiRequest], ApiResponse]
 
 OPERATIONS: dict[str, Operation] = {
+    "JobCollections_ListBySubscription": list_by_subscription,
+    "JobCollections_ListByResourceGroup": list_by_resource_group,
     "JobCollections_Get": get_collection,
     "JobCollections_CreateOrUpdate": put_collection,
+    "JobCollections_Patch": patch_collection,
+    "JobCollections_Delete": delete_collection,
+    "JobCollections_Enable": enable_collection,
+    "JobCollections_Disable": disable_collection,
     "Jobs_Get": get_job,
     "Jobs_CreateOrUpdate": put_job,
+    "Jobs_Patch": patch_job,
     "Jobs_Delete": delete_job,
+    "Jobs_Run": run_job,
+    "Jobs_List": list_jobs,
     "Jobs_ListJobHistory": list_history,
 }
 
 
+def _openapi(request: ApiRequest) -> ApiResponse:
+    return ApiResponse(200, openapi_document(request.url))
+
+
 def handle(operation: str, request: ApiRequest, rt: Runtime | None = None) -> ApiResponse:
     """Run the named operation; `rt` defaults to this process's runtime (tests pass their own)."""
+    if operation == "OpenApi_Get":
+        return run_operation(_openapi, request)  # needs no storage, so no runtime
     handler = OPERATIONS.get(operation)
     if handler is None:
         return run_operation(_unsupported(operation), request)
@@ -37,7 +55,7 @@ def handle(operation: str, request: ApiRequest, rt: Runtime | None = None) -> Ap
 
 def _unsupported(operation: str) -> Callable[[ApiRequest], ApiResponse]:
     def reject(request: ApiRequest) -> ApiResponse:
-        raise ApiError(405, "InvalidHttpVerb", f"{request.method} is not supported here yet ({operation}).")
+        raise ApiError(405, "InvalidHttpVerb", f"{request.method} is not supported here ({operation}).")
 
     return reject
 

@@ -1,11 +1,13 @@
-"""Request plumbing shared by every operation: api-version, JSON bodies, validation errors, paging."""
+"""Request plumbing shared by every operation: api-version, JSON bodies, validation errors.
+
+Contract: every function here either returns a usable value or raises an ApiError (400) whose
+message names the offending query parameter or property path.
+"""
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any, TypeVar
-from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
@@ -50,52 +52,40 @@ def error_path(loc: tuple[Any, ...]) -> str:
     return path
 
 
-def parse_body(request: ApiRequest, model: type[M]) -> M:
-    """Decode and validate a JSON body; every rejection names the offending property path."""
+def read_json(request: ApiRequest, max_chars: int = MAX_BODY_CHARS) -> dict[str, Any]:
+    """The request body as a JSON object; 400 for a body too large, not UTF-8, not JSON or not an object."""
     try:
         text = request.body.decode("utf-8") if request.body else ""
     except UnicodeDecodeError as exc:
         raise bad_request("The request body is not valid UTF-8.") from exc
-    if len(text) > MAX_BODY_CHARS:
-        raise bad_request(f"The request body is {len(text)} characters; the maximum job size is {MAX_BODY_CHARS}.")
+    if len(text) > max_chars:
+        raise bad_request(f"The request body is {len(text)} characters; the maximum job size is {max_chars}.")
     try:
         data = json.loads(text) if text.strip() else None
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno} column {exc.colno}"
-        raise bad_request(f"The request body is not valid JSON: {exc.msg} at {where}.") from exc
+    except (json.JSONDecodeError, RecursionError) as exc:
+        where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise bad_request(f"The request body is not valid JSON{where}.") from exc
     if not isinstance(data, dict):
         raise bad_request("The request body must be a JSON object.")
+    return data
+
+
+def validate(model: type[M], data: dict[str, Any]) -> M:
+    """Validate a decoded body; the first problem becomes a 400 naming its property path."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         raise bad_request(str(first["msg"]), error_path(tuple(first["loc"])) or None) from exc
+    except RecursionError as exc:
+        raise bad_request("The request body is nested too deeply.") from exc
 
 
-def page_size(request: ApiRequest, default: int = 100) -> int:
-    top = query_value(request, "$top")
-    if top is None:
-        return default
-    if not top.isdigit() or not 1 <= int(top) <= 100:
-        raise bad_request("$top must be an integer from 1 to 100.", "$top")
-    return int(top)
+def parse_body(request: ApiRequest, model: type[M]) -> M:
+    """Decode and validate a JSON body; every rejection names the offending property path."""
+    return validate(model, read_json(request))
 
 
-def continuation(request: ApiRequest) -> Any:
-    token = query_value(request, "$skiptoken")
-    if not token:
-        return None
-    try:
-        return json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
-    except (ValueError, UnicodeError) as exc:
-        raise bad_request("$skiptoken is not a token this service issued.", "$skiptoken") from exc
-
-
-def next_link(request: ApiRequest, token: Any) -> str | None:
-    """Absolute nextLink carrying api-version, $filter and $top of the request, plus the continuation."""
-    if token is None:
-        return None
-    encoded = base64.urlsafe_b64encode(json.dumps(token, separators=(",", ":")).encode()).decode("ascii")
-    kept = {k: v for k, v in request.query.items() if k.lower() not in {"$skiptoken", "$skip"}}
-    parts = urlsplit(request.url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode({**kept, "$skiptoken": encoded}), ""))
+def document_size(document: dict[str, Any]) -> int:
+    """Characters of a definition as JSON: what the 16,000-character job size limit measures."""
+    return len(json.dumps(document, separators=(",", ":")))

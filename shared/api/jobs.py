@@ -1,81 +1,26 @@
-"""Job operations: PUT, GET, DELETE (issue 3 completes PATCH, run and list).
+"""Job operations other than writes: GET, DELETE, run now, and the list (PUT/PATCH are in job_writes.py).
 
-A write goes request -> validate -> record -> store, then plans the job: its first occurrence enters
-the due index, and when that falls before the dispatcher's next tick it is queued right away.
+`plan` and the write handlers are re-exported here, where the first slice had them.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from ..dispatcher import next_tick_after
 from ..errors import conflict, not_found
-from ..keys import JobKey
-from ..model import JobDefinition, JobProperties, JobState
-from ..planning import first_occurrence
+from ..occurrence import OccurrenceMessage, Trigger
 from ..records import JobRecord
 from ..runtime import Runtime
-from ..store import ConcurrencyError
-from .common import parse_body, require_api_version
+from .collection_reads import live_collection
+from .common import require_api_version
+from .filters import job_state_filter
 from .http import ApiRequest, ApiResponse
-from .paths import job_key
+from .job_writes import patch_job, put_job
+from .paging import list_body, next_link, page_request, token_text
+from .paths import collection_key, job_key
+from .planner import FINAL_STATES, new_generation, plan
 from .render import render_job
-from .validation import validate_job
 
-
-def _existing_collection(rt: Runtime, key: JobKey) -> None:
-    if rt.store.collections.get(key.collection_key) is None:
-        raise not_found(f"job collection '{key.collection}'")
-
-
-def put_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    require_api_version(request)
-    key = job_key(request)
-    _existing_collection(rt, key)
-    definition = parse_body(request, JobDefinition)
-    now = rt.clock.now().replace(microsecond=0)
-    properties = definition.properties or JobProperties()
-    validate_job(properties, now)
-    existing = rt.store.jobs.get(key)
-    start_given = properties.start_time is not None
-    start = properties.start_time or now
-    record = JobRecord(
-        key=key,
-        properties=properties.model_copy(update={"start_time": start, "state": None, "status": None}),
-        state=properties.state or JobState.ENABLED,
-        created_time=now,
-        count_origin=max(start, now),
-        generation=new_generation(existing, now),
-        etag=existing.etag if existing else None,
-    )
-    plan(rt, record, existing, now, start_given)
-    return ApiResponse(201 if existing is None else 200, render_job(record, now))
-
-
-def new_generation(existing: JobRecord | None, now: datetime) -> int:
-    """Increases across rewrites and across delete + re-create, so no stale queued occurrence matches."""
-    return max(existing.generation + 1 if existing else 0, int(now.timestamp() * 1000))
-
-
-def plan(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime, start_given: bool) -> None:
-    """Store the record with its first occurrence, index it, and queue it now if the next tick is too late."""
-    first = first_occurrence(record, now, start_given) if record.state == JobState.ENABLED else None
-    if record.state == JobState.ENABLED and first is None:
-        record.state = JobState.COMPLETED  # e.g. endTime already past: created Completed (DECISIONS.md)
-    record.next_execution_time = first
-    try:
-        if existing is None:
-            rt.store.jobs.insert(record)
-        else:
-            rt.store.jobs.replace(record)
-    except ConcurrencyError as exc:
-        raise conflict("The job was changed by another request; retry.") from exc
-    if first is not None:
-        rt.store.due.add(record.key, first, record.generation)
-    if existing is not None and existing.next_execution_time is not None:
-        rt.store.due.remove(existing.key, existing.next_execution_time)
-    if first is not None and first < next_tick_after(now):
-        rt.dispatcher.dispatch(record, first, now)
+__all__ = ["delete_job", "get_job", "list_jobs", "new_generation", "patch_job", "plan", "purge_job", "put_job",
+           "run_job"]
 
 
 def get_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
@@ -87,15 +32,56 @@ def get_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     return ApiResponse(200, render_job(record, rt.clock.now()))
 
 
+def purge_job(rt: Runtime, record: JobRecord) -> None:
+    """Remove a job and everything kept for it: due entry, history, claims. The job goes first, so a
+    queued occurrence finds nothing to run even while the rest is being cleaned up."""
+    rt.store.jobs.delete(record.key)
+    if record.next_execution_time is not None:
+        rt.store.due.remove(record.key, record.next_execution_time)
+    rt.store.history.delete_all(record.key)
+    rt.store.claims.delete_all(record.key)
+
+
 def delete_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     require_api_version(request)
     key = job_key(request)
     record = rt.store.jobs.get(key)
     if record is None:
         raise not_found(f"job '{key.job}'")
-    rt.store.jobs.delete(key)
-    if record.next_execution_time is not None:
-        rt.store.due.remove(key, record.next_execution_time)
-    rt.store.history.delete_all(key)
-    rt.store.claims.delete_all(key)
+    purge_job(rt, record)
     return ApiResponse(200)
+
+
+def run_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
+    """Queue one occurrence now (DECISIONS.md [11]): it counts as an execution, not toward `count`, and
+    leaves nextExecutionTime alone. Enabled or Disabled jobs only; the executor gates the collection."""
+    require_api_version(request)
+    key = job_key(request)
+    live_collection(rt, key.collection_key)
+    record = rt.store.jobs.get(key)
+    if record is None:
+        raise not_found(f"job '{key.job}'")
+    if record.state in FINAL_STATES:
+        raise conflict(f"The job is {record.state.value}; a {record.state.value} job cannot run.")
+    now = rt.clock.now()
+    message = OccurrenceMessage(record.key, occurrence=now, due=now, trigger=Trigger.RUN_NOW,
+                                generation=record.generation)
+    rt.store.queue.send(message, now)
+    return ApiResponse(200)
+
+
+def list_jobs(rt: Runtime, request: ApiRequest) -> ApiResponse:
+    require_api_version(request)
+    key = collection_key(request)
+    state = job_state_filter(request)
+    page = page_request(request)
+    live_collection(rt, key)
+    after = token_text(page.token, "after") if page.token is not None else None
+    if page.token is None and page.skip:
+        after, exhausted = rt.store.jobs.skip(key, state, page.skip)
+        if exhausted:
+            return ApiResponse(200, list_body([], None))
+    records, cursor = rt.store.jobs.page_after(key, state, page.size, after)
+    now = rt.clock.now()
+    link = next_link(request, {"after": cursor} if cursor else None)
+    return ApiResponse(200, list_body([render_job(r, now) for r in records], link))

@@ -20,6 +20,14 @@ def _route(request: ApiRequest, name: str) -> str:
     raise bad_request(f"The route parameter {name} is missing.")
 
 
+def subscription_id(request: ApiRequest) -> str:
+    return _route(request, "subscriptionId")
+
+
+def resource_group(request: ApiRequest) -> str:
+    return _route(request, "resourceGroupName")
+
+
 def collection_key(request: ApiRequest) -> CollectionKey:
     name = _route(request, "jobCollectionName")
     if not _COLLECTION_NAME.match(name):

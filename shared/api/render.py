@@ -36,8 +36,11 @@ def job_status(record: JobRecord, now: datetime) -> JobStatus:
     )
 
 
-def render_job(record: JobRecord, now: datetime) -> dict[str, Any]:
-    properties = record.properties.model_copy(update={"state": record.state, "status": job_status(record, now)})
+def render_job(record: JobRecord, now: datetime, with_status: bool = True) -> dict[str, Any]:
+    """The job as the service answered it; `with_status=False` leaves `status` out (the PUT answer of a
+    Disabled job had none, digest §2.12)."""
+    status = job_status(record, now) if with_status else None
+    properties = record.properties.model_copy(update={"state": record.state, "status": status})
     return JobDefinition(
         id=record.key.resource_id, type=JOB_TYPE, name=record.key.name, properties=properties
     ).to_wire()

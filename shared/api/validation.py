@@ -1,17 +1,26 @@
-"""Rules a job must satisfy beyond the shape of its JSON: action/target consistency and the recurrence.
+"""Rules a job must satisfy beyond the shape of its JSON: action/target consistency, authentication,
+retry bounds, startTime/endTime and the recurrence.
 
-Each rule raises a 400 whose message names the property path. Issue 3 adds SKU quotas, limits and
-the remaining cross-field rules here.
+Each rule raises a 400 whose message names the property path. Plan and quota rules (409) live in
+quotas.py; state rules, which need the stored job, in job_writes.py.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..errors import bad_request
-from ..model import JobActionType, JobErrorAction, JobProperties
+from ..model import (
+    HttpAuthentication,
+    HttpAuthenticationType,
+    JobActionType,
+    JobErrorAction,
+    JobProperties,
+    RetryPolicy,
+)
 from ..planning import engine_recurrence
 from ..recurrence import OccurrenceSeries, RecurrenceError
+from .calendar import add_months
 
 _TARGET_FIELD = {
     JobActionType.HTTP: "request",
@@ -21,8 +30,38 @@ _TARGET_FIELD = {
     JobActionType.SERVICE_BUS_TOPIC: "serviceBusTopicMessage",
 }
 
+MIN_RETRY_INTERVAL = timedelta(seconds=15)
+HORIZON_MONTHS = 18  # "Time to start time: max 18 months"; also the longest retry interval
 
-def validate_action(action: JobErrorAction | None, path: str) -> None:
+_REQUIRED_AUTH = {
+    HttpAuthenticationType.BASIC: ("username", "password"),
+    HttpAuthenticationType.CLIENT_CERTIFICATE: ("pfx", "password"),
+    HttpAuthenticationType.ACTIVE_DIRECTORY_OAUTH: ("tenant", "audience", "clientId", "secret"),
+}
+
+
+def validate_authentication(auth: HttpAuthentication, path: str) -> None:
+    required = _REQUIRED_AUTH.get(auth.type, ())
+    values = auth.model_dump(by_alias=True, context={"with_secrets": True})
+    missing = [name for name in required if not values.get(name)]
+    if not missing:
+        return
+    if auth.type == HttpAuthenticationType.BASIC:  # the real service's message (digest Q16)
+        raise bad_request("'Username' and 'Password' are required for 'Basic' type of Authentication.", path)
+    raise bad_request(f"{', '.join(missing)} required for '{auth.type.value}' authentication.",
+                      f"{path}.{missing[0]}")
+
+
+def validate_retry(policy: RetryPolicy | None, path: str, now: datetime) -> None:
+    if policy is None:
+        return
+    longest = add_months(now, HORIZON_MONTHS) - now
+    for name, value in (("retryInterval", policy.retry_interval), ("maxRetryInterval", policy.max_retry_interval)):
+        if value is not None and not MIN_RETRY_INTERVAL <= value <= longest:
+            raise bad_request(f"{name} must be from 15 seconds to 18 months.", f"{path}.{name}")
+
+
+def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> None:
     if action is None:
         raise bad_request("A job needs an action.", path)
     field = _TARGET_FIELD[action.type]
@@ -36,22 +75,37 @@ def validate_action(action: JobErrorAction | None, path: str) -> None:
         raise bad_request(f"An action of type {action.type.value} cannot have '{other}'.", f"{path}.{other}")
     if action.request is not None:
         uri = action.request.uri
-        if not uri.lower().startswith(("http://", "https://")):
+        if not uri.lower().startswith(("http://", "https://")) or len(uri.split("//", 1)[1]) == 0:
             raise bad_request("The uri must be an absolute http or https URI.", f"{path}.request.uri")
+        if not action.request.method.strip():
+            raise bad_request("The method must not be empty.", f"{path}.request.method")
+        if action.request.authentication is not None:
+            validate_authentication(action.request.authentication, f"{path}.request.authentication")
+    for name, message in (("serviceBusQueueMessage", action.service_bus_queue_message),
+                          ("serviceBusTopicMessage", action.service_bus_topic_message)):
+        member = "queueName" if name == "serviceBusQueueMessage" else "topicPath"
+        if message is not None and not message.namespace:
+            raise bad_request("namespace is required.", f"{path}.{name}.namespace")
+        if message is not None and not getattr(message, "queue_name" if member == "queueName" else "topic_path"):
+            raise bad_request(f"{member} is required.", f"{path}.{name}.{member}")
+    validate_retry(action.retry_policy, f"{path}.retryPolicy", now)
 
 
-def validate_job(properties: JobProperties, now: datetime) -> None:
-    validate_action(properties.action, "properties.action")
+def validate_job(properties: JobProperties, now: datetime) -> OccurrenceSeries | None:
+    """400 unless the job is acceptable on its own; returns its occurrence series (None for a one-shot)."""
+    validate_action(properties.action, "properties.action", now)
     assert properties.action is not None
     if properties.action.error_action is not None:
-        validate_action(properties.action.error_action, "properties.action.errorAction")
+        validate_action(properties.action.error_action, "properties.action.errorAction", now)
+    start = properties.start_time
+    if start is not None and start > add_months(now, HORIZON_MONTHS):
+        raise bad_request("startTime must be at most 18 months ahead.", "properties.startTime")
     recurrence = properties.recurrence
-    if recurrence is not None:
-        start = properties.start_time
-        if recurrence.end_time is not None and start is not None and recurrence.end_time < start:
-            raise bad_request("endTime must not be before startTime.", "properties.recurrence.endTime")
-        try:
-            OccurrenceSeries(start or now, engine_recurrence(recurrence))
-        except RecurrenceError as exc:
-            raise bad_request(exc.message, f"properties.recurrence.{exc.path}") from exc
-
+    if recurrence is None:
+        return None
+    if recurrence.end_time is not None and start is not None and recurrence.end_time < start:
+        raise bad_request("endTime must not be before startTime.", "properties.recurrence.endTime")
+    try:
+        return OccurrenceSeries(start or now, engine_recurrence(recurrence))
+    except RecurrenceError as exc:
+        raise bad_request(exc.message, f"properties.recurrence.{exc.path}".rstrip(".")) from exc

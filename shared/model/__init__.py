@@ -36,6 +36,7 @@ from .enums import (
 )
 from .history import JobHistoryDefinition, JobHistoryProperties
 from .job import JobDefinition, JobProperties, JobStatus
+from .lists import ErrorDetail, ErrorResponse, JobCollectionListResult, JobHistoryListResult, JobListResult
 from .recurrence import JobRecurrence, JobRecurrenceSchedule, JobRecurrenceScheduleMonthlyOccurrence
 
 __all__ = [name for name in dir() if not name.startswith("_")]

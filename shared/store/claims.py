@@ -8,10 +8,12 @@ attempt twice while its first runner is alive.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from ..keys import JobKey
+from .history import delete_rows
 from .keys import job_scope
 from .tables import ConcurrencyError, Table, as_datetime
 
@@ -50,6 +52,25 @@ class ClaimStore:
     def complete(self, claim: Claim) -> None:
         entity = {"PartitionKey": job_scope(claim.job), "RowKey": claim.claim_id, "Status": "done"}
         self.table.upsert(entity)
+
+    def release(self, claim: Claim) -> None:
+        """Give the attempt back after a failure of ours, so the queue's redelivery can claim it at once.
+
+        ETag-guarded: a claim another worker has since taken over is left alone.
+        """
+        with contextlib.suppress(ConcurrencyError):
+            self.table.delete(job_scope(claim.job), claim.claim_id, claim.etag)
+
+    def delete_before(self, job: JobKey, cutoff: datetime) -> int:
+        """Delete the job's claims last written before `cutoff`; returns how many.
+
+        A claim only has to outlive the duplicates of its message, which arrive within minutes (a
+        redelivery, a re-dispatch), so old claims are dead weight. The filter on the system Timestamp
+        is evaluated by the service over the job's partition, which retention keeps small.
+        """
+        query = "PartitionKey eq @pk and Timestamp lt @cutoff"
+        found = self.table.query(query, {"pk": job_scope(job), "cutoff": cutoff}, select=["RowKey"])
+        return delete_rows(self.table, job_scope(job), [e["RowKey"] for e in found])
 
     def delete_all(self, job: JobKey) -> None:
         self.table.delete_partition(job_scope(job))

@@ -9,6 +9,7 @@ from ..keys import CollectionKey
 from ..model import JobCollectionDefinition, JobCollectionState
 from ..records import CollectionRecord
 from .keys import collection_partition, collection_row, escape
+from .pages import page_after, skip_rows
 from .tables import Entity, Table
 
 
@@ -43,6 +44,34 @@ class CollectionStore:
             params |= {"lo": prefix, "hi": prefix[:-1] + "}"}
         entities, token = self.table.page(query, params, size, continuation)
         return [_record(e) for e in entities], token
+
+    @staticmethod
+    def _scope(subscription: str, resource_group: str | None) -> tuple[str, dict[str, Any]]:
+        query, params = "PartitionKey eq @pk", {"pk": escape(subscription)}
+        if resource_group is not None:
+            prefix = escape(resource_group) + "|"
+            query += " and RowKey ge @lo and RowKey lt @hi"
+            params |= {"lo": prefix, "hi": prefix[:-1] + "}"}
+        return query, params
+
+    def page_after(
+        self, subscription: str, resource_group: str | None, size: int, after: str | None
+    ) -> tuple[list[CollectionRecord], str | None]:
+        """Collections of a subscription (or one of its resource groups) after the cursor `after` (keyset paging)."""
+        query, params = self._scope(subscription, resource_group)
+        entities, cursor = page_after(self.table, query, params, size, after)
+        return [_record(e) for e in entities], cursor
+
+    def skip(self, subscription: str, resource_group: str | None, count: int) -> tuple[str | None, bool]:
+        query, params = self._scope(subscription, resource_group)
+        return skip_rows(self.table, query, params, count)
+
+    def keys_with_sku(self, subscription: str, sku: str) -> list[CollectionKey]:
+        """The collections of a subscription on one plan (e.g. the one Free collection it may have)."""
+        query = "PartitionKey eq @pk and Sku eq @sku"
+        found = self.table.query(query, {"pk": escape(subscription), "sku": sku},
+                                 select=["Subscription", "ResourceGroup", "Name"])
+        return [CollectionKey(e["Subscription"], e["ResourceGroup"], e["Name"]) for e in found]
 
     def count_with_sku(self, subscription: str, sku: str) -> int:
         query = "PartitionKey eq @pk and Sku eq @sku"

@@ -15,7 +15,7 @@ from ..keys import JobKey
 from ..model import JobExecutionStatus, JobHistoryActionName
 from ..records import HistoryRecord
 from .keys import job_scope
-from .tables import Entity, Table, as_datetime
+from .tables import Entity, Table, as_datetime, chunks
 
 _MAX_TICKS = 3155378975999999999  # DateTime.MaxValue.Ticks
 _EPOCH_TICKS = 621355968000000000  # ticks of 1970-01-01
@@ -23,7 +23,7 @@ _INT64_MAX = 9223372036854775807
 
 
 def history_id(expected: datetime, execution_id: str, action: str, attempt: int) -> str:
-    ticks = _EPOCH_TICKS + int(expected.astimezone(UTC).timestamp() * 10_000_000)
+    ticks = _ticks(expected)
     digest = hashlib.sha1(f"{execution_id}|{action}|{attempt}".encode()).digest()
     # Newer attempts of one occurrence must sort first, so the attempt number leads the tie-breaker.
     n = attempt * 10**15 + int.from_bytes(digest[:6], "big") % 10**15
@@ -51,6 +51,35 @@ class HistoryStore:
 
     def delete_all(self, job: JobKey) -> None:
         self.table.delete_partition(job_scope(job))
+
+    def delete_before(self, job: JobKey, cutoff: datetime) -> int:
+        """Delete the job's entries of attempts due before `cutoff`; returns how many.
+
+        Row keys sort newest first, so "older than cutoff" is a row-key range: the query returns only
+        the rows to delete, whatever the partition's size.
+        """
+        lowest = f"{_MAX_TICKS - _ticks(cutoff) + 1:020d}"
+        query = "PartitionKey eq @pk and RowKey ge @lo"
+        rows = [e["RowKey"] for e in self.table.query(query, {"pk": job_scope(job), "lo": lowest}, select=["RowKey"])]
+        return delete_rows(self.table, job_scope(job), rows)
+
+    def keep_newest(self, job: JobKey, count: int) -> int:
+        """Delete all but the job's `count` newest entries; returns how many. Reads every key it keeps."""
+        query = "PartitionKey eq @pk"
+        keys = (e["RowKey"] for e in self.table.query(query, {"pk": job_scope(job)}, select=["RowKey"]))
+        rows = [row for index, row in enumerate(keys) if index >= count]  # the service returns keys in order
+        return delete_rows(self.table, job_scope(job), rows)
+
+
+def delete_rows(table: Table, partition: str, rows: list[str]) -> int:
+    """Delete rows of one partition in batches of 100 (one entity-group transaction each)."""
+    for batch in chunks(rows, 100):
+        table.client.submit_transaction([("delete", {"PartitionKey": partition, "RowKey": row}) for row in batch])
+    return len(rows)
+
+
+def _ticks(instant: datetime) -> int:
+    return _EPOCH_TICKS + int(instant.astimezone(UTC).timestamp() * 10_000_000)
 
 
 def _entity(record: HistoryRecord) -> Entity:

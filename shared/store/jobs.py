@@ -9,6 +9,7 @@ from ..keys import CollectionKey, JobKey
 from ..model import JobProperties, JobState
 from ..records import JobRecord
 from .keys import job_partition, job_row
+from .pages import page_after, skip_rows
 from .tables import Entity, Table, as_datetime, as_int, int64
 
 
@@ -42,6 +43,37 @@ class JobStore:
             params["state"] = state.value
         entities, token = self.table.page(query, params, size, continuation)
         return [_record(e) for e in entities], token
+
+    def _filter(self, collection: CollectionKey, state: JobState | None) -> tuple[str, dict[str, Any]]:
+        query, params = "PartitionKey eq @pk", {"pk": job_partition(collection)}
+        if state is not None:
+            query += " and State eq @state"
+            params["state"] = state.value
+        return query, params
+
+    def page_after(
+        self, collection: CollectionKey, state: JobState | None, size: int, after: str | None
+    ) -> tuple[list[JobRecord], str | None]:
+        """Jobs in row-key order after the cursor `after`; the cursor of the next page or None (keyset paging)."""
+        query, params = self._filter(collection, state)
+        entities, cursor = page_after(self.table, query, params, size, after)
+        return [_record(e) for e in entities], cursor
+
+    def skip(self, collection: CollectionKey, state: JobState | None, count: int) -> tuple[str | None, bool]:
+        """The cursor after the first `count` jobs (reading keys only) and whether fewer exist."""
+        query, params = self._filter(collection, state)
+        return skip_rows(self.table, query, params, count)
+
+    def count_up_to(self, collection: CollectionKey, limit: int) -> int:
+        """How many jobs the collection has, counting no further than `limit` (a quota check needs no more)."""
+        query, params = self._filter(collection, None)
+        keys = self.table.client.query_entities(query, parameters=params, results_per_page=1000, select=["RowKey"])
+        total = 0
+        for _ in keys:
+            total += 1
+            if total >= limit:
+                break
+        return total
 
     def all(self, collection: CollectionKey) -> list[JobRecord]:
         return [_record(e) for e in self.table.query("PartitionKey eq @pk", {"pk": job_partition(collection)})]

@@ -1,0 +1,141 @@
+"""API latency beside raw Table Storage latency, measured in one run against a fresh Azurite.
+
+Run from the repo root: `python bench/api.py`. Calls the API in-process (`shared.api.handle`, exactly what
+function_app.py calls) and compares each operation with the storage work it cannot avoid, measured on
+the same Azurite in the same run: PUT job vs one entity upsert, GET job vs one entity get, listing
+1,000 jobs (all pages of 100) vs a raw paged query of the same 1,000 entities. Target: <= 2x.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from devhost.azurite import Azurite  # noqa: E402
+from shared import api  # noqa: E402
+from shared.runtime import Runtime  # noqa: E402
+from shared.settings import Settings, StorageSettings  # noqa: E402
+from shared.store.keys import job_partition  # noqa: E402
+
+SUB, RG, JC = "bench-sub", "bench-rg", "bench"
+JOBS = 1000
+SAMPLES = 200
+LIST_ROUNDS = 10
+V = {"api-version": "2016-03-01"}
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered) * 1000, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+
+
+def timed(fn: Callable[[int], object], count: int) -> list[float]:
+    samples = []
+    for i in range(count):
+        started = time.perf_counter()
+        fn(i)
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def request(method: str, job: str | None = None, body: object = None, query: dict[str, str] | None = None,
+            suffix: str = "") -> api.ApiRequest:
+    route = {"subscriptionId": SUB, "resourceGroupName": RG, "jobCollectionName": JC}
+    path = f"/api/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/{JC}"
+    if job:
+        route["jobName"] = job
+        path += f"/jobs/{job}"
+    data = json.dumps(body).encode() if body is not None else b""
+    return api.ApiRequest(method, f"http://127.0.0.1:7071{path}{suffix}", route, query or V, data)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder, Azurite(Path(folder), in_memory=True) as azurite:
+        settings = Settings(storage=StorageSettings(connection_string=azurite.connection_string),
+                            table_prefix=f"b{uuid.uuid4().hex[:8]}", occurrence_queue=f"bench-{uuid.uuid4().hex[:8]}")
+        rt = Runtime.create(settings)
+        created = api.handle("JobCollections_CreateOrUpdate", request("PUT", body={
+            "location": "westus", "properties": {"sku": {"name": "P20Premium"}}}), rt)
+        assert created.status == 201, created.body
+        start = (datetime.now(UTC) + timedelta(days=1)).replace(microsecond=0).isoformat()
+
+        def job_body(i: int) -> dict[str, object]:
+            return {"properties": {"startTime": start, "recurrence": {"frequency": "Hour", "interval": 1},
+                                   "action": {"type": "Http", "request": {
+                                       "uri": f"http://127.0.0.1:9/hook/{i}", "method": "POST", "body": "x" * 64,
+                                       "headers": {"content-type": "text/plain"}},
+                                       "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT30S"}}}}
+
+        t0 = time.perf_counter()
+        for i in range(JOBS):
+            answer = api.handle("Jobs_CreateOrUpdate", request("PUT", f"job{i:04d}", job_body(i)), rt)
+            assert answer.status == 201, answer.body
+        fill = time.perf_counter() - t0
+
+        def put(i: int) -> None:
+            answer = api.handle("Jobs_CreateOrUpdate", request("PUT", f"job{i % JOBS:04d}", job_body(i)), rt)
+            assert answer.status == 200, answer.body
+
+        def get(i: int) -> None:
+            answer = api.handle("Jobs_Get", request("GET", f"job{(i * 7) % JOBS:04d}"), rt)
+            assert answer.status == 200, answer.body
+
+        def list_all(_: int) -> None:
+            query, total = dict(V), 0
+            while True:
+                answer = api.handle("Jobs_List", request("GET", query=query, suffix="/jobs"), rt)
+                total += len(answer.body["value"])
+                if not answer.body["nextLink"]:
+                    break
+                query = dict(pair.split("=", 1) for pair in answer.body["nextLink"].split("?", 1)[1].split("&"))
+                query = {k: v.replace("%20", " ").replace("%27", "'") for k, v in query.items()}
+            assert total == JOBS, total
+
+        # Raw storage: the same kind of entity in a table of its own, through the same SDK client.
+        raw = rt.store.tables = rt.store.jobs.table.client  # type: ignore[attr-defined]
+        sample = rt.store.jobs.table.get(job_partition(rt.store.collections.get(
+            __import__("shared.keys", fromlist=["CollectionKey"]).CollectionKey(SUB, RG, JC)).key), "job0000")
+        assert sample is not None
+        entity = {k: v for k, v in sample.items() if k != "etag"}
+        partition = f"raw|{uuid.uuid4().hex[:6]}"
+
+        def raw_upsert(i: int) -> None:
+            raw.upsert_entity({**entity, "PartitionKey": partition, "RowKey": f"job{i % JOBS:04d}"})
+
+        for i in range(JOBS):
+            raw_upsert(i)
+
+        def raw_get(i: int) -> None:
+            raw.get_entity(partition, f"job{(i * 7) % JOBS:04d}")
+
+        def raw_list(_: int) -> None:
+            pages = raw.query_entities("PartitionKey eq @pk", parameters={"pk": partition},
+                                       results_per_page=100).by_page()
+            assert sum(len(list(p)) for p in pages) == JOBS
+
+        rows = [
+            ("PUT job (replace)", timed(put, SAMPLES), "upsert entity", timed(raw_upsert, SAMPLES)),
+            ("GET job", timed(get, SAMPLES), "get entity", timed(raw_get, SAMPLES)),
+            (f"list {JOBS} jobs, all pages", timed(list_all, LIST_ROUNDS), f"query {JOBS}, pages of 100",
+             timed(raw_list, LIST_ROUNDS)),
+        ]
+        print(f"\nAPI vs raw Table Storage (Azurite, in-process API; {JOBS} jobs created in {fill:.1f} s, "
+              f"{fill / JOBS * 1000:.1f} ms per create)")
+        print(f"{'API call':<28}{'p50 ms':>9}{'p99 ms':>9}   {'raw storage':<26}{'p50 ms':>9}{'p99 ms':>9}{'x p50':>8}")
+        for name, samples, raw_name, raw_samples in rows:
+            p50, p99 = percentiles(samples)
+            r50, r99 = percentiles(raw_samples)
+            print(f"{name:<28}{p50:>9.2f}{p99:>9.2f}   {raw_name:<26}{r50:>9.2f}{r99:>9.2f}{p50 / r50:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""LocalHost: the in-process stand-in for the Functions host + Python worker, for `python -m devhost` and tests.
+
+Contract:
+- `LocalHost(app_dir, port=0, host="127.0.0.1")`; `start()` applies local.settings.json (environment wins;
+  skip with load_settings=False), reads host.json, indexes the app (indexing.py) and returns once the HTTP
+  server listens and the queue listeners and timers run. It raises, leaving nothing running, when the app
+  cannot be hosted (unsupported trigger, bad schedule, missing connection setting, storage unreachable).
+- After start: `port`, `base_url` ("http://127.0.0.1:<port>/<routePrefix>"), `functions` (the indexed
+  FunctionInfo tuple), `description` (their `describe()` dicts), `app_module` (the imported module).
+- `stop()` is idempotent and returns within about `stop_timeout` seconds even if functions still run;
+  those are abandoned (their queue messages reappear after the receive visibility timeout).
+- Usable as a context manager (start on enter, stop on exit).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol
+
+from devhost.hostconfig import HostConfig
+from devhost.http_server import HttpFrontend
+from devhost.indexing import HTTP_TRIGGER, QUEUE_TRIGGER, TIMER_TRIGGER, FunctionInfo, index_app
+from devhost.invoker import Invoker
+from devhost.outputs import QueueOutputs
+from devhost.queues import QueueListener
+from devhost.routing import Router
+from devhost.settings import apply_settings, read_local_settings, resolve_references, storage_connection
+from devhost.timers import TimerScheduler
+
+log = logging.getLogger(__name__)
+
+
+class _Stoppable(Protocol):
+    def stop(self, timeout: float) -> None: ...
+
+
+class _Http:
+    """Adapts the HTTP front end to the timeout-taking stop() of the other parts."""
+
+    def __init__(self, frontend: HttpFrontend) -> None:
+        self.frontend = frontend
+
+    def stop(self, timeout: float) -> None:
+        self.frontend.stop()
+
+
+def display_host(host: str) -> str:
+    """The address a client on this machine uses for a bind address."""
+    if host in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
+
+
+class LocalHost:
+    def __init__(self, app_dir: Path, port: int = 0, host: str = "127.0.0.1", *, script_file: str | None = None,
+                 load_settings: bool = True, stop_timeout: float = 2.0) -> None:
+        self.app_dir = Path(app_dir).resolve()
+        self.requested_port = port
+        self.host = host
+        self.script_file = script_file
+        self.load_settings = load_settings
+        self.stop_timeout = stop_timeout
+        self._config: HostConfig | None = None
+        self._functions: tuple[FunctionInfo, ...] | None = None
+        self._module: ModuleType | None = None
+        self._http: HttpFrontend | None = None
+        self._running: list[_Stoppable] = []
+        self._outputs: QueueOutputs | None = None
+
+    def _require_started(self) -> None:
+        if self._functions is None:
+            raise RuntimeError("LocalHost is not started: call start() first")
+
+    @property
+    def functions(self) -> tuple[FunctionInfo, ...]:
+        self._require_started()
+        assert self._functions is not None
+        return self._functions
+
+    @property
+    def description(self) -> list[dict[str, Any]]:
+        return [f.describe() for f in self.functions]
+
+    @property
+    def app_module(self) -> ModuleType:
+        self._require_started()
+        assert self._module is not None
+        return self._module
+
+    @property
+    def port(self) -> int:
+        if self._http is None:
+            raise RuntimeError("LocalHost is not started: call start() first")
+        return self._http.port
+
+    @property
+    def base_url(self) -> str:
+        assert self._config is not None
+        root = f"http://{display_host(self.host)}:{self.port}"
+        return f"{root}/{self._config.route_prefix}" if self._config.route_prefix else root
+
+    def start(self) -> LocalHost:
+        if self._running:
+            raise RuntimeError("LocalHost is already started")
+        if self.load_settings:
+            apply_settings(read_local_settings(self.app_dir).values)
+        self._config = config = HostConfig.load(self.app_dir)
+        index = index_app(self.app_dir, self.script_file)
+        self._check_output_settings(index.functions)
+        self._outputs = QueueOutputs(config.queues.message_encoding)
+        invoker = Invoker(self.app_dir, self._outputs.deliver)
+        by_type = {kind: [f for f in index.functions if f.trigger_type == kind]
+                   for kind in (HTTP_TRIGGER, TIMER_TRIGGER, QUEUE_TRIGGER)}
+        router: Router[FunctionInfo] = Router(config.route_prefix)
+        for function in by_type[HTTP_TRIGGER]:
+            router.add(function.route or function.name, function.methods, function)
+        try:
+            invoker.start()
+            self._running.append(invoker)
+            for function in by_type[QUEUE_TRIGGER]:
+                listener = QueueListener(function, config.queues, invoker)
+                listener.start()
+                self._running.append(listener)
+            if by_type[TIMER_TRIGGER]:
+                scheduler = TimerScheduler(by_type[TIMER_TRIGGER], invoker)
+                scheduler.start()
+                self._running.append(scheduler)
+            self._http = HttpFrontend(router, invoker, self.host, self.requested_port)
+            self._http.start()
+            self._running.append(_Http(self._http))
+        except BaseException:
+            self.stop()
+            raise
+        self._functions, self._module = index.functions, index.module
+        self._log_functions()
+        return self
+
+    @staticmethod
+    def _check_output_settings(functions: tuple[FunctionInfo, ...]) -> None:
+        """Fail at start, not at the first invocation, when an output binding's settings are missing."""
+        for function in functions:
+            for output in function.outputs:
+                if output.type == "queue":
+                    storage_connection(output.connection)
+                    resolve_references(output.queue_name or "")
+
+    def _log_functions(self) -> None:
+        lines = []
+        for f in self.functions:
+            if f.trigger_type == HTTP_TRIGGER:
+                methods = ",".join(f.methods) if f.methods else "all methods"
+                lines.append(f"  {f.name}: [{methods}] {self.base_url}/{(f.route or '').strip('/')}")
+            elif f.trigger_type == TIMER_TRIGGER:
+                lines.append(f"  {f.name}: timerTrigger {f.schedule}")
+            else:
+                lines.append(f"  {f.name}: queueTrigger {f.queue_name}")
+        log.info("Functions:\n%s", "\n".join(lines))
+
+    def stop(self) -> None:
+        """Stop everything started, newest first, sharing one `stop_timeout` budget."""
+        deadline = time.monotonic() + self.stop_timeout
+        while self._running:
+            part = self._running.pop()
+            try:
+                part.stop(max(deadline - time.monotonic(), 0.1))
+            except Exception:
+                log.exception("stopping %s failed", type(part).__name__)
+        if self._outputs is not None:
+            self._outputs.close()
+            self._outputs = None
+        self._http = None
+
+    def __enter__(self) -> LocalHost:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

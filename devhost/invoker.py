@@ -1,0 +1,156 @@
+"""Calling user functions the way the Python worker does.
+
+Contract: `Invoker.invoke(function, trigger_value, reason)` calls the function with the trigger value under
+its trigger parameter name, a fresh `func.Out` per output-binding parameter, and `context` when the
+signature asks for it. `def` functions run in the calling thread (the caller owns the thread pool);
+`async def` functions run on the invoker's single event loop, as in the worker. After success, the
+values set on output bindings (and the return value for a non-HTTP `$return` binding) go to the
+`deliver` callback; the return value is handed back. On failure the traceback is logged once, here,
+and the exception propagates. Invocations log "Executing/Executed 'Functions.<name>'" like the host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import azure.functions as func
+
+from devhost.indexing import CONTEXT_PARAMETER, RETURN_BINDING, FunctionInfo
+
+log = logging.getLogger(__name__)
+Deliver = Callable[[FunctionInfo, Mapping[str, Any]], None]
+
+
+class InvocationContext(func.Context):
+    """The minimal `func.Context`: ids and names; no distributed tracing or retry information locally."""
+
+    def __init__(self, invocation_id: str, function_name: str, function_directory: str) -> None:
+        self._invocation_id = invocation_id
+        self._function_name = function_name
+        self._function_directory = function_directory
+        self._thread_local = threading.local()
+        self._thread_local.invocation_id = invocation_id
+
+    @property
+    def invocation_id(self) -> str:
+        return self._invocation_id
+
+    @property
+    def thread_local_storage(self) -> threading.local:  # type: ignore[override]
+        return self._thread_local
+
+    @property
+    def function_name(self) -> str:
+        return self._function_name
+
+    @property
+    def function_directory(self) -> str:
+        return self._function_directory
+
+    @property
+    def trace_context(self) -> Any:
+        return None
+
+    @property
+    def retry_context(self) -> Any:
+        return None
+
+
+class OutValue(func.Out[Any]):
+    """A `func.Out` parameter; `is_set` tells an unset binding from one set to a value."""
+
+    def __init__(self) -> None:
+        self._value: Any = None
+        self.is_set = False
+
+    def set(self, val: Any) -> None:
+        self._value = val
+        self.is_set = True
+
+    def get(self) -> Any:
+        return self._value
+
+
+class Invoker:
+    def __init__(self, app_dir: Path, deliver: Deliver | None = None) -> None:
+        self._app_dir = app_dir
+        self._deliver = deliver
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._cancel_grace = 1.0
+
+    def start(self) -> None:
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+        self._loop = loop
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.call_soon(ready.set)
+            loop.run_forever()
+            # Stopping: cancel what still runs, and keep the loop turning until the cancellations have
+            # reached the threads waiting on them; otherwise those threads would wait forever.
+            tasks = asyncio.all_tasks(loop)
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                loop.run_until_complete(asyncio.wait(tasks, timeout=self._cancel_grace))
+            loop.run_until_complete(asyncio.sleep(0))
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="devhost-event-loop", daemon=True)
+        self._thread.start()
+        ready.wait()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the loop; running coroutines are cancelled and their callers get a CancelledError."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        self._cancel_grace = max(timeout - 0.1, 0.05)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout)
+        self._loop = self._thread = None
+
+    def _run_coroutine(self, coroutine: Any) -> Any:
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            coroutine.close()
+            raise RuntimeError("the local host is not running")
+        future: Future[Any] = asyncio.run_coroutine_threadsafe(coroutine, loop)
+        return future.result()
+
+    def invoke(self, function: FunctionInfo, trigger_value: Any, reason: str) -> Any:
+        invocation_id = str(uuid.uuid4())
+        log.info("Executing 'Functions.%s' (Reason='%s', Id=%s)", function.name, reason, invocation_id)
+        outs = {o.name: OutValue() for o in function.outputs if o.name != RETURN_BINDING}
+        kwargs: dict[str, Any] = {function.trigger_parameter: trigger_value, **outs}
+        if function.wants_context:
+            kwargs[CONTEXT_PARAMETER] = InvocationContext(invocation_id, function.name, str(self._app_dir))
+        started = time.monotonic()
+        try:
+            if function.is_async:
+                result = self._run_coroutine(function.user_function(**kwargs))
+            else:
+                result = function.user_function(**kwargs)
+            values = {name: out.get() for name, out in outs.items() if out.is_set}
+            returns_to_output = any(o.name == RETURN_BINDING and o.type != "http" for o in function.outputs)
+            if returns_to_output and result is not None:
+                values[RETURN_BINDING] = result
+            if values and self._deliver is not None:
+                self._deliver(function, values)
+        except BaseException:
+            log.exception("Executed 'Functions.%s' (Failed, Id=%s, Duration=%dms)",
+                          function.name, invocation_id, (time.monotonic() - started) * 1000)
+            raise
+        log.info("Executed 'Functions.%s' (Succeeded, Id=%s, Duration=%dms)",
+                 function.name, invocation_id, (time.monotonic() - started) * 1000)
+        return result

@@ -1,0 +1,88 @@
+"""StorageQueue actions: post the old service's XML envelope to a queue, authenticated by the job's SAS token.
+
+The envelope is what consumers of the old service parse (DECISIONS.md): `<StorageQueueMessage>` with
+`ExecutionTag`, `ClientRequestId`, `ExpectedExecutionTime`, `SchedulerJobId`, `SchedulerJobCollectionId`,
+`Region` and `Message`, serialised as .NET's XmlSerializer wrote it (a UTF-16 declaration and the
+xsd/xsi namespace declarations), and Base64-encoded as the classic storage SDK (and the Functions
+queue trigger's default `messageEncoding`) expects.
+
+Endpoint: `https://{account}.queue.core.windows.net`; SCHEDULER_QUEUE_ENDPOINT (a template with
+`{account}`) overrides it; the development account `devstoreaccount1` goes to the queue endpoint of
+our own storage connection string (Azurite), as every Azure SDK does for development storage.
+Targets are Azure (or operator-configured) endpoints, so the private-target policy does not apply.
+"""
+
+from __future__ import annotations
+
+import re
+from xml.sax.saxutils import escape
+
+from azure.core.exceptions import AzureError, HttpResponseError
+from azure.storage.queue import QueueClient, TextBase64EncodePolicy
+
+from ..model import JobErrorAction, format_utc
+from ..settings import Settings, parse_connection_string
+from .base import ActionResult, ExecutionContext
+
+DEFAULT_ENDPOINT = "https://{account}.queue.core.windows.net"
+DEVELOPMENT_ACCOUNT = "devstoreaccount1"
+TIMEOUT_SECONDS = 60
+# Storage account names: 3-24 lowercase letters and digits. Anything else could steer the host name.
+_ACCOUNT = re.compile(r"^[a-z0-9]{3,24}$")
+_NAMESPACES = 'xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
+
+
+def envelope(context: ExecutionContext, message: str) -> str:
+    """The XML the old service posted; element order and declaration as its XmlSerializer wrote them."""
+    fields = (
+        ("ExecutionTag", context.execution_id),
+        ("ClientRequestId", context.client_request_id),
+        ("ExpectedExecutionTime", format_utc(context.expected_execution_time)),
+        ("SchedulerJobId", context.job.job),
+        ("SchedulerJobCollectionId", context.job.collection),
+        ("Region", context.region),
+        ("Message", message),
+    )
+    body = "".join(f"<{name}>{escape(value)}</{name}>" for name, value in fields)
+    return f'<?xml version="1.0" encoding="utf-16"?><StorageQueueMessage {_NAMESPACES}>{body}</StorageQueueMessage>'
+
+
+def queue_endpoint(settings: Settings, account: str) -> str:
+    """The account's queue service URL under this deployment's settings."""
+    if account == DEVELOPMENT_ACCOUNT and settings.storage.connection_string:
+        own = parse_connection_string(settings.storage.connection_string)
+        if own.get("AccountName") == DEVELOPMENT_ACCOUNT and own.get("QueueEndpoint"):
+            return own["QueueEndpoint"].rstrip("/")
+    template = settings.queue_endpoint_template or DEFAULT_ENDPOINT
+    return template.replace("{account}", account).rstrip("/")
+
+
+class StorageQueueTarget:
+    def __init__(self, settings: Settings, timeout: float = TIMEOUT_SECONDS) -> None:
+        self.settings = settings
+        self.timeout = timeout
+
+    def run(self, action: JobErrorAction, context: ExecutionContext) -> ActionResult:
+        queue = action.queue_message
+        assert queue is not None, "validation guarantees a StorageQueue action has a queueMessage"
+        account, name = queue.storage_account, queue.queue_name
+        where = f"queue '{name}' of storage account '{account}'"
+        if not _ACCOUNT.match(account):
+            return ActionResult(False, f"StorageQueue Action - '{account}' is not a valid storage account name")
+        sas = (queue.sas_token or "").lstrip("?")
+        if not sas:  # queues have no anonymous access: without a SAS the attempt cannot succeed
+            return ActionResult(False, f"StorageQueue Action - No sasToken to send to {where}")
+        client = QueueClient(
+            queue_endpoint(self.settings, account), name, credential=sas,
+            message_encode_policy=TextBase64EncodePolicy(), retry_total=0,
+            connection_timeout=self.timeout, read_timeout=self.timeout,
+        )
+        try:
+            with client:
+                client.send_message(envelope(context, queue.message or ""))
+        except HttpResponseError as exc:
+            code = getattr(exc.error_code, "value", exc.error_code) or exc.reason or ""
+            return ActionResult(False, f"StorageQueue Action - Sending to {where} failed: {exc.status_code} {code}")
+        except AzureError as exc:
+            return ActionResult(False, f"StorageQueue Action - Sending to {where} failed: {type(exc).__name__}")
+        return ActionResult(True, f"StorageQueue Action - The message was successfully sent to {where}")

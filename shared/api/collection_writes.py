@@ -1,0 +1,142 @@
+"""Job collection writes: PUT (create 201 / replace 200) and PATCH (merge), one pipeline for both.
+
+request -> canonical JSON (PATCH merged onto the stored definition) -> model validation (400) ->
+collection rules (400) -> plan rules against the subscription and the jobs it holds (409) -> store ->
+state cascade. A change between Enabled and Disabled cascades to the jobs like POST enable/disable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import bad_request, conflict, not_found
+from ..keys import CollectionKey
+from ..model import JobCollectionDefinition, JobCollectionProperties, JobCollectionState, Sku, SkuName
+from ..planning import series_of
+from ..records import CollectionRecord
+from ..recurrence import RecurrenceError
+from ..runtime import Runtime
+from ..store import ConcurrencyError
+from .collection_state import cascade_state
+from .common import read_json, require_api_version, validate
+from .http import ApiRequest, ApiResponse
+from .merge import canonical_keys, merge
+from .paths import collection_key
+from .planner import FINAL_STATES
+from .quotas import check_job, check_job_count, limits_of, sku_of
+from .regions import display_location, same_location
+from .render import render_collection
+
+
+def _prepare(key: CollectionKey, definition: JobCollectionDefinition, existing: CollectionRecord | None,
+             default_state: JobCollectionState) -> tuple[JobCollectionDefinition, JobCollectionState]:
+    """The definition to store (SKU materialised, location as display name) and the state; 400s."""
+    if definition.name is not None and definition.name.lower() != key.collection.lower():
+        raise bad_request(f"name '{definition.name}' does not match the job collection in the URL.", "name")
+    location = definition.location
+    stored_location = existing.definition.location if existing else None
+    if location is not None and not location.strip():
+        raise bad_request("location must not be empty.", "location")
+    if existing is not None and location is not None and stored_location and not same_location(
+            location, stored_location):
+        raise bad_request(f"A job collection cannot move from {stored_location} to another location.", "location")
+    properties = definition.properties or JobCollectionProperties()
+    if properties.state == JobCollectionState.DELETED:
+        raise bad_request("state can be Enabled, Disabled or Suspended; delete the collection to remove it.",
+                          "properties.state")
+    recurrence = properties.quota.max_recurrence if properties.quota else None
+    if recurrence is not None and recurrence.frequency is None:
+        raise bad_request("maxRecurrence needs a frequency.", "properties.quota.maxRecurrence.frequency")
+    stored = definition.model_copy(update={
+        "id": None, "type": None, "name": None,
+        "location": display_location(location) if location else stored_location,
+        "properties": properties.model_copy(update={"state": None, "sku": properties.sku if properties.sku and
+                                                    properties.sku.name else Sku(name=SkuName.STANDARD)}),
+    })
+    return stored, properties.state or default_state
+
+
+def _check_plan(rt: Runtime, key: CollectionKey, definition: JobCollectionDefinition,
+                existing: CollectionRecord | None) -> None:
+    """409 when the subscription has another Free collection, or the jobs held do not fit the new limits."""
+    sku = sku_of(definition)
+    if sku == SkuName.FREE and (existing is None or sku_of(existing.definition) != SkuName.FREE):
+        others = [k for k in rt.store.collections.keys_with_sku(key.subscription, SkuName.FREE.value)
+                  if (k.resource_group.lower(), k.collection.lower()) !=
+                  (key.resource_group.lower(), key.collection.lower())]
+        if others:
+            raise conflict(f"sku: the subscription already has a Free job collection ('{others[0].collection}'); "
+                           "a subscription may have one.")
+    if existing is None:
+        return
+    limits = limits_of(definition)
+    if limits == limits_of(existing.definition):
+        return
+    count = rt.store.jobs.count_up_to(key, limits.max_jobs + 1)
+    if count > limits.max_jobs:
+        check_job_count(limits, count)
+    for job in rt.store.jobs.all(key):
+        if job.state in FINAL_STATES:
+            continue  # it will never run again
+        try:
+            series = series_of(job) if job.properties.recurrence is not None else None
+        except RecurrenceError:
+            series = None
+        check_job(limits, job.properties, series, job.key.job)
+
+
+def _save(rt: Runtime, key: CollectionKey, definition: JobCollectionDefinition, state: JobCollectionState,
+          existing: CollectionRecord | None) -> CollectionRecord:
+    _check_plan(rt, key, definition, existing)
+    record = CollectionRecord(key=existing.key if existing else key, definition=definition, state=state,
+                              etag=existing.etag if existing else None)
+    try:
+        if existing is None:
+            rt.store.collections.insert(record)
+        else:
+            rt.store.collections.replace(record)
+    except ConcurrencyError as exc:
+        raise conflict("The job collection was changed by another request; retry.") from exc
+    if existing is not None and existing.state != state:
+        cascade_state(rt, record.key, state, rt.clock.now())
+    return record
+
+
+def _not_deleting(existing: CollectionRecord | None) -> None:
+    if existing is not None and existing.state == JobCollectionState.DELETED:
+        raise conflict("The job collection is being deleted; DELETE it again to finish, then create it.")
+
+
+def put_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
+    require_api_version(request)
+    key = collection_key(request)
+    definition = validate(JobCollectionDefinition, canonical_keys(read_json(request), JobCollectionDefinition))
+    existing = rt.store.collections.get(key)
+    _not_deleting(existing)
+    default = existing.state if existing else JobCollectionState.ENABLED  # an absent state changes nothing
+    stored, state = _prepare(key, definition, existing, default)
+    record = _save(rt, key, stored, state, existing)
+    return ApiResponse(201 if existing is None else 200, render_collection(record))
+
+
+def patch_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
+    """Merge a partial JobCollectionDefinition (tags, sku, quota, state) into the stored one."""
+    require_api_version(request)
+    key = collection_key(request)
+    patch: dict[str, Any] = canonical_keys(read_json(request), JobCollectionDefinition)
+    existing = rt.store.collections.get(key)
+    if existing is None:
+        raise not_found(f"job collection '{key.collection}'")
+    _not_deleting(existing)
+    for readonly in ("id", "type"):
+        patch.pop(readonly, None)
+    properties = patch.get("properties")
+    if isinstance(properties, dict) and properties.get("state", 0) is None:
+        properties.pop("state")  # null state means "unchanged"
+    merged = merge(existing.definition.to_document(), patch)
+    if isinstance(patch.get("tags"), dict):
+        merged["tags"] = patch["tags"]  # ARM convention: PATCH replaces the tag set as a whole
+    definition = validate(JobCollectionDefinition, merged)
+    stored, state = _prepare(key, definition, existing, existing.state)
+    record = _save(rt, key, stored, state, existing)
+    return ApiResponse(200, render_collection(record))

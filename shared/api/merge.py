@@ -1,0 +1,125 @@
+"""PATCH merging and secret carrying, on the JSON documents of our wire models.
+
+Rules (DECISIONS.md, Q9): a PATCH body is a partial definition; nested objects merge, arrays and
+scalars replace, an explicit `null` removes the member (so `"authentication": null` removes
+authentication), and absent members, stored secrets included, are kept. When an object's `type`
+changes (an action from Http to StorageQueue, an authentication from Basic to ClientCertificate),
+members that belonged to the old type are dropped instead of merged into the new one.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import BaseModel
+
+# Action members that do not depend on the action type and survive a change of type.
+_TYPE_INDEPENDENT = {"retryPolicy", "errorAction"}
+# The target member each action type uses: Http and Https share `request`.
+_TARGETS = {"http": "request", "https": "request", "storagequeue": "queueMessage",
+            "servicebusqueue": "serviceBusQueueMessage", "servicebustopic": "serviceBusTopicMessage"}
+
+
+def _nested_model(annotation: Any) -> tuple[str, type[BaseModel]] | None:
+    """("model", M) or ("list", M) when a field holds model M or a list of them; None for plain values."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _nested_model(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        for arg in get_args(annotation):
+            found = _nested_model(arg)
+            if found:
+                return found
+        return None
+    if origin is list:
+        inner = _nested_model(get_args(annotation)[0])
+        return ("list", inner[1]) if inner and inner[0] == "model" else None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return ("model", annotation)
+    return None
+
+
+def canonical_keys(data: Any, model: type[BaseModel]) -> Any:
+    """Rename the members of `data` to the model's JSON names, recursively (input names ignore case).
+
+    Free-form maps (headers, tags, custom properties) keep their keys as sent. Unknown members are kept
+    as they are, so the model later ignores them just as it does on PUT.
+    """
+    if not isinstance(data, dict):
+        return data
+    fields = {}
+    for name, field in model.model_fields.items():
+        canonical = field.alias or name
+        fields[name.lower()] = fields[canonical.lower()] = (canonical, field.annotation)
+    result: dict[str, Any] = {}
+    for key, value in data.items():
+        canonical, annotation = fields.get(key.lower(), (key, None)) if isinstance(key, str) else (key, None)
+        nested = _nested_model(annotation) if annotation is not None else None
+        if nested and nested[0] == "model":
+            value = canonical_keys(value, nested[1])
+        elif nested and isinstance(value, list):
+            value = [canonical_keys(item, nested[1]) for item in value]
+        result[canonical] = value
+    return result
+
+
+def _type_of(value: dict[str, Any]) -> str | None:
+    kind = value.get("type")
+    return kind.lower() if isinstance(kind, str) else None
+
+
+def _rebase_on_type_change(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    old, new = _type_of(base), _type_of(patch)
+    if old is None or new is None or old == new:
+        return base
+    if new in _TARGETS and old in _TARGETS:  # an action: keep the policy, the error action, and a shared target
+        keep = _TYPE_INDEPENDENT | {_TARGETS[new]} if _TARGETS[new] == _TARGETS[old] else _TYPE_INDEPENDENT
+        return {k: v for k, v in base.items() if k in keep}
+    return {}  # an authentication of another kind: nothing of the old one applies
+
+
+def merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """JSON merge-patch (RFC 7396) of `patch` onto `base`, with the type-change rule above."""
+    result = dict(_rebase_on_type_change(base, patch))
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        elif isinstance(value, dict) and isinstance(result.get(key), dict):
+            result[key] = merge(result[key], value)
+        else:
+            result[key] = value
+    return result
+
+
+# Where write-only secrets live in a job's `action` (and, the same, in its `errorAction`), and the
+# member that must be unchanged for a stored secret to still apply.
+_SECRET_HOLDERS = (
+    (("request", "authentication"), "type", ("password", "pfx", "secret")),
+    (("queueMessage",), "storageAccount", ("sasToken",)),
+    (("serviceBusQueueMessage", "authentication"), "sasKeyName", ("sasKey",)),
+    (("serviceBusTopicMessage", "authentication"), "sasKeyName", ("sasKey",)),
+)
+
+
+def _walk(document: dict[str, Any] | None, path: tuple[str, ...]) -> dict[str, Any] | None:
+    node: Any = document
+    for part in path:
+        node = node.get(part) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+def carry_secrets(new_action: dict[str, Any] | None, stored_action: dict[str, Any] | None) -> None:
+    """Fill secrets a PUT left out from the stored action, where they still apply (same type/account/key name).
+
+    So GET -> modify -> PUT, which every SDK does and which never sees secrets, keeps them working.
+    """
+    for prefix in ((), ("errorAction",)):
+        for path, identity, secrets in _SECRET_HOLDERS:
+            new = _walk(new_action, prefix + path)
+            old = _walk(stored_action, prefix + path)
+            if new is None or old is None or str(new.get(identity)).lower() != str(old.get(identity)).lower():
+                continue
+            for secret in secrets:
+                if new.get(secret) is None and old.get(secret) is not None:
+                    new[secret] = old[secret]

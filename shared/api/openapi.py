@@ -1,0 +1,118 @@
+"""The OpenAPI 3 document of our API, generated from the pydantic models that validate requests.
+
+Schemas come from `models_json_schema` (one source of truth with validation); this module only lists
+the 15 operations of Microsoft.Scheduler 2016-03-01 with their parameters. Served at GET /api/openapi.json.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from ..model import (
+    ErrorResponse,
+    JobCollectionDefinition,
+    JobCollectionListResult,
+    JobDefinition,
+    JobHistoryListResult,
+    JobListResult,
+)
+from .common import SUPPORTED_API_VERSIONS
+
+_REF = "#/components/schemas/{model}"
+_SUB = "/subscriptions/{subscriptionId}"
+_GROUP = f"{_SUB}/resourceGroups/{{resourceGroupName}}"
+_COLLECTIONS = "providers/Microsoft.Scheduler/jobCollections"
+_COLLECTION = f"{_GROUP}/{_COLLECTIONS}/{{jobCollectionName}}"
+_JOB = f"{_COLLECTION}/jobs/{{jobName}}"
+
+# (operationId, method, path, request body, 2xx responses {status: model or None}, extra query parameters)
+_OPERATIONS: tuple[tuple[str, str, str, type[BaseModel] | None, dict[str, type[BaseModel] | None], tuple[str, ...]],
+                   ...] = (
+    ("JobCollections_ListBySubscription", "get", f"{_SUB}/{_COLLECTIONS}", None,
+     {"200": JobCollectionListResult}, ("$top", "$skip", "$skiptoken")),
+    ("JobCollections_ListByResourceGroup", "get", f"{_GROUP}/{_COLLECTIONS}", None,
+     {"200": JobCollectionListResult}, ("$top", "$skip", "$skiptoken")),
+    ("JobCollections_Get", "get", _COLLECTION, None, {"200": JobCollectionDefinition}, ()),
+    ("JobCollections_CreateOrUpdate", "put", _COLLECTION, JobCollectionDefinition,
+     {"200": JobCollectionDefinition, "201": JobCollectionDefinition}, ()),
+    ("JobCollections_Patch", "patch", _COLLECTION, JobCollectionDefinition, {"200": JobCollectionDefinition}, ()),
+    ("JobCollections_Delete", "delete", _COLLECTION, None, {"200": None}, ()),
+    ("JobCollections_Enable", "post", f"{_COLLECTION}/enable", None, {"200": None}, ()),
+    ("JobCollections_Disable", "post", f"{_COLLECTION}/disable", None, {"200": None}, ()),
+    ("Jobs_Get", "get", _JOB, None, {"200": JobDefinition}, ()),
+    ("Jobs_CreateOrUpdate", "put", _JOB, JobDefinition, {"200": JobDefinition, "201": JobDefinition}, ()),
+    ("Jobs_Patch", "patch", _JOB, JobDefinition, {"200": JobDefinition}, ()),
+    ("Jobs_Delete", "delete", _JOB, None, {"200": None}, ()),
+    ("Jobs_Run", "post", f"{_JOB}/run", None, {"200": None}, ()),
+    ("Jobs_List", "get", f"{_COLLECTION}/jobs", None, {"200": JobListResult},
+     ("$top", "$skip", "$filter", "$skiptoken")),
+    ("Jobs_ListJobHistory", "get", f"{_JOB}/history", None, {"200": JobHistoryListResult},
+     ("$top", "$skip", "$filter", "$skiptoken")),
+)
+
+_QUERY: dict[str, dict[str, Any]] = {
+    "api-version": {"name": "api-version", "in": "query", "required": True,
+                    "schema": {"type": "string", "enum": list(SUPPORTED_API_VERSIONS)}},
+    "$top": {"name": "$top", "in": "query", "description": "Page size; nextLink continues the list.",
+             "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+    "$skip": {"name": "$skip", "in": "query", "description": "0-based index of the first entry.",
+              "schema": {"type": "integer", "minimum": 0}},
+    "$filter": {"name": "$filter", "in": "query",
+                "description": "state eq 'Enabled' (jobs) or status eq 'Failed' (history); quotes optional.",
+                "schema": {"type": "string"}},
+    "$skiptoken": {"name": "$skiptoken", "in": "query", "description": "Continuation from a nextLink.",
+                   "schema": {"type": "string"}},
+}
+
+
+def _path_parameters(path: str) -> list[dict[str, Any]]:
+    names = [part[1:-1] for part in path.split("/") if part.startswith("{")]
+    return [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}} for n in names]
+
+
+def _content(model: type[BaseModel]) -> dict[str, Any]:
+    return {"application/json": {"schema": {"$ref": _REF.format(model=model.__name__)}}}
+
+
+@lru_cache(maxsize=1)
+def _components() -> dict[str, Any]:
+    models: list[type[BaseModel]] = [JobCollectionDefinition, JobDefinition, JobCollectionListResult, JobListResult,
+                                     JobHistoryListResult, ErrorResponse]
+    _, schema = models_json_schema([(m, "validation") for m in models], ref_template=_REF)
+    return dict(schema.get("$defs", {}))
+
+
+def _operation(op_id: str, path: str, body: type[BaseModel] | None, responses: dict[str, type[BaseModel] | None],
+               query: tuple[str, ...]) -> dict[str, Any]:
+    operation: dict[str, Any] = {
+        "operationId": op_id,
+        "parameters": [*_path_parameters(path), _QUERY["api-version"], *(_QUERY[q] for q in query)],
+        "responses": {
+            **{status: ({"description": "OK", "content": _content(model)} if model else
+                        {"description": "OK, empty body"}) for status, model in responses.items()},
+            "default": {"description": "ARM error", "content": _content(ErrorResponse)},
+        },
+    }
+    if body is not None:
+        operation["requestBody"] = {"required": True, "content": _content(body)}
+    return operation
+
+
+def openapi_document(url: str = "") -> dict[str, Any]:
+    """The document; `url` (of the request for it) sets the server so the paths resolve against this host."""
+    base = url.split("?", 1)[0].rsplit("/openapi.json", 1)[0] if url else "/api"
+    paths: dict[str, dict[str, Any]] = {}
+    for op_id, method, path, body, responses, query in _OPERATIONS:
+        paths.setdefault(path, {})[method] = _operation(op_id, path, body, responses, query)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Microsoft.Scheduler (successor)", "version": "2016-03-01",
+                 "description": "Management API of Azure Scheduler, api-version 2016-03-01."},
+        "servers": [{"url": base or "/api"}],
+        "paths": paths,
+        "components": {"schemas": _components()},
+    }

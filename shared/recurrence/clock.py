@@ -1,0 +1,145 @@
+"""Instants, wall-clock time and the DST rules that connect them.
+
+Instants are integer Unix seconds; wall-clock times are integer seconds
+since 1970-01-01T00:00 as read on the zone's clock. Mapping a wall time to
+an instant follows DECISIONS.md: a wall time inside a spring-forward gap
+runs at the first instant after the gap, a repeated wall time runs at its
+first instance. That mapping is monotonic (never decreasing), which lets the
+series search on the wall-clock axis and convert only the answer.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from zoneinfo import ZoneInfo
+
+from .calendar_math import DAY, civil
+
+__all__ = ["UtcClock", "ZoneClock", "ceil_seconds", "floor_seconds", "from_seconds"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_NAIVE_EPOCH = datetime(1970, 1, 1)
+_SECOND = timedelta(seconds=1)
+_PROBE_STEP = 7 * DAY  # finer than any pair of real-world transitions
+
+
+def _aware(dt: datetime) -> datetime:
+    # The wire format says a date-time without offset is UTC; accept the same here.
+    return dt if dt.tzinfo is not None and dt.utcoffset() is not None else dt.replace(tzinfo=UTC)
+
+
+def floor_seconds(dt: datetime) -> int:
+    """Unix seconds of ``dt``, microseconds dropped (naive means UTC)."""
+    return (_aware(dt) - _EPOCH) // _SECOND
+
+
+def ceil_seconds(dt: datetime) -> int:
+    """Unix seconds of ``dt`` rounded up to a whole second."""
+    return -((_EPOCH - _aware(dt)) // _SECOND)
+
+
+def from_seconds(x: int) -> datetime:
+    """Aware UTC datetime for Unix seconds ``x``."""
+    return _EPOCH + timedelta(seconds=x)
+
+
+class UtcClock:
+    """The identity clock: wall time is UTC (the default, and elapsed-time series)."""
+
+    def wall(self, x: int) -> int:
+        """Wall-clock reading at instant ``x``."""
+        return x
+
+    def wall_bound(self, x: int) -> int:
+        """Largest wall time ``w`` such that every wall time up to ``w`` maps to an instant <= x."""
+        return x
+
+    def to_instant(self, w: int) -> int:
+        """The instant at which wall time ``w`` runs."""
+        return w
+
+    def gaps(self, lo: int, hi: int) -> tuple[tuple[int, int, int], ...]:
+        """Spring-forward gaps ``(instant, first skipped wall time, wall time after)`` in [lo, hi]."""
+        return ()
+
+
+class ZoneClock(UtcClock):
+    """Wall-clock time of an IANA zone (the ``timeZone`` extension)."""
+
+    def __init__(self, zone: ZoneInfo) -> None:
+        self.zone = zone
+
+    def _offset(self, x: int) -> int:
+        return datetime.fromtimestamp(x, self.zone).utcoffset() // _SECOND  # type: ignore[operator]
+
+    def _transition(self, lo: int, hi: int) -> int:
+        """First instant in (lo, hi] with the offset in force at ``hi`` (one change assumed)."""
+        target = self._offset(hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self._offset(mid) == target:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def wall(self, x: int) -> int:
+        return x + self._offset(x)
+
+    def wall_bound(self, x: int) -> int:
+        local = datetime.fromtimestamp(x, self.zone)
+        offset = local.utcoffset() // _SECOND  # type: ignore[operator]
+        if not local.fold:
+            return x + offset
+        # x is in the second pass of a repeated interval: every repeated wall
+        # time already ran in the first pass, and the next one to run is the
+        # first wall time after the repetition ends.
+        earlier = local.replace(fold=0).utcoffset() // _SECOND  # type: ignore[operator]
+        change = self._transition(x - (earlier - offset), x)
+        return change + earlier - 1
+
+    def to_instant(self, w: int) -> int:
+        local = (_NAIVE_EPOCH + timedelta(seconds=w)).replace(tzinfo=self.zone)
+        before = local.utcoffset() // _SECOND  # type: ignore[operator]
+        after = local.replace(fold=1).utcoffset() // _SECOND  # type: ignore[operator]
+        if after <= before:
+            return w - before  # unambiguous, or the first of two instances
+        return self._transition(w - after, w - before)  # skipped: when the clock jumps
+
+    def gaps(self, lo: int, hi: int) -> tuple[tuple[int, int, int], ...]:
+        if hi < lo:
+            return ()
+        first, last = civil(lo // DAY)[0], civil(hi // DAY)[0]
+        return tuple(
+            gap
+            for year in range(max(first, 1), min(last, 9998) + 1)
+            for gap in _gaps_in_year(self, year)
+            if lo <= gap[0] <= hi
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.zone)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ZoneClock) and other.zone == self.zone
+
+
+@lru_cache(maxsize=4096)
+def _gaps_in_year(clock: ZoneClock, year: int) -> tuple[tuple[int, int, int], ...]:
+    # zoneinfo does not expose its transition list, so probe the offset weekly
+    # and bisect each change; cached per zone and year.
+    lo = floor_seconds(datetime(year, 1, 1, tzinfo=UTC))
+    hi = floor_seconds(datetime(year + 1, 1, 1, tzinfo=UTC))
+    probes = [*range(lo, hi, _PROBE_STEP), hi]
+    found = []
+    previous, previous_offset = probes[0], clock._offset(probes[0])
+    for probe in probes[1:]:
+        offset = clock._offset(probe)
+        if offset != previous_offset:
+            change = clock._transition(previous, probe)
+            old, new = clock._offset(change - 1), clock._offset(change)
+            if new > old:
+                found.append((change, change + old, change + new))
+        previous, previous_offset = probe, offset
+    return tuple(found)

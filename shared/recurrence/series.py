@@ -1,0 +1,219 @@
+"""``OccurrenceSeries``: the occurrences of one job, answered in constant time."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from .clock import UtcClock, ZoneClock, ceil_seconds, floor_seconds, from_seconds
+from .errors import RecurrenceError
+from .expansion import expand
+from .model import Recurrence
+from .pattern import Pattern
+from .validation import load_zone, validate_recurrence
+
+__all__ = ["OccurrenceSeries"]
+
+_UTC = UtcClock()
+_LAST_SECOND = floor_seconds(datetime.max.replace(tzinfo=None)) - 2 * 86_400  # keeps zone offsets in range
+
+
+class OccurrenceSeries:
+    """The instants at which a job with ``start_time`` and ``recurrence`` runs.
+
+    Like an APScheduler trigger, a series is a small immutable object that
+    answers "when next?"; unlike one, it never iterates: every query jumps to
+    the period containing the asked instant (periods since startTime //
+    interval) and searches at most a few periods, and counting is arithmetic.
+
+    Contract:
+
+    * occurrences are whole-second, timezone-aware UTC datetimes, never
+      before ``start_time`` (whose microseconds are dropped);
+    * ``count`` counts occurrences from ``count_origin`` (default
+      ``start_time``): index 1 is the first occurrence at or after it.
+      Occurrences between ``start_time`` and ``count_origin`` still belong to
+      the series but carry no index (:meth:`index_of` rejects them);
+    * ``end_time`` is inclusive; with ``count`` too, whichever ends first wins;
+    * ``recurrence=None`` is a one-shot series: the single occurrence
+      ``start_time`` (``count_origin`` does not apply);
+    * naive datetimes, in arguments and in ``recurrence.end_time``, mean UTC.
+
+    Raises :class:`RecurrenceError` for an invalid recurrence, an ``endTime``
+    before ``start_time``, or a schedule that can never fire for this start.
+    """
+
+    __slots__ = ("recurrence", "_start", "_origin", "_pattern", "_clock", "_elapsed", "_end", "_first")
+
+    def __init__(
+        self, start_time: datetime, recurrence: Recurrence | None, count_origin: datetime | None = None
+    ) -> None:
+        if not isinstance(start_time, datetime):
+            raise RecurrenceError("startTime", "startTime must be a date-time")
+        self.recurrence = recurrence
+        self._start = floor_seconds(start_time)
+        self._origin = self._start if count_origin is None else max(self._start, ceil_seconds(count_origin))
+        self._pattern: Pattern | None = None
+        self._clock: UtcClock = _UTC
+        self._elapsed = 0
+        self._end: int | None = self._start
+        self._first: int | None = self._start
+        if recurrence is None:
+            self._origin = self._start
+            return
+        validate_recurrence(recurrence)
+        clock = ZoneClock(load_zone(recurrence.time_zone)) if recurrence.time_zone else _UTC
+        expansion = expand(recurrence, self._start, clock.wall(self._start))
+        self._pattern = expansion.pattern
+        if expansion.wall_clock:
+            self._clock = clock
+        else:
+            self._elapsed = expansion.pattern.min_gap() or 0
+        if self._pattern.is_empty():
+            raise RecurrenceError(
+                "schedule",
+                "the schedule never produces an occurrence with this interval and startTime",
+            )
+        self._end = None
+        if recurrence.end_time is not None:
+            end_time = floor_seconds(recurrence.end_time)
+            if end_time < self._start:
+                raise RecurrenceError("endTime", "endTime must not be before startTime")
+            last = self._upto(end_time)
+            # Nothing at or before endTime: an empty series, which start - 1 encodes.
+            self._end = self._start - 1 if last is None else last
+        if recurrence.count is not None:
+            nth = self._nth(recurrence.count)  # None: beyond year 9999, no limit in practice
+            if nth is not None and (self._end is None or nth < self._end):
+                self._end = nth
+        first = self._after(self._start - 1)
+        self._first = first if first is not None and (self._end is None or first <= self._end) else None
+
+    def __repr__(self) -> str:
+        return f"OccurrenceSeries({from_seconds(self._start).isoformat()}, {self.recurrence!r})"
+
+    # -- unbounded primitives on Unix seconds (ignore count and endTime) ------------
+
+    def _after(self, x: int) -> int | None:
+        """First occurrence > x, not before startTime."""
+        if self._pattern is None:
+            return self._start if x < self._start else None
+        x = max(x, self._start - 1)
+        slot = self._pattern.next_slot(self._clock.wall_bound(x))
+        if slot is None or slot > _LAST_SECOND:
+            return None
+        return self._clock.to_instant(slot)
+
+    def _upto(self, x: int) -> int | None:
+        """Last occurrence <= x, not before startTime."""
+        if self._pattern is None:
+            return self._start if x >= self._start else None
+        if x < self._start:
+            return None
+        slot = self._pattern.prev_slot(self._clock.wall_bound(min(x, _LAST_SECOND)))
+        if slot is None:
+            return None
+        instant = self._clock.to_instant(slot)
+        return instant if instant >= self._start else None
+
+    def _count(self, lo: int, x: int) -> int:
+        """Distinct occurrence instants in [lo, x].
+
+        Slots are counted by rank. Slots inside a spring-forward gap all run at
+        the same instant (together with the slot at the gap's end, if any),
+        so each such cluster counts once.
+        """
+        assert self._pattern is not None
+        pattern, clock = self._pattern, self._clock
+        total = pattern.rank(clock.wall_bound(x)) - pattern.rank(clock.wall_bound(lo - 1))
+        for _, gap_start, gap_end in clock.gaps(lo, x):
+            total -= max(0, pattern.rank(gap_end) - pattern.rank(gap_start - 1) - 1)
+        return total
+
+    def _nth(self, k: int) -> int | None:
+        """The k-th occurrence at or after count_origin (None past year 9999)."""
+        assert self._pattern is not None
+        pattern, clock = self._pattern, self._clock
+        rank = pattern.rank(clock.wall_bound(self._origin - 1)) + k
+        while True:
+            slot = pattern.select(rank)
+            if slot > _LAST_SECOND:
+                return None
+            instant = clock.to_instant(slot)
+            found = self._count(self._origin, instant)
+            if found >= k:
+                return instant
+            rank += k - found  # slots merged by a DST gap: look further
+
+    # -- public API -----------------------------------------------------------------
+
+    def _bounded(self, instant: int | None) -> datetime | None:
+        if instant is None or (self._end is not None and instant > self._end):
+            return None
+        return from_seconds(instant)
+
+    def next_after(self, t: datetime) -> datetime | None:
+        """The first occurrence strictly after ``t`` (aware UTC), honouring
+        ``count`` and ``endTime``; None when the series has ended."""
+        return self._bounded(self._after(floor_seconds(t)))
+
+    def first_at_or_after(self, t: datetime) -> datetime | None:
+        """The first occurrence at or after ``t``; None when the series has ended."""
+        return self._bounded(self._after(ceil_seconds(t) - 1))
+
+    def last_at_or_before(self, t: datetime) -> datetime | None:
+        """The latest occurrence <= ``t`` (the one to run after an outage); None if none."""
+        x = floor_seconds(t)
+        if self._end is not None:
+            x = min(x, self._end)
+        return None if self._first is None else self._bounded(self._upto(x))
+
+    def index_of(self, occurrence: datetime) -> int:
+        """1-based index of ``occurrence`` counted from ``count_origin`` (history
+        ``repeatCount``), computed arithmetically.
+
+        Raises ValueError if ``occurrence`` is not an occurrence of the series
+        or lies before ``count_origin``.
+        """
+        x = floor_seconds(occurrence)
+        if occurrence.microsecond or self._bounded(self._after(x - 1)) != from_seconds(x):
+            raise ValueError(f"{occurrence.isoformat()} is not an occurrence of this series")
+        if x < self._origin:
+            raise ValueError(f"{occurrence.isoformat()} is before the count origin")
+        return 1 if self._pattern is None else self._count(self._origin, x)
+
+    def min_gap(self) -> timedelta | None:
+        """Smallest gap between consecutive occurrences of the expanded schedule,
+        ignoring count/endTime; None for a one-shot series.
+
+        Gaps are nominal: wall-clock distances for calendar schedules (a DST
+        change does not shrink them) and exact for elapsed Minute/Hour series.
+        """
+        if self._pattern is None:
+            return None
+        gap = self._elapsed or self._pattern.min_gap()
+        return None if gap is None else timedelta(seconds=gap)
+
+    @property
+    def start(self) -> datetime:
+        """startTime, normalised to UTC with microseconds dropped."""
+        return from_seconds(self._start)
+
+    @property
+    def first(self) -> datetime | None:
+        """The first occurrence, None if the series is empty (endTime before it)."""
+        return None if self._first is None else from_seconds(self._first)
+
+    @property
+    def is_finite(self) -> bool:
+        """True when the series ends (one-shot, count or endTime)."""
+        return self._end is not None
+
+    @property
+    def end(self) -> datetime | None:
+        """The last occurrence if the series is finite (count or endTime), else None.
+
+        Also None for a finite series with no occurrence at all (see :attr:`first`).
+        """
+        if self._end is None or self._first is None:
+            return None
+        return from_seconds(self._end)

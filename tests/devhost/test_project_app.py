@@ -1,0 +1,28 @@
+"""The project's own function_app.py, indexed by the local host: it must host exactly what the app declares."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devhost.indexing import index_app
+from devhost.settings import read_local_settings
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_APP = PROJECT_ROOT / "function_app.py"
+
+
+@pytest.mark.skipif(not PROJECT_APP.exists(), reason=f"{PROJECT_APP} does not exist yet (written by another part)")
+def test_project_app_is_hosted_exactly_as_declared(declared: Callable[[Path], list[dict[str, Any]]],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # The app may read settings at import; give it its local settings (or the sample's) without writing files.
+    for name, value in read_local_settings(PROJECT_ROOT, create=False).values.items():
+        if name not in os.environ:
+            monkeypatch.setenv(name, value)
+    hosted = [f.describe() for f in index_app(PROJECT_ROOT).functions]
+    assert hosted == declared(PROJECT_ROOT)
+    assert hosted, "the project app declares no functions"

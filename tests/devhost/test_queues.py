@@ -1,0 +1,151 @@
+"""Queue triggers and queue outputs against the real Azurite, with the sample app's host.json
+(maxPollingInterval 1 s, maxDequeueCount 2, base64 encoding)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from azure.storage.queue import QueueClient
+
+from devhost.host import LocalHost
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def records(outbox: Any, function: str, body: bytes) -> dict[str, Any]:
+    text = outbox.wait_for(lambda t: json.loads(t)["body_hex"] == body.hex() and json.loads(t)["function"] == function)
+    return json.loads(text)
+
+
+def test_base64_message_reaches_the_function_as_bytes(sample_host: LocalHost, queue_factory: Callable[..., Any],
+                                                       outbox: Any) -> None:
+    body = b"\x00\xffbinary-" + uuid.uuid4().hex.encode()
+    sent = queue_factory("devhost-sample-in").send_message(b64(body))
+    seen = records(outbox, "record_message", body)
+    assert seen["id"] == sent.id
+    assert seen["dequeue_count"] == 1
+    assert seen["has_pop_receipt"] and seen["insertion_time"]
+
+
+def test_message_is_deleted_after_success(sample_host: LocalHost, queue_factory: Callable[..., Any],
+                                          outbox: Any, wait_until: Callable[..., Any]) -> None:
+    body = uuid.uuid4().hex.encode()
+    client: QueueClient = queue_factory("devhost-sample-in")
+    client.send_message(b64(body))
+    records(outbox, "record_message", body)
+    wait_until(lambda: client.get_queue_properties().approximate_message_count == 0, timeout=5)
+
+
+def test_http_output_binding_feeds_the_queue_trigger(sample_host: LocalHost, outbox: Any) -> None:
+    body = f"via-http-{uuid.uuid4()}".encode()
+    assert requests.post(f"{sample_host.base_url}/enqueue", data=body, timeout=10).status_code == 202
+    assert records(outbox, "record_message", body)["dequeue_count"] == 1
+
+
+def test_async_function_return_value_goes_to_its_output(sample_host: LocalHost,
+                                                        queue_factory: Callable[..., Any], outbox: Any) -> None:
+    body = f"async-{uuid.uuid4()}".encode()
+    queue_factory("devhost-sample-async").send_message(b64(body))
+    assert records(outbox, "async_record", body)["dequeue_count"] == 1
+
+
+def test_failing_function_moves_message_to_poison_after_max_dequeue_count(
+        sample_host: LocalHost, queue_factory: Callable[..., Any], wait_until: Callable[..., Any],
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="devhost")
+    text = b64(f"fail-{uuid.uuid4()}".encode())
+    sent = queue_factory("devhost-sample-fail").send_message(text)
+    poison: QueueClient = queue_factory("devhost-sample-fail-poison")
+    found = wait_until(lambda: [m for m in poison.peek_messages(max_messages=32) if m.content == text], timeout=10)
+    assert len(found) == 1
+    attempts = [a["dequeue_count"] for a in sample_host.app_module.FAILED_ATTEMPTS if a["id"] == sent.id]
+    assert attempts == [1, 2]
+    assert any("MaxDequeueCount of 2" in r.getMessage() for r in caplog.records)
+    assert queue_factory("devhost-sample-fail").peek_messages() == []
+
+
+def test_undecodable_base64_is_poisoned_without_invoking(sample_host: LocalHost, queue_factory: Callable[..., Any],
+                                                         wait_until: Callable[..., Any]) -> None:
+    text = f"not base64 {uuid.uuid4()}!"
+    queue_factory("devhost-sample-in").send_message(text)
+    poison: QueueClient = queue_factory("devhost-sample-in-poison")
+    wait_until(lambda: any(m.content == text for m in poison.peek_messages(max_messages=32)), timeout=10)
+
+
+def test_none_encoding_batches_and_visibility_timeout(make_app: Callable[..., Path], storage_env: str,
+                                                      queue_factory: Callable[..., Any],
+                                                      wait_until: Callable[..., Any]) -> None:
+    queue = f"devhost-plain-{uuid.uuid4().hex[:8]}"
+    app_dir = make_app(
+        """
+        import threading, time
+        import azure.functions as func
+        app = func.FunctionApp()
+        SEEN, ACTIVE, PEAK, LOCK = [], [0], [0], threading.Lock()
+
+        @app.queue_trigger(arg_name="msg", queue_name="%PLAIN_QUEUE%", connection="AzureWebJobsStorage")
+        def plain(msg: func.QueueMessage) -> None:
+            with LOCK:
+                ACTIVE[0] += 1
+                PEAK[0] = max(PEAK[0], ACTIVE[0])
+            time.sleep(0.3)
+            with LOCK:
+                ACTIVE[0] -= 1
+            SEEN.append((msg.get_body().decode(), msg.dequeue_count, time.monotonic()))
+            if msg.get_body() == b"retry-once" and msg.dequeue_count == 1:
+                raise RuntimeError("first attempt fails")
+        """,
+        host_json={"version": "2.0", "extensions": {"queues": {
+            "messageEncoding": "none", "batchSize": 4, "newBatchThreshold": 2,
+            "maxPollingInterval": "00:00:00.5", "visibilityTimeout": "00:00:01"}}},
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PLAIN_QUEUE", queue)
+        with LocalHost(app_dir) as host:
+            client: QueueClient = queue_factory(queue)
+            for i in range(8):
+                client.send_message(f"plain text {i}")
+            wait_until(lambda: len(host.app_module.SEEN) >= 8, timeout=10)
+            assert sorted(body for body, _, _ in host.app_module.SEEN) == [f"plain text {i}" for i in range(8)]
+            assert 2 <= host.app_module.PEAK[0] <= 6  # batchSize + newBatchThreshold at most
+
+            client.send_message("retry-once")
+            wait_until(lambda: [s for s in host.app_module.SEEN if s[0] == "retry-once" and s[1] == 2], timeout=10)
+            first, second = [s[2] for s in host.app_module.SEEN if s[0] == "retry-once"]
+            assert second - first >= 1.0  # visibilityTimeout before the retry
+
+
+def test_stop_is_quick_with_a_slow_function_running(make_app: Callable[..., Path], storage_env: str,
+                                                    queue_factory: Callable[..., Any],
+                                                    wait_until: Callable[..., Any]) -> None:
+    queue = f"devhost-slow-{uuid.uuid4().hex[:8]}"
+    app_dir = make_app(f"""
+        import time
+        import azure.functions as func
+        app = func.FunctionApp()
+        STARTED = []
+
+        @app.queue_trigger(arg_name="msg", queue_name="{queue}", connection="AzureWebJobsStorage")
+        def slow(msg: func.QueueMessage) -> None:
+            STARTED.append(msg.id)
+            time.sleep(2.5)
+        """)
+    host = LocalHost(app_dir, stop_timeout=1.0).start()
+    try:
+        queue_factory(queue).send_message(b64(b"slow"))
+        wait_until(lambda: host.app_module.STARTED, timeout=10)
+    finally:
+        began = time.monotonic()
+        host.stop()
+    assert time.monotonic() - began < 2.0
