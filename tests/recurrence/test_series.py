@@ -281,3 +281,15 @@ def test_month_on_31st_skips_short_months() -> None:
 )
 def test_min_gap(recurrence: Recurrence, gap: timedelta) -> None:
     assert OccurrenceSeries(z("2024-01-10T12:25:00"), recurrence).min_gap() == gap
+
+
+def test_rare_monthly_schedule_found_decades_apart() -> None:
+    # Every 12th month from February 2024, on the 5th Thursday: only a leap February starting on a
+    # Thursday has one. Feb 1 moves 5 weekdays every 4 years, so the next is 28 years later.
+    rec = Recurrence(F.MONTH, 12, schedule=Schedule(monthly_occurrences=(MonthlyOccurrence(WeekDay.THURSDAY, 5),)))
+    series = OccurrenceSeries(z("2024-02-01T12:00:00"), rec)
+    assert series.first == z("2024-02-29T12:00:00")
+    assert series.next_after(z("2024-02-29T12:00:00")) == z("2052-02-29T12:00:00")
+    assert series.last_at_or_before(z("2051-12-31T00:00:00")) == z("2024-02-29T12:00:00")
+    assert series.index_of(z("2052-02-29T12:00:00")) == 2
+    assert series.min_gap() == timedelta(days=28 * 365 + 7)
