@@ -1,10 +1,14 @@
-"""How precisely and how fast the scheduler fires: N one-shot jobs due in the same second.
+"""How precisely and how fast the scheduler fires: N one-shot jobs due in the same minute.
 
 Runs the real app under the local host (a subprocess, as `make run` does) against its own Azurite,
-creates N one-shot Http jobs due at one instant far enough ahead that the minute timer (not the API)
-queues them, and records when each request reaches a local HTTP target. Prints fired count,
-duplicates, lateness p50/p99/max, executions per second, and Azurite's raw single-operation
-throughput measured in the same run, with the ratio between them.
+creates the jobs far enough ahead that the minute timer (not the API) queues them, and records when
+each request reaches a local HTTP target. Two phases, with the same host:
+
+- spread: N jobs due across one minute (N/60 per second), the load a minute's due set puts on it;
+- burst: N jobs due at the same second, which measures capacity (executions per second).
+
+Prints, per phase, fired count, duplicates, lost, lateness p50/p99/max, and for the burst the
+executions per second beside Azurite's raw single-operation throughput measured in the same run.
 
     python bench/fire.py [--jobs 500]
 
@@ -131,25 +135,30 @@ def main() -> None:
             status, body = request("PUT", f"{base}{COLLECTION}{VERSION}", {
                 "location": "West US", "properties": {"sku": {"name": "P20Premium"}}})
             assert status in (200, 201), body
-            # Due 20 s after a minute boundary that is at least 40 s away: the minute timer queues them.
+            # The spread phase fills the minute after a boundary at least 40 s away; the burst phase is
+            # due 20 s into the minute two later. Both are queued by the minute timer, not the API.
             now = datetime.now(UTC)
             tick = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
             if tick - now < timedelta(seconds=40):
                 tick += timedelta(minutes=1)
-            due = tick + timedelta(seconds=20)
-            job = {"properties": {"startTime": due.isoformat(), "action": {"type": "Http", "request": {
-                "uri": target.url, "method": "POST", "body": "fire"}, "retryPolicy": {"retryType": "None"}}}}
+            spread = {f"spread{i}": tick + timedelta(seconds=i % 60) for i in range(args.jobs)}
+            burst_due = tick + timedelta(minutes=2, seconds=20)
+            burst = {f"burst{i}": burst_due for i in range(args.jobs)}
+            plan = spread | burst
 
-            def create(i: int) -> int:
-                return request("PUT", f"{base}{COLLECTION}/jobs/job{i}{VERSION}", job)[0]
+            def create(name: str) -> int:
+                job = {"properties": {"startTime": plan[name].isoformat(), "action": {"type": "Http", "request": {
+                    "uri": target.url, "method": "POST", "body": "fire"}, "retryPolicy": {"retryType": "None"}}}}
+                return request("PUT", f"{base}{COLLECTION}/jobs/{name}{VERSION}", job)[0]
 
             started = time.perf_counter()
             with ThreadPoolExecutor(8) as pool:
-                statuses = list(pool.map(create, range(args.jobs)))
+                statuses = list(pool.map(create, plan))
             created = time.perf_counter() - started
-            print(f"created {statuses.count(201)}/{args.jobs} jobs in {created:.1f} s; all due at {due:%H:%M:%S}Z")
-            deadline = due + timedelta(seconds=60)
-            while datetime.now(UTC) < deadline and len(target.arrivals) < args.jobs:
+            print(f"created {statuses.count(201)}/{len(plan)} jobs in {created:.1f} s "
+                  f"({len(plan) / created:.0f} PUT/s); spread over {tick:%H:%M}Z, burst at {burst_due:%H:%M:%S}Z")
+            deadline = burst_due + timedelta(seconds=60)
+            while datetime.now(UTC) < deadline and len(target.arrivals) < len(plan):
                 time.sleep(0.2)
             time.sleep(2)  # let late duplicates show up
         finally:
@@ -157,19 +166,25 @@ def main() -> None:
             host.wait(timeout=15)
             log.close()
 
-    arrivals = list(target.arrivals)
+    report("spread", spread, [a for a in target.arrivals if a[0] in spread], raw)
+    report("burst", burst, [a for a in target.arrivals if a[0] in burst], raw)
+
+
+def report(phase: str, plan: dict[str, datetime], arrivals: list[tuple[str, str, datetime]], raw: float) -> None:
     jobs = {job for job, _, _ in arrivals}
-    lateness = [(at - due).total_seconds() for _, _, at in arrivals]
-    print(f"fired:        {len(jobs)}/{args.jobs} jobs, {len(arrivals) - len(jobs)} duplicate(s), "
-          f"{args.jobs - len(jobs)} lost")
-    if lateness:
+    lateness = [(at - plan[job]).total_seconds() for job, _, at in arrivals]
+    print(f"[{phase}] fired:      {len(jobs)}/{len(plan)} jobs, {len(arrivals) - len(jobs)} duplicate(s), "
+          f"{len(plan) - len(jobs)} lost")
+    if not lateness:
+        return
+    print(f"[{phase}] lateness:   p50 {statistics.median(lateness):.3f} s, p99 {percentile(lateness, 0.99):.3f} s, "
+          f"max {max(lateness):.3f} s, min {min(lateness):.3f} s")
+    if phase == "burst":
         span = max(at for _, _, at in arrivals) - min(at for _, _, at in arrivals)
         rate = len(arrivals) / max(span.total_seconds(), 1e-3)
-        print(f"lateness:     p50 {statistics.median(lateness):.3f} s, p99 {percentile(lateness, 0.99):.3f} s, "
-              f"max {max(lateness):.3f} s, min {min(lateness):.3f} s")
-        print(f"throughput:   {rate:.1f} executions/s (first to last arrival, {span.total_seconds():.2f} s)")
-        print(f"raw storage:  {raw:.1f} single-entity operations/s (sequential upserts, same Azurite)")
-        print(f"ratio:        executions/s / raw ops/s = {rate / raw:.3f} (target >= {1 / 6:.3f})")
+        print(f"[{phase}] throughput: {rate:.1f} executions/s (first to last arrival, {span.total_seconds():.2f} s)")
+        print(f"[{phase}] storage:    {raw:.1f} raw single-entity operations/s (sequential upserts, same Azurite)")
+        print(f"[{phase}] ratio:      executions/s / raw ops/s = {rate / raw:.3f} (target >= {1 / 6:.3f})")
 
 
 if __name__ == "__main__":

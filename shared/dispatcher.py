@@ -1,11 +1,12 @@
 """The dispatcher: once a minute, turn due-index entries into queued occurrences.
 
-A tick reads the minute buckets from its watermark up to the bucket that ends before the next tick,
-and for each entry: enqueue the occurrence (visible at its due second), then advance the job to its
-following occurrence. Enqueue comes first so a crash duplicates rather than loses; the executor's
-claim drops the duplicate. The API calls `dispatch` directly for an occurrence that falls before
-the next tick, so a job created seconds ahead runs on time although nothing polls faster than the
-minute timer.
+A tick reads the minute buckets from its watermark up to its horizon, one whole minute ahead of the
+current one, and for each entry: enqueue the occurrence (visible at its due second), then advance
+the job to its following occurrence. Working a minute ahead means a tick's own duration (seconds,
+with thousands of due jobs) never makes an occurrence late. Enqueue comes first so a crash
+duplicates rather than loses; the executor's claim drops the duplicate. A writer (the API) calls
+`dispatch` directly for an occurrence before the horizon, so a job created seconds ahead runs on
+time although nothing polls faster than the minute timer.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ class TickReport:
     stale: int = 0
 
 
-def next_tick_after(now: datetime) -> datetime:
-    return bucket_start(bucket_of(now)) + TICK
+def dispatch_horizon(now: datetime) -> datetime:
+    """Occurrences before this instant are queued already, or must be queued by whoever plans them now:
+    the tick running now covers them, and the next tick starts after it."""
+    return bucket_start(bucket_of(now)) + 2 * TICK
 
 
 class Dispatcher:
@@ -54,7 +57,7 @@ class Dispatcher:
         """Enqueue every occurrence due before the next tick; advance the watermark."""
         now = self.clock.now()
         report = TickReport()
-        last = bucket_start(bucket_of(now))  # the bucket [now's minute, +1 min) is due before the next tick
+        last = dispatch_horizon(now) - TICK  # the last bucket before the horizon
         watermark = self.store.due.watermark() or last - TICK
         current = max(watermark - OVERLAP, last - MAX_BUCKETS_PER_TICK * TICK)
         while current <= last and report.buckets < MAX_BUCKETS_PER_TICK:

@@ -1,9 +1,10 @@
 """The executor: run one queued occurrence attempt, record it, and decide what follows.
 
 Per message: wait for its due second, claim the attempt (a duplicate delivery stops here), check the
-job and its collection may run, run the action, write history, update the job's status under its
-ETag, and enqueue what follows (a retry, the error action). Follow-ups are enqueued before the claim
-is completed, so a crash repeats work rather than losing it.
+job and its collection may run, run the action, write history, enqueue what follows (a retry, the
+error action), and update the job's status under its ETag. That update also marks the attempt done,
+so counters and done-ness change together; everything before it is repeated, never lost, after a
+crash (duplicate follow-ups die at their own claims).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import timedelta
 
 from .actions import ActionResult, ActionRunner, ExecutionContext
 from .clock import Clock
+from .keys import CollectionKey
 from .model import JobCollectionState, JobErrorAction, JobExecutionStatus, JobHistoryActionName, JobState
 from .occurrence import MalformedMessage, OccurrenceMessage, Trigger
 from .planning import following_occurrence, repeat_count
@@ -25,6 +27,12 @@ from .settings import Settings
 from .store import ConcurrencyError, Store
 
 log = logging.getLogger(__name__)
+
+# A collection's state is re-read at most this often per worker: Disable also disables every job (read
+# fresh each time), so only Suspend waits this long to stop a collection's executions.
+COLLECTION_STATE_TTL = 5.0
+# How many recent attempts a job remembers as done (see JobRecord.recent_claims).
+RECENT_CLAIMS = 32
 
 # A message that arrives earlier than this before its due time goes back to the queue (long delays
 # are split into hops of at most 7 days); a smaller lead is slept off for second-level precision.
@@ -37,6 +45,7 @@ class Executor:
         self.clock = clock
         self.actions = actions
         self.settings = settings
+        self._collection_states: dict[CollectionKey, tuple[float, JobCollectionState | None]] = {}
 
     def handle(self, text: str) -> None:
         """Entry point of the queue trigger. Raises only for storage faults, which the host retries."""
@@ -62,14 +71,15 @@ class Executor:
             return
         try:
             job = self._runnable_job(message)
-            if job is not None:
-                self._attempt(job, message)
+            if job is not None and claim.taken_over and message.claim_id in job.recent_claims:
+                job = None  # its first runner finished it, then died before the claim said so
+            if job is None or not self._attempt(job, message):
+                self.store.claims.complete(claim)
         except BaseException:
             # A storage fault mid-attempt: free the claim so the host's redelivery repeats the attempt
             # instead of finding it "running" and dropping it (at-least-once over at-most-once).
             self.store.claims.release(claim)
             raise
-        self.store.claims.complete(claim)
 
     def _runnable_job(self, message: OccurrenceMessage) -> JobRecord | None:
         job = self.store.jobs.get(message.job)
@@ -78,18 +88,28 @@ class Executor:
         allowed = {JobState.ENABLED, JobState.DISABLED} if message.trigger == Trigger.RUN_NOW else {JobState.ENABLED}
         if job.state not in allowed:
             return None
-        collection = self.store.collections.get(job.key.collection_key)
-        if collection is None or collection.state != JobCollectionState.ENABLED:
+        if self._collection_state(job.key.collection_key) != JobCollectionState.ENABLED:
             return None  # a Disabled or Suspended collection runs nothing
         return job
 
-    def _attempt(self, job: JobRecord, message: OccurrenceMessage) -> None:
+    def _collection_state(self, key: CollectionKey) -> JobCollectionState | None:
+        now = time.monotonic()
+        cached = self._collection_states.get(key)
+        if cached is not None and now - cached[0] < COLLECTION_STATE_TTL:
+            return cached[1]
+        collection = self.store.collections.get(key)
+        state = collection.state if collection is not None else None
+        self._collection_states[key] = (now, state)
+        return state
+
+    def _attempt(self, job: JobRecord, message: OccurrenceMessage) -> bool:
+        """Run the attempt and record it; False if there was nothing to run (the job was not updated)."""
         main = job.properties.action
         assert main is not None, "validation guarantees every job has an action"
         is_error_action = message.action == JobHistoryActionName.ERROR_ACTION
         action: JobErrorAction | None = main.error_action if is_error_action else main
         if action is None:
-            return
+            return False
         started = self.clock.now()
         context = ExecutionContext(
             job=job.key, execution_id=message.execution_id, expected_execution_time=message.occurrence,
@@ -122,19 +142,23 @@ class Executor:
         )
 
         def apply(record: JobRecord) -> None:
+            if message.claim_id in record.recent_claims:
+                return  # a write we could not confirm did land: counting it again would double it
             record.execution_count += 1
             record.failure_count += 0 if result.succeeded else 1
             record.faulted_count += 1 if newly_faulted else 0
             record.last_execution_time = started
+            record.recent_claims = (*record.recent_claims, message.claim_id)[-RECENT_CLAIMS:]
             last = record.next_execution_time is None and following_occurrence(record, message.occurrence) is None
             if occurrence_done and scheduled and record.state == JobState.ENABLED and last:
                 record.state = JobState.FAULTED if main_faulted else JobState.COMPLETED
 
-        self._update(job, apply)
         if follow_up is not None:
             self.store.queue.send(follow_up, self.clock.now())
+        self._update(job, apply)
         log.info("%s %s attempt %d of %s: %s", message.action.value, "succeeded" if result.succeeded else "failed",
                  message.attempt + 1, job.key.resource_id, _first_line(result))
+        return True
 
     def _update(self, job: JobRecord, apply: Callable[[JobRecord], None]) -> None:
         """Apply a change to the job's status under its ETag, re-reading after a concurrent write."""

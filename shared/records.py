@@ -44,6 +44,9 @@ class JobRecord:
     execution_count: int = 0
     failure_count: int = 0
     faulted_count: int = 0
+    # Claim ids of the latest attempts, written with the counters they changed (one ETag-guarded
+    # write): an attempt listed here is done, and a takeover of its claim must not run it again.
+    recent_claims: tuple[str, ...] = ()
     # Bumped by every PUT/PATCH: occurrences queued for an older definition are dropped, not run.
     generation: int = 0
     etag: str | None = None

@@ -26,15 +26,15 @@ def test_missed_occurrences_run_once_and_are_recorded_as_postponed(settings, clo
     clock.advance(timedelta(minutes=30))  # the scheduler was down; no tick ran
     dispatcher = Dispatcher(rt.store, clock)
     report = dispatcher.tick()
-    assert report.enqueued == 1
+    assert report.enqueued == 2  # the latest missed occurrence, and its follower within the horizon
     job = rt.store.jobs.all(CollectionKey(SUB, RG, JC))[0]
     latest = clock.now().replace(second=0)
-    assert job.dispatched_occurrence == latest
-    assert job.next_execution_time == latest + timedelta(minutes=1)
+    assert job.dispatched_occurrence == latest + timedelta(minutes=1)
+    assert job.next_execution_time == latest + timedelta(minutes=2)
     history = call(rt, "Jobs_ListJobHistory", "GET", "minutely").body["value"]
     assert [h["properties"]["status"] for h in history] == ["Postponed"]
     assert "27 occurrence(s)" in history[0]["properties"]["message"]
-    assert dispatcher.tick().enqueued == 0  # its follower belongs to the next minute's bucket
+    assert dispatcher.tick().enqueued == 0  # the next one lies beyond this tick's horizon
     clock.advance(timedelta(seconds=30))
     assert dispatcher.tick().enqueued == 1
 

@@ -15,7 +15,8 @@ from .collection_state import delete_collection, disable_collection, enable_coll
 from .collection_writes import patch_collection, put_collection
 from .history import list_history
 from .http import ApiRequest, ApiResponse, run_operation
-from .jobs import delete_job, get_job, list_jobs, patch_job, put_job, run_job
+from .job_writes import patch_job, put_job
+from .jobs import delete_job, get_job, list_jobs, run_job
 from .openapi import openapi_document
 
 Operation = Callable[[Runtime, ApiRequest], ApiResponse]

@@ -1,7 +1,4 @@
-"""Job operations other than writes: GET, DELETE, run now, and the list (PUT/PATCH are in job_writes.py).
-
-`plan` and the write handlers are re-exported here, where the first slice had them.
-"""
+"""Job operations other than writes: GET, DELETE, run now, and the list (PUT/PATCH are in job_writes.py)."""
 
 from __future__ import annotations
 
@@ -13,14 +10,10 @@ from .collection_reads import live_collection
 from .common import require_api_version
 from .filters import job_state_filter
 from .http import ApiRequest, ApiResponse
-from .job_writes import patch_job, put_job
 from .paging import list_body, next_link, page_request, token_text
 from .paths import collection_key, job_key
-from .planner import FINAL_STATES, new_generation, plan
+from .planner import FINAL_STATES
 from .render import render_job
-
-__all__ = ["delete_job", "get_job", "list_jobs", "new_generation", "patch_job", "plan", "purge_job", "put_job",
-           "run_job"]
 
 
 def get_job(rt: Runtime, request: ApiRequest) -> ApiResponse:

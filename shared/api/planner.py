@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from ..dispatcher import next_tick_after
+from ..dispatcher import dispatch_horizon
 from ..errors import conflict
 from ..model import JobState
 from ..planning import first_occurrence
@@ -56,7 +56,7 @@ def store_planned(rt: Runtime, record: JobRecord, existing: JobRecord | None, no
         raise
     if old_due is not None and old_due != first:
         rt.store.due.remove(record.key, old_due)
-    if first is not None and first < next_tick_after(now):
+    if first is not None and first < dispatch_horizon(now):
         rt.dispatcher.dispatch(record, first, now)
 
 

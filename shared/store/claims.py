@@ -25,6 +25,9 @@ class Claim:
     job: JobKey
     claim_id: str
     etag: str
+    # True when an expired lease was taken over: the first runner may have finished the attempt and
+    # died before the claim said so; the job's recent claims tell (see Executor.run).
+    taken_over: bool = False
 
 
 class ClaimStore:
@@ -45,11 +48,13 @@ class ClaimStore:
         if lease is not None and lease > now:
             return None
         try:
-            return Claim(job, claim_id, self.table.replace(entity, existing["etag"]))
+            return Claim(job, claim_id, self.table.replace(entity, existing["etag"]), taken_over=True)
         except ConcurrencyError:
             return None
 
     def complete(self, claim: Claim) -> None:
+        """Mark an attempt that changed no job as done. An attempt that updates its job is marked done
+        by that update (JobRecord.recent_claims), which saves a round trip per execution."""
         entity = {"PartitionKey": job_scope(claim.job), "RowKey": claim.claim_id, "Status": "done"}
         self.table.upsert(entity)
 

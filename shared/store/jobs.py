@@ -103,6 +103,7 @@ def _entity(record: JobRecord) -> Entity:
         "FailureCount": record.failure_count,
         "FaultedCount": record.faulted_count,
         "Generation": int64(record.generation),
+        "RecentClaims": " ".join(record.recent_claims) or None,
     }
 
 
@@ -120,5 +121,6 @@ def _record(entity: Entity) -> JobRecord:
         failure_count=int(entity.get("FailureCount", 0)),
         faulted_count=int(entity.get("FaultedCount", 0)),
         generation=as_int(entity.get("Generation")),
+        recent_claims=tuple((entity.get("RecentClaims") or "").split()),
         etag=entity.get("etag"),
     )

@@ -1,7 +1,7 @@
 """The occurrence queue: the dispatcher and the API put occurrences here; the queue trigger runs them.
 
-Messages are Base64, the Functions host's default `messageEncoding`. Each is made visible at its due
-second, so the action runs on time instead of at the next timer tick. The queue caps visibility at
+Messages are Base64, the Functions host's default `messageEncoding`. Each is made visible just before
+its due second, so the action runs on time instead of at the next timer tick. The queue caps visibility at
 7 days; a message due later runs early, sees that, and is sent again for the rest (see executor).
 """
 
@@ -16,6 +16,9 @@ from azure.storage.queue import QueueClient, TextBase64DecodePolicy, TextBase64E
 from ..occurrence import OccurrenceMessage
 
 MAX_VISIBILITY = timedelta(days=7) - timedelta(minutes=1)
+# Messages turn visible this much before they are due, so the trigger's poller (which backs off to its
+# maxPollingInterval on an empty queue) finds them in time; the executor sleeps off the rest.
+EARLY_VISIBILITY = timedelta(seconds=1)
 
 
 def occurrence_queue_client(client: QueueClient) -> QueueClient:
@@ -39,7 +42,7 @@ class OccurrenceQueue:
         self.poison_client.send_message(text, time_to_live=-1)
 
     def send(self, message: OccurrenceMessage, now: datetime) -> None:
-        """Enqueue, visible at `message.due` (or now when due has passed), never expiring."""
-        delay = min(max(message.due - now, timedelta(0)), MAX_VISIBILITY)
+        """Enqueue, visible just before `message.due` (at once when that has passed), never expiring."""
+        delay = min(max(message.due - now - EARLY_VISIBILITY, timedelta(0)), MAX_VISIBILITY)
         self.client.send_message(message.to_json(), visibility_timeout=int(delay.total_seconds()), time_to_live=-1)
 
