@@ -20,15 +20,13 @@ deployment. Jobs are capped by collection quotas (at most 1,000 each), which bou
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from .clock import Clock
-from .keys import JobKey
 from .model import JobState
 from .store import ConcurrencyError, Store
-from .store.tables import as_datetime
+from .store.jobs import JobSummary
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +35,7 @@ HISTORY_MAX_AGE = timedelta(days=60)
 FINISHED_JOB_AGE = timedelta(days=60)
 CLAIM_MAX_AGE = timedelta(days=7)
 
-_FINISHED = {JobState.COMPLETED.value, JobState.FAULTED.value}
-_COLUMNS = ["Subscription", "ResourceGroup", "Collection", "Name", "State", "CreatedTime", "LastExecutionTime",
-            "ExecutionCount"]
+_FINISHED = {JobState.COMPLETED, JobState.FAULTED}
 
 
 @dataclass
@@ -48,15 +44,6 @@ class RetentionReport:
     jobs_deleted: int = 0
     history_deleted: int = 0
     claims_deleted: int = 0
-
-
-@dataclass(frozen=True)
-class _JobSummary:
-    key: JobKey
-    state: str
-    ended: datetime | None  # last execution, else creation
-    execution_count: int
-    etag: str
 
 
 class Retention:
@@ -68,9 +55,10 @@ class Retention:
         """One pass over every job. Idempotent; a failure part-way leaves the rest for the next run."""
         now = self.clock.now()
         report = RetentionReport()
-        for job in self._jobs():
+        for job in self.store.jobs.summaries():
             report.jobs += 1
-            expired = job.state in _FINISHED and job.ended is not None and job.ended + FINISHED_JOB_AGE <= now
+            ended = job.last_execution_time or job.created_time  # never ran: its creation
+            expired = job.state in _FINISHED and ended is not None and ended + FINISHED_JOB_AGE <= now
             if expired and self._delete_job(job):
                 report.jobs_deleted += 1
                 continue
@@ -83,7 +71,7 @@ class Retention:
         log.info("retention: %s", report)
         return report
 
-    def _delete_job(self, job: _JobSummary) -> bool:
+    def _delete_job(self, job: JobSummary) -> bool:
         """Delete a finished job, then its history and claims, as a user's DELETE does. False if it changed."""
         try:
             self.store.jobs.delete(job.key, job.etag)  # ETag: a job re-created meanwhile is not touched
@@ -92,12 +80,3 @@ class Retention:
         self.store.history.delete_all(job.key)
         self.store.claims.delete_all(job.key)
         return True
-
-    def _jobs(self) -> Iterator[_JobSummary]:
-        # A paged projection read of the jobs table. TODO(jobs store owner): move into JobStore as a scan
-        # method; it lives here because this module may not extend store/jobs.py.
-        for entity in self.store.jobs.table.query("PartitionKey ge @lo", {"lo": ""}, select=_COLUMNS):
-            key = JobKey(entity["Subscription"], entity["ResourceGroup"], entity["Collection"], entity["Name"])
-            ended = as_datetime(entity.get("LastExecutionTime")) or as_datetime(entity.get("CreatedTime"))
-            yield _JobSummary(key, str(entity.get("State")), ended, int(entity.get("ExecutionCount") or 0),
-                              str(entity["etag"]))

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from ..keys import CollectionKey, JobKey
@@ -78,9 +81,35 @@ class JobStore:
     def all(self, collection: CollectionKey) -> list[JobRecord]:
         return [_record(e) for e in self.table.query("PartitionKey eq @pk", {"pk": job_partition(collection)})]
 
+    def summaries(self) -> Iterator[JobSummary]:
+        """Every job of every collection, as a projection read paged by the SDK (one pass over the table)."""
+        for e in self.table.query("PartitionKey ge @lo", {"lo": ""}, select=_SUMMARY_COLUMNS):
+            yield JobSummary(
+                key=JobKey(e["Subscription"], e["ResourceGroup"], e["Collection"], e["Name"]),
+                state=JobState(e["State"]), created_time=as_datetime(e.get("CreatedTime")),
+                last_execution_time=as_datetime(e.get("LastExecutionTime")),
+                execution_count=int(e.get("ExecutionCount") or 0), etag=str(e["etag"]),
+            )
+
     def count(self, collection: CollectionKey) -> int:
         query = "PartitionKey eq @pk"
         return sum(1 for _ in self.table.query(query, {"pk": job_partition(collection)}, select=["RowKey"]))
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    """The few columns housekeeping reads of every job."""
+
+    key: JobKey
+    state: JobState
+    created_time: datetime | None
+    last_execution_time: datetime | None
+    execution_count: int
+    etag: str
+
+
+_SUMMARY_COLUMNS = ["Subscription", "ResourceGroup", "Collection", "Name", "State", "CreatedTime",
+                    "LastExecutionTime", "ExecutionCount"]
 
 
 def _entity(record: JobRecord) -> Entity:

@@ -18,7 +18,7 @@ from ..occurrence import OccurrenceMessage
 MAX_VISIBILITY = timedelta(days=7) - timedelta(minutes=1)
 # Messages turn visible this much before they are due, so the trigger's poller (which backs off to its
 # maxPollingInterval on an empty queue) finds them in time; the executor sleeps off the rest.
-EARLY_VISIBILITY = timedelta(seconds=1)
+EARLY_VISIBILITY = timedelta(milliseconds=500)
 
 
 def occurrence_queue_client(client: QueueClient) -> QueueClient:
