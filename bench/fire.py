@@ -118,6 +118,7 @@ def percentile(values: list[float], fraction: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=500)
+    parser.add_argument("--dump", type=Path, help="write every arrival (job, due, arrival) as JSON lines here")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp, Azurite(Path(tmp), in_memory=True) as azurite:
@@ -166,6 +167,10 @@ def main() -> None:
             host.wait(timeout=15)
             log.close()
 
+    if args.dump:
+        with args.dump.open("w") as out:
+            for job, _, at in target.arrivals:
+                out.write(json.dumps({"job": job, "due": plan[job].isoformat(), "at": at.isoformat()}) + "\n")
     report("spread", spread, [a for a in target.arrivals if a[0] in spread], raw)
     report("burst", burst, [a for a in target.arrivals if a[0] in burst], raw)
 
