@@ -115,10 +115,12 @@ class Executor:
             job=job.key, execution_id=message.execution_id, expected_execution_time=message.occurrence,
             attempt=message.attempt, region=self.settings.region, client_request_id=str(uuid.uuid4()),
         )
-        result = self.actions.run(action, context)
-        ended = self.clock.now()
+        # Everything that could fail is computed before the action runs: a failure after it would
+        # release the claim and run the action again on redelivery.
         scheduled = message.trigger == Trigger.SCHEDULE
         repeat = repeat_count(job, message.occurrence) if scheduled else 0
+        result = self.actions.run(action, context)
+        ended = self.clock.now()
         self.store.history.add(HistoryRecord(
             key=job.key, execution_id=message.execution_id, expected_execution_time=message.due,
             start_time=started, end_time=ended, action_name=message.action,

@@ -1,8 +1,9 @@
 """From a job's definition to its occurrences: the bridge between the wire model and the pure engine.
 
 Rules (DECISIONS.md, "Recurrence"): occurrences are anchored at startTime and past ones are skipped;
-a job without startTime starts at its creation and runs once immediately; a job without recurrence
-runs once, at startTime, or immediately when that is absent or past.
+a job without startTime is anchored at its creation (so a plain recurrence runs at once, a schedule at
+its first slot); a job without recurrence runs once, at startTime, or immediately when that is absent
+or past. Every planned instant is therefore an occurrence of the job's series.
 """
 
 from __future__ import annotations
@@ -53,17 +54,11 @@ def series_of(job: JobRecord) -> OccurrenceSeries:
     return OccurrenceSeries(start, engine_recurrence(recurrence) if recurrence else None, job.count_origin)
 
 
-def first_occurrence(job: JobRecord, now: datetime, start_given: bool = True) -> datetime | None:
-    """The occurrence a newly written (or re-enabled) job runs first, or None when it has none left.
-
-    `start_given` False means the request had no startTime: such a job runs once immediately, then
-    by its recurrence (the startTime table of the advanced-schedules article).
-    """
+def first_occurrence(job: JobRecord, now: datetime) -> datetime | None:
+    """The occurrence a newly written (or re-enabled) job runs first, or None when it has none left."""
     start = job.properties.start_time
     if job.properties.recurrence is None:
         return max(start, now) if start else now
-    if not start_given:
-        return now
     return series_of(job).first_at_or_after(now)
 
 
@@ -82,7 +77,11 @@ def latest_missed(job: JobRecord, now: datetime) -> datetime | None:
 
 
 def repeat_count(job: JobRecord, occurrence: datetime) -> int:
-    """History `repeatCount`: the occurrence's 1-based index in its series."""
+    """History `repeatCount`: the occurrence's 1-based index in its series; 0 for an instant outside the
+    counted series (run-now, or an occurrence before the count origin)."""
     if job.properties.recurrence is None:
         return 1
-    return series_of(job).index_of(occurrence)
+    try:
+        return series_of(job).index_of(occurrence)
+    except ValueError:
+        return 0

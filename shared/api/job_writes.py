@@ -54,7 +54,7 @@ def _add_certificate_facts(properties: JobProperties) -> None:
 
 def write_job(
     rt: Runtime, key: JobKey, properties: JobProperties, existing: JobRecord | None, collection: CollectionRecord,
-    *, start_given: bool, default_state: JobState,
+    *, default_state: JobState,
 ) -> JobRecord:
     """Validate a complete job definition against its collection and store it planned."""
     now = rt.clock.now().replace(microsecond=0)
@@ -83,7 +83,7 @@ def write_job(
         faulted_count=existing.faulted_count if existing else 0,
         generation=new_generation(existing, now), etag=existing.etag if existing else None,
     )
-    plan(rt, record, existing, now, start_given)
+    plan(rt, record, existing, now)
     return record
 
 
@@ -116,7 +116,7 @@ def put_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
         carry_secrets(properties.get("action"), existing.properties.to_document().get("action"))
     definition = validate(JobDefinition, {"properties": properties})
     job = definition.properties or JobProperties()
-    record = write_job(rt, key, job, existing, collection, start_given=job.start_time is not None,
+    record = write_job(rt, key, job, existing, collection,
                        default_state=JobState.ENABLED)
     return _answer(rt, record, 201 if existing is None else 200)
 
@@ -135,6 +135,6 @@ def patch_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     merged = merge(existing.properties.to_document(), patch)
     definition = validate(JobDefinition, {"properties": merged})
     job = definition.properties or JobProperties()
-    record = write_job(rt, key, job, existing, collection, start_given=job.start_time is not None,
+    record = write_job(rt, key, job, existing, collection,
                        default_state=existing.state)
     return _answer(rt, record, 200)

@@ -31,11 +31,10 @@ def new_generation(existing: JobRecord | None, now: datetime) -> int:
     return max(existing.generation + 1 if existing else 0, int(now.timestamp() * 1000))
 
 
-def store_planned(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime,
-                  start_given: bool = True) -> None:
+def store_planned(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime) -> None:
     """Plan and store `record` (replacing `existing` under its ETag); ConcurrencyError if that changed meanwhile."""
     enabled = record.state == JobState.ENABLED
-    first = first_occurrence(record, now, start_given) if enabled else None
+    first = first_occurrence(record, now) if enabled else None
     if enabled and first is None:
         record.state = JobState.COMPLETED  # e.g. endTime already past: created Completed (DECISIONS.md)
     record.next_execution_time = first
@@ -60,10 +59,10 @@ def store_planned(rt: Runtime, record: JobRecord, existing: JobRecord | None, no
         rt.dispatcher.dispatch(record, first, now)
 
 
-def plan(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime, start_given: bool) -> None:
+def plan(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime) -> None:
     """store_planned for a request: a concurrent change of the same job becomes a 409 the client can retry."""
     try:
-        store_planned(rt, record, existing, now, start_given)
+        store_planned(rt, record, existing, now)
     except ConcurrencyError as exc:
         raise conflict("The job was changed by another request; retry.") from exc
 
