@@ -40,6 +40,7 @@ class TickReport:
     buckets: int = 0
     enqueued: int = 0
     stale: int = 0
+    failed: int = 0
 
 
 def dispatch_horizon(now: datetime) -> datetime:
@@ -67,6 +68,7 @@ class Dispatcher:
                 for outcome in pool.map(lambda entry: self._dispatch_entry(entry, now), entries):
                     report.enqueued += outcome == "enqueued"
                     report.stale += outcome == "stale"
+                    report.failed += outcome == "failed"
             if current > watermark:
                 self.store.due.set_watermark(current)
             current += TICK
@@ -74,8 +76,20 @@ class Dispatcher:
         return report
 
     def _dispatch_entry(self, entry: DueEntry, now: datetime) -> str:
+        # One bad entry must not stop the tick for every other job; the entry stays, so the ticks that
+        # re-read this bucket (OVERLAP) try it again.
+        try:
+            return self._dispatch_checked(entry, now)
+        except Exception:
+            log.exception("dispatching %s at %s failed; it is retried by the next ticks", entry.job.resource_id,
+                          entry.due.isoformat())
+            return "failed"
+
+    def _dispatch_checked(self, entry: DueEntry, now: datetime) -> str:
         job = self.store.jobs.get(entry.job)
-        if job is None or job.generation != entry.generation or job.next_execution_time != entry.due:
+        # An entry is the job's own when the job is due at its instant (its row is keyed by job and instant),
+        # whatever generation wrote it: a dispatch that lost a race to a rewrite may have re-added it.
+        if job is None or job.next_execution_time != entry.due:
             self.store.due.remove(entry.job, entry.due)  # the job moved on, changed, or is gone
             return "stale"
         return "enqueued" if self.dispatch(job, entry.due, now) else "raced"
@@ -92,6 +106,10 @@ class Dispatcher:
             self.store.queue.send(message, now)
         following = following_occurrence(job, occurrence)
         generation = job.generation
+        # The index entry goes first (as in the API's planning): a failure after it leaves a stale entry,
+        # which a tick drops, whereas a job advanced to an occurrence without its entry would never run.
+        if following is not None:
+            self.store.due.add(job.key, following, generation)
         while True:
             job.next_execution_time = following
             job.dispatched_occurrence = occurrence
@@ -105,8 +123,6 @@ class Dispatcher:
                 if fresh is None or fresh.generation != generation or fresh.next_execution_time != due:
                     return False
                 job = fresh
-        if following is not None:
-            self.store.due.add(job.key, following, job.generation)
         self.store.due.remove(job.key, due)
         return True
 

@@ -28,7 +28,7 @@ from .store import ConcurrencyError, Store
 
 log = logging.getLogger(__name__)
 
-# A collection's state is re-read at most this often per worker: Disable also disables every job (read
+# An Enabled collection is re-read at most this often per worker: Disable also disables every job (read
 # fresh each time), so only Suspend waits this long to stop a collection's executions.
 COLLECTION_STATE_TTL = 5.0
 # How many recent attempts a job remembers as done (see JobRecord.recent_claims).
@@ -65,14 +65,22 @@ class Executor:
         if message.due > now:
             time.sleep((message.due - now).total_seconds())
             now = self.clock.now()
+        # A message of a replaced definition is dropped before it claims: a PATCH or a disable + enable
+        # re-queues the same occurrence (same claim id) for the new generation, and that one must run.
+        job = self._current_job(message)
+        if job is None:
+            log.info("occurrence %s was planned for a deleted or redefined job; dropped", message.claim_id)
+            return
         claim = self.store.claims.try_claim(message.job, message.claim_id, now)
         if claim is None:
             log.info("occurrence %s already ran or is running; duplicate dropped", message.claim_id)
             return
         try:
-            job = self._runnable_job(message)
-            if job is not None and claim.taken_over and message.claim_id in job.recent_claims:
-                job = None  # its first runner finished it, then died before the claim said so
+            if claim.taken_over:
+                job = self._current_job(message)  # fresh recent_claims: its first runner may have finished
+                if job is not None and message.claim_id in job.recent_claims:
+                    job = None  # its first runner finished it, then died before the claim said so
+            job = self._runnable_job(job, message) if job is not None else None
             if job is None or not self._attempt(job, message):
                 self.store.claims.complete(claim)
         except BaseException:
@@ -81,11 +89,20 @@ class Executor:
             self.store.claims.release(claim)
             raise
 
-    def _runnable_job(self, message: OccurrenceMessage) -> JobRecord | None:
+    def _current_job(self, message: OccurrenceMessage) -> JobRecord | None:
+        """The job, unless it was deleted or redefined after this occurrence was planned."""
         job = self.store.jobs.get(message.job)
         if job is None or job.generation != message.generation:
-            return None  # deleted, or redefined after this occurrence was planned
+            return None
+        return job
+
+    def _runnable_job(self, job: JobRecord, message: OccurrenceMessage) -> JobRecord | None:
+        """The job if its state and its collection's let this message run now."""
         allowed = {JobState.ENABLED, JobState.DISABLED} if message.trigger == Trigger.RUN_NOW else {JobState.ENABLED}
+        if message.attempt > 0 or message.action == JobHistoryActionName.ERROR_ACTION:
+            # A retry or error action finishes an occurrence that already started: a later occurrence
+            # completing (or faulting) the job must not cut its retry policy short.
+            allowed |= {JobState.COMPLETED, JobState.FAULTED}
         if job.state not in allowed:
             return None
         if self._collection_state(job.key.collection_key) != JobCollectionState.ENABLED:
@@ -99,7 +116,12 @@ class Executor:
             return cached[1]
         collection = self.store.collections.get(key)
         state = collection.state if collection is not None else None
-        self._collection_states[key] = (now, state)
+        # Only "Enabled" is remembered: a stale "Suspended" would drop (and mark done) occurrences that
+        # are due right after the collection is enabled again.
+        if state == JobCollectionState.ENABLED:
+            self._collection_states[key] = (now, state)
+        else:
+            self._collection_states.pop(key, None)
         return state
 
     def _attempt(self, job: JobRecord, message: OccurrenceMessage) -> bool:

@@ -23,7 +23,7 @@ from .paths import job_key
 from .planner import FINAL_STATES, new_generation, plan
 from .quotas import check_job, check_job_count, limits_of
 from .render import render_job
-from .validation import validate_job
+from .validation import effective_start, validate_job
 
 
 def resolve_state(requested: JobState | None, existing: JobRecord | None, default: JobState) -> JobState:
@@ -65,7 +65,7 @@ def write_job(
     if existing is None:
         check_job_count(limits, rt.store.jobs.count_up_to(key.collection_key, limits.max_jobs))
     _add_certificate_facts(properties)
-    start = properties.start_time or now
+    start = effective_start(properties, now)
     stored = properties.model_copy(update={"start_time": start, "state": None, "status": None})
     size = document_size(stored.to_document())
     if size > MAX_BODY_CHARS:

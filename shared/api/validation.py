@@ -91,6 +91,15 @@ def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> 
     validate_retry(action.retry_policy, f"{path}.retryPolicy", now)
 
 
+def effective_start(properties: JobProperties, now: datetime) -> datetime:
+    """startTime, else the creation instant (DECISIONS.md). Without a startTime, an endTime already past
+    anchors the job there instead, so it is created Completed rather than rejected as ending before it starts."""
+    if properties.start_time is not None:
+        return properties.start_time
+    end = properties.recurrence.end_time if properties.recurrence is not None else None
+    return min(now, end) if end is not None else now
+
+
 def validate_job(properties: JobProperties, now: datetime) -> OccurrenceSeries | None:
     """400 unless the job is acceptable on its own; returns its occurrence series (None for a one-shot)."""
     validate_action(properties.action, "properties.action", now)
@@ -106,6 +115,6 @@ def validate_job(properties: JobProperties, now: datetime) -> OccurrenceSeries |
     if recurrence.end_time is not None and start is not None and recurrence.end_time < start:
         raise bad_request("endTime must not be before startTime.", "properties.recurrence.endTime")
     try:
-        return OccurrenceSeries(start or now, engine_recurrence(recurrence))
+        return OccurrenceSeries(effective_start(properties, now), engine_recurrence(recurrence))
     except RecurrenceError as exc:
         raise bad_request(exc.message, f"properties.recurrence.{exc.path}".rstrip(".")) from exc

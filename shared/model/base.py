@@ -58,7 +58,8 @@ def to_utc(value: datetime) -> datetime:
 def format_utc(value: datetime) -> str:
     """ISO 8601 with a `Z`; fractional seconds only when present, like the real service."""
     value = to_utc(value)
-    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    # The year by hand: glibc's %Y does not pad years before 1000 ("1-01-01"), which no parser reads back.
+    text = f"{value.year:04d}-{value:%m-%dT%H:%M:%S}"
     if value.microsecond:
         text += f".{value.microsecond:06d}".rstrip("0")
     return text + "Z"

@@ -51,7 +51,10 @@ def weekday(day: int) -> int:
 
 
 def civil(day: int) -> tuple[int, int, int]:
-    """(year, month, day-of-month) of a day number."""
+    """(year, month, day-of-month) of a day number, also before year 1 (year 0, -1, ...)."""
+    if day + _UNIX_ORDINAL < 1:  # `date` stops at 0001-01-01; a search may step a day before a startTime there
+        year, month, day_of_month = civil(day + CYCLE_DAYS)
+        return year - 400, month, day_of_month
     d = date.fromordinal(day + _UNIX_ORDINAL)
     return d.year, d.month, d.day
 

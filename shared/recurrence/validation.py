@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from functools import cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from .errors import RecurrenceError
 from .model import Frequency, MonthlyOccurrence, Recurrence, Schedule, WeekDay
@@ -31,10 +32,23 @@ def load_zone(name: object) -> ZoneInfo:
     """The zone for an IANA name; RecurrenceError at path ``timeZone`` otherwise."""
     if not isinstance(name, str) or not name.strip():
         raise RecurrenceError("timeZone", "timeZone must be a non-empty IANA time zone name")
+    # Only IANA names: ZoneInfo also opens host files such as "localtime", whose meaning varies by machine.
+    if name not in _iana_names():
+        raise RecurrenceError("timeZone", f"unknown time zone {name!r}: use an IANA name such as 'Europe/London'")
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
         raise RecurrenceError("timeZone", f"unknown time zone {name!r}") from exc
+
+
+# Files a system zone directory holds beside the IANA zones; available_timezones() may list them.
+_HOST_ENTRIES = frozenset({"localtime", "posixrules", "Factory"})
+
+
+@cache
+def _iana_names() -> frozenset[str]:
+    return frozenset(name for name in available_timezones()
+                     if name not in _HOST_ENTRIES and not name.startswith(("posix/", "right/")))
 
 
 def _check_int(value: object, path: str, low: int, high: int, allow_zero: bool = True) -> None:
