@@ -26,6 +26,10 @@ from .network import GuardedAdapter, TargetRefused
 from .oauth import TokenCache, TokenError
 
 TIMEOUT_SECONDS = 60
+# Response headers kept in a history message. The message is one Table property (at most 32K UTF-16
+# characters); a target may send up to 100 header lines of 64 KiB, and a message too large to store
+# fails the history write, so the attempt would be redelivered and the action run again.
+MAX_HEADER_CHARS = 8192
 _RESERVED = frozenset({
     "x-ms-scheduler-jobid", "x-ms-scheduler-jobcollectionid", "x-ms-scheduler-expected-execution-time",
     "x-ms-scheduler-execution-region", "x-ms-execution-tag", "x-ms-client-request-id", "x-ms-scheduler-attempt",
@@ -157,8 +161,11 @@ def _cause(exc: BaseException) -> str:
 
 
 def describe_response(host: str, response: requests.Response, body: bytes) -> str:
+    """The history message: reason, headers (cut to MAX_HEADER_CHARS) and body (cut to MAX_BODY_BYTES)."""
     reason = response.reason or str(response.status_code)
     headers = ", ".join(f"{k}: {v}" for k, v in response.headers.items())
+    if len(headers) > MAX_HEADER_CHARS:
+        headers = headers[:MAX_HEADER_CHARS] + "..."
     return (
         f"Http Action - Response from host '{host}': '{reason}' Response Headers: {headers} "
         f"Body: {truncate_body(body)}"

@@ -62,7 +62,7 @@ def read_json(request: ApiRequest, max_chars: int = MAX_BODY_CHARS) -> dict[str,
         raise bad_request(f"The request body is {len(text)} characters; the maximum job size is {max_chars}.")
     try:
         data = json.loads(text) if text.strip() else None
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, or an integer of over 4,300 digits
         where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise bad_request(f"The request body is not valid JSON{where}.") from exc
     if not isinstance(data, dict):

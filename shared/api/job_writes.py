@@ -18,7 +18,7 @@ from .certificates import describe_pfx
 from .collection_reads import live_collection
 from .common import MAX_BODY_CHARS, document_size, read_json, require_api_version, validate
 from .http import ApiRequest, ApiResponse
-from .merge import canonical_keys, carry_secrets, merge
+from .merge import canonical_keys, carry_secrets, drop_stale_secrets, merge
 from .paths import job_key
 from .planner import FINAL_STATES, new_generation, plan
 from .quotas import check_job, check_job_count, limits_of
@@ -132,7 +132,12 @@ def patch_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     patch.pop("status", None)  # read-only
     if patch.get("state") is None:
         patch.pop("state", None)  # null state means "unchanged" (PowerShell's PATCH sends it so)
-    merged = merge(existing.properties.to_document(), patch)
+    stored = existing.properties.to_document()
+    merged = merge(stored, patch)
+    if isinstance(merged.get("action"), dict):
+        patch_action = patch.get("action")
+        drop_stale_secrets(merged["action"], stored.get("action"),
+                           patch_action if isinstance(patch_action, dict) else None)
     definition = validate(JobDefinition, {"properties": merged})
     job = definition.properties or JobProperties()
     record = write_job(rt, key, job, existing, collection,

@@ -2,7 +2,8 @@
 
 Rules (DECISIONS.md, Q9): a PATCH body is a partial definition; nested objects merge, arrays and
 scalars replace, an explicit `null` removes the member (so `"authentication": null` removes
-authentication), and absent members, stored secrets included, are kept. When an object's `type`
+authentication), and absent members are kept, stored secrets included while the account or key name
+they belong to is unchanged (drop_stale_secrets, the same rule as carry_secrets on PUT). When an object's `type`
 changes (an action from Http to StorageQueue, an authentication from Basic to ClientCertificate),
 members that belonged to the old type are dropped instead of merged into the new one.
 """
@@ -10,7 +11,9 @@ members that belonged to the old type are dropped instead of merged into the new
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from typing import Annotated, Any, Union, get_args, get_origin
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
@@ -92,13 +95,31 @@ def merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-# Where write-only secrets live in a job's `action` (and, the same, in its `errorAction`), and the
-# member that must be unchanged for a stored secret to still apply.
-_SECRET_HOLDERS = (
-    (("request", "authentication"), "type", ("password", "pfx", "secret")),
-    (("queueMessage",), "storageAccount", ("sasToken",)),
-    (("serviceBusQueueMessage", "authentication"), "sasKeyName", ("sasKey",)),
-    (("serviceBusTopicMessage", "authentication"), "sasKeyName", ("sasKey",)),
+def _origin(uri: Any) -> str:
+    parts = urlsplit(str(uri or ""))
+    return f"{parts.scheme}://{parts.hostname}:{parts.port}".lower()
+
+
+def _http_identity(action: dict[str, Any], holder: dict[str, Any]) -> str:
+    # A credential belongs to the target it was written for: moving the job to another origin must not
+    # carry a password, client certificate or client secret along to a host its writer may control.
+    request = action.get("request") if isinstance(action.get("request"), dict) else {}
+    return f"{holder.get('type')}|{_origin(request.get('uri'))}".lower()
+
+
+def _member(name: str) -> Identity:
+    return lambda action, holder: str(holder.get(name)).lower()
+
+
+# Where write-only secrets live in a job's `action` (and, the same, in its `errorAction`), and what must be
+# unchanged for a stored secret to still apply.
+Identity = Callable[[dict[str, Any], dict[str, Any]], str]  # (the action, the secret's holder) -> key
+
+_SECRET_HOLDERS: tuple[tuple[tuple[str, ...], Identity, tuple[str, ...]], ...] = (
+    (("request", "authentication"), _http_identity, ("password", "pfx", "secret")),
+    (("queueMessage",), _member("storageAccount"), ("sasToken",)),
+    (("serviceBusQueueMessage", "authentication"), _member("sasKeyName"), ("sasKey",)),
+    (("serviceBusTopicMessage", "authentication"), _member("sasKeyName"), ("sasKey",)),
 )
 
 
@@ -110,7 +131,8 @@ def _walk(document: dict[str, Any] | None, path: tuple[str, ...]) -> dict[str, A
 
 
 def carry_secrets(new_action: dict[str, Any] | None, stored_action: dict[str, Any] | None) -> None:
-    """Fill secrets a PUT left out from the stored action, where they still apply (same type/account/key name).
+    """Fill secrets a PUT left out from the stored action, where they still apply (same auth type and target
+    origin, storage account, or key name).
 
     So GET -> modify -> PUT, which every SDK does and which never sees secrets, keeps them working.
     """
@@ -118,8 +140,34 @@ def carry_secrets(new_action: dict[str, Any] | None, stored_action: dict[str, An
         for path, identity, secrets in _SECRET_HOLDERS:
             new = _walk(new_action, prefix + path)
             old = _walk(stored_action, prefix + path)
-            if new is None or old is None or str(new.get(identity)).lower() != str(old.get(identity)).lower():
+            if new is None or old is None or _identity(identity, new_action, prefix, new) != _identity(
+                    identity, stored_action, prefix, old):
                 continue
             for secret in secrets:
                 if new.get(secret) is None and old.get(secret) is not None:
                     new[secret] = old[secret]
+
+
+def drop_stale_secrets(merged_action: dict[str, Any] | None, stored_action: dict[str, Any] | None,
+                       patch_action: dict[str, Any] | None) -> None:
+    """The PATCH side of carry_secrets: a stored secret the patch did not send again is dropped where what it
+    belongs to changed (another target origin, storage account or SAS key name), exactly as a PUT would drop it.
+
+    So a PATCH that points a job at another account or key cannot take the old secret along to it.
+    """
+    for prefix in ((), ("errorAction",)):
+        for path, identity, secrets in _SECRET_HOLDERS:
+            merged = _walk(merged_action, prefix + path)
+            old = _walk(stored_action, prefix + path)
+            if merged is None or old is None or _identity(identity, merged_action, prefix, merged) == _identity(
+                    identity, stored_action, prefix, old):
+                continue
+            sent = _walk(patch_action, prefix + path) or {}
+            for secret in secrets:
+                if sent.get(secret) is None:
+                    merged.pop(secret, None)
+
+
+def _identity(identity: Identity, action: dict[str, Any] | None,
+              prefix: tuple[str, ...], holder: dict[str, Any]) -> str:
+    return identity(_walk(action, prefix) or {}, holder)

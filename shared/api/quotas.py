@@ -64,7 +64,11 @@ def limits_of(definition: JobCollectionDefinition) -> Limits:
             max_jobs = min(max_jobs, quota.max_job_count)
         recurrence = quota.max_recurrence
         if recurrence is not None and recurrence.frequency is not None:
-            min_gap = max(min_gap, _NOMINAL[recurrence.frequency] * (recurrence.interval or 1))
+            try:
+                quota_gap = _NOMINAL[recurrence.frequency] * (recurrence.interval or 1)
+            except OverflowError:  # an interval beyond timedelta's range allows no recurring job at all
+                quota_gap = timedelta.max
+            min_gap = max(min_gap, quota_gap)
     return Limits(plan.sku, max_jobs, min_gap, plan.outbound_auth)
 
 

@@ -7,6 +7,7 @@ quotas.py; state rules, which need the stored job, in job_writes.py.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 
 from ..errors import bad_request
@@ -29,6 +30,10 @@ _TARGET_FIELD = {
     JobActionType.SERVICE_BUS_QUEUE: "serviceBusQueueMessage",
     JobActionType.SERVICE_BUS_TOPIC: "serviceBusTopicMessage",
 }
+
+# Characters XML 1.0 cannot carry (its `Char` production): a queue message holding one would make the
+# StorageQueue envelope unparseable for every consumer (a lone surrogate cannot even be sent).
+_NOT_XML_CHAR = re.compile(r"[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 MIN_RETRY_INTERVAL = timedelta(seconds=15)
 HORIZON_MONTHS = 18  # "Time to start time: max 18 months"; also the longest retry interval
@@ -81,6 +86,11 @@ def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> 
             raise bad_request("The method must not be empty.", f"{path}.request.method")
         if action.request.authentication is not None:
             validate_authentication(action.request.authentication, f"{path}.request.authentication")
+    queue_text = action.queue_message.message if action.queue_message is not None else None
+    bad = _NOT_XML_CHAR.search(queue_text) if queue_text else None
+    if bad is not None:
+        raise bad_request(f"The message holds U+{ord(bad.group()):04X} at offset {bad.start()}, which the XML "
+                          "envelope of a storage queue message cannot carry.", f"{path}.queueMessage.message")
     for name, message in (("serviceBusQueueMessage", action.service_bus_queue_message),
                           ("serviceBusTopicMessage", action.service_bus_topic_message)):
         member = "queueName" if name == "serviceBusQueueMessage" else "topicPath"

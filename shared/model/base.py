@@ -49,10 +49,16 @@ def lowercase_on_output(enum_type: type[Enum]) -> Any:
 
 
 def to_utc(value: datetime) -> datetime:
-    """Naive instants are UTC (the old service's rule); offsets are normalised to UTC."""
+    """Naive instants are UTC (the old service's rule); offsets are normalised to UTC.
+
+    ValueError (a 400 in a model) when the UTC instant falls outside years 1-9999, e.g. 0001-01-01T00:00+01:00.
+    """
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the instant in UTC is outside the years 1 to 9999") from None
 
 
 def format_utc(value: datetime) -> str:

@@ -21,24 +21,27 @@ _TIMESPAN = re.compile(r"^(?:(?P<days>\d+)\.)?(?P<hours>\d{1,2}):(?P<minutes>\d{
 
 
 def parse_duration(value: Any) -> timedelta:
-    """Parse either wire form; raise ValueError with a message naming both accepted forms."""
+    """Parse either wire form; raise ValueError (never OverflowError) with a message naming both accepted forms."""
     if isinstance(value, timedelta):
         return value
     if isinstance(value, str):
         text = value.strip()
-        match = _ISO.match(text)
-        if match:
-            parts = {k: float(v) for k, v in match.groupdict().items() if v}
-            return timedelta(
-                weeks=parts.get("weeks", 0), days=parts.get("days", 0), hours=parts.get("hours", 0),
-                minutes=parts.get("minutes", 0), seconds=parts.get("seconds", 0),
-            )
-        match = _TIMESPAN.match(text)
-        if match and int(match["hours"]) < 24 and int(match["minutes"]) < 60 and float(match["seconds"]) < 60:
-            return timedelta(
-                days=int(match["days"] or 0), hours=int(match["hours"]),
-                minutes=int(match["minutes"]), seconds=float(match["seconds"]),
-            )
+        try:
+            match = _ISO.match(text)
+            if match:
+                parts = {k: float(v) for k, v in match.groupdict().items() if v}
+                return timedelta(
+                    weeks=parts.get("weeks", 0), days=parts.get("days", 0), hours=parts.get("hours", 0),
+                    minutes=parts.get("minutes", 0), seconds=parts.get("seconds", 0),
+                )
+            match = _TIMESPAN.match(text)
+            if match and int(match["hours"]) < 24 and int(match["minutes"]) < 60 and float(match["seconds"]) < 60:
+                return timedelta(
+                    days=int(match["days"] or 0), hours=int(match["hours"]),
+                    minutes=int(match["minutes"]), seconds=float(match["seconds"]),
+                )
+        except OverflowError:  # well-formed but beyond timedelta (999,999,999 days): a 400, not a 500
+            raise ValueError(f"'{value}' is too long a duration") from None
     raise ValueError(f"'{value}' is not a duration: use ISO 8601 (PT30S) or d.hh:mm:ss")
 
 
