@@ -204,3 +204,26 @@ def test_a_stored_password_stays_with_its_origin(runtime) -> None:
     stored = runtime.store.jobs.get(JobKey(SUB, RG, JC, "cred"))
     assert stored is not None and stored.properties.action.request.uri == "https://a.example.com/other"
     assert stored.properties.action.request.authentication.password == "s3cret"
+
+
+@pytest.mark.parametrize(("request_part", "path"), [
+    ({"method": "GE T\r\nX: y"}, "request.method"),
+    ({"method": "GET", "headers": {"x-a": "one\r\nInjected: yes"}}, "request.headers.x-a"),
+    ({"method": "GET", "headers": {"x-a": "snow \u2603"}}, "request.headers.x-a"),
+    ({"method": "GET", "headers": {"bad name": "v"}}, "request.headers"),
+])
+def test_requests_that_could_never_be_sent_are_rejected_at_write(runtime, request_part, path) -> None:
+    make_collection(runtime)
+    response = call(runtime, "Jobs_CreateOrUpdate", "PUT", "unsendable", {"properties": {"action": {
+        "type": "Https", "request": {"uri": "https://example.com/", **request_part}}}})
+    assert response.status == 400, response.body
+    assert f"properties.action.{path}" in response.body["error"]["message"]
+    assert call(runtime, "Jobs_Get", "GET", "unsendable").status == 404
+
+
+def test_ordinary_methods_and_headers_are_accepted(runtime) -> None:
+    make_collection(runtime)
+    response = call(runtime, "Jobs_CreateOrUpdate", "PUT", "fine", {"properties": {"action": {
+        "type": "Https", "request": {"uri": "https://example.com/", "method": "patch", "headers": {
+            "Content-Type": "application/json; charset=utf-8", "X-Tab": "a\tb", "X-Latin": "caf\u00e9"}}}}})
+    assert response.status == 201, response.body

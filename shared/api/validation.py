@@ -66,6 +66,22 @@ def validate_retry(policy: RetryPolicy | None, path: str, now: datetime) -> None
             raise bad_request(f"{name} must be from 15 seconds to 18 months.", f"{path}.{name}")
 
 
+# RFC 9110 token (method and header names); header values: visible Latin-1 and spaces, no CR/LF.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
+
+
+def validate_headers(headers: dict[str, str], path: str) -> None:
+    """Headers the action could never send are rejected now, rather than failing every run later."""
+    for name, value in headers.items():
+        if not _TOKEN.fullmatch(name):
+            raise bad_request("A header name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~).",
+                              f"{path}.{name!r}")
+        if not _HEADER_VALUE.fullmatch(value):
+            raise bad_request("A header value cannot hold line breaks, control characters or characters "
+                              "beyond Latin-1.", f"{path}.{name}")
+
+
 def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> None:
     if action is None:
         raise bad_request("A job needs an action.", path)
@@ -82,8 +98,9 @@ def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> 
         uri = action.request.uri
         if not uri.lower().startswith(("http://", "https://")) or len(uri.split("//", 1)[1]) == 0:
             raise bad_request("The uri must be an absolute http or https URI.", f"{path}.request.uri")
-        if not action.request.method.strip():
-            raise bad_request("The method must not be empty.", f"{path}.request.method")
+        if not _TOKEN.fullmatch(action.request.method):
+            raise bad_request("The method must be an HTTP method name such as GET or POST.", f"{path}.request.method")
+        validate_headers(action.request.headers or {}, f"{path}.request.headers")
         if action.request.authentication is not None:
             validate_authentication(action.request.authentication, f"{path}.request.authentication")
     queue_text = action.queue_message.message if action.queue_message is not None else None
