@@ -103,7 +103,9 @@ class Dispatcher:
                 self._record_postponed(job, due, occurrence, now)
         if job.state == JobState.ENABLED:
             message = OccurrenceMessage(job.key, occurrence, occurrence, Trigger.SCHEDULE, generation=job.generation)
-            self.store.queue.send(message, now)
+            # The queue counts visibility from the send, and a busy tick sends seconds after it started:
+            # the delay must be measured from now, not from the tick's start.
+            self.store.queue.send(message, self.clock.now())
         following = following_occurrence(job, occurrence)
         generation = job.generation
         # The index entry goes first (as in the API's planning): a failure after it leaves a stale entry,
