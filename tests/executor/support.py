@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from shared import api
 from shared.actions import ExecutionContext
 from shared.keys import JobKey
 from shared.model import RetryPolicy, RetryType
 from shared.records import HistoryRecord, JobRecord
 from shared.runtime import Runtime
+from tests.support.scheduler_client import JC, RG, SUB, call, make_collection  # noqa: F401 - shared client
 
 
 def context(attempt: int = 0) -> ExecutionContext:
@@ -24,27 +23,6 @@ def context(attempt: int = 0) -> ExecutionContext:
         expected_execution_time=datetime(2026, 3, 1, 12, 0, tzinfo=UTC), attempt=attempt, region="local",
         client_request_id=str(uuid.uuid4()),
     )
-
-
-SUB, RG, JC = "sub-1", "rg-1", "jc1"
-
-
-def call(rt: Runtime, operation: str, method: str, job: str | None = None, body: Any = None) -> api.ApiResponse:
-    """One management API call, as the HTTP trigger would make it."""
-    route = {"subscriptionId": SUB, "resourceGroupName": RG, "jobCollectionName": JC}
-    path = f"/api/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/{JC}"
-    if job:
-        route["jobName"] = job
-        path += f"/jobs/{job}"
-    data = json.dumps(body).encode() if body is not None else b""
-    request = api.ApiRequest(method, f"http://127.0.0.1:7071{path}", route, {"api-version": "2016-03-01"}, data)
-    return api.handle(operation, request, rt)
-
-
-def make_collection(rt: Runtime) -> None:
-    response = call(rt, "JobCollections_CreateOrUpdate", "PUT", body={
-        "location": "West US", "properties": {"sku": {"name": "Standard"}}})
-    assert response.status in (200, 201), response.body
 
 
 def put_job(rt: Runtime, name: str, properties: dict[str, Any], retry: RetryPolicy | None = None,
