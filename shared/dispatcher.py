@@ -55,24 +55,24 @@ class Dispatcher:
         self.clock = clock
 
     def tick(self) -> TickReport:
-        """Enqueue every occurrence due before the next tick; advance the watermark."""
+        """Enqueue every occurrence due before the dispatch horizon; advance the watermark."""
         now = self.clock.now()
         report = TickReport()
         last = dispatch_horizon(now) - TICK  # the last bucket before the horizon
         watermark = self.store.due.watermark() or last - TICK
         current = max(watermark - OVERLAP, last - MAX_BUCKETS_PER_TICK * TICK)
-        while current <= last and report.buckets < MAX_BUCKETS_PER_TICK:
-            entries = self.store.due.entries(bucket_of(current))
-            # Entries name distinct jobs, and each costs a few storage round trips: run them side by side.
-            with ThreadPoolExecutor(max_workers=PARALLELISM) as pool:
+        # Entries name distinct jobs, and each costs a few storage round trips: run them side by side.
+        with ThreadPoolExecutor(max_workers=PARALLELISM) as pool:
+            while current <= last and report.buckets < MAX_BUCKETS_PER_TICK:
+                entries = self.store.due.entries(bucket_of(current))
                 for outcome in pool.map(lambda entry: self._dispatch_entry(entry, now), entries):
                     report.enqueued += outcome == "enqueued"
                     report.stale += outcome == "stale"
                     report.failed += outcome == "failed"
-            if current > watermark:
-                self.store.due.set_watermark(current)
-            current += TICK
-            report.buckets += 1
+                if current > watermark:
+                    self.store.due.set_watermark(current)
+                current += TICK
+                report.buckets += 1
         return report
 
     def _dispatch_entry(self, entry: DueEntry, now: datetime) -> str:
@@ -129,7 +129,8 @@ class Dispatcher:
         return True
 
     def _record_postponed(self, job: JobRecord, first: datetime, latest: datetime, now: datetime) -> None:
-        skipped = repeat_count(job, latest) - repeat_count(job, first)
+        first_index = repeat_count(job, first)
+        skipped = repeat_count(job, latest) - first_index
         message = (
             f"{skipped} occurrence(s) from {first.isoformat()} were missed while the scheduler was unavailable "
             f"and skipped; the latest, {latest.isoformat()}, runs now."
@@ -137,6 +138,6 @@ class Dispatcher:
         record = HistoryRecord(
             key=job.key, execution_id=f"postponed|{first.isoformat()}", expected_execution_time=first,
             start_time=now, end_time=now, action_name=JobHistoryActionName.MAIN_ACTION,
-            status=JobExecutionStatus.POSTPONED, message=message, retry_count=0, repeat_count=repeat_count(job, first),
+            status=JobExecutionStatus.POSTPONED, message=message, retry_count=0, repeat_count=first_index,
         )
         self.store.history.add(record, first)

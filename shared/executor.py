@@ -45,7 +45,7 @@ class Executor:
         self.clock = clock
         self.actions = actions
         self.settings = settings
-        self._collection_states: dict[CollectionKey, tuple[float, JobCollectionState | None]] = {}
+        self._enabled_seen: dict[CollectionKey, float] = {}  # when each collection was last read as Enabled
 
     def handle(self, text: str) -> None:
         """Entry point of the queue trigger. Raises only for storage faults, which the host retries."""
@@ -105,24 +105,23 @@ class Executor:
             allowed |= {JobState.COMPLETED, JobState.FAULTED}
         if job.state not in allowed:
             return None
-        if self._collection_state(job.key.collection_key) != JobCollectionState.ENABLED:
+        if not self._collection_enabled(job.key.collection_key):
             return None  # a Disabled or Suspended collection runs nothing
         return job
 
-    def _collection_state(self, key: CollectionKey) -> JobCollectionState | None:
+    def _collection_enabled(self, key: CollectionKey) -> bool:
         now = time.monotonic()
-        cached = self._collection_states.get(key)
-        if cached is not None and now - cached[0] < COLLECTION_STATE_TTL:
-            return cached[1]
+        seen = self._enabled_seen.get(key)
+        if seen is not None and now - seen < COLLECTION_STATE_TTL:
+            return True
         collection = self.store.collections.get(key)
-        state = collection.state if collection is not None else None
         # Only "Enabled" is remembered: a stale "Suspended" would drop (and mark done) occurrences that
         # are due right after the collection is enabled again.
-        if state == JobCollectionState.ENABLED:
-            self._collection_states[key] = (now, state)
-        else:
-            self._collection_states.pop(key, None)
-        return state
+        if collection is not None and collection.state == JobCollectionState.ENABLED:
+            self._enabled_seen[key] = now
+            return True
+        self._enabled_seen.pop(key, None)
+        return False
 
     def _attempt(self, job: JobRecord, message: OccurrenceMessage) -> bool:
         """Run the attempt and record it; False if there was nothing to run (the job was not updated)."""

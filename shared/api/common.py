@@ -81,11 +81,6 @@ def validate(model: type[M], data: dict[str, Any]) -> M:
         raise bad_request("The request body is nested too deeply.") from exc
 
 
-def parse_body(request: ApiRequest, model: type[M]) -> M:
-    """Decode and validate a JSON body; every rejection names the offending property path."""
-    return validate(model, read_json(request))
-
-
 def document_size(document: dict[str, Any]) -> int:
     """Characters of a definition as JSON: what the 16,000-character job size limit measures."""
     return len(json.dumps(document, separators=(",", ":")))

@@ -33,22 +33,11 @@ class CollectionStore:
     def delete(self, key: CollectionKey) -> None:
         self.table.delete(collection_partition(key), collection_row(key))
 
-    def page(
-        self, subscription: str, resource_group: str | None, size: int, continuation: Any = None
-    ) -> tuple[list[CollectionRecord], Any]:
-        query, params = "PartitionKey eq @pk", {"pk": escape(subscription)}
-        if resource_group is not None:
-            # Rows are `{group}|{collection}`: a range on the row key selects one resource group.
-            prefix = escape(resource_group) + "|"
-            query += " and RowKey ge @lo and RowKey lt @hi"
-            params |= {"lo": prefix, "hi": prefix[:-1] + "}"}
-        entities, token = self.table.page(query, params, size, continuation)
-        return [_record(e) for e in entities], token
-
     @staticmethod
     def _scope(subscription: str, resource_group: str | None) -> tuple[str, dict[str, Any]]:
         query, params = "PartitionKey eq @pk", {"pk": escape(subscription)}
         if resource_group is not None:
+            # Rows are `{group}|{collection}`: a range on the row key selects one resource group.
             prefix = escape(resource_group) + "|"
             query += " and RowKey ge @lo and RowKey lt @hi"
             params |= {"lo": prefix, "hi": prefix[:-1] + "}"}
@@ -72,10 +61,6 @@ class CollectionStore:
         found = self.table.query(query, {"pk": escape(subscription), "sku": sku},
                                  select=["Subscription", "ResourceGroup", "Name"])
         return [CollectionKey(e["Subscription"], e["ResourceGroup"], e["Name"]) for e in found]
-
-    def count_with_sku(self, subscription: str, sku: str) -> int:
-        query = "PartitionKey eq @pk and Sku eq @sku"
-        return sum(1 for _ in self.table.query(query, {"pk": escape(subscription), "sku": sku}, select=["RowKey"]))
 
 
 def _entity(record: CollectionRecord) -> Entity:

@@ -37,16 +37,6 @@ class JobStore:
     def delete(self, key: JobKey, etag: str | None = None) -> None:
         self.table.delete(job_partition(key.collection_key), job_row(key), etag)
 
-    def page(
-        self, collection: CollectionKey, state: JobState | None, size: int, continuation: Any = None
-    ) -> tuple[list[JobRecord], Any]:
-        query, params = "PartitionKey eq @pk", {"pk": job_partition(collection)}
-        if state is not None:
-            query += " and State eq @state"
-            params["state"] = state.value
-        entities, token = self.table.page(query, params, size, continuation)
-        return [_record(e) for e in entities], token
-
     def _filter(self, collection: CollectionKey, state: JobState | None) -> tuple[str, dict[str, Any]]:
         query, params = "PartitionKey eq @pk", {"pk": job_partition(collection)}
         if state is not None:
@@ -91,9 +81,6 @@ class JobStore:
                 execution_count=int(e.get("ExecutionCount") or 0), etag=str(e["etag"]),
             )
 
-    def count(self, collection: CollectionKey) -> int:
-        query = "PartitionKey eq @pk"
-        return sum(1 for _ in self.table.query(query, {"pk": job_partition(collection)}, select=["RowKey"]))
 
 
 @dataclass(frozen=True)
