@@ -9,6 +9,15 @@ COLLECTION_TYPE = f"{PROVIDER}/jobCollections"
 JOB_TYPE = f"{COLLECTION_TYPE}/jobs"
 HISTORY_TYPE = f"{JOB_TYPE}/history"
 
+# Names compare as ARM compares them: ordinal, ignoring the case of ASCII letters only. Unicode case
+# folding would alias distinct names (the Kelvin sign U+212A lower-cases to "k").
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def fold_case(name: str) -> str:
+    """The comparison form of a name: ASCII letters lower-cased, every other character as it is."""
+    return name.translate(_ASCII_LOWER)
+
 
 @dataclass(frozen=True)
 class CollectionKey:

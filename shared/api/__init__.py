@@ -51,7 +51,7 @@ def handle(operation: str, request: ApiRequest, rt: Runtime | None = None) -> Ap
     handler = OPERATIONS.get(operation)
     if handler is None:
         return run_operation(_unsupported(operation), request)
-    return run_operation(lambda req: handler(rt or runtime(), req), request)
+    return run_operation(lambda req: handler(rt or runtime(), req), request, operation)
 
 
 def _unsupported(operation: str) -> Callable[[ApiRequest], ApiResponse]:

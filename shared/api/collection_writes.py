@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import bad_request, conflict, not_found
-from ..keys import CollectionKey
+from ..keys import CollectionKey, fold_case
 from ..model import JobCollectionDefinition, JobCollectionProperties, JobCollectionState, Sku, SkuName
 from ..planning import series_of
 from ..records import CollectionRecord
@@ -18,7 +18,7 @@ from ..recurrence import RecurrenceError
 from ..runtime import Runtime
 from ..store import ConcurrencyError
 from .collection_state import cascade_state
-from .common import read_json, require_api_version, validate
+from .common import MAX_BODY_CHARS, document_size, read_json, require_api_version, validate
 from .http import ApiRequest, ApiResponse
 from .merge import canonical_keys, merge
 from .paths import collection_key
@@ -31,7 +31,7 @@ from .render import render_collection
 def _prepare(key: CollectionKey, definition: JobCollectionDefinition, existing: CollectionRecord | None,
              default_state: JobCollectionState) -> tuple[JobCollectionDefinition, JobCollectionState]:
     """The definition to store (SKU materialised, location as display name) and the state; 400s."""
-    if definition.name is not None and definition.name.lower() != key.collection.lower():
+    if definition.name is not None and fold_case(definition.name) != fold_case(key.collection):
         raise bad_request(f"name '{definition.name}' does not match the job collection in the URL.", "name")
     location = definition.location
     stored_location = existing.definition.location if existing else None
@@ -53,6 +53,10 @@ def _prepare(key: CollectionKey, definition: JobCollectionDefinition, existing: 
         "properties": properties.model_copy(update={"state": None, "sku": properties.sku if properties.sku and
                                                     properties.sku.name else Sku(name=SkuName.STANDARD)}),
     })
+    # Measured as stored: non-ASCII tags take 6 bytes a character there, and a table property holds 64 KiB.
+    size = document_size(stored.to_document())
+    if size > MAX_BODY_CHARS:
+        raise bad_request(f"The job collection is {size} bytes as stored; the maximum is {MAX_BODY_CHARS}.")
     return stored, properties.state or default_state
 
 
@@ -62,8 +66,8 @@ def _check_plan(rt: Runtime, key: CollectionKey, definition: JobCollectionDefini
     sku = sku_of(definition)
     if sku == SkuName.FREE and (existing is None or sku_of(existing.definition) != SkuName.FREE):
         others = [k for k in rt.store.collections.keys_with_sku(key.subscription, SkuName.FREE.value)
-                  if (k.resource_group.lower(), k.collection.lower()) !=
-                  (key.resource_group.lower(), key.collection.lower())]
+                  if (fold_case(k.resource_group), fold_case(k.collection)) !=
+                  (fold_case(key.resource_group), fold_case(key.collection))]
         if others:
             raise conflict(f"sku: the subscription already has a Free job collection ('{others[0].collection}'); "
                            "a subscription may have one.")

@@ -16,7 +16,7 @@ from ..model import WireModel
 from .http import ApiRequest
 
 SUPPORTED_API_VERSIONS = ("2016-03-01", "2016-01-01", "2014-08-01-preview")
-MAX_BODY_CHARS = 16_000  # "Maximum job size is 16K" (digest §3.1)
+MAX_BODY_CHARS = 16_000  # "Maximum job size is 16K": bytes of the body, and of the definition as stored
 
 M = TypeVar("M", bound=WireModel)
 
@@ -52,16 +52,56 @@ def error_path(loc: tuple[Any, ...]) -> str:
     return path
 
 
-def read_json(request: ApiRequest, max_chars: int = MAX_BODY_CHARS) -> dict[str, Any]:
-    """The request body as a JSON object; 400 for a body too large, not UTF-8, not JSON or not an object."""
+def _media_type(request: ApiRequest) -> str:
+    for name, value in request.headers.items():
+        if name.lower() == "content-type":
+            return value.split(";", 1)[0].strip().lower()
+    return ""
+
+
+def _is_json(media_type: str) -> bool:
+    return media_type == "application/json" or (media_type.startswith("application/") and media_type.endswith("+json"))
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads keeps the last of duplicate keys silently; ARM refuses such a body, so do we."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+class DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def read_json(request: ApiRequest, max_bytes: int = MAX_BODY_CHARS) -> dict[str, Any]:
+    """The request body as a JSON object.
+
+    415 when a body comes with a Content-Type other than JSON (ARM's UnsupportedMediaType; a body without
+    a Content-Type is read as JSON, as every ARM client labels its bodies); 400 for a
+    body larger than `max_bytes` (UTF-8 bytes, as sent), not UTF-8, not JSON, not an object, or
+    holding a key twice in one object.
+    """
+    media_type = _media_type(request)
+    if request.body and media_type and not _is_json(media_type):
+        raise ApiError(415, "UnsupportedMediaType",
+                       "The content media type is not supported. Only 'application/json' is supported.")
+    if len(request.body) > max_bytes:
+        raise bad_request(f"The request body is {len(request.body)} bytes; the maximum job size is {max_bytes}.")
     try:
         text = request.body.decode("utf-8") if request.body else ""
     except UnicodeDecodeError as exc:
         raise bad_request("The request body is not valid UTF-8.") from exc
-    if len(text) > max_chars:
-        raise bad_request(f"The request body is {len(text)} characters; the maximum job size is {max_chars}.")
     try:
-        data = json.loads(text) if text.strip() else None
+        data = json.loads(text, object_pairs_hook=_no_duplicates) if text.strip() else None
+    except DuplicateKey as exc:
+        # The key is the client's own text: quoted with repr, so no control character reaches a log verbatim.
+        raise bad_request(f"The request body holds the member {exc.key[:100]!r} twice in one object.") from exc
     except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, or an integer of over 4,300 digits
         where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise bad_request(f"The request body is not valid JSON{where}.") from exc
@@ -82,5 +122,6 @@ def validate(model: type[M], data: dict[str, Any]) -> M:
 
 
 def document_size(document: dict[str, Any]) -> int:
-    """Characters of a definition as JSON: what the 16,000-character job size limit measures."""
-    return len(json.dumps(document, separators=(",", ":")))
+    """Bytes of a definition as the store keeps it (compact JSON, non-ASCII escaped, so one byte per character):
+    what the 16,000 job size limit measures, and what keeps a stored document within a table property."""
+    return len(json.dumps(document, separators=(",", ":")).encode("utf-8"))

@@ -42,14 +42,19 @@ def _common_headers() -> dict[str, str]:
     return {"x-ms-request-id": str(uuid.uuid4()), "Cache-Control": "no-cache", "Pragma": "no-cache", "Expires": "-1"}
 
 
-def run_operation(operation: Callable[[ApiRequest], ApiResponse], request: ApiRequest) -> ApiResponse:
-    """Run one API operation; ApiError becomes its ARM error, anything else a bare 500 (logged, no trace out)."""
+def run_operation(operation: Callable[[ApiRequest], ApiResponse], request: ApiRequest,
+                  name: str = "an operation") -> ApiResponse:
+    """Run one API operation; ApiError becomes its ARM error, anything else a bare 500 (logged, no trace out).
+
+    The log names the operation (`name`, ours), never the URL or any other raw input: a client's bytes
+    (line breaks included) must not reach the service log.
+    """
     try:
         response = operation(request)
     except ApiError as error:
         response = ApiResponse(error.status, error.to_wire())
     except Exception:  # noqa: BLE001 - the boundary: never leak a stack trace to the client
-        log.exception("unhandled error in %s %s", request.method, request.url)
+        log.exception("unhandled error in %s", name)
         response = ApiResponse(500, {"error": {"code": "InternalError",
                                                "message": "The server encountered an internal error. Please retry."}})
     return ApiResponse(response.status, response.body, {**_common_headers(), **response.headers})

@@ -69,7 +69,7 @@ def write_job(
     stored = properties.model_copy(update={"start_time": start, "state": None, "status": None})
     size = document_size(stored.to_document())
     if size > MAX_BODY_CHARS:
-        raise bad_request(f"The job is {size} characters; the maximum job size is {MAX_BODY_CHARS}.", "properties")
+        raise bad_request(f"The job is {size} bytes as stored; the maximum job size is {MAX_BODY_CHARS}.", "properties")
     # Rewriting a job without touching its schedule keeps its count: `count` is not restarted by a PATCH.
     same_schedule = existing is not None and existing.properties.start_time == start and (
         existing.properties.recurrence == properties.recurrence)

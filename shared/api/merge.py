@@ -17,6 +17,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
+from ..errors import bad_request
+from ..keys import fold_case
+
 # Action members that do not depend on the action type and survive a change of type.
 _TYPE_INDEPENDENT = {"retryPolicy", "errorAction"}
 # The target member each action type uses: Http and Https share `request`.
@@ -47,17 +50,21 @@ def canonical_keys(data: Any, model: type[BaseModel]) -> Any:
     """Rename the members of `data` to the model's JSON names, recursively (input names ignore case).
 
     Free-form maps (headers, tags, custom properties) keep their keys as sent. Unknown members are kept
-    as they are, so the model later ignores them just as it does on PUT.
+    as they are, so the model later ignores them just as it does on PUT. A member named twice in
+    different cases is a 400 (ARM refuses duplicate members).
     """
     if not isinstance(data, dict):
         return data
     fields = {}
     for name, field in model.model_fields.items():
         canonical = field.alias or name
-        fields[name.lower()] = fields[canonical.lower()] = (canonical, field.annotation)
+        fields[fold_case(name)] = fields[fold_case(canonical)] = (canonical, field.annotation)
     result: dict[str, Any] = {}
     for key, value in data.items():
-        canonical, annotation = fields.get(key.lower(), (key, None)) if isinstance(key, str) else (key, None)
+        canonical, annotation = fields.get(fold_case(key), (key, None)) if isinstance(key, str) else (key, None)
+        if canonical in result and annotation is not None:
+            # Property names ignore case, so `location` and `Location` are the same member sent twice.
+            raise bad_request(f"The member '{canonical}' is given twice (property names ignore case).")
         nested = _nested_model(annotation) if annotation is not None else None
         if nested and nested[0] == "model":
             value = canonical_keys(value, nested[1])
@@ -103,8 +110,12 @@ def _origin(uri: Any) -> str:
 def _http_identity(action: dict[str, Any], holder: dict[str, Any]) -> str:
     # A credential belongs to the target it was written for: moving the job to another origin must not
     # carry a password, client certificate or client secret along to a host its writer may control.
+    # An OAuth client secret also belongs to the client it authenticates and the token it is for: a changed
+    # tenant, audience or client id needs the secret again (a secret kept for a new audience such as
+    # https://management.azure.com/ would mint tokens its writer never meant to grant).
     request = action.get("request") if isinstance(action.get("request"), dict) else {}
-    return f"{holder.get('type')}|{_origin(request.get('uri'))}".lower()
+    oauth = "|".join(str(holder.get(name)) for name in ("tenant", "audience", "clientId"))
+    return f"{holder.get('type')}|{_origin(request.get('uri'))}|{oauth}".lower()
 
 
 def _member(name: str) -> Identity:

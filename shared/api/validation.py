@@ -45,7 +45,20 @@ _REQUIRED_AUTH = {
 }
 
 
+# An Entra ID tenant: a GUID or a domain name (labels of letters, digits and inner hyphens). It becomes a
+# path segment of the token URL, so `.`, `..` or anything that could leave that segment is refused.
+_TENANT = re.compile(r"(?=.{1,253}\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+
+
+def valid_tenant(tenant: str) -> bool:
+    return _TENANT.fullmatch(tenant) is not None
+
+
 def validate_authentication(auth: HttpAuthentication, path: str) -> None:
+    if auth.type == HttpAuthenticationType.ACTIVE_DIRECTORY_OAUTH and auth.tenant and not valid_tenant(auth.tenant):
+        raise bad_request("The tenant must be a tenant id (GUID) or a domain name such as contoso.onmicrosoft.com.",
+                          f"{path}.tenant")
     required = _REQUIRED_AUTH.get(auth.type, ())
     values = auth.model_dump(by_alias=True, context={"with_secrets": True})
     missing = [name for name in required if not values.get(name)]
@@ -71,12 +84,28 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
 
 
+# Headers that frame the message or steer the connection belong to the scheduler's HTTP client alone: a job
+# that sets `Transfer-Encoding: chunked` beside our `Content-Length` could smuggle a second request into the
+# connection (RFC 9112 §6.1, §9.6; RFC 9110 §7.6.1).
+FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "host", "upgrade", "te",
+                             "trailer", "keep-alive"})
+
+
+def is_framing_header(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in FRAMING_HEADERS or lowered.startswith("proxy-")
+
+
 def validate_headers(headers: dict[str, str], path: str) -> None:
     """Headers the action could never send are rejected now, rather than failing every run later."""
     for name, value in headers.items():
         if not _TOKEN.fullmatch(name):
             raise bad_request("A header name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~).",
                               f"{path}.{name!r}")
+        if is_framing_header(name):
+            raise bad_request(f"The header '{name}' is set by the scheduler's HTTP client; hop-by-hop and framing "
+                              "headers (Transfer-Encoding, Content-Length, Connection, Host, Upgrade, TE, Trailer, "
+                              "Keep-Alive, Proxy-*) cannot be set by a job.", f"{path}.{name}")
         if not _HEADER_VALUE.fullmatch(value):
             raise bad_request("A header value cannot hold line breaks, control characters or characters "
                               "beyond Latin-1.", f"{path}.{name}")

@@ -22,6 +22,8 @@ from pydantic import (
     model_validator,
 )
 
+from ..keys import fold_case  # ASCII-only case folding: U+212A must not alias `k`
+
 # Context flag for model_dump: include write-only secrets (only the store asks for them).
 WITH_SECRETS = "with_secrets"
 
@@ -32,9 +34,9 @@ class CaseInsensitiveEnum(str, Enum):
     @classmethod
     def _missing_(cls, value: object) -> CaseInsensitiveEnum | None:
         if isinstance(value, str):
-            lowered = value.lower()
+            lowered = fold_case(value)
             for member in cls:
-                if member.value.lower() == lowered:
+                if fold_case(member.value) == lowered:
                     return member
         return None
 
@@ -100,9 +102,9 @@ class WireModel(BaseModel):
         names: dict[str, str] = {}
         for name, field in cls.model_fields.items():
             canonical = field.alias or name
-            names[name.lower()] = canonical
-            names[canonical.lower()] = canonical
-        return {names.get(key.lower(), key) if isinstance(key, str) else key: value for key, value in data.items()}
+            names[fold_case(name)] = canonical
+            names[fold_case(canonical)] = canonical
+        return {names.get(fold_case(key), key) if isinstance(key, str) else key: value for key, value in data.items()}
 
     @model_serializer(mode="wrap")
     def _drop_secrets(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:

@@ -14,14 +14,19 @@ class Sku(WireModel):
     name: SkuName | None = None
 
 
+# The spec's quota members are int32, as ARM's validation is.
+INT32_MAX = 2_147_483_647
+
+
 class JobMaxRecurrence(WireModel):
     frequency: lowercase_on_output(RecurrenceFrequency) | None = None  # type: ignore[valid-type]
-    interval: Annotated[int, Field(ge=1)] | None = None
+    interval: Annotated[int, Field(ge=1, le=INT32_MAX)] | None = None
 
 
 class JobCollectionQuota(WireModel):
-    max_job_count: Annotated[int, Field(ge=1)] | None = Field(default=None, alias="maxJobCount")
-    max_job_occurrence: int | None = Field(default=None, alias="maxJobOccurrence")
+    max_job_count: Annotated[int, Field(ge=1, le=INT32_MAX)] | None = Field(default=None, alias="maxJobCount")
+    max_job_occurrence: Annotated[int, Field(ge=-2_147_483_648, le=INT32_MAX)] | None = Field(
+        default=None, alias="maxJobOccurrence")
     max_recurrence: JobMaxRecurrence | None = Field(default=None, alias="maxRecurrence")
 
 

@@ -1,4 +1,4 @@
-"""Table keys for our records. ARM names are case-insensitive, so keys use the lowercased names.
+"""Table keys for our records. ARM names are case-insensitive (ASCII letters only), so keys use folded names.
 
 Table keys may not contain `/ \\ # ?` or control characters; names that carry them are escaped as
 `~XX` so that every name maps to one key and back-mapping is never needed (entities keep the names).
@@ -6,13 +6,13 @@ Table keys may not contain `/ \\ # ?` or control characters; names that carry th
 
 from __future__ import annotations
 
-from ..keys import CollectionKey, JobKey
+from ..keys import CollectionKey, JobKey, fold_case
 
 _UNSAFE = set("/\\#?|~%") | {chr(c) for c in range(32)} | {chr(127)}
 
 
 def escape(name: str) -> str:
-    return "".join(f"~{ord(ch):02X}" if ch in _UNSAFE else ch for ch in name.lower())
+    return "".join(f"~{ord(ch):02X}" if ch in _UNSAFE else ch for ch in fold_case(name))
 
 
 def collection_partition(key: CollectionKey) -> str:
