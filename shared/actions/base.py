@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
@@ -23,6 +24,9 @@ class ExecutionContext:
     attempt: int  # 0-based retry index; sent as the 1-based x-ms-scheduler-attempt
     region: str
     client_request_id: str  # new for every attempt
+    # Headers the scheduler itself adds to an Http action's request beside its x-ms-* metadata (e.g. a
+    # W3C `traceparent`); they win over the job's own headers of the same name.
+    extra_headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,101 +1,82 @@
-"""Outbound target policy: no calls into private, loopback or link-local networks unless allowed.
+"""Outbound target policy: resolve the name, vet every address, and hand back only vetted addresses.
 
-The check runs on the address a connection is actually made to, right after the TCP connect and
-before a byte is sent (TLS handshake included). Checking a DNS answer first and connecting later
-would leave a window in which a rebinding name swaps a public address for an internal one; checking
-the connected socket's peer closes that window, whatever the resolver answered in between.
+No connection is made before the check (outbound.py connects only to the addresses returned here), so
+no packet ever reaches an internal address, and a refusal reads the same whatever the state of the
+port behind it: the scheduler cannot be used to scan internal ports. One resolution serves the whole
+request, so a name that rebinds to an internal address after the check is never connected to.
+
+"Internal" is everything not globally routable (private, loopback, link-local, CGNAT, unspecified,
+multicast, documentation...), Azure's platform address 168.63.129.16, and any IPv6 address that embeds
+such an IPv4 address: IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96), SIIT (::ffff:0:0:0/96),
+NAT64 (64:ff9b::/96; the local-use 64:ff9b:1::/48 is refused whole), 6to4 (2002::/16) and Teredo.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
-import ssl
+from collections.abc import Iterator
 from typing import Any
-
-from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 ALLOW_SETTING = "SCHEDULER_ALLOW_PRIVATE_TARGETS"
 
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+AddressInfo = tuple[Any, ...]  # one getaddrinfo() entry: (family, type, proto, canonname, sockaddr)
+
+# Beyond `is_global`: Azure's wire server / DNS / health probe address, and IETF protocol assignments
+# that Python 3.11 still calls global.
+_ALSO_INTERNAL = (
+    ipaddress.ip_network("168.63.129.16/32"),
+    ipaddress.ip_network("192.0.0.0/24"),
+    ipaddress.ip_network("64:ff9b:1::/48"),  # RFC 8215 local-use NAT64: never globally routed
+)
+# IPv6 ranges whose low 32 bits are an IPv4 address.
+_LOW_32_EMBEDS = (
+    ipaddress.ip_network("::/96"),  # IPv4-compatible (deprecated)
+    ipaddress.ip_network("::ffff:0:0:0/96"),  # SIIT IPv4-translated
+    ipaddress.ip_network("64:ff9b::/96"),  # NAT64 well-known prefix
+)
+
 
 class TargetRefused(Exception):  # noqa: N818 - the name reads as the history message says it
-    """The target resolves to an address this deployment may not call.
+    """The target resolves to an address this deployment may not call. The message is the same whatever
+    the port's state (nothing was connected to learn it)."""
 
-    Deliberately not an OSError: urllib3 would wrap or retry those, this must reach the caller as is.
-    """
+
+def _embedded(ip: IPAddress) -> Iterator[IPAddress]:
+    yield ip
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            yield ip.ipv4_mapped
+        if ip.sixtofour is not None:
+            yield ip.sixtofour
+        if ip.teredo is not None:
+            yield from ip.teredo
+        if any(ip in network for network in _LOW_32_EMBEDS):
+            yield ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+
+
+def _internal(ip: IPAddress) -> bool:
+    return not ip.is_global or ip.is_multicast or any(ip in network for network in _ALSO_INTERNAL)
 
 
 def is_internal(address: str) -> bool:
-    """True for every address that is not globally routable (private, loopback, link-local, CGNAT...)."""
+    """True when `address` (an IP literal, optionally with an IPv6 zone) is, or embeds, an internal address."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return not ip.is_global or ip.is_multicast
+    return any(_internal(candidate) for candidate in _embedded(ip))
 
 
-def check_peer(sock: socket.socket, host: str) -> None:
-    """Raise TargetRefused (after closing `sock`) when its peer is an internal address."""
-    address = str(sock.getpeername()[0])
-    if is_internal(address):
-        sock.close()
-        raise TargetRefused(
-            f"'{host}' resolves to the internal address {address}; set {ALLOW_SETTING}=true to allow it"
-        )
+def refusal(host: str) -> TargetRefused:
+    return TargetRefused(f"'{host}' resolves to an internal address; set {ALLOW_SETTING}=true to allow it")
 
 
-class _GuardedHTTPConnection(HTTPConnection):
-    def _new_conn(self) -> socket.socket:
-        sock = super()._new_conn()
-        check_peer(sock, str(self.host))
-        return sock
+def resolve(host: str, port: int, allow_private: bool) -> list[AddressInfo]:
+    """The TCP addresses to connect to for `host`: all of them vetted unless `allow_private`.
 
-
-class _GuardedHTTPSConnection(HTTPSConnection):
-    def _new_conn(self) -> socket.socket:
-        # HTTPSConnection.connect() calls this before the TLS handshake, so nothing leaves unchecked.
-        sock = super()._new_conn()
-        check_peer(sock, str(self.host))
-        return sock
-
-
-class _GuardedHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _GuardedHTTPConnection
-
-
-class _GuardedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _GuardedHTTPSConnection
-
-
-class GuardedAdapter(HTTPAdapter):
-    """A requests adapter whose every new connection is checked, and whose HTTPS uses `ssl_context`.
-
-    The context carries the trust store (and, for ClientCertificate, the key held only in memory);
-    requests' own per-connection CA loading is switched off so the shared context is never mutated.
+    Raises TargetRefused when any address is internal (a name that answers with one public and one
+    internal address is refused whole), socket.gaierror when the name does not resolve.
     """
-
-    def __init__(self, allow_private: bool, ssl_context: ssl.SSLContext, pool_size: int = 16) -> None:
-        self.allow_private = allow_private
-        self.ssl_context = ssl_context
-        super().__init__(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0)
-
-    def init_poolmanager(self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any) -> None:
-        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
-        if not self.allow_private:
-            self.poolmanager.pool_classes_by_scheme = {"http": _GuardedHTTPPool, "https": _GuardedHTTPSPool}
-
-    def build_connection_pool_key_attributes(
-        self, request: Any, verify: Any, cert: Any = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
-        if host_params.get("scheme") == "https":
-            pool_kwargs["ssl_context"] = self.ssl_context
-        return host_params, pool_kwargs
-
-    def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
-        # Verification always happens, with the trust store inside ssl_context (hostname included).
-        if url.lower().startswith("https"):
-            conn.cert_reqs = "CERT_REQUIRED"
-            conn.ca_certs = None
-            conn.ca_cert_dir = None
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+    if not allow_private and any(is_internal(str(info[4][0])) for info in infos):
+        raise refusal(host)
+    return infos

@@ -6,21 +6,37 @@ authority against Azure AD's instance discovery, which refuses the local token e
 operator (or a test) configures through SCHEDULER_AAD_AUTHORITY_HOST; a direct POST has no such
 limit. Tokens are cached per (authority, tenant, client, secret digest, audience) and renewed a
 few minutes before they expire.
+
+The token request goes out as the action does (outbound.py): the same private-target guard, a vetted
+and pinned address, a connection of its own, and a deadline within the attempt's. The tenant must be a
+tenant id or domain name: it is a path segment of the token URL and may not leave it (`..`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+import ssl
 import threading
 import time
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, urlencode, urlsplit
 
-import requests
+from .network import TargetRefused
+from .outbound import Deadline, OutboundError, exchange
 
 TOKEN_TIMEOUT_SECONDS = 30
 # Renew this long before expiry, so a token never expires between the cache hit and the request.
 RENEW_BEFORE_SECONDS = 300
+MAX_TOKEN_RESPONSE_BYTES = 65_536
+# An Entra ID tenant: a GUID or a domain name (labels of letters, digits and inner hyphens).
+_TENANT = re.compile(r"(?=.{1,253}\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+
+
+def valid_tenant(tenant: str) -> bool:
+    return _TENANT.fullmatch(tenant) is not None
 
 
 class TokenError(Exception):
@@ -34,44 +50,60 @@ class _Cached:
 
 
 class TokenCache:
-    def __init__(self, authority: str, timeout: float = TOKEN_TIMEOUT_SECONDS) -> None:
+    def __init__(self, authority: str, allow_private: bool, ssl_context: ssl.SSLContext,
+                 timeout: float = TOKEN_TIMEOUT_SECONDS) -> None:
         self.authority = authority.rstrip("/")
+        self.allow_private = allow_private
+        self.ssl_context = ssl_context
         self.timeout = timeout
         self._lock = threading.Lock()
         self._tokens: dict[tuple[str, ...], _Cached] = {}
-        self._session = requests.Session()
-        self._session.trust_env = False
 
-    def token(self, tenant: str, client_id: str, secret: str, audience: str) -> str:
-        """A bearer token for `audience`; raises TokenError when the authority refuses or is unreachable."""
+    def token(self, tenant: str, client_id: str, secret: str, audience: str, deadline: Deadline | None = None) -> str:
+        """A bearer token for `audience`; raises TokenError when the authority refuses or is unreachable.
+
+        The request finishes within `deadline` (the attempt's) and at most `timeout` seconds."""
+        if not valid_tenant(tenant):
+            raise TokenError("the tenant is not a tenant id or domain name")
         key = (tenant.lower(), client_id, hashlib.sha256(secret.encode()).hexdigest(), audience)
         now = time.monotonic()
         with self._lock:
             cached = self._tokens.get(key)
             if cached is not None and cached.renew_at > now:
                 return cached.token
-        token, lifetime = self._request(tenant, client_id, secret, audience)
+        limit = deadline.within(self.timeout) if deadline is not None else Deadline(self.timeout)
+        token, lifetime = self._request(tenant, client_id, secret, audience, limit)
         with self._lock:
             self._tokens[key] = _Cached(token, now + max(lifetime - RENEW_BEFORE_SECONDS, lifetime / 2))
             self._drop_expired(now)
         return token
 
-    def _request(self, tenant: str, client_id: str, secret: str, audience: str) -> tuple[str, float]:
-        url = f"{self.authority}/{quote(tenant, safe='')}/oauth2/token"
-        form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret,
-                "resource": audience}
+    def _request(self, tenant: str, client_id: str, secret: str, audience: str,
+                 deadline: Deadline) -> tuple[str, float]:
+        url = urlsplit(f"{self.authority}/{quote(tenant, safe='')}/oauth2/token")
+        scheme = url.scheme.lower()
+        form = urlencode({"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret,
+                          "resource": audience}).encode("ascii")
         try:
-            response = self._session.post(url, data=form, timeout=self.timeout, allow_redirects=False)
-        except requests.RequestException as exc:
-            raise TokenError(f"the token endpoint could not be reached ({type(exc).__name__})") from exc
+            reply = exchange(
+                "POST", scheme, url.hostname or "", url.port or (443 if scheme == "https" else 80), url.path,
+                {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}, form,
+                allow_private=self.allow_private, ssl_context=self.ssl_context, deadline=deadline,
+                max_body=MAX_TOKEN_RESPONSE_BYTES,
+            )
+        except TargetRefused as exc:
+            raise TokenError(f"the token endpoint was refused: {exc}") from exc
+        except OutboundError as exc:
+            what = "timed out" if exc.timed_out else f"could not be reached ({exc.cause})"
+            raise TokenError(f"the token endpoint {what}") from exc
         try:
-            payload = response.json()
+            payload = json.loads(reply.body)
         except ValueError:
             payload = {}
-        if response.status_code != 200 or not isinstance(payload, dict) or "access_token" not in payload:
+        if reply.status != 200 or not isinstance(payload, dict) or "access_token" not in payload:
             # `error` is a code such as invalid_client; the description may echo request details, so it stays out.
             code = payload.get("error") if isinstance(payload, dict) else None
-            raise TokenError(f"the token endpoint answered {response.status_code}" + (f" ({code})" if code else ""))
+            raise TokenError(f"the token endpoint answered {reply.status}" + (f" ({code})" if code else ""))
         try:
             lifetime = float(payload.get("expires_in", 3600))
         except (TypeError, ValueError):

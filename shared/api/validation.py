@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from ..actions.framing import is_framing_header
+from ..actions.oauth import valid_tenant
 from ..errors import bad_request
 from ..model import (
     HttpAuthentication,
@@ -45,16 +47,6 @@ _REQUIRED_AUTH = {
 }
 
 
-# An Entra ID tenant: a GUID or a domain name (labels of letters, digits and inner hyphens). It becomes a
-# path segment of the token URL, so `.`, `..` or anything that could leave that segment is refused.
-_TENANT = re.compile(r"(?=.{1,253}\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-                     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
-
-
-def valid_tenant(tenant: str) -> bool:
-    return _TENANT.fullmatch(tenant) is not None
-
-
 def validate_authentication(auth: HttpAuthentication, path: str) -> None:
     if auth.type == HttpAuthenticationType.ACTIVE_DIRECTORY_OAUTH and auth.tenant and not valid_tenant(auth.tenant):
         raise bad_request("The tenant must be a tenant id (GUID) or a domain name such as contoso.onmicrosoft.com.",
@@ -82,18 +74,6 @@ def validate_retry(policy: RetryPolicy | None, path: str, now: datetime) -> None
 # RFC 9110 token (method and header names); header values: visible Latin-1 and spaces, no CR/LF.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
-
-
-# Headers that frame the message or steer the connection belong to the scheduler's HTTP client alone: a job
-# that sets `Transfer-Encoding: chunked` beside our `Content-Length` could smuggle a second request into the
-# connection (RFC 9112 §6.1, §9.6; RFC 9110 §7.6.1).
-FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "host", "upgrade", "te",
-                             "trailer", "keep-alive"})
-
-
-def is_framing_header(name: str) -> bool:
-    lowered = name.lower()
-    return lowered in FRAMING_HEADERS or lowered.startswith("proxy-")
 
 
 def validate_headers(headers: dict[str, str], path: str) -> None:

@@ -90,7 +90,7 @@ def test_private_targets_are_refused_unless_allowed(settings: Settings, http_tar
     for url in (http_target.url, http_target.url.replace("127.0.0.1", "localhost")):
         result = strict.run(http_action(url), context())
         assert not result.succeeded
-        assert "was refused" in result.message and "resolves to the internal address" in result.message
+        assert "was refused" in result.message and "resolves to an internal address" in result.message
         assert "SCHEDULER_ALLOW_PRIVATE_TARGETS=true" in result.message
     assert http_target.requests == []  # refused before a byte was sent
     assert HttpTarget(settings).run(http_action(http_target.url), context()).succeeded
