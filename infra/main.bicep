@@ -4,7 +4,8 @@
 //   azd up                                   (azure.yaml -> infra/main.bicep)
 //   az deployment group create -g RG -f infra/main.bicep -p infra/main.parameters.json
 //
-// Creates: user-assigned identity, storage (host + job state + deployment package),
+// Creates: user-assigned identity, storage (host + job state + deployment package), a Key Vault
+// holding the keyring that encrypts job secrets at rest,
 // Log Analytics + Application Insights (Entra ID auth only), Flex Consumption plan and a
 // Python 3.11 function app, optionally a Service Bus namespace. All data-plane access is
 // through the identity's role assignments; no keys or connection strings are issued.
@@ -72,6 +73,11 @@ param disableBasicPublishingCredentials bool = true
 @description('Extra tags for every resource.')
 param tags object = {}
 
+@secure()
+@minLength(32)
+@description('Keyring for job secrets at rest (docs/secrets.md): key materials of at least 32 characters separated by \';\', the current one first. azd: `azd env set SCHEDULER_SECRET_KEYS "$(python -m shared.store.rekey --new-key)"` once, before the first `azd up`.')
+param secretKeys string
+
 var resourceToken = toLower(uniqueString(subscription().id, resourceGroup().id, environmentName))
 var allTags = union(tags, { 'azd-env-name': environmentName })
 var functionAppName = 'func-sched-${resourceToken}'
@@ -118,6 +124,17 @@ module serviceBus 'modules/servicebus.bicep' = if (enableServiceBus) {
   }
 }
 
+module keyVault 'modules/keyvault.bicep' = {
+  name: 'keyvault'
+  params: {
+    name: 'kv-sched-${resourceToken}'
+    location: location
+    tags: allTags
+    principalId: identity.properties.principalId
+    secretKeys: secretKeys
+  }
+}
+
 module functionApp 'modules/functionapp.bicep' = {
   name: 'functionapp'
   params: {
@@ -138,6 +155,7 @@ module functionApp 'modules/functionapp.bicep' = {
     instanceMemoryMB: instanceMemoryMB
     zoneRedundant: zoneRedundant
     disableBasicPublishingCredentials: disableBasicPublishingCredentials
+    secretKeysSecretUri: keyVault.outputs.keyringSecretUri
   }
   // No explicit dependsOn needed: using the storage and monitoring outputs makes the app wait
   // for those whole modules, role assignments included, so the host starts with its access.

@@ -50,6 +50,8 @@ class JobRecord:
     # Bumped by every PUT/PATCH: occurrences queued for an older definition are dropped, not run.
     generation: int = 0
     etag: str | None = None
+    # The stored sealed secrets, kept as they are when the keyring could not open them (store/sealing.py).
+    unopened_secrets: str | None = field(default=None, repr=False)
 
 
 @dataclass

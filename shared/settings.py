@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 STORAGE_SETTING = "AzureWebJobsStorage"
 OCCURRENCE_QUEUE = "scheduler-occurrences"
@@ -109,6 +109,12 @@ class Settings:
     table_prefix: str = "scheduler"
     # Fixed in the cloud (function_app.py binds the queue trigger to it); tests isolate themselves with it.
     occurrence_queue: str = OCCURRENCE_QUEUE
+    # SCHEDULER_SECRET_KEYS: key materials for secrets at rest (shared/store/sealing.py). Never printed.
+    secret_keys: str | None = field(default=None, repr=False)
+
+    @property
+    def uses_development_storage(self) -> bool:
+        return self.storage.account_name == "devstoreaccount1"
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -124,4 +130,5 @@ class Settings:
             service_bus_endpoint=env.get("SCHEDULER_SERVICEBUS_ENDPOINT") or None,
             aad_authority_host=env.get("SCHEDULER_AAD_AUTHORITY_HOST") or "https://login.microsoftonline.com",
             table_prefix=prefix,
+            secret_keys=env.get("SCHEDULER_SECRET_KEYS") or None,
         )

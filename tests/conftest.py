@@ -16,6 +16,7 @@ import pytest
 from devhost.azurite import Azurite
 from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
+from shared.store.sealing import new_key_material
 
 
 @pytest.fixture(scope="session")
@@ -35,6 +36,7 @@ def settings(azurite: Azurite) -> Settings:
         allow_private_targets=True,
         table_prefix=f"t{suffix}",
         occurrence_queue=f"occ-{suffix}",
+        secret_keys=new_key_material(),  # a real key per test, not the development fallback
     )
 
 

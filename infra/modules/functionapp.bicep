@@ -67,6 +67,9 @@ param zoneRedundant bool = false
 @description('Disable FTP and SCM basic-auth publishing credentials (deploy with Entra ID: azd / func / az).')
 param disableBasicPublishingCredentials bool = true
 
+@description('Versionless URI of the Key Vault secret holding the keyring for job secrets at rest.')
+param secretKeysSecretUri string
+
 // Defence in depth: whatever the parameters say, a wildcard origin is never configured.
 var allowedOrigins = filter(corsAllowedOrigins, origin => origin != '*')
 
@@ -107,6 +110,8 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
     clientCertEnabled: false
     clientAffinityEnabled: false
     publicNetworkAccess: 'Enabled'
+    // Key Vault references (SCHEDULER_SECRET_KEYS) are resolved with the user-assigned identity.
+    keyVaultReferenceIdentity: identityId
     functionAppConfig: {
       deployment: {
         storage: {
@@ -181,6 +186,11 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
         {
           name: 'SCHEDULER_ALLOW_PRIVATE_TARGETS'
           value: 'false'
+        }
+        // The keyring for job secrets at rest: a Key Vault reference, never the key itself.
+        {
+          name: 'SCHEDULER_SECRET_KEYS'
+          value: '@Microsoft.KeyVault(SecretUri=${secretKeysSecretUri})'
         }
       ]
     }

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from azure.core.exceptions import ResourceExistsError
 
-from ..settings import Settings
+from ..settings import ConfigurationError, Settings
 from .claims import Claim, ClaimStore
 from .clients import queue_service, table_service
 from .collections import CollectionStore
@@ -20,6 +20,7 @@ from .due import DueEntry, DueIndex, bucket_of, bucket_start
 from .history import HistoryStore
 from .jobs import JobStore
 from .queue import OccurrenceQueue
+from .sealing import Keyring
 from .tables import ConcurrencyError, Table
 
 __all__ = [
@@ -48,7 +49,7 @@ class Store:
 
         store = cls(
             collections=CollectionStore(table("Collections")),
-            jobs=JobStore(table("Jobs")),
+            jobs=JobStore(table("Jobs"), keyring_of(settings)),
             due=DueIndex(table("Due"), table("State")),
             history=HistoryStore(table("History")),
             claims=ClaimStore(table("Claims")),
@@ -67,3 +68,13 @@ class Store:
                 table.client.create_table()
         self.queue.ensure_exists()
         self.due.init_watermark(now)
+
+
+def keyring_of(settings: Settings) -> Keyring | None:
+    """The keyring for secrets at rest: SCHEDULER_SECRET_KEYS; the development key on Azurite; else none."""
+    if settings.secret_keys:
+        try:
+            return Keyring.parse(settings.secret_keys)
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from None
+    return Keyring.development() if settings.uses_development_storage else None

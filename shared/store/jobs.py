@@ -1,8 +1,14 @@
-"""Jobs: one table, partitioned by collection, so listing a collection's jobs is a partition query."""
+"""Jobs: one table, partitioned by collection, so listing a collection's jobs is a partition query.
+
+Secrets never sit in the `Document` property: they are sealed into `Sealed` (sealing.py). A job whose
+sealed secrets cannot be opened (its key left the keyring) still loads, without them, and keeps its
+sealed value untouched through later writes, so restoring the key restores the secrets.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,25 +19,29 @@ from ..model import JobProperties, JobState
 from ..records import JobRecord
 from .keys import job_partition, job_row
 from .pages import page_after, skip_rows
-from .tables import Entity, Table, as_datetime, as_int, int64
+from .sealing import Keyring, SealError, extract, open_sealed, restore, rewrap, seal
+from .tables import ConcurrencyError, Entity, Table, as_datetime, as_int, int64
+
+log = logging.getLogger(__name__)
 
 
 class JobStore:
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, keyring: Keyring | None = None) -> None:
         self.table = table
+        self.keyring = keyring
 
     def get(self, key: JobKey) -> JobRecord | None:
         entity = self.table.get(job_partition(key.collection_key), job_row(key))
-        return _record(entity) if entity else None
+        return self._record(entity) if entity else None
 
     def insert(self, record: JobRecord) -> JobRecord:
-        record.etag = self.table.insert(_entity(record))
+        record.etag = self.table.insert(self._entity(record))
         return record
 
     def replace(self, record: JobRecord) -> JobRecord:
         """Write back a record read earlier; ConcurrencyError when it changed in between."""
         assert record.etag is not None, "replace needs the ETag of the record it read"
-        record.etag = self.table.replace(_entity(record), record.etag)
+        record.etag = self.table.replace(self._entity(record), record.etag)
         return record
 
     def delete(self, key: JobKey, etag: str | None = None) -> None:
@@ -50,7 +60,7 @@ class JobStore:
         """Jobs in row-key order after the cursor `after`; the cursor of the next page or None (keyset paging)."""
         query, params = self._filter(collection, state)
         entities, cursor = page_after(self.table, query, params, size, after)
-        return [_record(e) for e in entities], cursor
+        return [self._record(e) for e in entities], cursor
 
     def skip(self, collection: CollectionKey, state: JobState | None, count: int) -> tuple[str | None, bool]:
         """The cursor after the first `count` jobs (reading keys only) and whether fewer exist."""
@@ -69,7 +79,63 @@ class JobStore:
         return total
 
     def all(self, collection: CollectionKey) -> list[JobRecord]:
-        return [_record(e) for e in self.table.query("PartitionKey eq @pk", {"pk": job_partition(collection)})]
+        return [self._record(e) for e in self.table.query("PartitionKey eq @pk", {"pk": job_partition(collection)})]
+
+    def rewrap_all(self) -> tuple[int, int]:
+        """Re-wrap every job's sealed data key under the keyring's current key (key rotation).
+
+        Returns (re-wrapped, already current). Each write passes the ETag it read; a job changed in
+        between was sealed afresh by that change, under the current key, so it is simply skipped.
+        """
+        keyring = self._require_keyring()
+        done = current = 0
+        for entity in self.table.query("PartitionKey ge @lo", {"lo": ""}, select=["PartitionKey", "RowKey", "Sealed"]):
+            if not entity.get("Sealed"):
+                continue
+            fresh = rewrap(keyring, entity["Sealed"])
+            if fresh is None:
+                current += 1
+                continue
+            full = self.table.get(entity["PartitionKey"], entity["RowKey"])
+            if full is None or full.get("Sealed") != entity["Sealed"]:
+                continue
+            try:
+                self.table.replace({**full, "Sealed": fresh}, str(full["etag"]))
+                done += 1
+            except ConcurrencyError:
+                continue
+        return done, current
+
+    def _require_keyring(self) -> Keyring:
+        if self.keyring is None:
+            raise SealError("SCHEDULER_SECRET_KEYS is not set: secrets can be neither stored nor read")
+        return self.keyring
+
+    def _entity(self, record: JobRecord) -> Entity:
+        entity = _entity(record)
+        document = record.properties.to_document()
+        taken = extract(document)
+        entity["Document"] = json.dumps(document, separators=(",", ":"))
+        if taken:
+            entity["Sealed"] = seal(self._require_keyring(), taken, _bound_to(entity))
+        else:
+            entity["Sealed"] = record.unopened_secrets  # None unless the stored secrets could not be opened
+        return entity
+
+    def _record(self, entity: Entity) -> JobRecord:
+        document = json.loads(entity["Document"])
+        unopened = None
+        if entity.get("Sealed"):
+            try:
+                restore(document, open_sealed(self._require_keyring(), entity["Sealed"], _bound_to(entity)))
+            except SealError as exc:
+                # The job stays usable without its secrets (lists, GET, the executor's failure history).
+                log.error("job row %s: secrets not available: %s", entity.get("RowKey", "?")[:100].encode(
+                    "unicode_escape").decode("ascii"), exc)
+                unopened = entity["Sealed"]
+        record = _record(entity, document)
+        record.unopened_secrets = unopened
+        return record
 
     def summaries(self) -> Iterator[JobSummary]:
         """Every job of every collection, as a projection read paged by the SDK (one pass over the table)."""
@@ -108,7 +174,7 @@ def _entity(record: JobRecord) -> Entity:
         "ResourceGroup": key.resource_group,
         "Collection": key.collection,
         "Name": key.job,
-        "Document": json.dumps(record.properties.to_document(), separators=(",", ":")),
+        "Document": None,  # set by JobStore._entity, with the secrets sealed apart
         "State": record.state.value,
         "CreatedTime": record.created_time,
         "CountOrigin": record.count_origin,
@@ -123,10 +189,14 @@ def _entity(record: JobRecord) -> Entity:
     }
 
 
-def _record(entity: Entity) -> JobRecord:
+def _bound_to(entity: Entity) -> str:
+    return f"{entity['PartitionKey']}\n{entity['RowKey']}"
+
+
+def _record(entity: Entity, document: dict[str, Any]) -> JobRecord:
     return JobRecord(
         key=JobKey(entity["Subscription"], entity["ResourceGroup"], entity["Collection"], entity["Name"]),
-        properties=JobProperties.model_validate(json.loads(entity["Document"])),
+        properties=JobProperties.model_validate(document),
         state=JobState(entity["State"]),
         created_time=as_datetime(entity.get("CreatedTime")),
         count_origin=as_datetime(entity.get("CountOrigin")),
