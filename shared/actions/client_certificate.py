@@ -4,7 +4,7 @@ Python's `ssl` loads a certificate chain only from a file. The private key there
 the disk in the clear: it is written PKCS#8-encrypted under a random one-time password to a private
 (0600) temporary file, loaded, and the file removed at once; the one-time password lives only in
 this process. Contexts are cached by a digest of (pfx, password), so each certificate is decoded
-once per worker and its connections are pooled.
+once per worker (each attempt still opens its own connection).
 """
 
 from __future__ import annotations

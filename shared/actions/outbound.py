@@ -7,10 +7,10 @@
 - Never shared: each exchange opens its own connection, says `Connection: close` and closes it. A
   pooled connection outliving its job is how bytes one job smuggled into it could capture the next
   job's request (credentials included), so no connection ever serves two exchanges.
-- One deadline (`Deadline`) covers connect, TLS handshake, sending and reading the response: each
-  connect waits at most the time left, and a watchdog shuts the socket down when the deadline passes,
-  cutting a peer that trickles a byte at a time in the middle of any read or write. (Name resolution
-  runs under the system resolver's own timeouts.)
+- One deadline (`Deadline`) covers name resolution, connect, TLS handshake, sending and reading the
+  response: the lookup and each connect wait at most the time left, and a watchdog shuts the socket
+  down when the deadline passes, cutting a peer that trickles a byte at a time in the middle of any
+  read or write. (A lookup given up on finishes in the background under the resolver's own timeouts.)
 
 Built on urllib3's connection classes (its HTTP/1.1 framing, TLS wrapping and hostname matching);
 only the address the socket connects to is ours.
@@ -19,11 +19,14 @@ only the address the socket connects to is ours.
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import socket
 import ssl
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as LookupTimeout
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +34,9 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from .network import AddressInfo, resolve
+
+# Name lookups run here so an attempt can stop waiting for a slow resolver at its deadline.
+_LOOKUPS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="outbound-lookup")
 
 
 class OutboundError(Exception):
@@ -154,11 +160,7 @@ def exchange(method: str, scheme: str, host: str, port: int, target: str, header
              max_body: int) -> Reply:
     """Send one request to `host` (a name or IP literal, no brackets) and read the status, headers and
     at most `max_body` bytes of the body. Raises TargetRefused (network.py) or OutboundError."""
-    try:
-        addresses = resolve(host, port, allow_private)
-    except socket.gaierror as exc:
-        raise OutboundError("NameResolutionError") from exc
-    deadline.remaining()
+    addresses = _resolve_within(host, port, allow_private, deadline)
     watchdog = _Watchdog()
     connection: _PinnedHTTP | _PinnedHTTPS
     if scheme == "https":
@@ -184,6 +186,22 @@ def exchange(method: str, scheme: str, host: str, port: int, target: str, header
     finally:
         watchdog.disarm()
         connection.close()
+
+
+def _resolve_within(host: str, port: int, allow_private: bool, deadline: Deadline) -> list[AddressInfo]:
+    try:
+        try:
+            ipaddress.ip_address(host.split("%", 1)[0])
+            return resolve(host, port, allow_private)  # a literal: no lookup to wait for
+        except ValueError:
+            pass
+        return _LOOKUPS.submit(resolve, host, port, allow_private).result(timeout=deadline.remaining())
+    except LookupTimeout as exc:
+        raise OutboundError("timeout", timed_out=True) from exc
+    except socket.gaierror as exc:
+        raise OutboundError("NameResolutionError") from exc
+    except UnicodeError as exc:  # a name the IDNA codec refuses
+        raise OutboundError("NameResolutionError") from exc
 
 
 def _cause(exc: BaseException) -> str:

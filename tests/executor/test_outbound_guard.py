@@ -16,6 +16,7 @@ from shared.actions.network import is_internal
 from shared.model import JobErrorAction
 from shared.settings import Settings
 from tests.executor.peers.raw import AcceptCounter
+from tests.executor.peers.servers import ok, serve, server_tls
 from tests.executor.support import context
 
 SPELLINGS_V4 = ["127.0.0.1", "127.1", "2130706433", "0x7f000001", "[::ffff:127.0.0.1]", "0.0.0.0", "localhost",
@@ -98,6 +99,26 @@ def test_oauth_token_endpoints_are_guarded_the_same_way(settings: Settings, list
     assert not result.succeeded
     assert "token endpoint was refused" in result.message and "internal address" in result.message
     assert listener.accepted == 0
+
+
+def test_the_pinned_connection_keeps_the_name_for_host_sni_and_verification(settings: Settings, pki) -> None:
+    """The socket goes to the vetted address; the Host header, TLS SNI and certificate check still use the name."""
+    cert, key = pki.ca.issue("localhost", server=True, dns_names=("localhost",)).pem_files(pki.folder, "named")
+    tls = server_tls(cert, key)
+    server_names: list[str | None] = []
+    tls.sni_callback = lambda sock, name, context: server_names.append(name)
+    server = serve(ok, tls=tls)
+    port = server.url.rsplit(":", 1)[1]
+    target = HttpTarget(settings, cafile=str(pki.ca_file), timeout=5)
+    try:
+        named = target.run(_action(f"https://localhost:{port}/hook"), context())
+        by_address = target.run(_action(f"https://127.0.0.1:{port}/hook"), context())
+    finally:
+        server.close()
+    assert named.succeeded, named.message
+    assert server.hits[0].headers["host"] == f"localhost:{port}"
+    assert server_names[0] == "localhost"
+    assert not by_address.succeeded and "CERTIFICATE_VERIFY_FAILED" in by_address.message  # the cert names localhost
 
 
 @pytest.mark.parametrize("address", [

@@ -61,7 +61,8 @@ class TestCA:
         path.write_bytes(self.certificate.public_bytes(serialization.Encoding.PEM))
         return path
 
-    def issue(self, common_name: str, server: bool) -> Issued:
+    def issue(self, common_name: str, server: bool, dns_names: tuple[str, ...] = ()) -> Issued:
+        """A certificate for `common_name`; a server one names 127.0.0.1, or only `dns_names` when given."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.now(UTC)
         usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
@@ -72,6 +73,7 @@ class TestCA:
             .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         )
         if server:
-            builder = builder.add_extension(x509.SubjectAlternativeName([
-                x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            names: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names] or [
+                x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
         return Issued(key, builder.sign(self.key, hashes.SHA256()))
