@@ -1,7 +1,8 @@
 """Azure Functions bindings of the scheduler. Only translation lives here; all logic is in `shared/`.
 
 - HTTP: the Microsoft.Scheduler 2016-03-01 management API under /api/subscriptions/...
-- Timer (every minute at second 0): the dispatcher queues the occurrences due before the next tick.
+- Timer (every minute at second 0): the dispatcher fans out one task per (minute bucket, shard) of the due index.
+- Queue (scheduler-dispatch): one task's due entries become queued occurrences, on whichever instance takes it.
 - Queue (scheduler-occurrences): the executor runs one occurrence attempt per message.
 - Timer (daily): retention prunes old history and finished jobs.
 """
@@ -13,7 +14,7 @@ import azure.functions as func
 from shared import api
 from shared.retention import Retention
 from shared.runtime import runtime
-from shared.settings import OCCURRENCE_QUEUE, STORAGE_SETTING
+from shared.settings import DISPATCH_QUEUE, OCCURRENCE_QUEUE, STORAGE_SETTING
 
 app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION)
 
@@ -94,7 +95,12 @@ def openapi(req: func.HttpRequest) -> func.HttpResponse:
 
 @app.timer_trigger(arg_name="timer", schedule="0 * * * * *", run_on_startup=False, use_monitor=False)
 def dispatcher(timer: func.TimerRequest) -> None:
-    runtime().dispatcher.tick()
+    runtime().dispatcher.fan_out()
+
+
+@app.queue_trigger(arg_name="message", queue_name=DISPATCH_QUEUE, connection=STORAGE_SETTING)
+def dispatch(message: func.QueueMessage) -> None:
+    runtime().dispatcher.handle_task(message.get_body().decode("utf-8"))
 
 
 @app.queue_trigger(arg_name="message", queue_name=OCCURRENCE_QUEUE, connection=STORAGE_SETTING)

@@ -1,20 +1,29 @@
-"""The dispatcher: once a minute, turn due-index entries into queued occurrences.
+"""The dispatcher: turn due-index entries into queued occurrences, fanned out over instances.
 
-A tick reads the minute buckets from its watermark up to its horizon, one whole minute ahead of the
-current one, and for each entry: enqueue the occurrence (visible at its due second), then advance
-the job to its following occurrence. Working a minute ahead means a tick's own duration (seconds,
-with thousands of due jobs) never makes an occurrence late. Enqueue comes first so a crash
-duplicates rather than loses; the executor's claim drops the duplicate. A writer (the API) calls
-`dispatch` directly for an occurrence before the horizon, so a job created seconds ahead runs on
-time although nothing polls faster than the minute timer.
+Once a minute the timer (`fan_out`) enqueues one dispatch task per (minute bucket, shard) from its
+watermark up to its horizon, one whole minute ahead of the current one; the queue-triggered
+`handle_task` dispatches one such partition on whichever instance takes it. Per entry: enqueue the
+occurrence (visible at its due second), index the job's following occurrence, advance the job under
+its ETag, delete the entry. Working a minute ahead means a dispatch's own duration never makes an
+occurrence late. Each step is done for a page of entries at once (index writes batched per
+partition), and every step comes before the ones that depend on it, so a crash anywhere duplicates
+rather than loses: the entries stay, a later task re-reads them, and the executor's claim drops the
+duplicate occurrence. A task is idempotent; the timer re-sends the last buckets (OVERLAP) and sweeps
+older buckets for leftovers, so a task lost or failed is done again by a later tick.
+
+`tick` does a whole tick in this process (tests, tools). A writer (the API) calls `dispatch` directly
+for an occurrence before the horizon, so a job created seconds ahead runs on time although nothing
+polls faster than the minute timer.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from .clock import Clock
 from .model import JobExecutionStatus, JobHistoryActionName, JobState
@@ -22,6 +31,8 @@ from .occurrence import OccurrenceMessage, Trigger
 from .planning import following_occurrence, latest_missed, repeat_count
 from .records import HistoryRecord, JobRecord
 from .store import ConcurrencyError, DueEntry, Store, bucket_of, bucket_start
+from .store.dispatch_queue import MalformedTask, ShardTask
+from .store.tables import chunks
 
 log = logging.getLogger(__name__)
 
@@ -33,14 +44,37 @@ MISSED_AFTER = timedelta(minutes=2)
 # Buckets read by one tick at most, so recovery from a long outage spreads over several ticks.
 MAX_BUCKETS_PER_TICK = 720
 PARALLELISM = 16
+PAGE = 500  # entries dispatched step by step together: bounds memory and the work a crash repeats
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
 class TickReport:
     buckets: int = 0
+    tasks: int = 0
     enqueued: int = 0
     stale: int = 0
     failed: int = 0
+
+    def add(self, other: TickReport) -> None:
+        self.enqueued += other.enqueued
+        self.stale += other.stale
+        self.failed += other.failed
+
+
+@dataclass
+class _Plan:
+    """One due entry's dispatch, decided before anything is written."""
+
+    entry: DueEntry
+    job: JobRecord
+    occurrence: datetime
+    following: datetime | None
+    message: OccurrenceMessage | None
+    postponed: HistoryRecord | None = None
+    advanced: bool = field(default=False)
 
 
 def dispatch_horizon(now: datetime) -> datetime:
@@ -54,70 +88,147 @@ class Dispatcher:
         self.store = store
         self.clock = clock
 
-    def tick(self) -> TickReport:
-        """Enqueue every occurrence due before the dispatch horizon; advance the watermark."""
-        now = self.clock.now()
-        report = TickReport()
+    # -- the timer: decide the tasks ------------------------------------------------------------------
+
+    def _window(self, now: datetime) -> tuple[list[ShardTask], datetime, int, int]:
+        """The tasks of a tick (every shard of every bucket from the watermark's overlap to the horizon,
+        plus partitions older than that still holding entries), the last bucket and the shard count."""
         last = dispatch_horizon(now) - TICK  # the last bucket before the horizon
-        watermark = self.store.due.watermark() or last - TICK
-        current = max(watermark - OVERLAP, last - MAX_BUCKETS_PER_TICK * TICK)
-        # Entries name distinct jobs, and each costs a few storage round trips: run them side by side.
+        watermark, shards = self.store.due.progress()
+        watermark = watermark or last - TICK
+        first = max(watermark - OVERLAP, last - MAX_BUCKETS_PER_TICK * TICK)
+        buckets = []
+        current = first
+        while current <= last:
+            buckets.append(bucket_of(current))
+            current += TICK
+        leftovers = self.store.due.leftovers_before(bucket_of(first))
+        tasks = [ShardTask(b, s) for b, s in sorted(leftovers)]
+        tasks += [ShardTask(b, s) for b in buckets for s in range(shards)]
+        return tasks, last, shards, len(buckets)
+
+    def fan_out(self) -> TickReport:
+        """The minute timer: one dispatch task per (bucket, shard) onto the dispatch queue; then the
+        watermark moves. A timer that dies part-way leaves the watermark, so the next one re-sends all."""
+        tasks, last, shards, buckets = self._window(self.clock.now())
+        for task in tasks:
+            self.store.dispatch.send(task)
+        self.store.due.set_watermark(last, shards)
+        return TickReport(buckets=buckets, tasks=len(tasks))
+
+    def tick(self) -> TickReport:
+        """A whole tick in this process: every task of the window, dispatched here, in bucket order."""
+        now = self.clock.now()
+        tasks, last, shards, buckets = self._window(now)
+        report = TickReport(buckets=buckets, tasks=len(tasks))
         with ThreadPoolExecutor(max_workers=PARALLELISM) as pool:
-            while current <= last and report.buckets < MAX_BUCKETS_PER_TICK:
-                entries = self.store.due.entries(bucket_of(current))
-                for outcome in pool.map(lambda entry: self._dispatch_entry(entry, now), entries):
-                    report.enqueued += outcome == "enqueued"
-                    report.stale += outcome == "stale"
-                    report.failed += outcome == "failed"
-                if current > watermark:
-                    self.store.due.set_watermark(current)
-                current += TICK
-                report.buckets += 1
+            for task in tasks:
+                report.add(self._dispatch_partition(task, now, pool))
+        self.store.due.set_watermark(last, shards)
         return report
 
-    def _dispatch_entry(self, entry: DueEntry, now: datetime) -> str:
-        # One bad entry must not stop the tick for every other job; the entry stays, so the ticks that
-        # re-read this bucket (OVERLAP) try it again.
+    # -- the queue trigger: one partition ---------------------------------------------------------------
+
+    def handle_task(self, text: str) -> TickReport:
+        """Entry point of the dispatch queue trigger. Entries that fail stay for a later tick (logged)."""
         try:
-            return self._dispatch_checked(entry, now)
+            task = ShardTask.from_json(text)
+        except MalformedTask as exc:
+            log.error("dropping a malformed dispatch task: %s", exc)
+            return TickReport()
+        with ThreadPoolExecutor(max_workers=PARALLELISM) as pool:
+            report = self._dispatch_partition(task, self.clock.now(), pool)
+        report.tasks = 1
+        if report.enqueued or report.stale or report.failed:
+            log.info("dispatched bucket %s shard %d: %d queued, %d stale, %d failed", task.bucket, task.shard,
+                     report.enqueued, report.stale, report.failed)
+        return report
+
+    def _dispatch_partition(self, task: ShardTask, now: datetime, pool: ThreadPoolExecutor) -> TickReport:
+        report = TickReport()
+        entries = self.store.due.entries(task.bucket, task.shard)
+        for page in chunks(entries, PAGE):
+            report.add(self._dispatch_page(page, now, pool))
+        return report
+
+    def _dispatch_page(self, entries: list[DueEntry], now: datetime, pool: ThreadPoolExecutor) -> TickReport:
+        report = TickReport()
+        done: list[DueEntry] = []
+        plans: list[_Plan] = []
+        for entry, job in zip(entries, _each(pool, self._read, entries), strict=True):
+            if isinstance(job, Exception):
+                report.failed += 1
+                log.error("dispatching %s at %s failed: %s; a later tick retries it", entry.job.resource_id,
+                          entry.due.isoformat(), job)
+            elif job is None or job.next_execution_time != entry.due:
+                # An entry is the job's own when the job is due at its instant (its row is keyed by job and
+                # instant), whatever generation wrote it: a dispatch that lost a race may have re-added it.
+                done.append(entry)  # the job moved on, changed, or is gone
+                report.stale += 1
+            else:
+                plans.append(self._plan(job, entry, now))
+        try:
+            self._write(plans, pool)
         except Exception:
-            log.exception("dispatching %s at %s failed; it is retried by the next ticks", entry.job.resource_id,
-                          entry.due.isoformat())
-            return "failed"
+            log.exception("dispatching %d entries failed; a later tick retries them", len(plans))
+            report.failed += len(plans)
+            plans = []
+        for plan in plans:
+            if plan.advanced:
+                done.append(plan.entry)
+                report.enqueued += 1
+        self.store.due.remove_entries(done)
+        return report
 
-    def _dispatch_checked(self, entry: DueEntry, now: datetime) -> str:
-        job = self.store.jobs.get(entry.job)
-        # An entry is the job's own when the job is due at its instant (its row is keyed by job and instant),
-        # whatever generation wrote it: a dispatch that lost a race to a rewrite may have re-added it.
-        if job is None or job.next_execution_time != entry.due:
-            self.store.due.remove(entry.job, entry.due)  # the job moved on, changed, or is gone
-            return "stale"
-        return "enqueued" if self.dispatch(job, entry.due, now) else "raced"
+    def _read(self, entry: DueEntry) -> JobRecord | None:
+        return self.store.jobs.get(entry.job)
 
-    def dispatch(self, job: JobRecord, due: datetime, now: datetime) -> bool:
-        """Enqueue the job's occurrence at `due`, then advance it to the next one. False if it lost a race."""
+    # -- one occurrence: plan, then write in order ---------------------------------------------------------
+
+    def _plan(self, job: JobRecord, entry: DueEntry, now: datetime) -> _Plan:
+        due = entry.due
         occurrence = due
+        postponed = None
         if job.state == JobState.ENABLED and now - due > MISSED_AFTER:
             occurrence = latest_missed(job, now) or due
             if occurrence > due:
-                self._record_postponed(job, due, occurrence, now)
+                postponed = _postponed(job, due, occurrence, now)
+        message = None
         if job.state == JobState.ENABLED:
             message = OccurrenceMessage(job.key, occurrence, occurrence, Trigger.SCHEDULE, generation=job.generation)
-            # The queue counts visibility from the send, and a busy tick sends seconds after it started:
+        return _Plan(entry, job, occurrence, following_occurrence(job, occurrence), message, postponed)
+
+    def _write(self, plans: list[_Plan], pool: ThreadPoolExecutor | None) -> None:
+        """Postponed notes, then the messages, then the following entries, then the jobs: a failure after
+        any step leaves a state a later dispatch repairs (a duplicate message, or a stale entry)."""
+        for plan in plans:
+            if plan.postponed is not None:
+                self.store.history.add(plan.postponed, plan.entry.due)
+        self._send([p.message for p in plans if p.message is not None])
+        # The index entry goes before the job advances (as in the API's planning): a failure after it
+        # leaves a stale entry, which a tick drops, whereas a job advanced without its entry would never run.
+        self.store.due.add_many((p.job.key, p.following, p.job.generation) for p in plans if p.following)
+        for plan, advanced in zip(plans, _each(pool, self._advance, plans), strict=True):
+            if isinstance(advanced, Exception):
+                log.error("advancing %s failed: %s; a later tick retries it", plan.job.key.resource_id, advanced)
+            else:
+                plan.advanced = advanced
+
+    def _send(self, messages: list[OccurrenceMessage]) -> None:
+        for message in messages:
+            # The queue counts visibility from the send, and a busy dispatch sends seconds after it started:
             # the delay must be measured from now, not from the tick's start.
             self.store.queue.send(message, self.clock.now())
-        following = following_occurrence(job, occurrence)
-        generation = job.generation
-        # The index entry goes first (as in the API's planning): a failure after it leaves a stale entry,
-        # which a tick drops, whereas a job advanced to an occurrence without its entry would never run.
-        if following is not None:
-            self.store.due.add(job.key, following, generation)
+
+    def _advance(self, plan: _Plan) -> bool:
+        """Move the job past the dispatched occurrence under its ETag; False if it lost a race to a rewrite."""
+        job, due, generation = plan.job, plan.entry.due, plan.job.generation
         while True:
-            job.next_execution_time = following
-            job.dispatched_occurrence = occurrence
+            job.next_execution_time = plan.following
+            job.dispatched_occurrence = plan.occurrence
             try:
                 self.store.jobs.replace(job)
-                break
+                return True
             except ConcurrencyError:
                 # The executor updates counters on the same entity: re-read, and advance only if the
                 # job is still the one we planned for (a PUT/PATCH re-plans it by itself).
@@ -125,19 +236,35 @@ class Dispatcher:
                 if fresh is None or fresh.generation != generation or fresh.next_execution_time != due:
                     return False
                 job = fresh
-        self.store.due.remove(job.key, due)
-        return True
 
-    def _record_postponed(self, job: JobRecord, first: datetime, latest: datetime, now: datetime) -> None:
-        first_index = repeat_count(job, first)
-        skipped = repeat_count(job, latest) - first_index
-        message = (
-            f"{skipped} occurrence(s) from {first.isoformat()} were missed while the scheduler was unavailable "
-            f"and skipped; the latest, {latest.isoformat()}, runs now."
-        )
-        record = HistoryRecord(
-            key=job.key, execution_id=f"postponed|{first.isoformat()}", expected_execution_time=first,
-            start_time=now, end_time=now, action_name=JobHistoryActionName.MAIN_ACTION,
-            status=JobExecutionStatus.POSTPONED, message=message, retry_count=0, repeat_count=first_index,
-        )
-        self.store.history.add(record, first)
+    def dispatch(self, job: JobRecord, due: datetime, now: datetime) -> bool:
+        """Enqueue the job's occurrence at `due`, then advance it to the next one. False if it lost a race."""
+        plan = self._plan(job, DueEntry(job.key, due, job.generation), now)
+        self._write([plan], None)
+        if plan.advanced:
+            self.store.due.remove(job.key, due)
+        return plan.advanced
+
+
+def _each(pool: ThreadPoolExecutor | None, fn: Callable[[T], R], items: Iterable[T]) -> list[R | Exception]:
+    """fn over items side by side (each costs storage round trips); an item's exception is its result."""
+    def guarded(item: T) -> R | Exception:
+        try:
+            return fn(item)
+        except Exception as exc:  # one bad item must not stop the others
+            return exc
+    return list(pool.map(guarded, items)) if pool is not None else [guarded(item) for item in items]
+
+
+def _postponed(job: JobRecord, first: datetime, latest: datetime, now: datetime) -> HistoryRecord:
+    first_index = repeat_count(job, first)
+    skipped = repeat_count(job, latest) - first_index
+    message = (
+        f"{skipped} occurrence(s) from {first.isoformat()} were missed while the scheduler was unavailable "
+        f"and skipped; the latest, {latest.isoformat()}, runs now."
+    )
+    return HistoryRecord(
+        key=job.key, execution_id=f"postponed|{first.isoformat()}", expected_execution_time=first,
+        start_time=now, end_time=now, action_name=JobHistoryActionName.MAIN_ACTION,
+        status=JobExecutionStatus.POSTPONED, message=message, retry_count=0, repeat_count=first_index,
+    )

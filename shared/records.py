@@ -25,6 +25,10 @@ class CollectionRecord:
     key: CollectionKey
     definition: JobCollectionDefinition  # location, tags, sku, quota; `state` lives in the field below
     state: JobCollectionState = JobCollectionState.ENABLED
+    # How many jobs the collection holds, changed under the collection's ETag by every create and delete,
+    # so maxJobCount holds exactly under concurrency. None: a collection stored before it was kept (counted
+    # by the next create).
+    job_count: int | None = 0
     etag: str | None = None
 
 

@@ -74,7 +74,9 @@ class Retention:
     def _delete_job(self, job: JobSummary) -> bool:
         """Delete a finished job, then its history and claims, as a user's DELETE does. False if it changed."""
         try:
-            self.store.jobs.delete(job.key, job.etag)  # ETag: a job re-created meanwhile is not touched
+            # ETag: a job re-created meanwhile is not touched
+            if self.store.jobs.delete(job.key, job.etag):
+                self.store.collections.count_removed_job(job.key.collection_key)
         except ConcurrencyError:
             return False
         self.store.history.delete_all(job.key)

@@ -13,6 +13,11 @@ from dataclasses import dataclass, field
 
 STORAGE_SETTING = "AzureWebJobsStorage"
 OCCURRENCE_QUEUE = "scheduler-occurrences"
+DISPATCH_QUEUE = "scheduler-dispatch"
+# Due-index shards: a minute's due entries spread over this many partitions, each dispatched by its own
+# task (docs/capacity.md sizes it: 8 carries what one storage account can execute).
+DEFAULT_DUE_SHARDS = 8
+MAX_DUE_SHARDS = 99
 
 # What "UseDevelopmentStorage=true" means to every Azure SDK: Azurite on its default ports.
 DEVELOPMENT_STORAGE = (
@@ -109,6 +114,8 @@ class Settings:
     table_prefix: str = "scheduler"
     # Fixed in the cloud (function_app.py binds the queue trigger to it); tests isolate themselves with it.
     occurrence_queue: str = OCCURRENCE_QUEUE
+    dispatch_queue: str = DISPATCH_QUEUE
+    due_shards: int = DEFAULT_DUE_SHARDS
     # SCHEDULER_SECRET_KEYS: key materials for secrets at rest (shared/store/sealing.py). Never printed.
     secret_keys: str | None = field(default=None, repr=False)
 
@@ -131,4 +138,14 @@ class Settings:
             aad_authority_host=env.get("SCHEDULER_AAD_AUTHORITY_HOST") or "https://login.microsoftonline.com",
             table_prefix=prefix,
             secret_keys=env.get("SCHEDULER_SECRET_KEYS") or None,
+            due_shards=_shards(env.get("SCHEDULER_DUE_SHARDS")),
         )
+
+
+def _shards(value: str | None) -> int:
+    if not (value or "").strip():
+        return DEFAULT_DUE_SHARDS
+    text = (value or "").strip()
+    if not text.isdigit() or not 1 <= int(text) <= MAX_DUE_SHARDS:
+        raise ConfigurationError(f"SCHEDULER_DUE_SHARDS must be a whole number from 1 to {MAX_DUE_SHARDS}")
+    return int(text)

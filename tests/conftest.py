@@ -37,6 +37,7 @@ def settings(azurite: Azurite) -> Settings:
         table_prefix=f"t{suffix}",
         occurrence_queue=f"occ-{suffix}",
         secret_keys=new_key_material(),  # a real key per test, not the development fallback
+        dispatch_queue=f"dsp-{suffix}",
     )
 
 

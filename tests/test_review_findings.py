@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -99,6 +100,12 @@ class FailingAddOnce(DueIndex):
             raise ServiceRequestError("storage unavailable")
         super().add(job, due, generation)
 
+    def add_many(self, items: Iterable[tuple[JobKey, datetime, int]]) -> None:
+        if not self.failed:
+            self.failed = True
+            raise ServiceRequestError("storage unavailable")
+        super().add_many(items)
+
 
 def test_a_failed_due_index_write_does_not_orphan_the_job(settings, clock: ManualClock) -> None:
     """The dispatcher advanced the job's cursor before indexing the following occurrence; a fault in
@@ -108,7 +115,7 @@ def test_a_failed_due_index_write_does_not_orphan_the_job(settings, clock: Manua
     start = datetime(2026, 3, 1, 12, 5, tzinfo=UTC)
     put(rt, "minutely", {"startTime": start.isoformat(), "action": http("http://127.0.0.1:9/"),
                          "recurrence": {"frequency": "Minute"}})
-    flaky = replace(rt.store, due=FailingAddOnce(rt.store.due.table, rt.store.due.state))
+    flaky = replace(rt.store, due=FailingAddOnce(rt.store.due.table, rt.store.due.state, rt.store.due.shards))
     clock.current = start - timedelta(seconds=50)
     assert Dispatcher(flaky, clock).tick().enqueued == 0  # the fault is contained to its entry, and logged
     dispatched = []

@@ -93,7 +93,7 @@ def _save(rt: Runtime, key: CollectionKey, definition: JobCollectionDefinition, 
           existing: CollectionRecord | None) -> CollectionRecord:
     _check_plan(rt, key, definition, existing)
     record = CollectionRecord(key=existing.key if existing else key, definition=definition, state=state,
-                              etag=existing.etag if existing else None)
+                              job_count=existing.job_count if existing else 0, etag=existing.etag if existing else None)
     try:
         if existing is None:
             rt.store.collections.insert(record)

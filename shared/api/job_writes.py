@@ -18,10 +18,11 @@ from .certificates import describe_pfx
 from .collection_reads import live_collection
 from .common import MAX_BODY_CHARS, document_size, read_json, require_api_version, validate
 from .http import ApiRequest, ApiResponse
+from .job_count import release_job, reserve_job
 from .merge import canonical_keys, carry_secrets, drop_stale_secrets, merge
 from .paths import job_key
 from .planner import FINAL_STATES, new_generation, plan
-from .quotas import check_job, check_job_count, limits_of
+from .quotas import check_job, limits_of
 from .render import render_job
 from .validation import effective_start, validate_job
 
@@ -62,8 +63,6 @@ def write_job(
     state = resolve_state(properties.state, existing, default_state)
     limits = limits_of(collection.definition)
     check_job(limits, properties, series, key.job)
-    if existing is None:
-        check_job_count(limits, rt.store.jobs.count_up_to(key.collection_key, limits.max_jobs))
     _add_certificate_facts(properties)
     start = effective_start(properties, now)
     stored = properties.model_copy(update={"start_time": start, "state": None, "status": None})
@@ -83,7 +82,15 @@ def write_job(
         faulted_count=existing.faulted_count if existing else 0,
         generation=new_generation(existing, now), etag=existing.etag if existing else None,
     )
-    plan(rt, record, existing, now)
+    if existing is not None:
+        plan(rt, record, existing, now)
+        return record
+    reserve_job(rt, collection)  # the last check that can refuse: a 409 when the collection is full
+    try:
+        plan(rt, record, existing, now)
+    except BaseException:
+        release_job(rt, key.collection_key)
+        raise
     return record
 
 

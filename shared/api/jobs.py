@@ -10,6 +10,7 @@ from .collection_reads import live_collection
 from .common import require_api_version
 from .filters import job_state_filter
 from .http import ApiRequest, ApiResponse
+from .job_count import release_job
 from .paging import list_body, next_link, page_request, token_text
 from .paths import collection_key, job_key
 from .planner import FINAL_STATES
@@ -25,14 +26,16 @@ def get_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     return ApiResponse(200, render_job(record, rt.clock.now()))
 
 
-def purge_job(rt: Runtime, record: JobRecord) -> None:
+def purge_job(rt: Runtime, record: JobRecord) -> bool:
     """Remove a job and everything kept for it: due entry, history, claims. The job goes first, so a
-    queued occurrence finds nothing to run even while the rest is being cleaned up."""
-    rt.store.jobs.delete(record.key)
+    queued occurrence finds nothing to run even while the rest is being cleaned up. True if this call
+    removed the job (a concurrent delete may have)."""
+    removed = rt.store.jobs.delete(record.key)
     if record.next_execution_time is not None:
         rt.store.due.remove(record.key, record.next_execution_time)
     rt.store.history.delete_all(record.key)
     rt.store.claims.delete_all(record.key)
+    return removed
 
 
 def delete_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
@@ -41,7 +44,8 @@ def delete_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     record = rt.store.jobs.get(key)
     if record is None:
         raise not_found(f"job '{key.job}'")
-    purge_job(rt, record)
+    if purge_job(rt, record):
+        release_job(rt, key.collection_key)
     return ApiResponse(200)
 
 

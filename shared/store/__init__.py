@@ -16,6 +16,7 @@ from ..settings import ConfigurationError, Settings
 from .claims import Claim, ClaimStore
 from .clients import queue_service, table_service
 from .collections import CollectionStore
+from .dispatch_queue import DispatchQueue
 from .due import DueEntry, DueIndex, bucket_of, bucket_start
 from .history import HistoryStore
 from .jobs import JobStore
@@ -24,7 +25,8 @@ from .sealing import Keyring
 from .tables import ConcurrencyError, Table
 
 __all__ = [
-    "Claim", "ClaimStore", "CollectionStore", "ConcurrencyError", "DueEntry", "DueIndex", "HistoryStore",
+    "Claim", "ClaimStore", "CollectionStore", "ConcurrencyError", "DispatchQueue", "DueEntry", "DueIndex",
+    "HistoryStore",
     "JobStore", "OccurrenceQueue", "Store", "bucket_of", "bucket_start",
 ]
 
@@ -37,6 +39,7 @@ class Store:
     history: HistoryStore
     claims: ClaimStore
     queue: OccurrenceQueue
+    dispatch: DispatchQueue
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
@@ -50,13 +53,14 @@ class Store:
         store = cls(
             collections=CollectionStore(table("Collections")),
             jobs=JobStore(table("Jobs"), keyring_of(settings)),
-            due=DueIndex(table("Due"), table("State")),
+            due=DueIndex(table("Due"), table("State"), shards=settings.due_shards),
             history=HistoryStore(table("History")),
             claims=ClaimStore(table("Claims")),
             queue=OccurrenceQueue(
                 queues.get_queue_client(settings.occurrence_queue),
                 queues.get_queue_client(f"{settings.occurrence_queue}-poison"),
             ),
+            dispatch=DispatchQueue(queues.get_queue_client(settings.dispatch_queue)),
         )
         return store
 
@@ -67,6 +71,7 @@ class Store:
             with contextlib.suppress(ResourceExistsError):
                 table.client.create_table()
         self.queue.ensure_exists()
+        self.dispatch.ensure_exists()
         self.due.init_watermark(now)
 
 

@@ -10,7 +10,7 @@ from ..model import JobCollectionDefinition, JobCollectionState
 from ..records import CollectionRecord
 from .keys import collection_partition, collection_row, escape
 from .pages import page_after, skip_rows
-from .tables import Entity, Table
+from .tables import ConcurrencyError, Entity, Table
 
 
 class CollectionStore:
@@ -29,6 +29,22 @@ class CollectionStore:
         assert record.etag is not None, "replace needs the ETag of the record it read"
         record.etag = self.table.replace(_entity(record), record.etag)
         return record
+
+    def count_removed_job(self, key: CollectionKey, attempts: int = 50) -> None:
+        """One job fewer in the collection's count, under its ETag. Nothing when the collection is gone or
+        its count is not kept yet; a count that keeps changing for `attempts` reads is left (logged by the
+        caller's exception) rather than written blindly."""
+        for _ in range(attempts):
+            record = self.get(key)
+            if record is None or record.job_count is None:
+                return
+            record.job_count = max(record.job_count - 1, 0)
+            try:
+                self.replace(record)
+                return
+            except ConcurrencyError:
+                continue
+        raise ConcurrencyError(f"the job count of {key.collection} kept changing")
 
     def delete(self, key: CollectionKey) -> None:
         self.table.delete(collection_partition(key), collection_row(key))
@@ -75,6 +91,7 @@ def _entity(record: CollectionRecord) -> Entity:
         "State": record.state.value,
         "Sku": sku.name.value if sku and sku.name else None,
         "Document": json.dumps(record.definition.to_document(), separators=(",", ":")),
+        "JobCount": record.job_count,
     }
 
 
@@ -83,5 +100,6 @@ def _record(entity: Entity) -> CollectionRecord:
         key=CollectionKey(entity["Subscription"], entity["ResourceGroup"], entity["Name"]),
         definition=JobCollectionDefinition.model_validate(json.loads(entity["Document"])),
         state=JobCollectionState(entity["State"]),
+        job_count=int(entity["JobCount"]) if entity.get("JobCount") is not None else None,
         etag=entity.get("etag"),
     )

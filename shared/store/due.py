@@ -1,22 +1,38 @@
-"""The due index: which job is due when, partitioned by the minute it falls in.
+"""The due index: which job is due when, partitioned by the minute it falls in and a shard of the job.
 
-A dispatcher tick reads only the partitions (minute buckets) that are due, never the jobs table, so
-its cost follows the number of due occurrences, not the number of jobs. The watermark remembers the
-last bucket a tick finished, so a tick after an outage knows where to resume.
+A dispatcher tick reads only the partitions (minute bucket x shard) that are due, never the jobs table,
+so its cost follows the number of due occurrences, not the number of jobs. Sharding spreads one minute's
+entries over `shards` partitions, so several instances dispatch a minute side by side and no partition
+carries more than its share (a table partition serves about 2,000 entities/s).
+
+Contracts:
+- A job's shard is a stable hash of its key modulo the shard count (an app setting). Shard 0's partition
+  is the bare bucket, the unsharded index's layout, so entries written before sharding are still read.
+- The watermark row also records the highest shard count ever used: the dispatcher reads that many
+  shards, so lowering the setting strands no entry (an entry in a shard beyond the new count is read,
+  dispatched or found stale, and deleted where it lies).
+- `add_many`/`remove_entries` write one entity-group transaction per partition and 100 entities; a
+  batch that fails (an entity already gone) falls back to single writes, which ignore missing rows.
 """
 
 from __future__ import annotations
 
 import contextlib
+import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from azure.data.tables import TableTransactionError, UpdateMode
+
 from ..keys import JobKey
 from .keys import job_partition, job_row
-from .tables import ConcurrencyError, Table, as_datetime, as_int, int64
+from .tables import ConcurrencyError, Entity, Table, as_datetime, as_int, chunks, int64
 
 _STATE_PARTITION = "dispatcher"
 _WATERMARK_ROW = "watermark"
+MAX_SHARDS = 99
+BATCH = 100  # entities per entity-group transaction (the service's limit)
 
 
 def bucket_of(instant: datetime) -> str:
@@ -27,11 +43,21 @@ def bucket_start(bucket: str) -> datetime:
     return datetime.strptime(bucket, "%Y%m%d%H%M").replace(tzinfo=UTC)
 
 
+def shard_of(job: JobKey, shards: int) -> int:
+    """Stable across processes and releases (crc32, not Python's salted hash)."""
+    return zlib.crc32(f"{job_partition(job.collection_key)}|{job_row(job)}".encode()) % max(shards, 1)
+
+
+def partition_of(bucket: str, shard: int) -> str:
+    return bucket if shard == 0 else f"{bucket}-{shard:02d}"
+
+
 @dataclass(frozen=True)
 class DueEntry:
     job: JobKey
     due: datetime
     generation: int
+    partition: str = ""  # where the entry lies (its shard may differ from the job's under another shard count)
 
 
 def _row(job: JobKey, due: datetime) -> str:
@@ -39,40 +65,114 @@ def _row(job: JobKey, due: datetime) -> str:
 
 
 class DueIndex:
-    def __init__(self, table: Table, state: Table) -> None:
+    def __init__(self, table: Table, state: Table, shards: int = 1) -> None:
         self.table = table
         self.state = state
+        self.shards = min(max(shards, 1), MAX_SHARDS)
+
+    def partition(self, job: JobKey, due: datetime) -> str:
+        return partition_of(bucket_of(due), shard_of(job, self.shards))
+
+    def _entity(self, job: JobKey, due: datetime, generation: int) -> Entity:
+        return {
+            "PartitionKey": self.partition(job, due), "RowKey": _row(job, due), "Due": due,
+            "Generation": int64(generation), "Subscription": job.subscription, "ResourceGroup": job.resource_group,
+            "Collection": job.collection, "Job": job.job,
+        }
 
     def add(self, job: JobKey, due: datetime, generation: int) -> None:
-        self.table.upsert({
-            "PartitionKey": bucket_of(due), "RowKey": _row(job, due), "Due": due, "Generation": int64(generation),
-            "Subscription": job.subscription, "ResourceGroup": job.resource_group,
-            "Collection": job.collection, "Job": job.job,
-        })
+        self.table.upsert(self._entity(job, due, generation))
+
+    def add_many(self, items: Iterable[tuple[JobKey, datetime, int]]) -> None:
+        """Upsert many entries, one transaction per partition and 100 entries."""
+        groups: dict[str, list[Entity]] = {}
+        for job, due, generation in items:
+            entity = self._entity(job, due, generation)
+            groups.setdefault(entity["PartitionKey"], []).append(entity)
+        for entities in groups.values():
+            for batch in chunks(entities, BATCH):
+                if len(batch) == 1:
+                    self.table.upsert(batch[0])
+                    continue
+                self.table.client.submit_transaction(
+                    [("upsert", {k: v for k, v in e.items() if v is not None}, {"mode": UpdateMode.REPLACE})
+                     for e in batch])
 
     def remove(self, job: JobKey, due: datetime) -> None:
-        self.table.delete(bucket_of(due), _row(job, due))
+        self.table.delete(self.partition(job, due), _row(job, due))
 
-    def entries(self, bucket: str) -> list[DueEntry]:
+    def remove_entries(self, entries: Iterable[DueEntry]) -> None:
+        """Delete entries where they lie, one transaction per partition and 100 entries."""
+        groups: dict[str, list[str]] = {}
+        for entry in entries:
+            groups.setdefault(entry.partition or self.partition(entry.job, entry.due), []).append(
+                _row(entry.job, entry.due))
+        for partition, rows in groups.items():
+            for batch in chunks(rows, BATCH):
+                try:
+                    if len(batch) > 1:
+                        self.table.client.submit_transaction(
+                            [("delete", {"PartitionKey": partition, "RowKey": row}) for row in batch])
+                        continue
+                except TableTransactionError:
+                    pass  # one of them is gone already (a concurrent writer): delete one by one
+                for row in batch:
+                    self.table.delete(partition, row)
+
+    def entries(self, bucket: str, shard: int | None = None) -> list[DueEntry]:
+        """The entries of one partition: a bucket's shard, or (shard None) every shard of the bucket."""
+        if shard is None:
+            return [e for s in range(self.shards_to_read()) for e in self.entries(bucket, s)]
+        partition = partition_of(bucket, shard)
         found = []
-        for e in self.table.query("PartitionKey eq @pk", {"pk": bucket}):
+        for e in self.table.query("PartitionKey eq @pk", {"pk": partition}):
             key = JobKey(e["Subscription"], e["ResourceGroup"], e["Collection"], e["Job"])
             due = as_datetime(e.get("Due"))
             if due is not None:
-                found.append(DueEntry(key, due, as_int(e.get("Generation"))))
+                found.append(DueEntry(key, due, as_int(e.get("Generation")), partition))
         return found
+
+    def leftovers_before(self, bucket: str, limit: int = 1000) -> set[tuple[str, int]]:
+        """(bucket, shard) of entries left in buckets before `bucket` (a failed or lost dispatch); one
+        range query, which finds nothing in the normal case."""
+        found = self.table.client.query_entities("PartitionKey lt @pk", parameters={"pk": bucket},
+                                                 select=["PartitionKey"], results_per_page=limit)
+        partitions = set()
+        for entity in next(found.by_page(), []):
+            partitions.add(parse_partition(entity["PartitionKey"]))
+        return partitions
+
+    def _state(self) -> Entity | None:
+        return self.state.get(_STATE_PARTITION, _WATERMARK_ROW)
 
     def watermark(self) -> datetime | None:
         """Start of the last bucket a tick completed; None before the first tick."""
-        entity = self.state.get(_STATE_PARTITION, _WATERMARK_ROW)
+        entity = self._state()
         return as_datetime(entity.get("Bucket")) if entity else None
 
-    def set_watermark(self, bucket_start_time: datetime) -> None:
-        self.state.upsert({"PartitionKey": _STATE_PARTITION, "RowKey": _WATERMARK_ROW, "Bucket": bucket_start_time})
+    def shards_to_read(self, entity: Entity | None = None) -> int:
+        """The shard count in force, or a higher one used before (its entries may still be due)."""
+        entity = entity if entity is not None else self._state()
+        return max(self.shards, as_int(entity.get("Shards")) if entity else 0)
+
+    def progress(self) -> tuple[datetime | None, int]:
+        """The watermark and the number of shards to read, in one read."""
+        entity = self._state()
+        return (as_datetime(entity.get("Bucket")) if entity else None), self.shards_to_read(entity or {})
+
+    def set_watermark(self, bucket_start_time: datetime, shards: int | None = None) -> None:
+        self.state.upsert({"PartitionKey": _STATE_PARTITION, "RowKey": _WATERMARK_ROW, "Bucket": bucket_start_time,
+                           "Shards": max(shards or 0, self.shards)})
 
     def init_watermark(self, now: datetime) -> None:
         """Before any job exists, so that no due entry can ever precede the watermark."""
         entity = {"PartitionKey": _STATE_PARTITION, "RowKey": _WATERMARK_ROW,
-                  "Bucket": bucket_start(bucket_of(now)) - timedelta(minutes=1)}
+                  "Bucket": bucket_start(bucket_of(now)) - timedelta(minutes=1), "Shards": self.shards}
         with contextlib.suppress(ConcurrencyError):  # already initialised: the normal case
             self.state.insert(entity)
+
+
+def parse_partition(partition: str) -> tuple[str, int]:
+    """(bucket, shard) of a due-index partition key."""
+    bucket, _, shard = partition.partition("-")
+    return bucket, int(shard or 0)

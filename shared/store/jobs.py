@@ -44,8 +44,9 @@ class JobStore:
         record.etag = self.table.replace(self._entity(record), record.etag)
         return record
 
-    def delete(self, key: JobKey, etag: str | None = None) -> None:
-        self.table.delete(job_partition(key.collection_key), job_row(key), etag)
+    def delete(self, key: JobKey, etag: str | None = None) -> bool:
+        """True if this call removed the job (so exactly one of two concurrent deletes counts it)."""
+        return self.table.delete(job_partition(key.collection_key), job_row(key), etag)
 
     def _filter(self, collection: CollectionKey, state: JobState | None) -> tuple[str, dict[str, Any]]:
         query, params = "PartitionKey eq @pk", {"pk": job_partition(collection)}

@@ -50,7 +50,8 @@ class Table:
     def upsert(self, entity: Entity) -> None:
         self.client.upsert_entity(_clean(entity), mode=UpdateMode.REPLACE)
 
-    def delete(self, partition: str, row: str, etag: str | None = None) -> None:
+    def delete(self, partition: str, row: str, etag: str | None = None) -> bool:
+        """Delete; True if this call removed the entity, False if it was not there."""
         try:
             if etag:
                 self.client.delete_entity(partition, row, etag=etag, match_condition=MatchConditions.IfNotModified)
@@ -59,7 +60,8 @@ class Table:
         except ResourceModifiedError as exc:
             raise ConcurrencyError("entity changed") from exc
         except ResourceNotFoundError:
-            pass
+            return False
+        return True
 
     def query(
         self, query_filter: str, parameters: dict[str, Any] | None = None, select: list[str] | None = None

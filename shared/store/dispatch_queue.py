@@ -1,0 +1,57 @@
+"""The dispatch queue: the minute timer puts one message per (minute bucket, shard) here, and the
+queue-triggered dispatcher handles each on whichever instance takes it.
+
+A message is `{"bucket": "YYYYMMDDHHMM", "shard": n}`, Base64 like every queue the app triggers on.
+Handling one is idempotent (entries already dispatched are gone, stale ones are dropped), so a
+duplicate or a redelivery after a crash costs one partition query and changes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+
+from azure.core.exceptions import ResourceExistsError
+from azure.storage.queue import QueueClient
+
+from .queue import occurrence_queue_client
+
+
+class MalformedTask(ValueError):
+    """A dispatch message that is not a bucket and a shard."""
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    bucket: str
+    shard: int
+
+    def to_json(self) -> str:
+        return json.dumps({"bucket": self.bucket, "shard": self.shard}, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> ShardTask:
+        try:
+            data = json.loads(text)
+            bucket, shard = data["bucket"], data["shard"]
+        except (ValueError, TypeError, KeyError) as exc:
+            raise MalformedTask(str(exc)) from exc
+        if not (isinstance(bucket, str) and len(bucket) == 12 and bucket.isdigit()
+                and isinstance(shard, int) and 0 <= shard < 100):
+            raise MalformedTask(f"not a bucket and shard: {text[:100]!r}")
+        return cls(bucket, shard)
+
+
+class DispatchQueue:
+    def __init__(self, client: QueueClient) -> None:
+        self.client = occurrence_queue_client(client)  # the same Base64 text encoding
+
+    def ensure_exists(self) -> None:
+        with contextlib.suppress(ResourceExistsError):
+            self.client.create_queue()
+
+    def send(self, task: ShardTask) -> None:
+        # An hour to live: a task nobody took by then is not lost, because every tick also sweeps the
+        # buckets behind its window for entries left there (Dispatcher.fan_out).
+        self.client.send_message(task.to_json(), time_to_live=3600)

@@ -1,0 +1,207 @@
+"""The sharded due index and the fanned-out dispatch: the timer's tasks, their handling on any instance,
+and ticks or tasks that die part-way (finished by the next tick, never lost)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+import pytest
+
+from shared.dispatcher import Dispatcher
+from shared.keys import CollectionKey
+from shared.occurrence import OccurrenceMessage
+from shared.records import JobRecord
+from shared.runtime import Runtime
+from shared.store import DispatchQueue, JobStore, OccurrenceQueue, Store, bucket_of
+from shared.store.dispatch_queue import ShardTask
+from tests.conftest import ManualClock
+from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
+
+ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
+JOBS = 40
+
+
+class Crash(BaseException):
+    """The process dies here: nothing after this point runs (not an Exception, so nothing catches it)."""
+
+
+class CrashingDispatchQueue(DispatchQueue):
+    def __init__(self, inner: DispatchQueue, sends_before_crash: int) -> None:
+        self.__dict__.update(inner.__dict__)
+        self.left = sends_before_crash
+
+    def send(self, task: ShardTask) -> None:
+        if self.left == 0:
+            raise Crash
+        self.left -= 1
+        super().send(task)
+
+
+class CrashingOccurrenceQueue(OccurrenceQueue):
+    def __init__(self, inner: OccurrenceQueue, sends_before_crash: int) -> None:
+        self.__dict__.update(inner.__dict__)
+        self.left = sends_before_crash
+
+    def send(self, message: OccurrenceMessage, now: datetime) -> None:
+        if self.left == 0:
+            raise Crash
+        self.left -= 1
+        super().send(message, now)
+
+
+class CrashingJobStore(JobStore):
+    def __init__(self, inner: JobStore, writes_before_crash: int) -> None:
+        self.__dict__.update(inner.__dict__)
+        self.left = writes_before_crash
+
+    def replace(self, record: JobRecord) -> JobRecord:
+        if self.left == 0:
+            raise Crash
+        self.left -= 1
+        return super().replace(record)
+
+
+@pytest.fixture
+def rt(settings, clock: ManualClock) -> Runtime:
+    rt = Runtime.create(replace(settings, due_shards=4), clock)
+    make_collection(rt, "P20Premium")
+    return rt
+
+
+def _create_jobs(rt: Runtime, clock: ManualClock) -> datetime:
+    """JOBS minutely jobs first due in the bucket after next (beyond the API's fast path)."""
+    first = clock.now().replace(second=0) + timedelta(minutes=2)
+    for i in range(JOBS):
+        start = first + timedelta(seconds=i % 60)
+        answer = call(rt, "Jobs_CreateOrUpdate", "PUT", f"job{i:02d}", {"properties": {
+            "startTime": start.isoformat(), "recurrence": {"frequency": "Minute"}, "action": ACTION}})
+        assert answer.status == 201, answer.body
+    return first
+
+
+def _run_tasks(rt: Runtime, dispatcher: Dispatcher) -> int:
+    """What the dispatch queue trigger does on whichever instance: handle every task, then delete it."""
+    handled = 0
+    while True:
+        messages = list(rt.store.dispatch.client.receive_messages(max_messages=32, visibility_timeout=60))
+        if not messages:
+            return handled
+        for message in messages:
+            dispatcher.handle_task(message.content)
+            rt.store.dispatch.client.delete_message(message)
+            handled += 1
+
+
+def _queued(rt: Runtime) -> int:
+    return rt.store.queue.client.get_queue_properties().approximate_message_count
+
+
+def _jobs(rt: Runtime) -> list[JobRecord]:
+    return rt.store.jobs.all(CollectionKey(SUB, RG, JC))
+
+
+def _assert_all_dispatched_once(rt: Runtime, first: datetime, minutes: int = 1) -> None:
+    """Every job dispatched `minutes` occurrences (each exactly once: its cursor moved that far) and indexed
+    at its next one; the dispatched minutes' partitions are empty."""
+    for job in _jobs(rt):
+        due = job.properties.start_time
+        assert job.dispatched_occurrence == due + timedelta(minutes=minutes - 1), job.key.job
+        assert job.next_execution_time == due + timedelta(minutes=minutes), job.key.job
+    for minute in range(minutes):  # every shard of the dispatched minutes is empty
+        assert rt.store.due.entries(bucket_of(first + timedelta(minutes=minute))) == []
+    following = rt.store.due.entries(bucket_of(first + timedelta(minutes=minutes)))
+    assert len(following) == JOBS and {e.job.job for e in following} == {f"job{i:02d}" for i in range(JOBS)}
+
+
+def test_jobs_spread_over_the_shards_and_the_timer_fans_out_one_task_per_bucket_and_shard(rt, clock) -> None:
+    first = _create_jobs(rt, clock)
+    by_shard = [len(rt.store.due.entries(bucket_of(first), shard)) for shard in range(4)]
+    assert sum(by_shard) == JOBS and all(by_shard), by_shard  # every shard holds some of the minute
+    clock.current = first - timedelta(minutes=1)  # the tick a minute ahead
+    dispatcher = Dispatcher(rt.store, clock)
+    report = dispatcher.fan_out()
+    assert report.tasks == report.buckets * 4 and report.buckets >= 2
+    assert _queued(rt) == 0  # the timer itself dispatches nothing
+    assert _run_tasks(rt, dispatcher) == report.tasks
+    assert _queued(rt) == JOBS
+    _assert_all_dispatched_once(rt, first)
+    # Doing it all again (a duplicate task, a redelivery, the next tick's overlap) changes nothing.
+    dispatcher.fan_out()
+    _run_tasks(rt, dispatcher)
+    assert _queued(rt) == JOBS
+    _assert_all_dispatched_once(rt, first)
+
+
+def test_a_timer_that_dies_part_way_is_finished_by_the_next_tick(rt, clock) -> None:
+    first = _create_jobs(rt, clock)
+    clock.current = first - timedelta(minutes=1)
+    watermark = rt.store.due.watermark()
+    crashing = replace(rt.store, dispatch=CrashingDispatchQueue(rt.store.dispatch, sends_before_crash=3))
+    with pytest.raises(Crash):
+        Dispatcher(crashing, clock).fan_out()
+    assert rt.store.due.watermark() == watermark  # it did not claim the window it did not finish
+    clock.advance(timedelta(seconds=20))  # the next tick (or a retry of this one)
+    dispatcher = Dispatcher(rt.store, clock)
+    dispatcher.fan_out()
+    _run_tasks(rt, dispatcher)
+    assert _queued(rt) == JOBS
+    _assert_all_dispatched_once(rt, first)
+
+
+@pytest.mark.parametrize("crash_in", ["sending occurrences", "advancing jobs"])
+def test_a_dispatch_task_that_dies_half_way_is_finished_by_the_next_tick(rt, clock, crash_in: str) -> None:
+    first = _create_jobs(rt, clock)
+    clock.current = first - timedelta(minutes=1)
+    dispatcher = Dispatcher(rt.store, clock)
+    dispatcher.fan_out()
+    store: Store = rt.store
+    if crash_in == "sending occurrences":
+        store = replace(rt.store, queue=CrashingOccurrenceQueue(rt.store.queue, sends_before_crash=JOBS // 2))
+    else:
+        store = replace(rt.store, jobs=CrashingJobStore(rt.store.jobs, writes_before_crash=JOBS // 2))
+    dying = Dispatcher(store, clock)
+    with pytest.raises(Crash):  # one instance takes every task and dies in the middle of them
+        while True:
+            message = next(iter(rt.store.dispatch.client.receive_messages(visibility_timeout=600)))
+            dying.handle_task(message.content)
+            rt.store.dispatch.client.delete_message(message)
+    sent_before = _queued(rt)
+    assert sent_before > 0
+    half = [job for job in _jobs(rt) if job.dispatched_occurrence is None]
+    assert half, "the crash left work undone"
+    clock.advance(timedelta(minutes=1))  # the next tick re-reads the bucket (its overlap); the lost task stays hidden
+    dispatcher.fan_out()
+    _run_tasks(rt, dispatcher)
+    _assert_all_dispatched_once(rt, first, minutes=2)  # the dead task's minute, and the next tick's own
+    # Every occurrence is queued; the ones the dead task had sent are queued twice and die at the claim.
+    assert 2 * JOBS <= _queued(rt) <= 2 * JOBS + sent_before
+
+
+def test_a_task_that_is_never_handled_is_swept_up_by_a_later_tick(rt, clock) -> None:
+    first = _create_jobs(rt, clock)
+    clock.current = first - timedelta(minutes=1)
+    dispatcher = Dispatcher(rt.store, clock)
+    dispatcher.fan_out()
+    rt.store.dispatch.client.clear_messages()  # every task lost (expired, poisoned, dropped)
+    for _ in range(4):  # past the overlap: only the sweep still looks at that minute
+        clock.advance(timedelta(minutes=1))
+        dispatcher.fan_out()
+        rt.store.dispatch.client.clear_messages()
+    clock.advance(timedelta(minutes=1))
+    report = dispatcher.fan_out()
+    assert report.tasks > report.buckets * 4  # the window's tasks plus the leftovers behind it
+    _run_tasks(rt, dispatcher)
+    for job in _jobs(rt):  # missed while nobody dispatched: the latest occurrence runs, none is lost
+        assert job.dispatched_occurrence is not None and job.dispatched_occurrence > job.properties.start_time
+    assert rt.store.due.entries(bucket_of(first)) == []
+
+
+def test_lowering_the_shard_count_strands_no_entry(rt, clock, settings) -> None:
+    first = _create_jobs(rt, clock)
+    fewer = Runtime.create(replace(settings, due_shards=1), clock)
+    clock.current = first - timedelta(minutes=1)
+    dispatcher = Dispatcher(fewer.store, clock)
+    report = dispatcher.tick()
+    assert report.enqueued == JOBS and report.tasks == report.buckets * 4  # it read the four shards in use
+    _assert_all_dispatched_once(fewer, first)
