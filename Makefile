@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 AZURITE := .local/npm/node_modules/.bin/azurite
 AZURITE_VERSION := 3.35.0
 
-.PHONY: setup run test lint unit infra-check bench clean
+.PHONY: setup run test lint unit infra-check bench clean browser
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,15 @@ run: setup
 lint: setup
 	$(PY) -m ruff check .
 
-unit: setup
+# The console's browser tests drive Debian's chromium through its chromium-driver (nothing is downloaded
+# at test time); installed here only when missing, with apt (CI runs as root).
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium chromium-driver; \
+	else echo "The console tests need Debian's chromium and chromium-driver: sudo apt-get install chromium chromium-driver" >&2; exit 1; fi
+
+unit: setup browser
 	$(PY) -m pytest
 
 infra-check:

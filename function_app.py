@@ -5,6 +5,7 @@
 - Queue (scheduler-dispatch): one task's due entries become queued occurrences, on whichever instance takes it.
 - Queue (scheduler-occurrences): the executor runs one occurrence attempt per message.
 - Timer (daily): retention prunes old history and finished jobs.
+- HTTP: the web console under /api/console (shared/console).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import azure.functions as func
 
 from shared import api
+from shared.console import pages as console_pages
 from shared.retention import Retention
 from shared.runtime import runtime
 from shared.settings import DISPATCH_QUEUE, OCCURRENCE_QUEUE, STORAGE_SETTING
@@ -91,6 +93,24 @@ def job_history(req: func.HttpRequest) -> func.HttpResponse:
 @app.route(route="openapi.json", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
 def openapi(req: func.HttpRequest) -> func.HttpResponse:
     return _call("OpenApi_Get", req)
+
+
+def _console(req: func.HttpRequest) -> func.HttpResponse:
+    answer = console_pages.handle(req.method, req.route_params.get("path") or "", req.url, req.get_body() or b"")
+    return func.HttpResponse(body=answer.body, status_code=answer.status,
+                             headers={**answer.headers, "Content-Type": answer.content_type})
+
+
+# The console's shell and assets hold no data (every datum is read through the API with the caller's
+# credentials), so they are served without a key; see shared/console/pages.py.
+@app.route(route="console", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
+def console_home(req: func.HttpRequest) -> func.HttpResponse:
+    return _console(req)
+
+
+@app.route(route="console/{*path}", methods=["GET", "POST"], auth_level=func.AuthLevel.ANONYMOUS)
+def console_page(req: func.HttpRequest) -> func.HttpResponse:
+    return _console(req)
 
 
 @app.timer_trigger(arg_name="timer", schedule="0 * * * * *", run_on_startup=False, use_monitor=False)

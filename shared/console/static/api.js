@@ -1,0 +1,98 @@
+// The management API as the console uses it: same origin, the caller's credentials from this tab's
+// sessionStorage, ARM errors turned into ApiFailure (code, message and the property path it names).
+export const API_VERSION = "2016-03-01";
+const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
+export const apiBase = () => meta("scheduler-api");
+export const consoleBase = () => meta("scheduler-console");
+
+export function collectionPath(sub, group, collection) {
+  return `/subscriptions/${encodeURIComponent(sub)}/resourceGroups/${encodeURIComponent(group)}`
+    + `/providers/Microsoft.Scheduler/jobCollections/${encodeURIComponent(collection)}`;
+}
+
+const TOKEN = "scheduler.token";
+const KEY = "scheduler.functionsKey";
+
+export function credentials() {
+  return { token: sessionStorage.getItem(TOKEN) || "", key: sessionStorage.getItem(KEY) || "" };
+}
+
+export function saveCredentials(token, key) {
+  token ? sessionStorage.setItem(TOKEN, token) : sessionStorage.removeItem(TOKEN);
+  key ? sessionStorage.setItem(KEY, key) : sessionStorage.removeItem(KEY);
+}
+
+export class ApiFailure extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    // Validation messages start with the property they name: "properties.recurrence.interval: ..."
+    const named = /^((?:properties|name|location|tags)[\w.[\]-]*): /.exec(message || "");
+    this.path = named ? named[1] : null;
+  }
+  toString() { return `${this.code} (${this.status}): ${this.message}`; }
+}
+
+function headers(json) {
+  const { token, key } = credentials();
+  const h = { Accept: "application/json" };
+  if (json) h["Content-Type"] = "application/json";
+  if (token) h.Authorization = `Bearer ${token}`;
+  if (key) h["x-functions-key"] = key;
+  return h;
+}
+
+function url(path, query = {}) {
+  const own = path.startsWith(`${consoleBase()}/`);
+  const u = path.startsWith("http") ? new URL(path) : new URL(own ? path : apiBase() + path, location.origin);
+  if (!u.searchParams.has("api-version") && !own) {
+    u.searchParams.set("api-version", API_VERSION);
+  }
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) u.searchParams.set(k, v);
+  return u;
+}
+
+export async function call(method, path, { query, body } = {}) {
+  const target = url(path, query);
+  if (target.origin !== location.origin) throw new ApiFailure(0, "Refused", "The API pointed to another origin.");
+  let response;
+  try {
+    response = await fetch(target, {
+      method, headers: headers(body !== undefined), body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin", cache: "no-store",
+    });
+  } catch (error) {
+    throw new ApiFailure(0, "NetworkError", `The API could not be reached: ${error.message}`);
+  }
+  const text = await response.text();
+  let document = null;
+  try { document = text ? JSON.parse(text) : null; } catch { document = null; }
+  if (!response.ok) {
+    const error = document && document.error;
+    if (error) throw new ApiFailure(response.status, error.code, error.message);
+    const hint = response.status === 401 ? "Sign-in required: set a token under Credentials." : response.statusText;
+    throw new ApiFailure(response.status, response.status === 401 ? "AuthenticationFailed" : "HttpError", hint);
+  }
+  return document;
+}
+
+// Every item of a list, following nextLink until it is absent or null.
+export async function listAll(path, query = {}) {
+  const items = [];
+  let page = await call("GET", path, { query });
+  for (let guard = 0; guard < 1000; guard += 1) {
+    items.push(...(page.value || []));
+    if (!page.nextLink) break;
+    page = await call("GET", page.nextLink);
+  }
+  return items;
+}
+
+// The schedule in words and the next occurrences, computed by the engine on the server.
+export async function schedules(jobs, count = 0) {
+  const answer = await call("POST", `${consoleBase()}/schedule`, {
+    body: { count, jobs: jobs.map((p) => ({ startTime: p.startTime, recurrence: p.recurrence, from: p.from })) },
+  });
+  return answer.value;
+}

@@ -1,0 +1,61 @@
+// Entry point: reads the page's own address (ARM-id shaped, so links can be shared) and renders it.
+//   {console}?subscription=S                                   collections of S
+//   {console}/subscriptions/S/resourceGroups/G/providers/Microsoft.Scheduler/jobCollections/C   its jobs
+//   .../jobCollections/C?action=create                         a new job from JSON
+//   .../jobCollections/C/jobs/J[?action=edit]                  one job (or its editor)
+import { collectionPath, consoleBase, credentials, saveCredentials } from "./api.js";
+import { renderCollections, renderSubscriptionPrompt } from "./collections.js";
+import { h, show, failure } from "./dom.js";
+import { renderEditor } from "./editor.js";
+import { renderJob } from "./job.js";
+import { renderJobs } from "./jobs.js";
+
+const PAGE = /^\/subscriptions\/([^/]+)(?:\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Scheduler\/jobCollections\/([^/]+)(?:\/jobs\/([^/]+))?)?\/?$/i;
+
+function crumbs(sub, group, collection, job) {
+  const items = [];
+  const base = consoleBase();
+  if (sub) items.push(h("li", {}, h("a", { href: `${base}?subscription=${encodeURIComponent(sub)}` }, `Subscription ${sub}`)));
+  if (collection) items.push(h("li", {}, h("a", { href: base + collectionPath(sub, group, collection) }, `${group} / ${collection}`)));
+  if (job) items.push(h("li", {}, h("a", { href: `${base}${collectionPath(sub, group, collection)}/jobs/${encodeURIComponent(job)}` }, job)));
+  if (items.length) items[items.length - 1].querySelector("a").setAttribute("aria-current", "page");
+  document.getElementById("crumbs").replaceChildren(...items);
+}
+
+function setUpCredentials() {
+  const form = document.getElementById("credentials-form");
+  const { token, key } = credentials();
+  form.token.value = token;
+  form["functions-key"].value = key;
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    saveCredentials(form.token.value.trim(), form["functions-key"].value.trim());
+    location.reload();
+  });
+  document.getElementById("forget").addEventListener("click", () => { saveCredentials("", ""); location.reload(); });
+}
+
+async function route() {
+  const rest = location.pathname.slice(consoleBase().length);
+  const query = new URLSearchParams(location.search);
+  if (rest === "" || rest === "/") {
+    const sub = query.get("subscription");
+    crumbs(sub);
+    return sub ? renderCollections(sub) : renderSubscriptionPrompt();
+  }
+  const match = PAGE.exec(rest);
+  if (!match) return show(h("h1", {}, "Not found"), h("p", {}, "This console page does not exist."));
+  const [sub, group, collection, job] = match.slice(1).map((part) => (part ? decodeURIComponent(part) : part));
+  crumbs(sub, group, collection, job);
+  if (!collection) {
+    location.replace(`${consoleBase()}?subscription=${encodeURIComponent(sub)}`);
+    return undefined;
+  }
+  const ids = { sub, group, collection, job, path: collectionPath(sub, group, collection) };
+  const action = query.get("action");
+  if (job) return action === "edit" ? renderEditor(ids, job) : renderJob(ids);
+  return action === "create" ? renderEditor(ids, null) : renderJobs(ids, query);
+}
+
+setUpCredentials();
+route().catch((error) => show(failure(error, "The page could not be shown")));

@@ -1,0 +1,72 @@
+// Small DOM and formatting helpers: elements are built with textContent only (never innerHTML), so
+// nothing the API returns is ever parsed as markup.
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(attrs.xmlns || "http://www.w3.org/1999/xhtml", tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "xmlns" || v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "text") el.textContent = v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+export const main = () => document.getElementById("main");
+
+export function show(...nodes) {
+  const m = main();
+  m.replaceChildren(...nodes);
+}
+
+export function announce(message) {
+  document.getElementById("status").textContent = message;
+}
+
+export function failure(error, context) {
+  return h("p", { class: "error", role: "alert" }, context ? `${context}: ` : "", String(error));
+}
+
+export function when(iso) {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+export function stateBadge(state) {
+  const text = state || "unknown";
+  return h("span", { class: `state state-${text.toLowerCase()}` }, text[0].toUpperCase() + text.slice(1));
+}
+
+export function seconds(ms) {
+  const s = ms / 1000;
+  if (Math.abs(s) < 120) return `${s.toFixed(1)} s`;
+  return `${(s / 60).toFixed(1)} min`;
+}
+
+export function table(caption, head, rows, numeric = []) {
+  return h("table", {},
+    h("caption", {}, caption),
+    h("thead", {}, h("tr", {}, head.map((c, i) => h("th", { scope: "col", class: numeric.includes(i) ? "num" : null }, c)))),
+    h("tbody", {}, rows.length ? rows.map((r) => h("tr", {}, r.map((c, i) => (i === 0
+      ? h("th", { scope: "row" }, c) : h("td", { class: numeric.includes(i) ? "num" : null }, c)))))
+      : h("tr", {}, h("td", { colspan: head.length, class: "muted" }, "None."))));
+}
+
+// The dialog asks before anything destructive; resolves true only on an explicit confirmation.
+export function confirmAction(title, text, ok = "Delete") {
+  const dialog = document.getElementById("confirm");
+  document.getElementById("confirm-title").textContent = title;
+  document.getElementById("confirm-text").textContent = text;
+  document.getElementById("confirm-ok").textContent = ok;
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+    dialog.returnValue = "cancel";
+    dialog.showModal();
+    document.getElementById("confirm-cancel").focus();
+  });
+}

@@ -1,0 +1,163 @@
+// One job: actions (enable, disable, run now, edit, delete with confirmation), its definition with
+// secrets shown as set / not set, the next 10 occurrences from the engine, and its history with lateness
+// and a chart. "Run now" polls the history until the new entry appears.
+import { call, consoleBase, schedules } from "./api.js";
+import { historyChart } from "./chart.js";
+import { announce, confirmAction, failure, h, seconds, show, stateBadge, table, when } from "./dom.js";
+
+const HISTORY_TOP = 50;
+// Write-only members the API requires for each authentication type: a stored job therefore has them set.
+const REQUIRED_SECRETS = {
+  basic: ["password"], clientcertificate: ["pfx", "password"], activedirectoryoauth: ["secret"],
+  sharedaccesskey: ["sasKey"],
+};
+
+function secretsOf(action, where) {
+  const found = [];
+  if (!action) return found;
+  const holders = [["request.authentication", (action.request || {}).authentication],
+    ["serviceBusQueueMessage.authentication", (action.serviceBusQueueMessage || {}).authentication],
+    ["serviceBusTopicMessage.authentication", (action.serviceBusTopicMessage || {}).authentication]];
+  for (const [path, auth] of holders) {
+    if (!auth) continue;
+    for (const name of REQUIRED_SECRETS[(auth.type || "").toLowerCase()] || []) {
+      found.push([`${where}.${path}.${name}`, "set"]);
+    }
+  }
+  if (action.queueMessage) {
+    found.push([`${where}.queueMessage.sasToken`, "write-only: the API does not say whether it is set"]);
+  }
+  return found;
+}
+
+function target(action) {
+  if (!action) return "—";
+  if (action.request) return `${action.request.method} ${action.request.uri}`;
+  if (action.queueMessage) return `queue ${action.queueMessage.queueName} of ${action.queueMessage.storageAccount}`;
+  const sb = action.serviceBusQueueMessage || action.serviceBusTopicMessage;
+  if (sb) return `${sb.namespace} ${sb.queueName || sb.topicPath || ""}`;
+  return action.type || "—";
+}
+
+function historyTable(entries) {
+  const rows = entries.map((e) => {
+    const p = e.properties || {};
+    const late = p.startTime && p.expectedExecutionTime ? Date.parse(p.startTime) - Date.parse(p.expectedExecutionTime) : null;
+    return [when(p.startTime), h("span", { class: `outcome-${(p.status || "").toLowerCase()}` }, p.status || "—"),
+      when(p.expectedExecutionTime), late === null ? "—" : seconds(late), p.actionName || "—",
+      String(p.retryCount ?? 0), String(p.repeatCount ?? "—"), p.message || ""];
+  });
+  const t = table(`The latest ${entries.length} history entries, newest first`,
+    ["Started", "Status", "Expected", "Lateness", "Action", "Retry", "Repeat", "Message"], rows, [3, 5, 6]);
+  t.id = "history-table";
+  return t;
+}
+
+async function loadHistory(jobPath) {
+  const page = await call("GET", `${jobPath}/history`, { query: { $top: HISTORY_TOP } });
+  return (page.value || []).slice(0, HISTORY_TOP);
+}
+
+function section(id, title, ...content) {
+  return h("section", { "aria-labelledby": `${id}-heading`, id },
+    h("h2", { id: `${id}-heading` }, title), ...content);
+}
+
+export async function renderJob(ids) {
+  const jobPath = `${ids.path}/jobs/${encodeURIComponent(ids.job)}`;
+  document.title = `${ids.job} · Scheduler console`;
+  const heading = h("h1", {}, `Job ${ids.job}`);
+  let job;
+  let history;
+  try {
+    [job, history] = await Promise.all([call("GET", jobPath), loadHistory(jobPath)]);
+  } catch (error) {
+    show(heading, failure(error, "Could not read the job"));
+    return;
+  }
+  const p = job.properties || {};
+  const status = p.status || {};
+  const [plan] = await schedules([{ ...p, from: status.nextExecutionTime }], 10)
+    .catch((error) => [{ error: { message: String(error) } }]);
+  const state = (p.state || "").toLowerCase();
+
+  const act = async (label, work) => {
+    for (const b of document.querySelectorAll("#job-actions button")) b.disabled = true;
+    announce(`${label}…`);
+    try {
+      await work();
+    } catch (error) {
+      document.getElementById("action-result").replaceChildren(failure(error, label));
+      for (const b of document.querySelectorAll("#job-actions button")) b.disabled = false;
+      announce(`${label} failed.`);
+    }
+  };
+  const setState = (wanted) => act(wanted === "Enabled" ? "Enable" : "Disable", async () => {
+    await call("PATCH", jobPath, { body: { properties: { state: wanted } } });
+    announce(`Job ${wanted.toLowerCase()}.`);
+    await renderJob(ids);
+  });
+  const runNow = () => act("Run now", async () => {
+    const before = history.length ? history[0].name : null;
+    await call("POST", `${jobPath}/run`);
+    announce("Run requested; waiting for its history entry…");
+    for (let i = 0; i < 60; i += 1) {
+      await new Promise((resolve) => { setTimeout(resolve, 1000); });
+      const latest = await loadHistory(jobPath);
+      if (latest.length && latest[0].name !== before) {
+        await renderJob(ids);
+        announce(`New history entry: ${(latest[0].properties || {}).status}.`);
+        document.getElementById("history-heading").focus();
+        return;
+      }
+    }
+    await renderJob(ids);
+    announce("The run was requested; no history entry yet.");
+  });
+  const remove = async () => {
+    if (!await confirmAction(`Delete job ${ids.job}?`, "Its definition and history are removed. This cannot be undone.")) {
+      announce("Delete cancelled.");
+      return;
+    }
+    await act("Delete", async () => {
+      await call("DELETE", jobPath);
+      location.href = `${consoleBase()}${ids.path}`;
+    });
+  };
+
+  const definition = { ...p };
+  delete definition.status;
+  const secrets = [...secretsOf(p.action, "properties.action"),
+    ...secretsOf((p.action || {}).errorAction, "properties.action.errorAction")];
+  const occurrences = plan && plan.occurrences ? plan.occurrences : [];
+  show(
+    heading,
+    h("p", { class: "sub" }, job.id || jobPath),
+    h("div", { class: "toolbar", id: "job-actions", role: "group", "aria-label": "Job actions" },
+      h("button", { type: "button", id: "enable", disabled: state === "enabled", onclick: () => setState("Enabled") }, "Enable"),
+      h("button", { type: "button", id: "disable", disabled: state === "disabled", onclick: () => setState("Disabled") }, "Disable"),
+      h("button", { type: "button", id: "run-now", onclick: runNow }, "Run now"),
+      h("a", { class: "button secondary", href: `${consoleBase()}${jobPath}?action=edit` }, "Edit"),
+      h("button", { type: "button", id: "delete", class: "danger", onclick: remove }, "Delete")),
+    h("div", { id: "action-result" }),
+    h("dl", { class: "props" },
+      h("dt", {}, "State"), h("dd", {}, stateBadge(p.state)),
+      h("dt", {}, "Schedule"), h("dd", { id: "schedule-words" }, plan && plan.description ? plan.description : "—"),
+      h("dt", {}, "Action"), h("dd", {}, `${(p.action || {}).type || "?"}: ${target(p.action)}`),
+      h("dt", {}, "Start time"), h("dd", {}, when(p.startTime)),
+      h("dt", {}, "Next run"), h("dd", {}, when(status.nextExecutionTime)),
+      h("dt", {}, "Last run"), h("dd", {}, when(status.lastExecutionTime)),
+      h("dt", {}, "Runs / failures / faulted"),
+      h("dd", {}, `${status.executionCount ?? 0} / ${status.failureCount ?? 0} / ${status.faultedCount ?? 0}`)),
+    section("occurrences", "Next 10 occurrences",
+      state !== "enabled" ? h("p", { class: "muted" }, `The job is ${state || "not enabled"}: these are its schedule's next times.`) : null,
+      plan && plan.error ? failure(plan.error.message) : null,
+      occurrences.length ? h("ol", { class: "occurrences" }, occurrences.map((o) => h("li", {}, when(o))))
+        : h("p", { class: "muted" }, "None: the schedule has no occurrence left.")),
+    section("history", "History", historyChart(history), historyTable(history)),
+    section("definition", "Definition",
+      secrets.length ? table("Secrets (never shown)", ["Property", "Value"], secrets) : h("p", { class: "muted" }, "No secrets."),
+      h("pre", { class: "json", tabindex: "0", "aria-label": "Job definition as JSON" }, JSON.stringify(definition, null, 2))),
+  );
+  document.getElementById("history-heading").setAttribute("tabindex", "-1");
+}

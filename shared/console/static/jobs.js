@@ -1,0 +1,100 @@
+// Jobs of a collection: state, schedule in words, next and last run (with the last outcome), counters;
+// filtered by state through the API's $filter, paged with $top/$skip (one extra row tells whether a next
+// page exists, whatever the API does with nextLink).
+import { call, consoleBase, schedules } from "./api.js";
+import { announce, failure, h, show, stateBadge, table, when } from "./dom.js";
+
+const PAGE_SIZE = 25;
+const STATES = ["Enabled", "Disabled", "Faulted", "Completed"];
+
+function jobName(job) {
+  const name = job.name || "";
+  return name.includes("/") ? name.slice(name.lastIndexOf("/") + 1) : name;
+}
+
+async function lastOutcome(ids, name) {
+  try {
+    const page = await call("GET", `${ids.path}/jobs/${encodeURIComponent(name)}/history`, { query: { $top: 1 } });
+    const entry = (page.value || [])[0];
+    return entry ? (entry.properties || {}).status : null;
+  } catch {
+    return null;
+  }
+}
+
+function collectionSummary(collection, ids) {
+  const p = collection.properties || {};
+  const quota = p.quota || {};
+  const recurrence = quota.maxRecurrence ? `every ${quota.maxRecurrence.interval} ${quota.maxRecurrence.frequency}` : "—";
+  return h("dl", { class: "props" },
+    h("dt", {}, "State"), h("dd", {}, stateBadge(p.state)),
+    h("dt", {}, "SKU"), h("dd", {}, (p.sku || {}).name || "—"),
+    h("dt", {}, "Location"), h("dd", {}, collection.location || "—"),
+    h("dt", {}, "Max jobs"), h("dd", {}, String(quota.maxJobCount ?? "no limit")),
+    h("dt", {}, "Most frequent recurrence"), h("dd", {}, recurrence),
+    h("dt", {}, "Resource id"), h("dd", {}, collection.id || ids.path));
+}
+
+export async function renderJobs(ids, query) {
+  document.title = `${ids.collection} · Scheduler console`;
+  const state = STATES.find((s) => s.toLowerCase() === (query.get("state") || "").toLowerCase()) || "";
+  const page = Math.max(0, Number.parseInt(query.get("page") || "0", 10) || 0);
+  const heading = h("h1", {}, `Jobs of ${ids.collection}`);
+  show(heading, h("p", {}, "Loading…"));
+  let collection;
+  let jobs;
+  try {
+    collection = await call("GET", ids.path);
+    const listed = await call("GET", `${ids.path}/jobs`, { query: {
+      $top: PAGE_SIZE + 1, $skip: page * PAGE_SIZE || undefined, $filter: state ? `state eq '${state}'` : undefined } });
+    jobs = listed.value || [];
+  } catch (error) {
+    show(heading, failure(error, "Could not read the collection"));
+    return;
+  }
+  const more = jobs.length > PAGE_SIZE;
+  jobs = jobs.slice(0, PAGE_SIZE);
+  const words = jobs.length ? await schedules(jobs.map((j) => j.properties || {})).catch(() => []) : [];
+  const outcomes = await Promise.all(jobs.map((j) => lastOutcome(ids, jobName(j))));
+  const rows = jobs.map((job, i) => {
+    const p = job.properties || {};
+    const s = p.status || {};
+    const described = words[i] || {};
+    const outcome = outcomes[i];
+    return [
+      h("a", { href: `${consoleBase()}${ids.path}/jobs/${encodeURIComponent(jobName(job))}` }, jobName(job)),
+      stateBadge(p.state),
+      described.description || (described.error ? described.error.message : "—"),
+      when(s.nextExecutionTime),
+      h("span", {}, when(s.lastExecutionTime), outcome ? " " : "",
+        outcome ? h("span", { class: `outcome-${outcome.toLowerCase()}` }, `(${outcome})`) : ""),
+      String(s.executionCount ?? 0), String(s.failureCount ?? 0), String(s.faultedCount ?? 0),
+    ];
+  });
+  const here = (changes) => {
+    const q = new URLSearchParams({ ...(state ? { state } : {}), page: String(page), ...changes });
+    if (!q.get("state")) q.delete("state");
+    if (q.get("page") === "0") q.delete("page");
+    const text = q.toString();
+    return `${consoleBase()}${ids.path}${text ? `?${text}` : ""}`;
+  };
+  const filter = h("select", { id: "state-filter", name: "state",
+    onchange: (event) => { location.href = here({ state: event.target.value, page: "0" }); } },
+  h("option", { value: "" }, "All states"), STATES.map((s) => h("option", { value: s, selected: s === state }, s)));
+  const pager = h("nav", { class: "toolbar", "aria-label": "Pages" },
+    page > 0 ? h("a", { class: "button secondary", href: here({ page: String(page - 1) }), rel: "prev" }, "Previous page") : null,
+    h("span", {}, `Page ${page + 1}`),
+    more ? h("a", { class: "button secondary", href: here({ page: String(page + 1) }), rel: "next" }, "Next page") : null);
+  show(
+    heading,
+    h("p", { class: "sub" }, `Resource group ${ids.group}, subscription ${ids.sub}`),
+    collectionSummary(collection, ids),
+    h("div", { class: "toolbar" },
+      h("a", { class: "button", href: `${consoleBase()}${ids.path}?action=create` }, "New job"),
+      h("label", { for: "state-filter" }, "Filter by state"), filter),
+    table(`Jobs${state ? ` in state ${state}` : ""}, page ${page + 1}`,
+      ["Job", "State", "Schedule", "Next run", "Last run (outcome)", "Runs", "Failures", "Faulted"], rows, [5, 6, 7]),
+    pager,
+  );
+  announce(`${jobs.length} jobs shown.`);
+}

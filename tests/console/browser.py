@@ -1,0 +1,60 @@
+"""A real headless Chromium for the console tests: Debian's `chromium` and `chromium-driver` packages driven
+by Selenium's Python client. Nothing is downloaded: both binaries are given by path (the Makefile installs
+the packages when they are missing)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / ".local" / "screenshots"
+
+
+def binaries() -> tuple[str, str]:
+    browser = shutil.which("chromium") or "/usr/bin/chromium"
+    driver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    if not (Path(browser).exists() and Path(driver).exists()):
+        raise RuntimeError("Debian's chromium and chromium-driver packages are needed: `make setup` installs them "
+                           "(apt-get install chromium chromium-driver).")
+    return browser, driver
+
+
+def start_browser() -> webdriver.Chrome:
+    browser, driver = binaries()
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                 "--window-size=1280,1000", "--no-first-run", "--disable-extensions",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-default-apps", "--metrics-recording-only", "--no-proxy-server"):
+        options.add_argument(flag)
+    return webdriver.Chrome(options=options, service=Service(executable_path=driver))
+
+
+def wait_until(check: Callable[[], Any], timeout: float = 15, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = check()
+            if value:
+                return value
+        except Exception as error:  # noqa: BLE001 - the page is still rendering; retry until the deadline
+            last = error
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}" + (f": {last}" if last else ""))
+
+
+def screenshot(driver: webdriver.Chrome, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    driver.save_screenshot(str(path))
+    print(f"screenshot: {path}")
+    return path

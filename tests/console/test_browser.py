@@ -1,0 +1,133 @@
+"""The console in a real headless Chromium against the real function_app.py under the local host: it loads,
+lists a job created through the API, runs it now and shows the new history entry; the editor shows the
+API's validation error next to the property it names; delete asks first. Screenshots go to
+.local/screenshots (their paths are printed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import requests
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from .browser import screenshot, start_browser, wait_until
+from .conftest import V
+
+SUB, RG, JC = "console-sub", "console-rg", "console-jc"
+COLLECTION = f"subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/{JC}"
+
+
+@pytest.fixture(scope="module")
+def site(host_url: str) -> str:
+    created = requests.put(f"{host_url}/{COLLECTION}", params=V, timeout=10, json={
+        "location": "westeurope", "properties": {"sku": {"name": "Standard"}, "quota": {"maxJobCount": 20}}})
+    assert created.status_code in (200, 201), created.text
+    start = (datetime.now(UTC) + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
+    job = requests.put(f"{host_url}/{COLLECTION}/jobs/ping", params=V, timeout=10, json={"properties": {
+        "startTime": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "recurrence": {"frequency": "Week", "schedule": {"weekDays": ["Monday", "Friday"], "hours": [9],
+                                                          "minutes": [0]}, "timeZone": "Europe/London"},
+        # The host itself is the target: a real local server that answers 200.
+        "action": {"type": "Http", "request": {"uri": f"{host_url}/openapi.json", "method": "GET"}}}})
+    assert job.status_code in (200, 201), job.text
+    return host_url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    driver = start_browser()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _text(browser) -> str:
+    return browser.find_element(By.TAG_NAME, "main").text
+
+
+def test_collections_page_shows_quota_and_counts(site: str, browser) -> None:
+    browser.get(f"{site}/console?subscription={SUB}")
+    wait_until(lambda: JC in _text(browser) and "1 / 20" in _text(browser), what="the collections table")
+    row = browser.find_element(By.XPATH, f"//tr[th//a[text()='{JC}']]")
+    cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+    assert cells[:5] == [RG, "West Europe", "Enabled", "Standard", "1 / 20"]
+    assert cells[5:] == ["1", "0", "0", "0"]  # enabled, disabled, faulted, completed
+    screenshot(browser, "console-collections")
+
+
+def test_jobs_page_lists_the_job_with_its_schedule_in_words(site: str, browser) -> None:
+    browser.get(f"{site}/console?subscription={SUB}")
+    link = wait_until(lambda: browser.find_element(By.LINK_TEXT, JC), what="the collection link")
+    link.send_keys(Keys.ENTER)  # keyboard navigation
+    wait_until(lambda: "ping" in _text(browser) and "Europe/London" in _text(browser), what="the jobs table")
+    assert browser.current_url.split("?")[0] == f"{site}/console/{COLLECTION}"
+    assert "every Monday and Friday at 09:00 Europe/London" in _text(browser)
+    select = browser.find_element(By.ID, "state-filter")
+    assert browser.find_element(By.CSS_SELECTOR, "label[for='state-filter']").text == "Filter by state"
+    select.send_keys("Disabled")
+    wait_until(lambda: "state=Disabled" in browser.current_url, what="the filtered page")
+    wait_until(lambda: "None." in _text(browser), what="an empty filtered list")
+    screenshot(browser, "console-jobs")
+
+
+def test_job_page_runs_now_and_shows_the_new_history_entry(site: str, browser) -> None:
+    browser.get(f"{site}/console/{COLLECTION}/jobs/ping")
+    wait_until(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#occurrences li")) == 10, what="10 occurrences")
+    assert "No runs yet." in _text(browser)
+    first = browser.find_elements(By.CSS_SELECTOR, "#occurrences li")[0].text
+    assert first.endswith(("09:00:00 UTC", "08:00:00 UTC"))  # 09:00 in London, summer or winter
+    run = browser.find_element(By.ID, "run-now")
+    assert run.get_attribute("type") == "button" and run.text == "Run now"
+    run.send_keys(Keys.ENTER)
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#history-table tbody tr th")
+               and "Completed" in browser.find_element(By.ID, "history-table").text, timeout=45,
+               what="the run's history entry")
+    history = requests.get(f"{site}/{COLLECTION}/jobs/ping/history", params=V, timeout=10).json()["value"]
+    assert [h["properties"]["status"] for h in history] == ["Completed"]
+    chart = browser.find_element(By.CSS_SELECTOR, "#history svg[role='img']")
+    assert "1 attempts: 1 succeeded" in chart.find_element(By.TAG_NAME, "desc").get_attribute("textContent")
+    assert browser.find_element(By.ID, "status").text.startswith("New history entry: Completed")
+    screenshot(browser, "console-job")
+
+
+def test_editor_shows_the_api_error_at_the_property_and_stores_nothing(site: str, browser) -> None:
+    browser.get(f"{site}/console/{COLLECTION}?action=create")
+    name = wait_until(lambda: browser.find_element(By.ID, "job-name"), what="the editor")
+    name.send_keys("broken")
+    editor = browser.find_element(By.ID, "job-json")
+    browser.execute_script("arguments[0].value = arguments[1];", editor,
+                           '{"properties": {\n "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", '
+                           '"method": "GET"}},\n "recurrence": {\n  "frequency": "Hour",\n  "interval": 0\n }\n}}')
+    browser.find_element(By.ID, "save").click()
+    error = wait_until(lambda: browser.find_element(By.ID, "job-json-error"), what="the field error")
+    assert "properties.recurrence.interval" in error.text and "(line 5)" in error.text
+    assert editor.get_attribute("aria-invalid") == "true"
+    assert editor.get_attribute("aria-describedby") == "job-json-error"
+    selected = browser.execute_script(
+        "const t = arguments[0]; return t.value.slice(t.selectionStart, t.selectionEnd);", editor)
+    assert selected.startswith('"interval"')
+    screenshot(browser, "console-editor-error")
+    assert requests.get(f"{site}/{COLLECTION}/jobs/broken", params=V, timeout=10).status_code == 404
+
+
+def test_disable_then_delete_asks_first(site: str, browser) -> None:
+    browser.get(f"{site}/console/{COLLECTION}/jobs/ping")
+    wait_until(lambda: browser.find_element(By.ID, "disable").is_enabled(), what="the job page")
+    browser.find_element(By.ID, "disable").click()
+    wait_until(lambda: "Disabled" in browser.find_element(By.CSS_SELECTOR, "dl.props dd").text, what="disabled")
+    browser.find_element(By.ID, "delete").click()
+    dialog = wait_until(lambda: browser.find_element(By.ID, "confirm"), what="the dialog")
+    assert dialog.get_attribute("open") is not None
+    assert browser.switch_to.active_element.get_attribute("id") == "confirm-cancel"
+    browser.switch_to.active_element.send_keys(Keys.ENTER)  # Cancel
+    wait_until(lambda: browser.find_element(By.ID, "status").text == "Delete cancelled.", what="cancel")
+    assert requests.get(f"{site}/{COLLECTION}/jobs/ping", params=V, timeout=10).status_code == 200
+    browser.find_element(By.ID, "delete").click()
+    wait_until(lambda: browser.find_element(By.ID, "confirm-ok").is_displayed(), what="the dialog again")
+    browser.find_element(By.ID, "confirm-ok").click()
+    wait_until(lambda: browser.current_url.rstrip("/").endswith(JC), what="back on the collection")
+    assert requests.get(f"{site}/{COLLECTION}/jobs/ping", params=V, timeout=10).status_code == 404
