@@ -2,8 +2,11 @@
 
 Contract: `Invoker.invoke(function, trigger_value, reason)` calls the function with the trigger value under
 its trigger parameter name, a fresh `func.Out` per output-binding parameter, and `context` when the
-signature asks for it. `def` functions run in the calling thread (the caller owns the thread pool);
-`async def` functions run on the invoker's single event loop, as in the worker. After success, the
+signature asks for it. As in the Python worker, `def` functions run on one thread pool of
+`PYTHON_THREADPOOL_THREAD_COUNT` threads (1-32; else Python's own default, min(32, CPUs + 4)) shared by every
+trigger, and `async def` functions run on one event loop; the caller's thread waits for the result. So a
+queue trigger may hand over batchSize + newBatchThreshold messages at once, but no more `def` invocations
+run at a time than the worker's pool allows, whatever the trigger. After success, the
 values set on output bindings (and the return value for a non-HTTP `$return` binding) go to the
 `deliver` callback; the return value is handed back. On failure the traceback is logged once, here,
 and the exception propagates. Invocations log "Executing/Executed 'Functions.<name>'" like the host.
@@ -13,11 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,17 @@ from devhost.indexing import CONTEXT_PARAMETER, RETURN_BINDING, FunctionInfo
 
 log = logging.getLogger(__name__)
 Deliver = Callable[[FunctionInfo, Mapping[str, Any]], None]
+THREAD_COUNT_SETTING = "PYTHON_THREADPOOL_THREAD_COUNT"
+
+
+def worker_thread_count(env: Mapping[str, str] | None = None) -> int:
+    """The size of the worker's pool for `def` functions: the setting when valid (1-32), else Python's default."""
+    value = (os.environ if env is None else env).get(THREAD_COUNT_SETTING, "").strip()
+    if value:
+        if value.isdigit() and 1 <= int(value) <= 32:
+            return int(value)
+        log.warning("%s=%r is not a number from 1 to 32; using the default", THREAD_COUNT_SETTING, value)
+    return min(32, (os.cpu_count() or 1) + 4)
 
 
 class InvocationContext(func.Context):
@@ -86,8 +101,12 @@ class Invoker:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._cancel_grace = 1.0
+        self._sync_pool: ThreadPoolExecutor | None = None
+        self.thread_count = 0
 
     def start(self) -> None:
+        self.thread_count = worker_thread_count()
+        self._sync_pool = ThreadPoolExecutor(self.thread_count, thread_name_prefix="devhost-worker")
         loop = asyncio.new_event_loop()
         ready = threading.Event()
         self._loop = loop
@@ -112,6 +131,9 @@ class Invoker:
 
     def stop(self, timeout: float = 2.0) -> None:
         """Stop the loop; running coroutines are cancelled and their callers get a CancelledError."""
+        if self._sync_pool is not None:
+            self._sync_pool.shutdown(wait=False, cancel_futures=True)
+            self._sync_pool = None
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return
@@ -128,6 +150,12 @@ class Invoker:
         future: Future[Any] = asyncio.run_coroutine_threadsafe(coroutine, loop)
         return future.result()
 
+    def _run_sync(self, function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+        pool = self._sync_pool
+        if pool is None:
+            raise RuntimeError("the local host is not running")
+        return pool.submit(function, **kwargs).result()
+
     def invoke(self, function: FunctionInfo, trigger_value: Any, reason: str) -> Any:
         invocation_id = str(uuid.uuid4())
         log.info("Executing 'Functions.%s' (Reason='%s', Id=%s)", function.name, reason, invocation_id)
@@ -140,7 +168,7 @@ class Invoker:
             if function.is_async:
                 result = self._run_coroutine(function.user_function(**kwargs))
             else:
-                result = function.user_function(**kwargs)
+                result = self._run_sync(function.user_function, kwargs)
             values = {name: out.get() for name, out in outs.items() if out.is_set}
             returns_to_output = any(o.name == RETURN_BINDING and o.type != "http" for o in function.outputs)
             if returns_to_output and result is not None:

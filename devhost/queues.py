@@ -2,7 +2,8 @@
 
 Contract, per queue-triggered function (`QueueListener`):
 - `start()` creates the queue and `<queue>-poison` if missing (so a missing Azurite fails start loudly).
-- Polling fetches up to batchSize messages, hidden for 10 minutes while the function runs; it polls again
+- Polling fetches up to batchSize messages in one request, hidden for 10 minutes while the function runs,
+  and hands each to the function as soon as it is read (none waits for a later request); it polls again
   at once after a non-empty fetch, and backs off exponentially from 100 ms to maxPollingInterval while
   the queue is empty. A new batch is fetched only when in-flight messages drop to newBatchThreshold.
 - Each message runs on the listener's thread pool as a `func.QueueMessage` (body decoded per
@@ -84,25 +85,33 @@ class QueueListener:
                 )
             if self._stopping.is_set():
                 return
+            received = 0
             try:
-                messages = list(self._client.receive_messages(
+                # One receive request per poll, and each message handed over as it is read: a message is
+                # never held back waiting for more, so slow storage delays nothing already received.
+                pages = self._client.receive_messages(
                     messages_per_page=batch, max_messages=batch, visibility_timeout=RECEIVE_VISIBILITY_SECONDS,
-                ))
+                ).by_page()
+                for message in next(pages, []):
+                    self._submit(message)
+                    received += 1
             except AzureError as error:
                 log.warning("Polling queue '%s' failed: %s", self.queue_name, error)
-                messages = []
-            if messages:
+            if received:
                 delay = MIN_POLL_SECONDS
-                for message in messages:
-                    self._submit(message)
                 continue
             self._stopping.wait(delay)
             delay = min(delay * 2, self._options.max_polling_interval)
 
     def _submit(self, message: QueueMessage) -> None:
-        with self._changed:
-            future = self._pool.submit(self._process, message)
-            self._in_flight[future] = message
+        try:
+            with self._changed:
+                future = self._pool.submit(self._process, message)
+                self._in_flight[future] = message
+        except RuntimeError:  # stopping: the pool takes no more work; give the message back at once
+            self._storage_call("hand back", self._client.update_message, message.id, message.pop_receipt,
+                               visibility_timeout=0)
+            return
         future.add_done_callback(self._finished)
 
     def _finished(self, future: Future[None]) -> None:

@@ -12,13 +12,15 @@ import binascii
 import contextlib
 
 from azure.core.exceptions import ResourceExistsError
-from azure.storage.queue import QueueClient
+from azure.storage.queue import LinearRetry, QueueClient
 
 
 def queue_client(connection_string: str, queue_name: str) -> QueueClient:
-    # Few, quick retries: a local host should report a missing Azurite promptly and stop without delay.
+    # Few, quick retries: a local host should report a missing Azurite promptly and stop without delay. The
+    # queue SDK takes its backoff from a retry_policy object only (retry_backoff_factor is ignored).
     return QueueClient.from_connection_string(
-        connection_string, queue_name, retry_total=2, retry_backoff_factor=0.2, connection_timeout=5,
+        connection_string, queue_name, retry_policy=LinearRetry(backoff=0.5, random_jitter_range=0.25, retry_total=2),
+        connection_timeout=5, read_timeout=10,
     )
 
 

@@ -13,9 +13,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
+
 from ..errors import ApiError
 
 log = logging.getLogger(__name__)
+
+# Seconds an ARM client is told to wait when storage is unreachable: the storage clients give up within
+# a few seconds, and outages worth a 503 last seconds to minutes.
+STORAGE_RETRY_AFTER = 5
 
 
 @dataclass(frozen=True)
@@ -53,8 +59,28 @@ def run_operation(operation: Callable[[ApiRequest], ApiResponse], request: ApiRe
         response = operation(request)
     except ApiError as error:
         response = ApiResponse(error.status, error.to_wire())
+    except (ServiceRequestError, ServiceResponseError) as error:  # storage unreachable, or no answer
+        response = _storage_unavailable(name, error)
+    except HttpResponseError as error:
+        if (error.status_code or 0) < 500:
+            log.exception("unhandled storage error in %s", name)
+            response = _internal_error()
+        else:  # storage answered ServerBusy / InternalError / ServiceUnavailable: a dependency outage
+            response = _storage_unavailable(name, error)
     except Exception:  # noqa: BLE001 - the boundary: never leak a stack trace to the client
         log.exception("unhandled error in %s", name)
-        response = ApiResponse(500, {"error": {"code": "InternalError",
-                                               "message": "The server encountered an internal error. Please retry."}})
+        response = _internal_error()
     return ApiResponse(response.status, response.body, {**_common_headers(), **response.headers})
+
+
+def _internal_error() -> ApiResponse:
+    return ApiResponse(500, {"error": {"code": "InternalError",
+                                       "message": "The server encountered an internal error. Please retry."}})
+
+
+def _storage_unavailable(name: str, error: Exception) -> ApiResponse:
+    """503 with Retry-After, as ARM answers a dependency outage (ARM clients retry it)."""
+    log.warning("storage unavailable in %s: %s", name, type(error).__name__)
+    return ApiResponse(503, {"error": {"code": "ServiceUnavailable", "message": (
+        "The service's storage is temporarily unavailable. Please retry after the interval in Retry-After.")}},
+        {"Retry-After": str(STORAGE_RETRY_AFTER)})

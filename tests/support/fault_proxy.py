@@ -1,0 +1,160 @@
+"""A fault-injecting TCP proxy for the storage tests: the app talks to Azurite through it.
+
+Hand-written because no test library injects these faults at the TCP level on loopback: the point is
+what a real storage client sees when the network misbehaves, including the nastiest case, a request
+that reached storage and was applied but whose answer never came back.
+
+Modes (`proxy.mode`, changeable at any time; new data follows the new mode):
+- "pass": forward both ways.
+- "latency": forward, delaying every chunk of the answer by `proxy.latency` seconds.
+- "drop": forward the request, let storage apply it, then reset the connection instead of answering
+  (the client sees a reset after its request was delivered).
+- "reset": reset every connection as soon as it is accepted (nothing reaches storage).
+- "down": refuse connections (the listening socket is closed), like storage being gone.
+
+`drop_ratio` (0..1) makes "drop" apply to that share of answers only, chosen at random.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import socket
+import struct
+import threading
+import time
+from collections.abc import Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+
+def _reset(sock: socket.socket) -> None:
+    """Close with RST (SO_LINGER 0), as a dropped connection looks to the peer."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)  # wakes the other pump's recv(); close alone would not
+    with contextlib.suppress(OSError):
+        sock.close()
+
+
+class FaultProxy:
+    def __init__(self, upstream_port: int, seed: int = 7) -> None:
+        self.upstream_port = upstream_port
+        self.mode = "pass"
+        self.latency = 0.0
+        self.drop_ratio = 1.0
+        self.dropped = 0
+        self._random = random.Random(seed)
+        self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+        self._closing = False
+        self._listener: socket.socket | None = None
+        self.port = 0
+        self._listen()
+
+    def _listen(self) -> None:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(256)
+        self.port = listener.getsockname()[1]
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def set_mode(self, mode: str) -> None:
+        """Switch mode; "down" closes the listener and every open connection, leaving "down" listens again."""
+        assert mode in ("pass", "latency", "drop", "reset", "down"), mode
+        with self._lock:
+            was_down = self.mode == "down"
+            self.mode = mode
+            listener, connections = self._listener, list(self._connections)
+        if mode == "down" and not was_down:
+            self._listener = None
+            if listener is not None:
+                with contextlib.suppress(OSError):
+                    listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() blocked on it
+                listener.close()
+            for sock in connections:
+                _reset(sock)
+        elif was_down and mode != "down":
+            self._listen()
+
+    def close(self) -> None:
+        self._closing = True
+        self.set_mode("down")
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            if self.mode in ("reset", "down"):
+                _reset(client)
+                continue
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.upstream_port), timeout=5)
+            except OSError:
+                _reset(client)
+                continue
+            upstream.settimeout(None)
+            with self._lock:
+                self._connections |= {client, upstream}
+            threading.Thread(target=self._pump, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, True), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, answers: bool) -> None:
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                if answers and self.mode == "latency":
+                    time.sleep(self.latency)
+                if answers and self.mode == "drop" and self._random.random() < self.drop_ratio:
+                    self.dropped += 1
+                    break  # storage applied the request; its answer is thrown away
+                if self.mode in ("reset", "down"):
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with self._lock:
+                self._connections -= {source, sink}
+            _reset(source)
+            _reset(sink)
+
+
+class StorageFaults:
+    """One proxy per storage service (queue, table), and the connection string that goes through them."""
+
+    def __init__(self, connection_string: str, seed: int = 7) -> None:
+        self._original = connection_string
+        self.proxies: dict[str, FaultProxy] = {}
+        parts = []
+        for item in connection_string.split(";"):
+            key, _, value = item.partition("=")
+            if key in ("QueueEndpoint", "TableEndpoint") and value:
+                url = urlsplit(value)
+                proxy = self.proxies[key] = FaultProxy(url.port or 80, seed)
+                value = urlunsplit(url._replace(netloc=f"127.0.0.1:{proxy.port}"))
+                item = f"{key}={value}"
+            parts.append(item)
+        self.connection_string = ";".join(parts)
+
+    def __iter__(self) -> Iterator[FaultProxy]:
+        return iter(self.proxies.values())
+
+    def set_mode(self, mode: str, latency: float = 0.0, drop_ratio: float = 1.0) -> None:
+        for proxy in self:
+            proxy.latency, proxy.drop_ratio = latency, drop_ratio
+            proxy.set_mode(mode)
+
+    @property
+    def dropped(self) -> int:
+        return sum(proxy.dropped for proxy in self)
+
+    def close(self) -> None:
+        for proxy in self:
+            proxy.close()
