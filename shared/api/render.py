@@ -11,6 +11,7 @@ from ..model import (
     JobDefinition,
     JobHistoryDefinition,
     JobHistoryProperties,
+    JobState,
     JobStatus,
 )
 from ..records import CollectionRecord, HistoryRecord, JobRecord
@@ -27,8 +28,14 @@ def render_collection(record: CollectionRecord) -> dict[str, Any]:
 
 def job_status(record: JobRecord, now: datetime) -> JobStatus:
     upcoming = record.next_execution_time
-    if record.dispatched_occurrence is not None and record.dispatched_occurrence > now:
-        upcoming = record.dispatched_occurrence  # queued already, not yet run: still the next execution
+    queued = record.dispatched_occurrence
+    # A queued occurrence is the next execution until it has run; once its instant has passed it stays so
+    # only when nothing follows it (the real service showed an Enabled one-shot job's pending immediate
+    # run, docs/wire-contract.md §2.12; a recurring job shows its following occurrence instead).
+    if (queued is not None and record.state == JobState.ENABLED
+            and (record.last_execution_time is None or record.last_execution_time < queued)
+            and (queued > now or upcoming is None)):
+        upcoming = queued
     return JobStatus(
         last_execution_time=record.last_execution_time, next_execution_time=upcoming,
         execution_count=record.execution_count, failure_count=record.failure_count,
@@ -37,9 +44,9 @@ def job_status(record: JobRecord, now: datetime) -> JobStatus:
 
 
 def render_job(record: JobRecord, now: datetime, with_status: bool = True) -> dict[str, Any]:
-    """The job as the service answered it; `with_status=False` leaves `status` out (the PUT answer of a
-    Disabled job had none, digest §2.12)."""
-    status = job_status(record, now) if with_status else None
+    """The job as the service answered it. A Disabled job has no `status` (GET, list and PUT answers alike,
+    docs/wire-contract.md §2.12); `with_status=False` leaves it out for any state."""
+    status = job_status(record, now) if with_status and record.state != JobState.DISABLED else None
     properties = record.properties.model_copy(update={"state": record.state, "status": status})
     return JobDefinition(
         id=record.key.resource_id, type=JOB_TYPE, name=record.key.name, properties=properties

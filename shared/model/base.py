@@ -41,13 +41,27 @@ class CaseInsensitiveEnum(str, Enum):
         return None
 
 
-def _lower(value: Enum) -> str:
-    return str(value.value).lower()
+def camel_case(text: str) -> str:
+    """Json.NET's camel-casing (`StringEnumConverter` with camelCaseText), which the old service applied to
+    the enum values it emitted: the leading capitals are lowered, except the last one of a run that starts
+    a word (`NetMessaging` -> `netMessaging`, `AMQP` -> `amqp`, `Week` -> `week`)."""
+    chars = list(text)
+    for i, char in enumerate(chars):
+        if i == 1 and not char.isupper():
+            break
+        if i > 0 and i + 1 < len(chars) and not chars[i + 1].isupper():
+            break
+        chars[i] = char.lower()
+    return "".join(chars)
 
 
-def lowercase_on_output(enum_type: type[Enum]) -> Any:
-    """Annotate an enum field that the real service echoed in lowercase (digest §2.12)."""
-    return Annotated[enum_type, PlainSerializer(_lower, return_type=str)]
+def _camel(value: Enum) -> str:
+    return camel_case(str(value.value))
+
+
+def camel_case_on_output(enum_type: type[Enum]) -> Any:
+    """Annotate an enum field the real service emitted camel-cased (docs/wire-contract.md §2.12)."""
+    return Annotated[enum_type, PlainSerializer(_camel, return_type=str)]
 
 
 def to_utc(value: datetime) -> datetime:

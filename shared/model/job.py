@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .actions import JobAction
-from .base import UtcDateTime, WireModel, lowercase_on_output
+from .base import UtcDateTime, WireModel, camel_case_on_output
 from .enums import JobState
 from .recurrence import JobRecurrence
 
@@ -22,7 +22,7 @@ class JobProperties(WireModel):
     start_time: UtcDateTime | None = Field(default=None, alias="startTime")
     action: JobAction | None = None
     recurrence: JobRecurrence | None = None
-    state: lowercase_on_output(JobState) | None = None  # type: ignore[valid-type]
+    state: camel_case_on_output(JobState) | None = None  # type: ignore[valid-type]
     status: JobStatus | None = Field(default=None, json_schema_extra={"readOnly": True})
 
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
-from .base import ScalarOrList, UtcDateTime, WireModel, lowercase_on_output
+from .base import ScalarOrList, UtcDateTime, WireModel, camel_case_on_output
 from .enums import DayOfWeek, RecurrenceFrequency
+
+
+def _one_when_null(value: object) -> object:
+    return 1 if value is None else value
+
 
 Minute = Annotated[int, Field(ge=0, le=59)]
 Hour = Annotated[int, Field(ge=0, le=23)]
@@ -15,7 +20,7 @@ MonthDay = Annotated[int, Field(ge=-31, le=31)]
 
 
 class JobRecurrenceScheduleMonthlyOccurrence(WireModel):
-    day: lowercase_on_output(DayOfWeek)  # type: ignore[valid-type]
+    day: camel_case_on_output(DayOfWeek)  # type: ignore[valid-type]
     # The spec and every SDK spell it with a capital O; the docs and the live service used lowercase.
     occurrence: Annotated[int, Field(ge=-5, le=5)] | None = Field(default=None, alias="Occurrence")
 
@@ -23,7 +28,7 @@ class JobRecurrenceScheduleMonthlyOccurrence(WireModel):
 class JobRecurrenceSchedule(WireModel):
     minutes: Annotated[list[Minute], ScalarOrList] | None = None
     hours: Annotated[list[Hour], ScalarOrList] | None = None
-    week_days: list[lowercase_on_output(DayOfWeek)] | None = Field(default=None, alias="weekDays")  # type: ignore[valid-type]
+    week_days: list[camel_case_on_output(DayOfWeek)] | None = Field(default=None, alias="weekDays")  # type: ignore[valid-type]
     month_days: Annotated[list[MonthDay], ScalarOrList] | None = Field(default=None, alias="monthDays")
     monthly_occurrences: list[JobRecurrenceScheduleMonthlyOccurrence] | None = Field(
         default=None, alias="monthlyOccurrences"
@@ -35,10 +40,11 @@ class JobRecurrenceSchedule(WireModel):
 
 
 class JobRecurrence(WireModel):
-    frequency: lowercase_on_output(RecurrenceFrequency)  # type: ignore[valid-type]
+    frequency: camel_case_on_output(RecurrenceFrequency)  # type: ignore[valid-type]
     count: Annotated[int, Field(ge=1, le=2147483647)] | None = None
     end_time: UtcDateTime | None = Field(default=None, alias="endTime")
-    interval: Annotated[int, Field(ge=1)] | None = None
+    # Absent (or null) reads as 1, and the answer carries it, as the real service's did (docs/wire-contract.md §2.12).
+    interval: Annotated[int, BeforeValidator(_one_when_null), Field(ge=1)] = 1
     schedule: JobRecurrenceSchedule | None = None
     time_zone: str | None = Field(
         default=None, alias="timeZone",
