@@ -16,6 +16,7 @@ from typing import Any
 from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
 
 from ..errors import ApiError
+from ..store.readable import UnreadableEntity
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,11 @@ def run_operation(operation: Callable[[ApiRequest], ApiResponse], request: ApiRe
         response = operation(request)
     except ApiError as error:
         response = ApiResponse(error.status, error.to_wire())
+    except UnreadableEntity as error:  # logged with its keys; the client learns which resource and what to do
+        log.error("%s: %s", name, error)
+        response = ApiResponse(409, {"error": {"code": "StoredResourceUnreadable", "message": (
+            f"The stored {error.kind} cannot be read (it was written in a form this version does not accept); "
+            "delete it and create it again.")}})
     except (ServiceRequestError, ServiceResponseError) as error:  # storage unreachable, or no answer
         response = _storage_unavailable(name, error)
     except HttpResponseError as error:

@@ -57,7 +57,7 @@ _OPERATIONS: tuple[tuple[str, str, str, type[BaseModel] | None, dict[str, type[B
 _QUERY: dict[str, dict[str, Any]] = {
     "api-version": {"name": "api-version", "in": "query", "required": True,
                     "schema": {"type": "string", "enum": list(SUPPORTED_API_VERSIONS)}},
-    "$top": {"name": "$top", "in": "query", "description": "Page size; nextLink continues the list.",
+    "$top": {"name": "$top", "in": "query", "description": "Caps the number of items (1-100); no nextLink beyond.",
              "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
     "$skip": {"name": "$skip", "in": "query", "description": "0-based index of the first entry.",
               "schema": {"type": "integer", "minimum": 0}},

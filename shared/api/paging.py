@@ -1,9 +1,11 @@
-"""List paging: `$top` (page size, 1-100), `$skip` (start offset), `$skiptoken` (our continuation), nextLink.
+"""List paging: `$top` (a cap, 1-100), `$skip` (start offset), `$skiptoken` (our continuation), nextLink.
 
-Decision: `$top` is the page size and nextLink continues the list (the spec caps it at 100 like a
-page size, and the SDK pagers follow nextLink until it is null). nextLink is absolute and keeps the
-request's api-version, `$filter` and `$top`; it replaces `$skip` with an opaque `$skiptoken`, so
-later pages resume where the previous one ended instead of skipping rows again.
+Contract (docs/decisions.md, "Wire contract"): `$top` caps the result and `$skip` offsets it, as the
+recorded service did (history `$top=5` of 135 entries answered 5 entries and `"nextLink": null`); with
+`$top` there is no nextLink, so a client that follows nextLink (the SDK pagers do) still gets `$top` items.
+Without `$top` a long list is paged, 100 items a page, and nextLink continues it: the link is absolute,
+keeps the request's api-version and `$filter`, and replaces `$skip` with an opaque `$skiptoken`, so later
+pages resume where the previous one ended instead of skipping rows again.
 """
 
 from __future__ import annotations
@@ -66,8 +68,8 @@ def token_text(token: dict[str, Any], name: str) -> str | None:
 
 
 def next_link(request: ApiRequest, token: dict[str, Any] | None) -> str | None:
-    """Absolute URL of the next page, or None when this page is the last."""
-    if token is None:
+    """Absolute URL of the next page, or None when this page is the last or `$top` capped the list."""
+    if token is None or query_value(request, "$top") is not None:
         return None
     encoded = base64.urlsafe_b64encode(json.dumps(token, separators=(",", ":")).encode()).decode("ascii").rstrip("=")
     kept = [(k, v) for k, v in request.query.items() if k.lower() not in {"$skiptoken", "$skip"}]

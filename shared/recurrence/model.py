@@ -1,8 +1,8 @@
 """Value objects describing a job recurrence (JSON ``JobRecurrence``).
 
 They carry data only: range and combination rules live in
-:mod:`shared.recurrence.validation`, the wire format in
-:mod:`shared.recurrence.parsing`, and the meaning in
+:mod:`shared.recurrence.validation`, the wire format in :mod:`shared.model.recurrence`
+(translated to these values by :func:`shared.planning.engine_recurrence`), and the meaning in
 :class:`shared.recurrence.OccurrenceSeries`.
 """
 

@@ -10,6 +10,7 @@ from ..model import JobCollectionDefinition, JobCollectionState
 from ..records import CollectionRecord
 from .keys import collection_partition, collection_row, escape
 from .pages import page_after, skip_rows
+from .readable import read_each, read_one
 from .tables import ConcurrencyError, Entity, Table
 
 
@@ -19,7 +20,7 @@ class CollectionStore:
 
     def get(self, key: CollectionKey) -> CollectionRecord | None:
         entity = self.table.get(collection_partition(key), collection_row(key))
-        return _record(entity) if entity else None
+        return read_one("job collection", entity, _record) if entity else None
 
     def insert(self, record: CollectionRecord) -> CollectionRecord:
         record.etag = self.table.insert(_entity(record))
@@ -65,7 +66,7 @@ class CollectionStore:
         """Collections of a subscription (or one of its resource groups) after the cursor `after` (keyset paging)."""
         query, params = self._scope(subscription, resource_group)
         entities, cursor = page_after(self.table, query, params, size, after)
-        return [_record(e) for e in entities], cursor
+        return read_each("job collection", entities, _record), cursor
 
     def skip(self, subscription: str, resource_group: str | None, count: int) -> tuple[str | None, bool]:
         query, params = self._scope(subscription, resource_group)

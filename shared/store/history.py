@@ -15,6 +15,7 @@ from ..keys import JobKey
 from ..model import JobExecutionStatus, JobHistoryActionName
 from ..records import HistoryRecord
 from .keys import job_scope
+from .readable import read_each
 from .tables import Entity, Table, as_datetime, chunks
 
 _MAX_TICKS = 3155378975999999999  # DateTime.MaxValue.Ticks
@@ -47,7 +48,7 @@ class HistoryStore:
             query += " and Status eq @status"
             params["status"] = status.value
         entities, token = self.table.page(query, params, size, continuation)
-        return [_record(job, e) for e in entities], token
+        return read_each("history entry", entities, lambda e: _record(job, e)), token
 
     def delete_all(self, job: JobKey) -> None:
         self.table.delete_partition(job_scope(job))

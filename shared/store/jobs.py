@@ -19,6 +19,7 @@ from ..model import JobProperties, JobState
 from ..records import JobRecord
 from .keys import job_partition, job_row
 from .pages import page_after, skip_rows
+from .readable import read_each, read_one
 from .sealing import Keyring, SealError, extract, open_sealed, restore, rewrap, seal
 from .tables import ConcurrencyError, Entity, Table, as_datetime, as_int, int64
 
@@ -32,7 +33,7 @@ class JobStore:
 
     def get(self, key: JobKey) -> JobRecord | None:
         entity = self.table.get(job_partition(key.collection_key), job_row(key))
-        return self._record(entity) if entity else None
+        return read_one("job", entity, self._record) if entity else None
 
     def insert(self, record: JobRecord) -> JobRecord:
         record.etag = self.table.insert(self._entity(record))
@@ -61,7 +62,7 @@ class JobStore:
         """Jobs in row-key order after the cursor `after`; the cursor of the next page or None (keyset paging)."""
         query, params = self._filter(collection, state)
         entities, cursor = page_after(self.table, query, params, size, after)
-        return [self._record(e) for e in entities], cursor
+        return read_each("job", entities, self._record), cursor
 
     def skip(self, collection: CollectionKey, state: JobState | None, count: int) -> tuple[str | None, bool]:
         """The cursor after the first `count` jobs (reading keys only) and whether fewer exist."""
@@ -80,7 +81,8 @@ class JobStore:
         return total
 
     def all(self, collection: CollectionKey) -> list[JobRecord]:
-        return [self._record(e) for e in self.table.query("PartitionKey eq @pk", {"pk": job_partition(collection)})]
+        found = self.table.query("PartitionKey eq @pk", {"pk": job_partition(collection)})
+        return read_each("job", found, self._record)
 
     def rewrap_all(self) -> tuple[int, int]:
         """Re-wrap every job's sealed data key under the keyring's current key (key rotation).
