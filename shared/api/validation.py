@@ -107,6 +107,10 @@ def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> 
         uri = action.request.uri
         if not uri.lower().startswith(("http://", "https://")) or len(uri.split("//", 1)[1]) == 0:
             raise bad_request("The uri must be an absolute http or https URI.", f"{path}.request.uri")
+        if "@" in uri.split("//", 1)[1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]:
+            # Credentials in the URI would be stored and shown in the clear: they belong in `authentication`.
+            raise bad_request("The uri must not carry user information (user:password@); use authentication.",
+                              f"{path}.request.uri")
         if not _TOKEN.fullmatch(action.request.method):
             raise bad_request("The method must be an HTTP method name such as GET or POST.", f"{path}.request.method")
         validate_headers(action.request.headers or {}, f"{path}.request.headers")

@@ -79,3 +79,21 @@ def test_an_oauth_secret_survives_a_patch_of_something_else(inproc: InProcess) -
     assert kept.status == 200, kept.body
     stored = inproc.rt.store.jobs.get(JobKey(SUB, RG, "jc", "j1"))
     assert stored is not None and stored.properties.action.request.authentication.secret == "s3cr3t-value"
+
+
+@pytest.mark.parametrize("uri", ["https://user:pw@hooks.example.com/run", "https://user@hooks.example.com",
+                                 "http://a:b@127.0.0.1:9/?x=@"])
+def test_credentials_in_the_uri_are_refused(inproc: InProcess, uri: str) -> None:
+    """They would sit in the stored definition and in every GET in the clear; `authentication` is for them."""
+    inproc.put_collection("jc")
+    job = {"properties": {"action": {"type": "Http", "request": {"uri": uri, "method": "GET"}}}}
+    response = inproc.put_job("jc", "j1", job, expect=400)
+    assert response.body["error"]["message"].startswith("properties.action.request.uri:")
+    assert "pw" not in response.body["error"]["message"]
+
+
+def test_an_at_sign_in_the_path_or_query_is_fine(inproc: InProcess) -> None:
+    inproc.put_collection("jc")
+    job = {"properties": {"action": {"type": "Http", "request": {
+        "uri": "https://hooks.example.com/users/@me?mail=a@b.example", "method": "GET"}}}}
+    inproc.put_job("jc", "j1", job)
