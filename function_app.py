@@ -1,6 +1,7 @@
 """Azure Functions bindings of the scheduler. Only translation lives here; all logic is in `shared/`.
 
-- HTTP: the Microsoft.Scheduler 2016-03-01 management API under /api/subscriptions/...
+- HTTP: the Microsoft.Scheduler 2016-03-01 management API under /api/subscriptions/..., and role assignments
+  shaped like ARM's (.../providers/Microsoft.Authorization/roleAssignments) at subscription, group, collection.
 - Timer (every minute at second 0): the dispatcher fans out one task per (minute bucket, shard) of the due index.
 - Queue (scheduler-dispatch): one task's due entries become queued occurrences, on whichever instance takes it.
 - Queue (scheduler-occurrences): the executor runs one occurrence attempt per message.
@@ -16,15 +17,20 @@ from shared import api
 from shared.console import pages as console_pages
 from shared.retention import Retention
 from shared.runtime import runtime
-from shared.settings import DISPATCH_QUEUE, OCCURRENCE_QUEUE, STORAGE_SETTING
+from shared.settings import DISPATCH_QUEUE, OCCURRENCE_QUEUE, STORAGE_SETTING, host_checks_keys
 
-app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION)
+# SCHEDULER_AUTH=key: the host checks Functions keys. entra: the app checks bearer tokens (shared/auth), so
+# the host lets requests through. none: anonymous.
+app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION if host_checks_keys() else func.AuthLevel.ANONYMOUS)
 
 _PROVIDER = "providers/Microsoft.Scheduler/jobCollections"
 _SUBSCRIPTION = "subscriptions/{subscriptionId}"
 _GROUP = f"{_SUBSCRIPTION}/resourceGroups/{{resourceGroupName}}"
 _COLLECTION = f"{_GROUP}/{_PROVIDER}/{{jobCollectionName}}"
 _JOB = f"{_COLLECTION}/jobs/{{jobName}}"
+_ROLES = "providers/Microsoft.Authorization/roleAssignments"
+_ROLE = f"{_ROLES}/{{roleAssignmentName}}"
+_ROLE_ITEM = {"GET": "RoleAssignments_Get", "PUT": "RoleAssignments_Create", "DELETE": "RoleAssignments_Delete"}
 
 
 def _call(operation: str, req: func.HttpRequest) -> func.HttpResponse:
@@ -88,6 +94,36 @@ def job_run(req: func.HttpRequest) -> func.HttpResponse:
 @app.route(route=f"{_JOB}/history", methods=["GET"])
 def job_history(req: func.HttpRequest) -> func.HttpResponse:
     return _call("Jobs_ListJobHistory", req)
+
+
+@app.route(route=f"{_SUBSCRIPTION}/{_ROLES}", methods=["GET"])
+def role_assignments_of_subscription(req: func.HttpRequest) -> func.HttpResponse:
+    return _call("RoleAssignments_ListForScope", req)
+
+
+@app.route(route=f"{_SUBSCRIPTION}/{_ROLE}", methods=["GET", "PUT", "DELETE"])
+def role_assignment_of_subscription(req: func.HttpRequest) -> func.HttpResponse:
+    return _call(_ROLE_ITEM[req.method.upper()], req)
+
+
+@app.route(route=f"{_GROUP}/{_ROLES}", methods=["GET"])
+def role_assignments_of_resource_group(req: func.HttpRequest) -> func.HttpResponse:
+    return _call("RoleAssignments_ListForScope", req)
+
+
+@app.route(route=f"{_GROUP}/{_ROLE}", methods=["GET", "PUT", "DELETE"])
+def role_assignment_of_resource_group(req: func.HttpRequest) -> func.HttpResponse:
+    return _call(_ROLE_ITEM[req.method.upper()], req)
+
+
+@app.route(route=f"{_COLLECTION}/{_ROLES}", methods=["GET"])
+def role_assignments_of_job_collection(req: func.HttpRequest) -> func.HttpResponse:
+    return _call("RoleAssignments_ListForScope", req)
+
+
+@app.route(route=f"{_COLLECTION}/{_ROLE}", methods=["GET", "PUT", "DELETE"])
+def role_assignment_of_job_collection(req: func.HttpRequest) -> func.HttpResponse:
+    return _call(_ROLE_ITEM[req.method.upper()], req)
 
 
 @app.route(route="openapi.json", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)

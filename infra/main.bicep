@@ -78,6 +78,19 @@ param tags object = {}
 @description('Keyring for job secrets at rest (docs/secrets.md): key materials of at least 32 characters separated by \';\', the current one first. azd: `azd env set SCHEDULER_SECRET_KEYS "$(python -m shared.store.rekey --new-key)"` once, before the first `azd up`.')
 param secretKeys string
 
+@allowed([
+  'entra'
+  'key'
+])
+@description('SCHEDULER_AUTH: entra (callers present Entra ID tokens for the scheduler\'s app registration; roles per subscription, resource group or collection) or key (Functions keys; every key holder may do everything).')
+param authMode string = 'entra'
+
+@description('Application ID URI of the scheduler\'s Entra ID app registration (infra/README.md), e.g. api://<appId>: the audience every token must carry. Optionally followed by ",<appId>" to accept v2.0 tokens, whose audience is the client id.')
+param apiAudience string
+
+@description('Object id of the bootstrap Owner (a user, group member or service principal of this tenant): Owner over every subscription\'s collections, so it can create the first role assignments. azd: `azd env set SCHEDULER_AUTH_OWNER "$(az ad signed-in-user show --query id -o tsv)"`.')
+param bootstrapOwnerObjectId string
+
 var resourceToken = toLower(uniqueString(subscription().id, resourceGroup().id, environmentName))
 var allTags = union(tags, { 'azd-env-name': environmentName })
 var functionAppName = 'func-sched-${resourceToken}'
@@ -156,6 +169,10 @@ module functionApp 'modules/functionapp.bicep' = {
     zoneRedundant: zoneRedundant
     disableBasicPublishingCredentials: disableBasicPublishingCredentials
     secretKeysSecretUri: keyVault.outputs.keyringSecretUri
+    authMode: authMode
+    authTenantId: tenant().tenantId
+    authAudience: apiAudience
+    authOwner: bootstrapOwnerObjectId
   }
   // No explicit dependsOn needed: using the storage and monitoring outputs makes the app wait
   // for those whole modules, role assignments included, so the host starts with its access.

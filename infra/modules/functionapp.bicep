@@ -9,6 +9,22 @@
 // - HTTPS only, TLS 1.2+, FTP(S) off, basic-auth publishing off, remote debugging off,
 //   CORS restricted to an explicit list of origins ('*' is filtered out).
 
+@description('SCHEDULER_AUTH: entra (the app validates Entra ID bearer tokens and role assignments) or key (Functions keys).')
+@allowed([
+  'entra'
+  'key'
+])
+param authMode string = 'entra'
+
+@description('SCHEDULER_AUTH_TENANT_ID: the tenant whose tokens the app accepts.')
+param authTenantId string
+
+@description('SCHEDULER_AUTH_AUDIENCE: the application ID URI of the scheduler\'s app registration (comma list allowed).')
+param authAudience string
+
+@description('SCHEDULER_AUTH_OWNER: object id(s) of the bootstrap Owner.')
+param authOwner string
+
 @description('Flex Consumption plan name.')
 param planName string
 
@@ -101,8 +117,8 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
     }
   }
   properties: {
-    //checkov:skip=CKV_AZURE_17:The management API authenticates callers with Functions keys (authLevel function), not client certificates; requiring mTLS would break the Azure Scheduler-compatible clients.
-    //checkov:skip=CKV_AZURE_222:The scheduler's management API is a public HTTPS endpoint by design (keys required). Private endpoints are an optional hardening step, see infra/README.md.
+    //checkov:skip=CKV_AZURE_17:The management API authenticates callers with Entra ID bearer tokens validated by the app (SCHEDULER_AUTH=entra) or Functions keys, not client certificates; requiring mTLS would break the Azure Scheduler-compatible clients.
+    //checkov:skip=CKV_AZURE_222:The scheduler's management API is a public HTTPS endpoint by design (authentication required: Entra ID tokens or keys). Private endpoints are an optional hardening step, see infra/README.md.
     //checkov:skip=CKV_AZURE_212:numberOfWorkers is an App Service (dedicated plan) setting; Flex Consumption scales per demand via functionAppConfig.scaleAndConcurrency.
     //checkov:skip=CKV_AZURE_213:App Service health check probes and evicts instances of a fixed instance pool; Flex Consumption scales from zero and has no such pool. Liveness is covered by the smoke test in infra/README.md.
     serverFarmId: plan.id
@@ -186,6 +202,24 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
         {
           name: 'SCHEDULER_ALLOW_PRIVATE_TARGETS'
           value: 'false'
+        }
+        // Who may call the API: Entra ID tokens for the app registration, checked by the app itself
+        // (shared/auth: ARM-shaped 401/403 and role assignments), not App Service Authentication.
+        {
+          name: 'SCHEDULER_AUTH'
+          value: authMode
+        }
+        {
+          name: 'SCHEDULER_AUTH_TENANT_ID'
+          value: authTenantId
+        }
+        {
+          name: 'SCHEDULER_AUTH_AUDIENCE'
+          value: authAudience
+        }
+        {
+          name: 'SCHEDULER_AUTH_OWNER'
+          value: authOwner
         }
         // The keyring for job secrets at rest: a Key Vault reference, never the key itself.
         {

@@ -1,13 +1,16 @@
 """The management API of Microsoft.Scheduler 2016-03-01, one function per operation.
 
 `OPERATIONS` maps operation names (the OpenAPI operationIds) to handlers; `handle` runs one with the
-process runtime and turns every failure into an ARM error. `OpenApi_Get` serves our OpenAPI document.
+process runtime, after the caller passed shared/auth, and turns every failure into an ARM error.
+`OpenApi_Get` (anonymous) serves our OpenAPI document.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
+from .. import auth
 from ..errors import ApiError
 from ..runtime import Runtime, runtime
 from .collection_reads import get_collection, list_by_resource_group, list_by_subscription
@@ -18,6 +21,12 @@ from .http import ApiRequest, ApiResponse, run_operation
 from .job_writes import patch_job, put_job
 from .jobs import delete_job, get_job, list_jobs, run_job
 from .openapi import openapi_document
+from .role_assignments import (
+    create_role_assignment,
+    delete_role_assignment,
+    get_role_assignment,
+    list_role_assignments,
+)
 
 Operation = Callable[[Runtime, ApiRequest], ApiResponse]
 
@@ -37,6 +46,10 @@ OPERATIONS: dict[str, Operation] = {
     "Jobs_Run": run_job,
     "Jobs_List": list_jobs,
     "Jobs_ListJobHistory": list_history,
+    "RoleAssignments_ListForScope": list_role_assignments,
+    "RoleAssignments_Get": get_role_assignment,
+    "RoleAssignments_Create": create_role_assignment,
+    "RoleAssignments_Delete": delete_role_assignment,
 }
 
 
@@ -51,7 +64,15 @@ def handle(operation: str, request: ApiRequest, rt: Runtime | None = None) -> Ap
     handler = OPERATIONS.get(operation)
     if handler is None:
         return run_operation(_unsupported(operation), request)
-    return run_operation(lambda req: handler(rt or runtime(), req), request, operation)
+    return run_operation(lambda req: _admitted(operation, handler, rt or runtime(), req), request, operation)
+
+
+def _admitted(operation: str, handler: Operation, rt: Runtime, request: ApiRequest) -> ApiResponse:
+    """Authenticate and authorize first (401/403 before anything is read or stored), then run the handler."""
+    access = auth.admit(rt, operation, request)
+    if access.principal is not None:
+        request = dataclasses.replace(request, caller=access.principal.object_id)
+    return access.apply(handler(rt, request))
 
 
 def _unsupported(operation: str) -> Callable[[ApiRequest], ApiResponse]:

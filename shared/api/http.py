@@ -33,6 +33,7 @@ class ApiRequest:
     query: Mapping[str, str]
     body: bytes = b""
     headers: Mapping[str, str] = field(default_factory=dict)
+    caller: str | None = None  # the authenticated caller's object id (shared/auth), when the app checks callers
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def run_operation(operation: Callable[[ApiRequest], ApiResponse], request: ApiRe
     try:
         response = operation(request)
     except ApiError as error:
-        response = ApiResponse(error.status, error.to_wire())
+        response = ApiResponse(error.status, error.to_wire(), error.headers)
     except UnreadableEntity as error:  # logged with its keys; the client learns which resource and what to do
         log.error("%s: %s", name, error)
         response = ApiResponse(409, {"error": {"code": "StoredResourceUnreadable", "message": (

@@ -21,13 +21,15 @@ from .due import DueEntry, DueIndex, bucket_of, bucket_start
 from .history import HistoryStore
 from .jobs import JobStore
 from .queue import OccurrenceQueue
+from .role_assignments import RoleAssignmentRecord, RoleAssignmentStore
 from .sealing import Keyring
 from .tables import ConcurrencyError, Table
 
 __all__ = [
     "Claim", "ClaimStore", "CollectionStore", "ConcurrencyError", "DispatchQueue", "DueEntry", "DueIndex",
     "HistoryStore",
-    "JobStore", "OccurrenceQueue", "Store", "bucket_of", "bucket_start",
+    "JobStore", "OccurrenceQueue", "RoleAssignmentRecord", "RoleAssignmentStore", "Store", "bucket_of",
+    "bucket_start",
 ]
 
 
@@ -40,6 +42,7 @@ class Store:
     claims: ClaimStore
     queue: OccurrenceQueue
     dispatch: DispatchQueue
+    role_assignments: RoleAssignmentStore
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
@@ -61,13 +64,14 @@ class Store:
                 queues.get_queue_client(f"{settings.occurrence_queue}-poison"),
             ),
             dispatch=DispatchQueue(queues.get_queue_client(settings.dispatch_queue)),
+            role_assignments=RoleAssignmentStore(table("RoleAssignments")),
         )
         return store
 
     def ensure_ready(self, now: datetime) -> None:
         """Create tables and the queue if missing, and set the dispatcher's first watermark. Idempotent."""
         for table in (self.collections.table, self.jobs.table, self.due.table, self.due.state,
-                      self.history.table, self.claims.table):
+                      self.history.table, self.claims.table, self.role_assignments.table):
             with contextlib.suppress(ResourceExistsError):
                 table.client.create_table()
         self.queue.ensure_exists()
