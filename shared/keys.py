@@ -53,5 +53,5 @@ class JobKey:
 
     @property
     def name(self) -> str:
-        """The job's `name` on the wire: `{collection}/{job}` (digest §1.4)."""
+        """The job's `name` on the wire: `{collection}/{job}` (docs/wire-contract.md §1.4)."""
         return f"{self.collection}/{self.job}"

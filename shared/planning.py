@@ -1,6 +1,6 @@
 """From a job's definition to its occurrences: the bridge between the wire model and the pure engine.
 
-Rules (DECISIONS.md, "Recurrence"): occurrences are anchored at startTime and past ones are skipped;
+Rules (docs/decisions.md, "Recurrence"): occurrences are anchored at startTime and past ones are skipped;
 a job without startTime is anchored at its creation (so a plain recurrence runs at once, a schedule at
 its first slot); a job without recurrence runs once, at startTime, or immediately when that is absent
 or past. Every planned instant is therefore an occurrence of the job's series.

@@ -1,6 +1,6 @@
 """Retention (daily timer): prune job history and claims, and delete long-finished jobs.
 
-Rules (DECISIONS.md, "Limits and quotas"): a job keeps the last 1,000 history entries or 60 days,
+Rules (docs/decisions.md, "Limits and quotas"): a job keeps the last 1,000 history entries or 60 days,
 whichever is fewer; Completed and Faulted jobs are deleted 60 days after their last occurrence (their
 last execution, or their creation when they never ran), with their history and claims. Claims only
 guard against duplicate deliveries, which arrive within minutes, so they are kept for 7 days.

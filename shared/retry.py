@@ -1,6 +1,6 @@
 """Retry policies: how many more attempts an action gets after a failure, and when.
 
-DECISIONS.md: no retryPolicy, or Fixed without values, means 30 s x 4 for the main action (applied,
+docs/decisions.md: no retryPolicy, or Fixed without values, means 30 s x 4 for the main action (applied,
 never echoed); an error action without a policy is not retried. Extension: Exponential doubles the
 interval per retry, capped by maxRetryInterval (default 1 hour).
 """

@@ -8,7 +8,7 @@ import pytest
 
 from shared.model import JobDefinition, format_duration, parse_duration
 
-RECORDED = {  # the real create request of Scenario_JobCreateUpdateDeleteHttpJob (digest §2.12)
+RECORDED = {  # the real create request of Scenario_JobCreateUpdateDeleteHttpJob (docs/wire-contract.md §2.12)
     "properties": {
         "startTime": "2015-07-13T00:00:00Z",
         "action": {

@@ -1,6 +1,6 @@
 """Http and Https actions: one request per attempt, 60 s for all of it, redirects not followed.
 
-Success is a 2xx status; 3xx/4xx/5xx, timeouts and connection errors are failures (DECISIONS.md).
+Success is a 2xx status; 3xx/4xx/5xx, timeouts and connection errors are failures (docs/decisions.md).
 The request is prepared by `requests` (URI normalisation, IDNA, Basic credentials) and sent by
 outbound.py: to a vetted address pinned for the request (the private-target policy, network.py), on a
 connection of its own that no other job ever uses, with one deadline (`TIMEOUT_SECONDS`) covering

@@ -4,7 +4,7 @@ Authentication is the job's SAS key name and key. The namespace host is
 `{namespace}.servicebus.windows.net`; SCHEDULER_SERVICEBUS_ENDPOINT (`sb://host:port`) replaces it
 for a local emulator or peer, which is spoken to as the Service Bus emulator is: plain AMQP, no TLS
 (the SDK's `UseDevelopmentEmulator=true`). `transportType` is accepted and ignored: NetMessaging
-no longer exists, so both values go over AMQP (DECISIONS.md).
+no longer exists, so both values go over AMQP (docs/decisions.md).
 
 brokeredMessageProperties map onto the SDK's message fields (label -> subject; forcePersistence ->
 the AMQP `durable` header; viaPartitionKey -> the `x-opt-via-partition-key` annotation, as the

@@ -1,6 +1,6 @@
 """StorageQueue actions: post the old service's XML envelope to a queue, authenticated by the job's SAS token.
 
-The envelope is what consumers of the old service parse (DECISIONS.md): `<StorageQueueMessage>` with
+The envelope is what consumers of the old service parse (docs/decisions.md): `<StorageQueueMessage>` with
 `ExecutionTag`, `ClientRequestId`, `ExpectedExecutionTime`, `SchedulerJobId`, `SchedulerJobCollectionId`,
 `Region` and `Message`, serialised as .NET's XmlSerializer wrote it (a UTF-16 declaration and the
 xsd/xsi namespace declarations), and Base64-encoded as the classic storage SDK (and the Functions

@@ -1,7 +1,7 @@
 """ClientCertificate authentication: what the service reported about the uploaded PFX.
 
 The response carries `certificateThumbprint`, `certificateSubjectName` and the expiration, never the
-PFX or its password (DECISIONS.md, Q1/Q5), so they are read from the PFX once, at write time.
+PFX or its password (docs/decisions.md, Q1/Q5), so they are read from the PFX once, at write time.
 """
 
 from __future__ import annotations

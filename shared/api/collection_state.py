@@ -1,6 +1,6 @@
 """Collection state operations: POST enable / disable and DELETE, each answering 200 with an empty body.
 
-DECISIONS.md [12]: disable sets the collection and every Enabled job to Disabled; enable the reverse,
+docs/decisions.md [12]: disable sets the collection and every Enabled job to Disabled; enable the reverse,
 re-planning each job from now. Suspended: nothing runs (the executor gates on the collection) and job
 states are untouched. Delete marks the collection Deleted first, so nothing of it runs or is written
 any more, then removes its jobs (with their due entries, history and claims) and finally itself; a

@@ -120,7 +120,7 @@ def put_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
     default = existing.state if existing else JobCollectionState.ENABLED  # an absent state changes nothing
     stored, state = _prepare(key, definition, existing, default)
     record = _save(rt, key, stored, state, existing)
-    return ApiResponse(201, render_collection(record))  # created or replaced: 201, as recorded (wire-contract §1.2)
+    return ApiResponse(201, render_collection(record))  # created or replaced: 201, as recorded (wire-contract.md §1.2)
 
 
 def patch_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:

@@ -1,6 +1,6 @@
 """`$filter` of the two filterable lists: `state eq 'Enabled'` (jobs) and `status eq 'Failed'` (history).
 
-DECISIONS.md [16]: the literal may be quoted or not, and matching ignores case; any other expression
+docs/decisions.md [16]: the literal may be quoted or not, and matching ignores case; any other expression
 is a 400 naming `$filter`.
 """
 

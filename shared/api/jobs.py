@@ -59,7 +59,7 @@ def delete_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
 
 
 def run_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    """Queue one occurrence now (DECISIONS.md [11]): it counts as an execution, not toward `count`, and
+    """Queue one occurrence now (docs/decisions.md [11]): it counts as an execution, not toward `count`, and
     leaves nextExecutionTime alone. Enabled or Disabled jobs only; the executor gates the collection."""
     require_api_version(request)
     key = job_key(request)

@@ -1,6 +1,6 @@
 """PATCH merging and secret carrying, on the JSON documents of our wire models.
 
-Rules (DECISIONS.md, Q9): a PATCH body is a partial definition; nested objects merge, arrays and
+Rules (docs/decisions.md, Q9): a PATCH body is a partial definition; nested objects merge, arrays and
 scalars replace, an explicit `null` removes the member (so `"authentication": null` removes
 authentication), and absent members are kept, stored secrets included while the account or key name
 they belong to is unchanged (drop_stale_secrets, the same rule as carry_secrets on PUT). When an object's `type`

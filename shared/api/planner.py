@@ -22,7 +22,7 @@ from ..records import JobRecord
 from ..runtime import Runtime
 from ..store import ConcurrencyError
 
-# Final states: a job that reached one keeps it (DECISIONS.md); it can still be deleted.
+# Final states: a job that reached one keeps it (docs/decisions.md); it can still be deleted.
 FINAL_STATES = frozenset({JobState.COMPLETED, JobState.FAULTED})
 
 
@@ -36,7 +36,7 @@ def store_planned(rt: Runtime, record: JobRecord, existing: JobRecord | None, no
     enabled = record.state == JobState.ENABLED
     first = first_occurrence(record, now) if enabled else None
     if enabled and first is None:
-        record.state = JobState.COMPLETED  # e.g. endTime already past: created Completed (DECISIONS.md)
+        record.state = JobState.COMPLETED  # e.g. endTime already past: created Completed (docs/decisions.md)
     record.next_execution_time = first
     record.dispatched_occurrence = None
     old_due = existing.next_execution_time if existing is not None else None

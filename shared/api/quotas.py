@@ -1,6 +1,6 @@
 """Plans and quotas: how many jobs a collection holds, how often they may run, outbound authentication.
 
-DECISIONS.md: Free 5 jobs, at most hourly, no outbound authentication, one per subscription;
+docs/decisions.md: Free 5 jobs, at most hourly, no outbound authentication, one per subscription;
 Standard 50 per minute; P10Premium 50; P20Premium 1000. `quota.maxJobCount` and
 `quota.maxRecurrence` may tighten the plan, never loosen it. Exceeding count or frequency is a 409;
 frequency is the smallest gap between two consecutive occurrences of the expanded schedule.

@@ -1,4 +1,4 @@
-"""Azure region names: ARM answers with the display name (`westus` came back as `West US`, digest §1.4)."""
+"""Azure region names: ARM answers with the display name (`westus` came back as `West US`, wire-contract.md §1.4)."""
 
 from __future__ import annotations
 

@@ -56,7 +56,7 @@ def validate_authentication(auth: HttpAuthentication, path: str) -> None:
     missing = [name for name in required if not values.get(name)]
     if not missing:
         return
-    if auth.type == HttpAuthenticationType.BASIC:  # the real service's message (digest Q16)
+    if auth.type == HttpAuthenticationType.BASIC:  # the real service's message (docs/wire-contract.md Q16)
         raise bad_request("'Username' and 'Password' are required for 'Basic' type of Authentication.", path)
     raise bad_request(f"{', '.join(missing)} required for '{auth.type.value}' authentication.",
                       f"{path}.{missing[0]}")
@@ -132,7 +132,7 @@ def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> 
 
 
 def effective_start(properties: JobProperties, now: datetime) -> datetime:
-    """startTime, else the creation instant (DECISIONS.md). Without a startTime, an endTime already past
+    """startTime, else the creation instant (docs/decisions.md). Without a startTime, an endTime already past
     anchors the job there instead, so it is created Completed rather than rejected as ending before it starts."""
     if properties.start_time is not None:
         return properties.start_time

@@ -110,7 +110,7 @@ class RetryPolicy(WireModel):
     )
 
 
-# Applied, never echoed, when a job has no retryPolicy or a Fixed one without values (DECISIONS.md).
+# Applied, never echoed, when a job has no retryPolicy or a Fixed one without values (docs/decisions.md).
 DEFAULT_RETRY_INTERVAL = timedelta(seconds=30)
 DEFAULT_RETRY_COUNT = 4
 DEFAULT_MAX_RETRY_INTERVAL = timedelta(hours=1)

@@ -35,7 +35,7 @@ class JobRecurrenceSchedule(WireModel):
     )
 
     def is_empty(self) -> bool:
-        """`{}` means no schedule (DECISIONS.md, Q10)."""
+        """`{}` means no schedule (docs/decisions.md, Q10)."""
         return not (self.minutes or self.hours or self.week_days or self.month_days or self.monthly_occurrences)
 
 

@@ -2,7 +2,7 @@
 
 Instants are integer Unix seconds; wall-clock times are integer seconds
 since 1970-01-01T00:00 as read on the zone's clock. Mapping a wall time to
-an instant follows DECISIONS.md: a wall time inside a spring-forward gap
+an instant follows docs/decisions.md: a wall time inside a spring-forward gap
 runs at the first instant after the gap, a repeated wall time runs at its
 first instance. That mapping is monotonic (never decreasing), which lets the
 series search on the wall-clock axis and convert only the answer.

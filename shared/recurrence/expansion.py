@@ -1,6 +1,6 @@
 """From a recurrence and its startTime to a slot pattern (the defaulting rules).
 
-Rules (DECISIONS.md, "Recurrence", and the 31 documented examples):
+Rules (docs/decisions.md, "Recurrence", and the 31 documented examples):
 
 * no schedule: Minute/Hour step ``interval`` units of elapsed time from
   startTime; Day/Week/Month/Year repeat startTime's wall-clock time of day

@@ -1,4 +1,4 @@
-"""Range and combination rules for a :class:`Recurrence` (DECISIONS.md, "Recurrence")."""
+"""Range and combination rules for a :class:`Recurrence` (docs/decisions.md, "Recurrence")."""
 
 from __future__ import annotations
 

@@ -143,12 +143,7 @@ class JobStore:
     def summaries(self) -> Iterator[JobSummary]:
         """Every job of every collection, as a projection read paged by the SDK (one pass over the table)."""
         for e in self.table.query("PartitionKey ge @lo", {"lo": ""}, select=_SUMMARY_COLUMNS):
-            yield JobSummary(
-                key=JobKey(e["Subscription"], e["ResourceGroup"], e["Collection"], e["Name"]),
-                state=JobState(e["State"]), created_time=as_datetime(e.get("CreatedTime")),
-                last_execution_time=as_datetime(e.get("LastExecutionTime")),
-                execution_count=int(e.get("ExecutionCount") or 0), etag=str(e["etag"]),
-            )
+            yield from read_each("job", [e], _summary)  # an unreadable row is logged and skipped, the scan goes on
 
 
 
@@ -162,6 +157,15 @@ class JobSummary:
     last_execution_time: datetime | None
     execution_count: int
     etag: str
+
+
+def _summary(e: Entity) -> JobSummary:
+    return JobSummary(
+        key=JobKey(e["Subscription"], e["ResourceGroup"], e["Collection"], e["Name"]),
+        state=JobState(e["State"]), created_time=as_datetime(e.get("CreatedTime")),
+        last_execution_time=as_datetime(e.get("LastExecutionTime")),
+        execution_count=int(e.get("ExecutionCount") or 0), etag=str(e["etag"]),
+    )
 
 
 _SUMMARY_COLUMNS = ["Subscription", "ResourceGroup", "Collection", "Name", "State", "CreatedTime",

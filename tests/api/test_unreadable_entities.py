@@ -101,3 +101,13 @@ def test_an_unreadable_history_entry_or_collection_is_left_out(inproc, runtime) 
     assert listed.status == 200 and [c["name"] for c in listed.body["value"]] == ["jc"]
     got = inproc.call("JobCollections_Get", "GET", "jc2")
     assert got.status == 409 and got.body["error"]["code"] == "StoredResourceUnreadable"
+
+
+def test_the_housekeeping_scan_skips_an_unreadable_job(inproc, runtime, caplog) -> None:
+    inproc.put_collection()
+    inproc.put_job("jc", "fine", _job_body())
+    inproc.put_job("jc", "odd", _job_body())
+    _damage(runtime.store.jobs.table, *_job_row(runtime, "odd"), State="Sleeping")
+    with caplog.at_level("ERROR"):
+        names = [s.key.job for s in runtime.store.jobs.summaries()]
+    assert names == ["fine"] and [r for r in caplog.records if "left out" in r.getMessage()]

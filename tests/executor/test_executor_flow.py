@@ -79,7 +79,7 @@ def test_retries_run_out_then_the_error_action_runs_and_the_job_faults(runtime: 
 
 
 def test_the_documented_sample_five_five_one(runtime: Runtime, servers) -> None:
-    """digest §3.7: a failing job with the default retry count shows executionCount 5, failureCount 5, faulted 1."""
+    """wire-contract.md §3.7: failing with the default retries shows executionCount 5, failureCount 5, faulted 1."""
     make_collection(runtime)
     target = start(servers, 503)
     policy = RetryPolicy(retry_type=RetryType.FIXED, retry_interval=timedelta(seconds=1))  # count: the default 4

@@ -1,8 +1,8 @@
-"""The 31 documented schedule examples (digest §4.4), from a fixed startTime.
+"""The 31 documented schedule examples (docs/wire-contract.md §4.4), from a fixed startTime.
 
 startTime is Wednesday 2024-01-10 12:25:00Z, so "at start time" means 12:25
 and an unset minute means :25. The expected instants were worked out by hand
-from the rules in DECISIONS.md ("Recurrence") and a 2024 calendar: January
+from the rules in docs/decisions.md ("Recurrence") and a 2024 calendar: January
 Fridays 5/12/19/26, February 2/9/16/23 (1 Feb is a Thursday, 29 days), March
 1..29, April 5..26, May 3..31, August 2..30, November 1..29; Wednesdays 3/10/17
 in January and 7/14/21 in February.
