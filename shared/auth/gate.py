@@ -5,7 +5,8 @@ returns an `Access` (who called, and for a list the scopes whose items the calle
 401/403 ApiError; a refused request therefore runs nothing and stores nothing. In `key` and `none` modes
 the app admits everything (the Functions host, or nobody, has checked the caller). In `entra` mode the
 caller's grants are the role assignments of the request's subscription naming its object id or one of
-its groups, plus Owner over every scope for the bootstrap owners (`SCHEDULER_AUTH_OWNER`).
+its groups, plus Owner over every scope for the bootstrap owners (`SCHEDULER_AUTH_OWNER`: object ids of
+users, service principals or groups).
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ def admit(rt: Runtime, operation: str, request: ApiRequest) -> Access:
 
 
 def grants_of(rt: Runtime, principal: Principal, subscription: str) -> list[Grant]:
-    grants = [Grant(ROOT, OWNER)] if principal.object_id in rt.settings.auth.owners else []
     ids = principal.ids
+    grants = [Grant(ROOT, OWNER)] if ids & set(rt.settings.auth.owners) else []
     for assignment in rt.store.role_assignments.for_subscription(subscription):
         role = role_of(assignment.role_id)
         if role is not None and assignment.principal_id in ids:
