@@ -7,18 +7,20 @@
 - Queue (scheduler-occurrences): the executor runs one occurrence attempt per message.
 - Timer (daily): retention prunes old history and finished jobs.
 - HTTP: the web console under /api/console (shared/console).
+- GET /api/health (anonymous): storage reachable, last dispatcher tick, backlog.
 """
 
 from __future__ import annotations
 
 import azure.functions as func
 
-from shared import api
+from shared import api, telemetry
 from shared.console import pages as console_pages
 from shared.retention import Retention
 from shared.runtime import runtime
 from shared.settings import DISPATCH_QUEUE, OCCURRENCE_QUEUE, STORAGE_SETTING, host_checks_keys
 
+telemetry.configure()  # from app settings: Application Insights, OTLP, console, or off (shared/telemetry)
 # SCHEDULER_AUTH=key: the host checks Functions keys. entra: the app checks bearer tokens (shared/auth), so
 # the host lets requests through. none: anonymous.
 app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION if host_checks_keys() else func.AuthLevel.ANONYMOUS)
@@ -147,6 +149,12 @@ def console_home(req: func.HttpRequest) -> func.HttpResponse:
 @app.route(route="console/{*path}", methods=["GET", "POST"], auth_level=func.AuthLevel.ANONYMOUS)
 def console_page(req: func.HttpRequest) -> func.HttpResponse:
     return _console(req)
+
+
+@app.route(route="health", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
+def health(req: func.HttpRequest) -> func.HttpResponse:
+    """Anonymous on purpose (probes, operators without a key): it returns no secrets (shared/api/health.py)."""
+    return _call("Health_Get", req)
 
 
 @app.timer_trigger(arg_name="timer", schedule="0 * * * * *", run_on_startup=False, use_monitor=False)

@@ -33,6 +33,7 @@ from .records import HistoryRecord, JobRecord
 from .store import ConcurrencyError, DueEntry, Store, bucket_of, bucket_start
 from .store.dispatch_queue import MalformedTask, ShardTask
 from .store.tables import chunks
+from .telemetry import traced_dispatch, traced_tick
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,7 @@ class Dispatcher:
         tasks += [ShardTask(b, s) for b in buckets for s in range(shards)]
         return tasks, last, shards, len(buckets)
 
+    @traced_tick
     def fan_out(self) -> TickReport:
         """The minute timer: one dispatch task per (bucket, shard) onto the dispatch queue; then the
         watermark moves. A timer that dies part-way leaves the watermark, so the next one re-sends all."""
@@ -116,6 +118,7 @@ class Dispatcher:
         self.store.due.set_watermark(last, shards)
         return TickReport(buckets=buckets, tasks=len(tasks))
 
+    @traced_tick
     def tick(self) -> TickReport:
         """A whole tick in this process: every task of the window, dispatched here, in bucket order."""
         now = self.clock.now()
@@ -144,6 +147,7 @@ class Dispatcher:
                      report.enqueued, report.stale, report.failed)
         return report
 
+    @traced_dispatch
     def _dispatch_partition(self, task: ShardTask, now: datetime, pool: ThreadPoolExecutor) -> TickReport:
         report = TickReport()
         entries = self.store.due.entries(task.bucket, task.shard)

@@ -25,6 +25,7 @@ from .records import HistoryRecord, JobRecord
 from .retry import MAIN_ACTION_DEFAULT, effective_retry
 from .settings import Settings
 from .store import ConcurrencyError, Store
+from .telemetry import attempt_done, outgoing_headers, poisoned, traced_execution
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +55,11 @@ class Executor:
         except MalformedMessage as exc:
             log.error("dropping a malformed occurrence message to the poison queue: %s", exc)
             self.store.queue.poison(text)
+            poisoned("malformed")
             return
         self.run(message)
 
+    @traced_execution
     def run(self, message: OccurrenceMessage) -> None:
         now = self.clock.now()
         if message.due - now > EARLY_HOP:
@@ -135,6 +138,7 @@ class Executor:
         context = ExecutionContext(
             job=job.key, execution_id=message.execution_id, expected_execution_time=message.occurrence,
             attempt=message.attempt, region=self.settings.region, client_request_id=str(uuid.uuid4()),
+            extra_headers=outgoing_headers(),
         )
         # Everything that could fail is computed before the action runs: a failure after it would
         # release the claim and run the action again on redelivery.
@@ -163,6 +167,8 @@ class Executor:
         newly_faulted = not result.succeeded and not is_error_action and (
             follow_up is None or follow_up.action != message.action
         )
+        attempt_done(message, action.type, result.succeeded, started, retried=follow_up is not None
+                     and follow_up.action == message.action, faulted=newly_faulted)
 
         def apply(record: JobRecord) -> None:
             if message.claim_id in record.recent_claims:

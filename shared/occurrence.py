@@ -15,6 +15,7 @@ from enum import Enum
 
 from .keys import JobKey
 from .model import JobHistoryActionName, format_utc, to_utc
+from .telemetry.propagation import current_traceparent
 
 _NAMESPACE = uuid.UUID("6f1c9a52-3c1e-4d8e-9a57-5a1f0f3c2b11")
 
@@ -42,6 +43,8 @@ class OccurrenceMessage:
     action: JobHistoryActionName = JobHistoryActionName.MAIN_ACTION
     attempt: int = 0  # retry index within this action of this occurrence, from 0
     generation: int = 0  # the job definition this occurrence was planned for
+    # W3C traceparent of whoever queued it (optional "tp"; older messages have none): the execution's parent.
+    traceparent: str | None = None
 
     @property
     def execution_id(self) -> str:
@@ -59,10 +62,12 @@ class OccurrenceMessage:
 
     def to_json(self) -> str:
         k = self.job
+        traceparent = current_traceparent() or self.traceparent  # the sender's span, when telemetry is on
         return json.dumps({
             "v": 1, "job": [k.subscription, k.resource_group, k.collection, k.job],
             "occurrence": format_utc(self.occurrence), "due": format_utc(self.due), "trigger": self.trigger.value,
             "action": self.action.value, "attempt": self.attempt, "generation": self.generation,
+            **({"tp": traceparent} if traceparent else {}),
         }, separators=(",", ":"))
 
     @classmethod
@@ -80,6 +85,7 @@ class OccurrenceMessage:
                 action=JobHistoryActionName(data["action"]),
                 attempt=int(data["attempt"]),
                 generation=int(data["generation"]),
+                traceparent=data["tp"] if isinstance(data.get("tp"), str) else None,
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise MalformedMessage(f"not an occurrence message: {exc}") from exc

@@ -63,6 +63,8 @@ def outgoing_message(wire: Wire, context: ExecutionContext) -> ServiceBusMessage
     """The SDK message: body, brokered properties, custom properties and the scheduler metadata."""
     properties: dict[str | bytes, Any] = dict(wire.custom_message_properties or {})
     properties.update(scheduler_headers(context))
+    if traceparent := context.extra_headers.get("traceparent"):  # W3C trace context, as the Service Bus SDKs set it
+        properties.update({"Diagnostic-Id": traceparent, "traceparent": traceparent})
     brokered = wire.brokered_message_properties
     fields: dict[str, Any] = {}
     if brokered is not None:

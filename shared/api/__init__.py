@@ -2,7 +2,7 @@
 
 `OPERATIONS` maps operation names (the OpenAPI operationIds) to handlers; `handle` runs one with the
 process runtime, after the caller passed shared/auth, and turns every failure into an ARM error.
-`OpenApi_Get` (anonymous) serves our OpenAPI document.
+`OpenApi_Get` (anonymous) serves our OpenAPI document, `Health_Get` (anonymous) the health report (health.py).
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from collections.abc import Callable
 from .. import auth
 from ..errors import ApiError
 from ..runtime import Runtime, runtime
+from ..telemetry import traced_api
 from .collection_reads import get_collection, list_by_resource_group, list_by_subscription
 from .collection_state import delete_collection, disable_collection, enable_collection
 from .collection_writes import patch_collection, put_collection
+from .health import health_response
 from .history import list_history
 from .http import ApiRequest, ApiResponse, run_operation
 from .job_writes import patch_job, put_job
@@ -57,10 +59,13 @@ def _openapi(request: ApiRequest) -> ApiResponse:
     return ApiResponse(200, openapi_document(request.url))
 
 
+@traced_api
 def handle(operation: str, request: ApiRequest, rt: Runtime | None = None) -> ApiResponse:
     """Run the named operation; `rt` defaults to this process's runtime (tests pass their own)."""
     if operation == "OpenApi_Get":
         return run_operation(_openapi, request)  # needs no storage, so no runtime
+    if operation == "Health_Get":  # anonymous; reports an unreachable storage instead of failing on it
+        return run_operation(lambda req: health_response(lambda: rt or runtime()), request, operation)
     handler = OPERATIONS.get(operation)
     if handler is None:
         return run_operation(_unsupported(operation), request)

@@ -1,0 +1,24 @@
+"""Telemetry: OpenTelemetry spans and metrics of the scheduler, and W3C trace context across its hops.
+
+Contract:
+- Off unless a destination is configured (setup.py: Application Insights, OTLP, console; `SCHEDULER_TELEMETRY=off`
+  forces off). Off means the OpenTelemetry no-op providers: nothing is kept, nothing is sent, no
+  `traceparent` goes out.
+- The scheduler calls only the hooks (hooks.py): `traced_api`, `traced_tick`, `traced_dispatch`, `traced_execution`
+  (decorators),
+  `attempt_done`, `poisoned`, and `outgoing_headers` / `current_traceparent` for what it sends.
+- A trace runs: API operation or dispatch task -> (occurrence message, field `tp`) -> execution attempt ->
+  (`traceparent` header / Service Bus `Diagnostic-Id`) -> the target; a retry is the child of the failed attempt.
+- Metric names are in instruments.py; README "Operate it" says what each means.
+"""
+
+from .hooks import attempt_done, poisoned, traced_api, traced_dispatch, traced_execution, traced_tick
+from .instruments import ALL_METRICS
+from .propagation import current_traceparent, outgoing_headers
+from .providers import disable, use_providers
+from .setup import TelemetrySettings, configure
+
+__all__ = [
+    "ALL_METRICS", "TelemetrySettings", "attempt_done", "configure", "current_traceparent", "disable",
+    "outgoing_headers", "poisoned", "traced_api", "traced_dispatch", "traced_execution", "traced_tick", "use_providers",
+]

@@ -1,0 +1,54 @@
+"""The scheduler's metrics: names, units and attributes (README "Operate it" explains each).
+
+Attributes are low-cardinality on purpose (outcome, action type, action, trigger): a job id on a
+metric would create one time series per job. Per-job detail lives on the spans.
+"""
+
+from __future__ import annotations
+
+from opentelemetry.metrics import Meter
+
+EXECUTIONS = "scheduler.executions"
+LATENESS = "scheduler.execution.lateness"
+RETRIES = "scheduler.execution.retries"
+FAULTED = "scheduler.occurrences.faulted"
+POISON_MESSAGES = "scheduler.poison.messages"
+POISON_DEPTH = "scheduler.poison.depth"
+TICK_DURATION = "scheduler.dispatcher.tick.duration"
+DISPATCH_OCCURRENCES = "scheduler.dispatcher.occurrences"
+BACKLOG = "scheduler.due_index.backlog"
+API_REQUESTS = "scheduler.api.requests"
+
+ALL_METRICS = (EXECUTIONS, LATENESS, RETRIES, FAULTED, POISON_MESSAGES, POISON_DEPTH, TICK_DURATION,
+               DISPATCH_OCCURRENCES, BACKLOG, API_REQUESTS)
+
+
+class Instruments:
+    """One set of instruments on one meter; rebuilt whenever the meter provider changes."""
+
+    def __init__(self, meter: Meter) -> None:
+        self.executions = meter.create_counter(
+            EXECUTIONS, unit="{execution}", description="Action attempts run, by outcome, action type and action")
+        self.lateness = meter.create_histogram(
+            LATENESS, unit="s", description="Start of an attempt minus its expected execution time",
+            explicit_bucket_boundaries_advisory=[0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900])
+        self.retries = meter.create_counter(
+            RETRIES, unit="{retry}", description="Retries queued after a failed attempt")
+        self.faulted = meter.create_counter(
+            FAULTED, unit="{occurrence}", description="Occurrences whose main action failed after its last retry")
+        self.poison_messages = meter.create_counter(
+            POISON_MESSAGES, unit="{message}", description="Unreadable occurrence messages parked in the poison queue")
+        self.poison_depth = meter.create_gauge(
+            POISON_DEPTH, unit="{message}", description="Messages in the occurrence poison queue, at each tick")
+        self.tick_duration = meter.create_histogram(
+            TICK_DURATION, unit="s", description="Wall time of one dispatcher tick",
+            explicit_bucket_boundaries_advisory=[0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 45, 60])
+        # A tick fans out into one dispatch task per minute bucket and shard: the occurrences of a tick are
+        # the sum over its tasks (per minute), a single task's count shows how the shards share the load.
+        self.dispatch_occurrences = meter.create_histogram(
+            DISPATCH_OCCURRENCES, unit="{occurrence}", description="Occurrences queued by one dispatch task",
+            explicit_bucket_boundaries_advisory=[0, 1, 10, 100, 1000, 10000, 100000])
+        self.backlog = meter.create_gauge(
+            BACKLOG, unit="{entry}", description="Due-index entries whose minute has passed, after each tick")
+        self.api_requests = meter.create_counter(
+            API_REQUESTS, unit="{request}", description="Management API requests, by operation and status class")

@@ -1,0 +1,98 @@
+"""GET /api/health on the real function_app.py (local host, real Azurite): anonymous, no secrets, and it
+reports storage, the dispatcher's last tick and the backlog."""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devhost.host import LocalHost
+from shared import api
+from shared.actions import ActionRunner
+from shared.clock import SystemClock
+from shared.dispatcher import Dispatcher
+from shared.executor import Executor
+from shared.keys import JobKey
+from shared.runtime import Runtime
+from shared.settings import Settings, StorageSettings
+from shared.store import Store
+from tests.support.scheduler_client import call, make_collection
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def hosted(azurite, monkeypatch) -> Iterator[LocalHost]:
+    monkeypatch.setenv("AzureWebJobsStorage", azurite.connection_string)
+    monkeypatch.setenv("SCHEDULER_TABLE_PREFIX", f"h{uuid.uuid4().hex[:10]}")
+    with LocalHost(REPO, load_settings=False) as host:
+        yield host
+
+
+def _get(url: str) -> tuple[int, dict[str, Any], str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:  # no key, no token: anonymous
+            text = response.read().decode()
+            return response.status, json.loads(text), text
+    except urllib.error.HTTPError as error:
+        text = error.read().decode()
+        return error.code, json.loads(text), text
+
+
+def test_health_reports_the_last_tick_and_the_backlog_anonymously(hosted: LocalHost, azurite) -> None:
+    status, body, text = _get(f"{hosted.base_url}/health")
+    assert status == 200 and body["storage"] == {"reachable": True}
+    assert body["backlog"] == {"overdueOccurrences": 0, "poisonMessages": 0}
+
+    rt = Runtime.create(Settings.from_environment())  # the hosted app's own tables
+    rt.dispatcher.tick()
+    make_collection(rt)
+    past = (datetime.now(UTC) - timedelta(minutes=30)).replace(microsecond=0)
+    rt.store.due.add(JobKey("sub-1", "rg-1", "jc1", "ghost"), past, 0)  # behind every tick's window: overdue
+    rt.store.queue.poison("unreadable")
+
+    status, body, text = _get(f"{hosted.base_url}/health")
+    assert status == 200
+    assert body["status"] == "Degraded"
+    assert body["dispatcher"]["ticking"] is True
+    last = datetime.fromisoformat(body["dispatcher"]["lastTick"])
+    assert abs((datetime.now(UTC) - last).total_seconds()) < 120
+    assert body["dispatcher"]["lastTickOccurrences"] == 0
+    assert body["backlog"] == {"overdueOccurrences": 1, "poisonMessages": 1}
+    assert "AccountKey" not in text and azurite.connection_string not in text and "devstoreaccount1" not in text
+
+
+def test_healthy_after_a_tick_with_nothing_overdue(runtime: Runtime) -> None:
+    make_collection(runtime)
+    call(runtime, "Jobs_CreateOrUpdate", "PUT", "later", {"properties": {
+        "startTime": (datetime.now(UTC) + timedelta(hours=1)).isoformat(),
+        "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}})
+    runtime.dispatcher.tick()
+    response = api.handle("Health_Get", api.ApiRequest("GET", "http://127.0.0.1/api/health", {}, {}), runtime)
+    assert response.status == 200 and response.body["status"] == "Healthy"
+    assert response.headers["Cache-Control"] == "no-store"
+
+
+def test_unreachable_storage_is_503_and_says_nothing_more(settings: Settings) -> None:
+    with socket.socket() as closed:  # a loopback port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    text = (f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;"
+            f"TableEndpoint=http://127.0.0.1:{port}/devstoreaccount1;QueueEndpoint=http://127.0.0.1:{port}/devstoreaccount1;")
+    down = replace(settings, storage=StorageSettings(connection_string=text))
+    store = Store.from_settings(down)  # built without touching storage, as a cold start would
+    rt = Runtime(down, SystemClock(), store, Dispatcher(store, SystemClock()),
+                 Executor(store, SystemClock(), ActionRunner.from_settings(down), down))
+    response = api.handle("Health_Get", api.ApiRequest("GET", "http://127.0.0.1/api/health", {}, {}), rt)
+    assert response.status == 503
+    assert response.body == {"status": "Unhealthy", "storage": {"reachable": False}}

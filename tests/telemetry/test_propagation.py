@@ -1,0 +1,85 @@
+"""Trace context where it leaves the scheduler: Service Bus application properties, occurrence messages
+(old ones without it still run), and nothing at all while telemetry is off."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import pytest
+
+from shared.keys import JobKey
+from shared.model import JobState
+from shared.occurrence import OccurrenceMessage
+from shared.runtime import Runtime
+from shared.settings import Settings
+from shared.telemetry import TelemetrySettings
+from shared.telemetry.setup import AZURE_MONITOR, CONSOLE, OTLP
+from tests.executor.peers.amqp import AmqpPeer, RunningPeer
+from tests.executor.peers.servers import Server, serve
+from tests.executor.support import drain, job_status, make_collection, put_job
+
+
+@pytest.fixture
+def peer() -> Iterator[AmqpPeer]:
+    with RunningPeer() as running:
+        yield running
+
+
+@pytest.fixture
+def target() -> Iterator[Server]:
+    server = serve(lambda hit: (200, {}, b""))
+    yield server
+    server.close()
+
+
+def test_a_service_bus_message_carries_the_attempts_trace_context(settings: Settings, peer: AmqpPeer, otel) -> None:
+    rt = Runtime.create(replace(settings, service_bus_endpoint=peer.endpoint))
+    make_collection(rt)
+    put_job(rt, "bus", {"action": {"type": "ServiceBusQueue", "serviceBusQueueMessage": {
+        "queueName": "orders", "namespace": "contoso-ns", "message": "hi", "transportType": "AMQP",
+        "authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "c2VjcmV0"}}}})
+    drain(rt, lambda: job_status(rt, "bus").state != JobState.ENABLED, 30)
+
+    (attempt,) = otel.spans("execute occurrence")
+    assert attempt.attributes["scheduler.outcome"] == "succeeded"
+    assert attempt.attributes["scheduler.action.type"] == "ServiceBusQueue"
+    [received] = peer.wait_for(1, 5)
+    properties = received.message.properties
+    expected = f"00-{attempt.context.trace_id:032x}-{attempt.context.span_id:016x}"
+    assert properties["Diagnostic-Id"][:52] == expected
+    assert properties["traceparent"] == properties["Diagnostic-Id"]
+
+
+def test_without_telemetry_nothing_carries_trace_context(runtime: Runtime, target: Server) -> None:
+    make_collection(runtime)
+    put_job(runtime, "quiet", {"action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}}})
+    (message,) = runtime.store.queue.client.peek_messages()
+    assert "tp" not in json.loads(message.content)
+    drain(runtime, lambda: job_status(runtime, "quiet").state != JobState.ENABLED, 30)
+    assert len(target.hits) == 1 and "traceparent" not in target.hits[0].headers
+
+
+def test_occurrence_messages_with_and_without_trace_context_read_back() -> None:
+    due = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    old = ('{"v":1,"job":["s","g","c","j"],"occurrence":"2026-03-01T12:00:00Z","due":"2026-03-01T12:00:00Z",'
+           '"trigger":"schedule","action":"MainAction","attempt":0,"generation":3}')
+    assert OccurrenceMessage.from_json(old) == OccurrenceMessage(JobKey("s", "g", "c", "j"), due, due, generation=3)
+    traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    stamped = replace(OccurrenceMessage.from_json(old), traceparent=traceparent)
+    assert json.loads(stamped.to_json())["tp"] == traceparent
+    assert OccurrenceMessage.from_json(stamped.to_json()) == stamped
+
+
+@pytest.mark.parametrize(("env", "destination"), [
+    ({}, None),
+    ({"APPLICATIONINSIGHTS_CONNECTION_STRING": "InstrumentationKey=x"}, AZURE_MONITOR),
+    ({"APPLICATIONINSIGHTS_CONNECTION_STRING": "InstrumentationKey=x", "SCHEDULER_TELEMETRY": "off"}, None),
+    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, OTLP),
+    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"}, None),
+    ({"SCHEDULER_TELEMETRY_CONSOLE": "true"}, CONSOLE),
+])
+def test_the_destination_follows_the_settings(env: dict[str, str], destination: str | None) -> None:
+    assert TelemetrySettings.from_environment(env).destination == destination
