@@ -6,7 +6,8 @@
 //
 // Creates: user-assigned identity, storage (host + job state + deployment package), a Key Vault
 // holding the keyring that encrypts job secrets at rest,
-// Log Analytics + Application Insights (Entra ID auth only), Flex Consumption plan and a
+// Log Analytics + Application Insights (Entra ID auth only) with alert rules and a workbook,
+// Flex Consumption plan and a
 // Python 3.11 function app, optionally a Service Bus namespace. All data-plane access is
 // through the identity's role assignments; no keys or connection strings are issued.
 // See infra/README.md.
@@ -72,6 +73,22 @@ param disableBasicPublishingCredentials bool = true
 
 @description('Extra tags for every resource.')
 param tags object = {}
+
+@description('Resource id of an action group the alert rules notify (azd: SCHEDULER_ALERT_ACTION_GROUP_ID). Empty = alerts without notifications.')
+param alertActionGroupId string = ''
+
+@description('Alert when more than this percent of action attempts fail over 15 minutes.')
+@minValue(1)
+@maxValue(100)
+param alertFailureRatePercent int = 10
+
+@description('The failure-rate alert counts only once this many attempts ran in its 15-minute window.')
+@minValue(1)
+param alertMinimumExecutions int = 20
+
+@description('Alert when the 95th percentile of job lateness (start minus expected time) over 15 minutes exceeds this many seconds.')
+@minValue(1)
+param alertLatenessP95Seconds int = 30
 
 @secure()
 @minLength(32)
@@ -176,6 +193,29 @@ module functionApp 'modules/functionapp.bicep' = {
   }
   // No explicit dependsOn needed: using the storage and monitoring outputs makes the app wait
   // for those whole modules, role assignments included, so the host starts with its access.
+}
+
+module alerts 'modules/alerts.bicep' = {
+  name: 'alerts'
+  params: {
+    location: location
+    tags: allTags
+    applicationInsightsId: monitoring.outputs.applicationInsightsId
+    actionGroupId: alertActionGroupId
+    nameSuffix: resourceToken
+    failureRatePercent: alertFailureRatePercent
+    minimumExecutions: alertMinimumExecutions
+    latenessP95Seconds: alertLatenessP95Seconds
+  }
+}
+
+module workbook 'modules/workbook.bicep' = {
+  name: 'workbook'
+  params: {
+    location: location
+    tags: allTags
+    applicationInsightsId: monitoring.outputs.applicationInsightsId
+  }
 }
 
 // Outputs (azd stores them in .azure/<env>/.env).

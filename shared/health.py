@@ -34,7 +34,7 @@ class TickObservation:
 class Snapshot:
     last_tick: datetime | None
     last_tick_duration: float | None
-    last_tick_occurrences: int | None
+    last_tick_tasks: int | None  # dispatch tasks the tick sent (minute buckets x shards)
     backlog: int
     poison_depth: int
 
@@ -59,11 +59,11 @@ def poison_depth(store: Store) -> int:
     return int(store.queue.poison_client.get_queue_properties().approximate_message_count or 0)
 
 
-def record_tick(store: Store, at: datetime, duration: float, occurrences: int) -> TickObservation:
+def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> TickObservation:
     observation = TickObservation(overdue_entries(store, at), poison_depth(store))
     store.due.state.upsert({
         "PartitionKey": _PARTITION, "RowKey": _ROW, "LastTick": at, "DurationSeconds": float(duration),
-        "Occurrences": int(occurrences), "Backlog": observation.backlog, "PoisonDepth": observation.poison_depth,
+        "Tasks": int(tasks), "Backlog": observation.backlog, "PoisonDepth": observation.poison_depth,
     })
     return observation
 
@@ -74,7 +74,7 @@ def snapshot(store: Store, now: datetime) -> Snapshot:
     return Snapshot(
         last_tick=as_datetime(entity.get("LastTick")),
         last_tick_duration=float(duration) if isinstance(duration, int | float) else None,
-        last_tick_occurrences=as_int(entity.get("Occurrences")) if "Occurrences" in entity else None,
+        last_tick_tasks=as_int(entity.get("Tasks")) if "Tasks" in entity else None,
         backlog=overdue_entries(store, now),
         poison_depth=poison_depth(store),
     )

@@ -43,7 +43,7 @@ def health_response(runtime: Callable[[], Runtime]) -> ApiResponse:
             "lastTick": format_utc(found.last_tick) if found.last_tick else None,
             "secondsSinceLastTick": round(age, 3) if age is not None else None,
             "lastTickDurationSeconds": found.last_tick_duration,
-            "lastTickOccurrences": found.last_tick_occurrences,
+            "lastTickTasks": found.last_tick_tasks,
             "ticking": ticking,
         },
         "backlog": {"overdueOccurrences": found.backlog, "poisonMessages": found.poison_depth},

@@ -90,14 +90,14 @@ def traced_tick(tick: F) -> F:
         with current.tracer.start_as_current_span(TICK_SPAN, kind=SpanKind.INTERNAL) as span:
             report = tick(self, *args, **kwargs)
             duration = time.perf_counter() - started
-            occurrences = int(getattr(report, "enqueued", 0))
-            span.set_attributes({"scheduler.tick.tasks": int(getattr(report, "tasks", 0)),
-                                 "scheduler.tick.occurrences": occurrences})
+            tasks = int(getattr(report, "tasks", 0))
+            span.set_attributes({"scheduler.tick.tasks": tasks,
+                                 "scheduler.tick.occurrences": int(getattr(report, "enqueued", 0))})
             current.instruments.tick_duration.record(duration)
             try:
                 from .. import health  # here, not at import: shared.store imports this package's propagation
 
-                observation = health.record_tick(self.store, self.clock.now(), duration, occurrences)
+                observation = health.record_tick(self.store, self.clock.now(), duration, tasks)
             except Exception:  # noqa: BLE001 - the tick itself succeeded; the next one writes the heartbeat
                 log.warning("the dispatcher heartbeat could not be written", exc_info=True)
                 return report

@@ -67,7 +67,7 @@ def test_health_reports_the_last_tick_and_the_backlog_anonymously(hosted: LocalH
     assert body["dispatcher"]["ticking"] is True
     last = datetime.fromisoformat(body["dispatcher"]["lastTick"])
     assert abs((datetime.now(UTC) - last).total_seconds()) < 120
-    assert body["dispatcher"]["lastTickOccurrences"] == 0
+    assert body["dispatcher"]["lastTickTasks"] > 0
     assert body["backlog"] == {"overdueOccurrences": 1, "poisonMessages": 1}
     assert "AccountKey" not in text and azurite.connection_string not in text and "devstoreaccount1" not in text
 
