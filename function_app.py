@@ -168,8 +168,10 @@ def dispatch(message: func.QueueMessage) -> None:
 
 
 @app.queue_trigger(arg_name="message", queue_name=OCCURRENCE_QUEUE, connection=STORAGE_SETTING)
-def executor(message: func.QueueMessage) -> None:
-    runtime().executor.handle(message.get_body().decode("utf-8"))
+async def executor(message: func.QueueMessage) -> None:
+    # async def: the worker starts every message the host hands over at once (its thread pool would hold
+    # most of them unstarted); the executor runs them on its own pool (shared/executor.py).
+    await runtime().executor.handle_async(message.get_body().decode("utf-8"), message.id)
 
 
 @app.timer_trigger(arg_name="timer", schedule="0 30 3 * * *", run_on_startup=False, use_monitor=False)

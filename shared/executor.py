@@ -9,15 +9,22 @@ crash (duplicate follow-ups die at their own claims).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+
+from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
 
 from .actions import ActionResult, ActionRunner, ExecutionContext
 from .clock import Clock
 from .keys import CollectionKey
+from .leases import Guard, Guards
 from .model import JobCollectionState, JobErrorAction, JobExecutionStatus, JobHistoryActionName, JobState
 from .occurrence import MalformedMessage, OccurrenceMessage, Trigger
 from .planning import following_occurrence, repeat_count
@@ -38,6 +45,13 @@ RECENT_CLAIMS = 32
 # A message that arrives earlier than this before its due time goes back to the queue (long delays
 # are split into hops of at most 7 days); a smaller lead is slept off for second-level precision.
 EARLY_HOP = timedelta(seconds=2)
+# Threads of the executor's own pool (handle_async): at least what one host hands over at once
+# (host.json batchSize + newBatchThreshold = 48), so no received message waits unclaimed.
+ATTEMPT_THREADS = 64
+# After the action ran, its record is written with retries for this long (seconds): giving up would hand
+# the attempt back and run the action again, so a storage outage is waited out instead.
+RECORD_PATIENCE = 300.0
+TRANSIENT = {408, 429, 500, 502, 503, 504}  # storage answers worth retrying
 
 
 class Executor:
@@ -47,9 +61,16 @@ class Executor:
         self.actions = actions
         self.settings = settings
         self._enabled_seen: dict[CollectionKey, float] = {}  # when each collection was last read as Enabled
+        self.guards = Guards(store, clock)
+        self._pool_lock = threading.Lock()
+        self._threads: ThreadPoolExecutor | None = None
 
-    def handle(self, text: str) -> None:
-        """Entry point of the queue trigger. Raises only for storage faults, which the host retries."""
+    def handle(self, text: str, delivery: str | None = None) -> None:
+        """Entry point of the queue trigger. Raises only for storage faults, which the host retries.
+
+        `delivery` names this delivery: the queue message id, which the host keeps when it redelivers a
+        message after a failure, so the redelivery resumes an attempt whose claim it had written.
+        """
         try:
             message = OccurrenceMessage.from_json(text)
         except MalformedMessage as exc:
@@ -57,39 +78,69 @@ class Executor:
             self.store.queue.poison(text)
             poisoned("malformed")
             return
-        self.run(message)
+        self.run(message, delivery)
+
+    async def handle_async(self, text: str, delivery: str | None = None) -> None:
+        """`handle` for an `async def` trigger: every message the host hands over starts at once (and is
+        guarded and claimed at once, see shared/leases.py) on the executor's own pool, instead of waiting
+        for one of the worker's few threads while the host holds it."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._pool(), self.handle, text, delivery)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._threads is None:
+                self._threads = ThreadPoolExecutor(ATTEMPT_THREADS, thread_name_prefix="attempt")
+            return self._threads
 
     @traced_execution
-    def run(self, message: OccurrenceMessage) -> None:
+    def run(self, message: OccurrenceMessage, delivery: str | None = None) -> None:
         now = self.clock.now()
         if message.due - now > EARLY_HOP:
             self.store.queue.send(message, now)
             return
-        if message.due > now:
-            time.sleep((message.due - now).total_seconds())
-            now = self.clock.now()
+        guard = self.guards.open(message)
+        try:
+            self._run_guarded(message, delivery or str(uuid.uuid4()), guard)
+        finally:
+            self.guards.close(guard)
+
+    def _run_guarded(self, message: OccurrenceMessage, runner: str, guard: Guard) -> None:
         # A message of a replaced definition is dropped before it claims: a PATCH or a disable + enable
         # re-queues the same occurrence (same claim id) for the new generation, and that one must run.
         job = self._current_job(message)
         if job is None:
             log.info("occurrence %s was planned for a deleted or redefined job; dropped", message.claim_id)
             return
-        claim = self.store.claims.try_claim(message.job, message.claim_id, now)
+        # Claimed before the wait for the due second, so the guard covers every message this worker holds.
+        claim = self.store.claims.try_claim(message.job, message.claim_id, self.clock.now(), runner,
+                                            self.guards.lease_until(message))
         if claim is None:
             log.info("occurrence %s already ran or is running; duplicate dropped", message.claim_id)
             return
+        guard.claim = claim
+        fired = False
         try:
+            wait = (message.due - self.clock.now()).total_seconds()
+            if wait > 0:
+                time.sleep(wait)
             if claim.taken_over:
                 job = self._current_job(message)  # fresh recent_claims: its first runner may have finished
                 if job is not None and message.claim_id in job.recent_claims:
                     job = None  # its first runner finished it, then died before the claim said so
             job = self._runnable_job(job, message) if job is not None else None
-            if job is None or not self._attempt(job, message):
+            if job is None:
                 self.store.claims.complete(claim)
+                return
+            fired = True  # from here on, the action may have run: never hand the attempt back
+            if not self._attempt(job, message):
+                self._persist(lambda: self.store.claims.complete(claim), message)
         except BaseException:
-            # A storage fault mid-attempt: free the claim so the host's redelivery repeats the attempt
-            # instead of finding it "running" and dropping it (at-least-once over at-most-once).
-            self.store.claims.release(claim)
+            if not fired:
+                # A storage fault before the action: free the claim so the host's redelivery (or the
+                # watchdog) claims it at once; were the release lost, the redelivery resumes it anyway.
+                with contextlib.suppress(Exception):
+                    self.store.claims.release(claim)
             raise
 
     def _current_job(self, message: OccurrenceMessage) -> JobRecord | None:
@@ -146,12 +197,12 @@ class Executor:
         repeat = repeat_count(job, message.occurrence) if scheduled else 0
         result = self.actions.run(action, context)
         ended = self.clock.now()
-        self.store.history.add(HistoryRecord(
+        self._persist(lambda: self.store.history.add(HistoryRecord(
             key=job.key, execution_id=message.execution_id, expected_execution_time=message.due,
             start_time=started, end_time=ended, action_name=message.action,
             status=JobExecutionStatus.COMPLETED if result.succeeded else JobExecutionStatus.FAILED,
             message=result.message, retry_count=message.attempt, repeat_count=repeat,
-        ), message.due)
+        ), message.due), message)
 
         retry = effective_retry(action.retry_policy, None if is_error_action else MAIN_ACTION_DEFAULT)
         follow_up: OccurrenceMessage | None = None
@@ -183,11 +234,32 @@ class Executor:
                 record.state = JobState.FAULTED if main_faulted else JobState.COMPLETED
 
         if follow_up is not None:
-            self.store.queue.send(follow_up, self.clock.now())
-        self._update(job, apply)
+            self._persist(lambda: self.store.queue.send(follow_up, self.clock.now()), message)
+        self._persist(lambda: self._update(job, apply), message)
         log.info("%s %s attempt %d of %s: %s", message.action.value, "succeeded" if result.succeeded else "failed",
                  message.attempt + 1, job.key.resource_id, _first_line(result))
         return True
+
+    def _persist(self, step: Callable[[], object], message: OccurrenceMessage) -> None:
+        """Run a bookkeeping step after the action, retrying storage faults for up to RECORD_PATIENCE.
+
+        Every step is idempotent (history rows are keyed by attempt, a follow-up's duplicate dies at its
+        claim, the job update checks recent_claims), so repeating one whose answer was lost is harmless.
+        The guard keeps the claim meanwhile, so no other worker runs the attempt again.
+        """
+        deadline = time.monotonic() + RECORD_PATIENCE
+        delay = 0.2
+        while True:
+            try:
+                step()
+                return
+            except (ServiceRequestError, ServiceResponseError, HttpResponseError) as error:
+                transient = not isinstance(error, HttpResponseError) or (error.status_code or 0) in TRANSIENT
+                if not transient or time.monotonic() > deadline:
+                    raise
+                log.warning("recording attempt %s failed (%s); retrying", message.claim_id, type(error).__name__)
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
 
     def _update(self, job: JobRecord, apply: Callable[[JobRecord], None]) -> None:
         """Apply a change to the job's status under its ETag, re-reading after a concurrent write."""

@@ -1,14 +1,23 @@
 """Claims: how one attempt of one occurrence runs once although the queue may deliver it twice.
 
-The first delivery inserts the claim and runs; a concurrent duplicate finds it and stops. A claim
-left `running` past its lease belongs to a worker that died mid-attempt: the next delivery takes it
-over (ETag-guarded, so only one worker can), which keeps delivery at-least-once without running an
-attempt twice while its first runner is alive.
+A claim names its runner: the delivery (queue message) that took it. Per delivery:
+- no claim yet: insert it, `running`, with a short lease, and run;
+- a claim of this very runner: a write of ours landed although we saw an error (a dropped answer the SDK
+  retried, or the host redelivering the message after our failure): resume it;
+- `done`: the attempt finished; stop;
+- another runner's live lease: a concurrent duplicate; stop;
+- another runner's expired lease: that runner may be dead. It is taken over only once it is provably
+  gone: its lease is not renewed during one more renewal period while this worker reaches storage (a live
+  runner renews every RENEW_EVERY and retries at once when storage comes back). The takeover is
+  ETag-guarded, so only one worker wins.
+A live runner renews its lease (see `renew`), so a crashed worker's attempt is taken over within
+LEASE + TAKEOVER_WAIT of its last renewal, and a slow attempt keeps its claim for as long as it runs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -17,7 +26,11 @@ from .history import delete_rows
 from .keys import job_scope
 from .tables import ConcurrencyError, Table, as_datetime
 
-LEASE = timedelta(minutes=3)  # longer than the 60 s action timeout plus bookkeeping
+LEASE = timedelta(seconds=10)
+RENEW_EVERY = 3.0  # seconds; a third of the lease, so two renewals may fail before the lease runs out
+# How long a claimant watches an expired lease before taking it: longer than a renewal period, so a runner
+# that is alive (for instance, retrying its bookkeeping through a storage outage) shows itself first.
+TAKEOVER_WAIT = RENEW_EVERY + 1.0
 
 
 @dataclass
@@ -25,32 +38,75 @@ class Claim:
     job: JobKey
     claim_id: str
     etag: str
-    # True when an expired lease was taken over: the first runner may have finished the attempt and
-    # died before the claim said so; the job's recent claims tell (see Executor.run).
+    runner: str = ""
+    # True when the attempt may have run before (a takeover, or this runner resuming): the first run may
+    # have finished and recorded it before the claim said so; the job's recent claims tell (Executor.run).
     taken_over: bool = False
 
 
 class ClaimStore:
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, takeover_wait: float = TAKEOVER_WAIT) -> None:
         self.table = table
+        self.takeover_wait = takeover_wait
 
-    def try_claim(self, job: JobKey, claim_id: str, now: datetime) -> Claim | None:
-        """The claim if this caller may run the attempt now; None if it ran or is running elsewhere."""
-        entity = {"PartitionKey": job_scope(job), "RowKey": claim_id, "Status": "running", "LeaseUntil": now + LEASE}
+    def _entity(self, job: JobKey, claim_id: str, runner: str, lease_until: datetime) -> dict[str, object]:
+        return {"PartitionKey": job_scope(job), "RowKey": claim_id, "Status": "running", "LeaseUntil": lease_until,
+                "Runner": runner}
+
+    def try_claim(self, job: JobKey, claim_id: str, now: datetime, runner: str = "",
+                  lease_until: datetime | None = None) -> Claim | None:
+        """The claim if `runner` may run the attempt now; None if it ran or is running elsewhere."""
+        entity = self._entity(job, claim_id, runner, lease_until or now + LEASE)
+        for _ in range(3):
+            try:
+                return Claim(job, claim_id, self.table.insert(entity), runner)
+            except ConcurrencyError:
+                pass
+            existing = self.table.get(job_scope(job), claim_id)
+            if existing is None:
+                continue  # released meanwhile: try the insert again
+            if existing.get("Status") == "done":
+                return None
+            if runner and existing.get("Runner") == runner:
+                return self._take(job, entity, existing)
+            lease = as_datetime(existing.get("LeaseUntil"))
+            if lease is not None and lease > now:
+                return None
+            time.sleep(self.takeover_wait)  # a live runner renews meanwhile; a dead one cannot
+            again = self.table.get(job_scope(job), claim_id)
+            if again is None:
+                continue
+            if again["etag"] != existing["etag"]:
+                return None  # renewed, finished or taken: not ours
+            return self._take(job, entity, again)
+        return None
+
+    def _take(self, job: JobKey, entity: dict[str, object], existing: dict[str, object]) -> Claim | None:
+        runner = str(entity["Runner"])
         try:
-            return Claim(job, claim_id, self.table.insert(entity))
+            etag: str | None = self.table.replace(entity, str(existing["etag"]))
         except ConcurrencyError:
-            pass
-        existing = self.table.get(job_scope(job), claim_id)
-        if existing is None or existing.get("Status") == "done":
-            return None
-        lease = as_datetime(existing.get("LeaseUntil"))
-        if lease is not None and lease > now:
-            return None
+            etag = self._still_ours(job, str(entity["RowKey"]), runner)  # our write may have landed unseen
+        return None if etag is None else Claim(job, str(entity["RowKey"]), etag, runner, taken_over=True)
+
+    def _still_ours(self, job: JobKey, claim_id: str, runner: str) -> str | None:
+        """The claim's ETag when it is `running` under this runner (a write we saw fail had landed), else None."""
+        found = self.table.get(job_scope(job), claim_id)
+        if runner and found is not None and found.get("Status") == "running" and found.get("Runner") == runner:
+            return str(found["etag"])
+        return None
+
+    def renew(self, claim: Claim, lease_until: datetime) -> bool:
+        """Extend a claim this runner holds; False when it is no longer ours (taken over, or gone)."""
+        entity = self._entity(claim.job, claim.claim_id, claim.runner, lease_until)
         try:
-            return Claim(job, claim_id, self.table.replace(entity, existing["etag"]), taken_over=True)
+            claim.etag = self.table.replace(entity, claim.etag)
         except ConcurrencyError:
-            return None
+            etag = self._still_ours(claim.job, claim.claim_id, claim.runner)
+            if etag is None:
+                return False
+            claim.etag = etag
+        return True
 
     def complete(self, claim: Claim) -> None:
         """Mark an attempt that changed no job as done. An attempt that updates its job is marked done

@@ -8,6 +8,8 @@ its due second, so the action runs on time instead of at the next timer tick. Th
 from __future__ import annotations
 
 import contextlib
+import math
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from azure.core.exceptions import ResourceExistsError
@@ -45,4 +47,28 @@ class OccurrenceQueue:
         """Enqueue, visible just before `message.due` (at once when that has passed), never expiring."""
         delay = min(max(message.due - now - EARLY_VISIBILITY, timedelta(0)), MAX_VISIBILITY)
         self.client.send_message(message.to_json(), visibility_timeout=int(delay.total_seconds()), time_to_live=-1)
+
+    def send_hidden(self, message: OccurrenceMessage, seconds: float) -> Receipt:
+        """Enqueue a copy visible only after `seconds` (a watchdog, see shared/leases.py); its receipt."""
+        sent = self.client.send_message(message.to_json(), visibility_timeout=_whole(seconds), time_to_live=-1)
+        return Receipt(sent.id, sent.pop_receipt)
+
+    def hide(self, receipt: Receipt, seconds: float) -> Receipt:
+        """Push a hidden message's visibility `seconds` from now; its new receipt."""
+        updated = self.client.update_message(receipt.id, receipt.pop_receipt, visibility_timeout=_whole(seconds))
+        return Receipt(receipt.id, updated.pop_receipt)
+
+    def delete(self, receipt: Receipt) -> None:
+        self.client.delete_message(receipt.id, receipt.pop_receipt)
+
+
+@dataclass(frozen=True)
+class Receipt:
+    id: str
+    pop_receipt: str
+
+
+def _whole(seconds: float) -> int:
+    # The queue counts visibility in whole seconds: round up, never make a message visible early.
+    return min(max(math.ceil(seconds), 0), int(MAX_VISIBILITY.total_seconds()))
 

@@ -12,7 +12,8 @@ Modes (`proxy.mode`, changeable at any time; new data follows the new mode):
 - "reset": reset every connection as soon as it is accepted (nothing reaches storage).
 - "down": refuse connections (the listening socket is closed), like storage being gone.
 
-`drop_ratio` (0..1) makes "drop" apply to that share of answers only, chosen at random.
+`drop_ratio` (0..1) makes "drop" apply to that share of answers, and "reset" to that share of new
+connections, chosen at random (seeded).
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ class FaultProxy:
             was_down = self.mode == "down"
             self.mode = mode
             listener, connections = self._listener, list(self._connections)
+        if mode == "reset" and self.drop_ratio >= 1:
+            for sock in connections:
+                _reset(sock)
         if mode == "down" and not was_down:
             self._listener = None
             if listener is not None:
@@ -89,7 +93,7 @@ class FaultProxy:
                 client, _ = listener.accept()
             except OSError:
                 return
-            if self.mode in ("reset", "down"):
+            if self.mode == "down" or (self.mode == "reset" and self._random.random() < self.drop_ratio):
                 _reset(client)
                 continue
             try:
@@ -114,7 +118,7 @@ class FaultProxy:
                 if answers and self.mode == "drop" and self._random.random() < self.drop_ratio:
                     self.dropped += 1
                     break  # storage applied the request; its answer is thrown away
-                if self.mode in ("reset", "down"):
+                if self.mode == "down":
                     break
                 sink.sendall(data)
         except OSError:
