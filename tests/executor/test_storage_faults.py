@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -35,10 +35,11 @@ def faults(azurite: Azurite) -> Iterator[StorageFaults]:
 @pytest.fixture
 def faulty(settings: Settings, faults: StorageFaults) -> Runtime:
     """The app's runtime reaching storage through the proxy (same tables and queue as `runtime`)."""
-    return Runtime.create(dataclasses.replace(settings, storage=StorageSettings(connection_string=faults.connection_string)))
+    proxied = StorageSettings(connection_string=faults.connection_string)
+    return Runtime.create(dataclasses.replace(settings, storage=proxied))
 
 
-def play_trigger(clean: Runtime, app: Runtime, seconds: float, until: callable) -> dict[str, int]:  # type: ignore[valid-type]
+def play_trigger(clean: Runtime, app: Runtime, seconds: float, until: Callable[[], bool]) -> dict[str, int]:
     report = {"handled": 0, "failed": 0}
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
