@@ -86,7 +86,8 @@ def delete_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
         jobs, after = rt.store.jobs.page_after(record.key, None, _BATCH, None)
         for job in jobs:
             purge_job(rt, job)
-        if after is None:
+        if after is None or not jobs:  # nothing readable left (a page of unreadable rows must not loop)
             break
+    rt.store.jobs.delete_rows_of(record.key)  # what is left could not be read: removed by key
     rt.store.collections.delete(record.key)
     return ApiResponse(200)

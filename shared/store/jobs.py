@@ -49,6 +49,10 @@ class JobStore:
         """True if this call removed the job (so exactly one of two concurrent deletes counts it)."""
         return self.table.delete(job_partition(key.collection_key), job_row(key), etag)
 
+    def delete_rows_of(self, collection: CollectionKey) -> None:
+        """Delete every job row left in the collection, readable or not (the end of a collection delete)."""
+        self.table.delete_partition(job_partition(collection))
+
     def _filter(self, collection: CollectionKey, state: JobState | None) -> tuple[str, dict[str, Any]]:
         query, params = "PartitionKey eq @pk", {"pk": job_partition(collection)}
         if state is not None:

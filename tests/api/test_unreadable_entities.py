@@ -111,3 +111,14 @@ def test_the_housekeeping_scan_skips_an_unreadable_job(inproc, runtime, caplog) 
     with caplog.at_level("ERROR"):
         names = [s.key.job for s in runtime.store.jobs.summaries()]
     assert names == ["fine"] and [r for r in caplog.records if "left out" in r.getMessage()]
+
+
+def test_a_collection_with_an_unreadable_job_is_deleted_completely(inproc, runtime) -> None:
+    inproc.put_collection()
+    for name in ("one", "two", "three"):
+        inproc.put_job("jc", name, _job_body())
+    partition, row = _job_row(runtime, "two")
+    _damage(runtime.store.jobs.table, partition, row, Document="{")
+    assert inproc.call("JobCollections_Delete", "DELETE", "jc").status == 200
+    assert inproc.call("JobCollections_Get", "GET", "jc").status == 404
+    assert list(runtime.store.jobs.table.query("PartitionKey eq @pk", {"pk": partition})) == []
