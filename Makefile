@@ -44,6 +44,7 @@ bench: setup
 	$(PY) bench/recurrence.py
 	$(PY) bench/fire.py
 	$(PY) bench/api.py
+	$(PY) bench/auth.py
 
 clean:
 	rm -rf $(VENV) .local

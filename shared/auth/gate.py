@@ -69,8 +69,8 @@ def admit(rt: Runtime, operation: str, request: ApiRequest) -> Access:
 def grants_of(rt: Runtime, principal: Principal, subscription: str) -> list[Grant]:
     ids = principal.ids
     grants = [Grant(ROOT, OWNER)] if ids & set(rt.settings.auth.owners) else []
-    for assignment in rt.store.role_assignments.for_subscription(subscription):
+    for assignment in rt.store.role_assignments.for_principals(subscription, ids):
         role = role_of(assignment.role_id)
-        if role is not None and assignment.principal_id in ids:
+        if role is not None:
             grants.append(Grant(assignment.scope, role))
     return grants

@@ -15,6 +15,10 @@ from .tables import ConcurrencyError, Entity, Table, as_datetime
 
 __all__ = ["ConcurrencyError", "RoleAssignmentRecord", "RoleAssignmentStore"]
 
+# Table Storage allows at most 15 comparisons in a filter: the PartitionKey and 14 principal ids. A caller in
+# more groups than that reads the whole partition (a handful of rows per subscription, filtered here).
+_FILTERED_IDS = 14
+
 
 @dataclass(frozen=True)
 class RoleAssignmentRecord:
@@ -34,6 +38,17 @@ class RoleAssignmentStore:
 
     def for_subscription(self, subscription: str) -> list[RoleAssignmentRecord]:
         found = self.table.query("PartitionKey eq @pk", {"pk": escape(subscription)})
+        return [record for record in map(_record, found) if record is not None]
+
+    def for_principals(self, subscription: str, principals: frozenset[str]) -> list[RoleAssignmentRecord]:
+        """The subscription's assignments naming one of `principals` (lower-case ids). A few ids are filtered by
+        the service (one small answer); a token with many groups reads the partition and filters here."""
+        if not principals or len(principals) > _FILTERED_IDS:
+            return [r for r in self.for_subscription(subscription) if r.principal_id in principals]
+        names = {f"p{i}": principal for i, principal in enumerate(sorted(principals))}
+        # Spaces around the parentheses: the SDK finds @names by splitting the filter on spaces.
+        ids = " or ".join(f"PrincipalId eq @{name}" for name in names)
+        found = self.table.query(f"PartitionKey eq @pk and ( {ids} )", {"pk": escape(subscription), **names})
         return [record for record in map(_record, found) if record is not None]
 
     def get(self, subscription: str, name: str) -> RoleAssignmentRecord | None:

@@ -1,0 +1,96 @@
+"""What `entra` mode adds to an API call, beside raw Table Storage, measured in one run against a fresh Azurite.
+
+Run from the repo root: `python bench/auth.py`. Calls the API in-process (`shared.api.handle`) for GET job as
+the same caller three ways: `none` mode (no check), `entra` mode with a real RS256 token (validated with PyJWT
+against a local issuer's keys, fetched once over loopback) and a role assignment at the resource group among
+`ASSIGNMENTS` in the subscription's partition (found with one filtered query), and raw storage (one entity
+get, and the whole partition's query that a caller in more than 14 groups costs instead).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from api import percentiles, request, timed  # noqa: E402
+
+from devhost.azurite import Azurite  # noqa: E402
+from shared import api  # noqa: E402
+from shared.runtime import Runtime  # noqa: E402
+from shared.settings import Settings, StorageSettings  # noqa: E402
+from tests.support.identity import local_issuer  # noqa: E402
+
+SUB, RG = "bench-sub", "bench-rg"
+SAMPLES = 300
+ASSIGNMENTS = 50
+READER = "acdd72a7-3385-48ef-bd42-f606fba81ae7"
+
+
+def _assign(rt: Runtime, principal: str, scope_route: dict[str, str]) -> None:
+    name = str(uuid.uuid4())
+    body = {"properties": {"roleDefinitionId": READER, "principalId": principal}}
+    answer = api.handle("RoleAssignments_Create", api.ApiRequest(
+        "PUT", "http://127.0.0.1/x", {**scope_route, "roleAssignmentName": name}, {"api-version": "2022-04-01"},
+        json.dumps(body).encode()), rt)
+    assert answer.status == 201, answer.body
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder, Azurite(Path(folder), in_memory=True) as azurite, \
+            local_issuer() as issuer:
+        settings = Settings(storage=StorageSettings(connection_string=azurite.connection_string),
+                            table_prefix=f"b{uuid.uuid4().hex[:8]}", occurrence_queue=f"bench-{uuid.uuid4().hex[:8]}")
+        open_rt = Runtime.create(settings)
+        created = api.handle("JobCollections_CreateOrUpdate", request("PUT", body={
+            "location": "westus", "properties": {"sku": {"name": "Standard"}}}), open_rt)
+        assert created.status == 201, created.body
+        put = api.handle("Jobs_CreateOrUpdate", request("PUT", "job", {"properties": {"action": {
+            "type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}}), open_rt)
+        assert put.status == 201, put.body
+        caller = str(uuid.uuid4())
+        for _ in range(ASSIGNMENTS - 1):
+            _assign(open_rt, str(uuid.uuid4()), {"subscriptionId": SUB, "resourceGroupName": RG})
+        _assign(open_rt, caller, {"subscriptionId": SUB, "resourceGroupName": RG})
+        entra_rt = Runtime.create(dataclasses.replace(settings, auth=issuer.settings()))
+        token = issuer.token(caller, lifetime=7200)
+        bench_request = dataclasses.replace(request("GET", "job"), headers={"Authorization": f"Bearer {token}"})
+
+        def get_open(_: int) -> None:
+            assert api.handle("Jobs_Get", bench_request, open_rt).status == 200
+
+        def get_entra(_: int) -> None:
+            answer = api.handle("Jobs_Get", bench_request, entra_rt)
+            assert answer.status == 200, answer.body
+
+        table = open_rt.store.jobs.table.client
+        sample = next(iter(table.list_entities(results_per_page=1)))
+        grants = open_rt.store.role_assignments.table.client
+
+        def raw_get(_: int) -> None:
+            table.get_entity(sample["PartitionKey"], sample["RowKey"])
+
+        def raw_partition(_: int) -> None:
+            assert len(list(grants.query_entities("PartitionKey eq @pk", parameters={"pk": SUB}))) == ASSIGNMENTS
+
+        get_entra(0)  # the first call fetches the issuer's metadata and keys
+        rows = [("GET job, SCHEDULER_AUTH=none", timed(get_open, SAMPLES)),
+                ("GET job, SCHEDULER_AUTH=entra", timed(get_entra, SAMPLES)),
+                ("raw: get entity", timed(raw_get, SAMPLES)),
+                (f"raw: query {ASSIGNMENTS} assignments", timed(raw_partition, SAMPLES))]
+        base = percentiles(rows[2][1])[0]
+        print(f"\nAuthentication + authorization cost (Azurite, in-process API, {ASSIGNMENTS} role assignments in "
+              "the subscription; ratios to one raw entity get)")
+        print(f"{'operation':<40}{'p50 ms':>9}{'p99 ms':>9}{'x get':>8}")
+        for name, samples in rows:
+            p50, p99 = percentiles(samples)
+            print(f"{name:<40}{p50:>9.2f}{p99:>9.2f}{p50 / base:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
