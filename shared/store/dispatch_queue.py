@@ -1,7 +1,8 @@
 """The dispatch queue: the minute timer puts one message per (minute bucket, shard) here, and the
 queue-triggered dispatcher handles each on whichever instance takes it.
 
-A message is `{"bucket": "YYYYMMDDHHMM", "shard": n}`, Base64 like every queue the app triggers on.
+A message is `{"bucket": "YYYYMMDDHHMM", "shard": n}` (and, with telemetry on, `"tp"`: the W3C traceparent of
+the tick that sent it), Base64 like every queue the app triggers on.
 Handling one is idempotent (entries already dispatched are gone, stale ones are dropped), so a
 duplicate or a redelivery after a crash costs one partition query and changes nothing.
 """
@@ -10,11 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from azure.core.exceptions import ResourceExistsError
 from azure.storage.queue import QueueClient
 
+from ..telemetry.propagation import current_traceparent
 from .queue import occurrence_queue_client
 
 
@@ -26,9 +28,12 @@ class MalformedTask(ValueError):
 class ShardTask:
     bucket: str
     shard: int
+    traceparent: str | None = field(default=None, compare=False)  # the sending tick's, when read from a message
 
     def to_json(self) -> str:
-        return json.dumps({"bucket": self.bucket, "shard": self.shard}, separators=(",", ":"))
+        traceparent = current_traceparent() or self.traceparent
+        return json.dumps({"bucket": self.bucket, "shard": self.shard, **({"tp": traceparent} if traceparent else {})},
+                          separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> ShardTask:
@@ -40,7 +45,7 @@ class ShardTask:
         if not (isinstance(bucket, str) and len(bucket) == 12 and bucket.isdigit()
                 and isinstance(shard, int) and 0 <= shard < 100):
             raise MalformedTask(f"not a bucket and shard: {text[:100]!r}")
-        return cls(bucket, shard)
+        return cls(bucket, shard, data["tp"] if isinstance(data.get("tp"), str) else None)
 
 
 class DispatchQueue:

@@ -6,8 +6,9 @@
   and `clock`, the report `tasks` and `enqueued`): a span per tick and the tick duration, then the heartbeat
   (shared/health.py), backlog and poison-queue depth. The heartbeat is written whether telemetry is on or off.
 - `traced_dispatch` wraps the dispatch of one task (a minute bucket and shard of the due index; `task` has
-  `bucket` and `shard`): a span, and the occurrences it queued. The occurrence messages it sends carry its
-  span as their parent. A tick's tasks run on whichever instance takes them from the dispatch queue.
+  `bucket`, `shard` and the sending tick's `traceparent`): a span, the child of the tick, and the occurrences
+  it queued. The occurrence messages it sends carry its span as their parent. A tick's tasks run on
+  whichever instance takes them from the dispatch queue.
 - `traced_execution` wraps an executor's `run(self, message)`: a CONSUMER span per delivered occurrence
   message, the child of the `traceparent` the message carries (the tick, API call or failed attempt that
   queued it), so one trace runs from a job's write or tick to its target. Outcome `skipped` unless
@@ -118,7 +119,8 @@ def traced_dispatch(dispatch: F) -> F:
             return dispatch(self, task, *args, **kwargs)
         attributes = {"scheduler.bucket": str(getattr(task, "bucket", "")),
                       "scheduler.shard": int(getattr(task, "shard", 0))}
-        with current.tracer.start_as_current_span(DISPATCH_SPAN, kind=SpanKind.INTERNAL,
+        parent = context_from(getattr(task, "traceparent", None))  # the tick's, when the task came by queue
+        with current.tracer.start_as_current_span(DISPATCH_SPAN, context=parent, kind=SpanKind.INTERNAL,
                                                   attributes=attributes) as span:
             report = dispatch(self, task, *args, **kwargs)
             counts = {name: int(getattr(report, name, 0)) for name in ("enqueued", "stale", "failed")}

@@ -15,6 +15,7 @@ from shared.model import JobState
 from shared.occurrence import OccurrenceMessage
 from shared.runtime import Runtime
 from shared.settings import Settings
+from shared.store.dispatch_queue import ShardTask
 from shared.telemetry import TelemetrySettings
 from shared.telemetry.setup import AZURE_MONITOR, CONSOLE, OTLP
 from tests.executor.peers.amqp import AmqpPeer, RunningPeer
@@ -83,3 +84,11 @@ def test_occurrence_messages_with_and_without_trace_context_read_back() -> None:
 ])
 def test_the_destination_follows_the_settings(env: dict[str, str], destination: str | None) -> None:
     assert TelemetrySettings.from_environment(env).destination == destination
+
+
+def test_dispatch_tasks_with_and_without_trace_context_read_back() -> None:
+    old = ShardTask.from_json('{"bucket":"202603011200","shard":3}')
+    assert old == ShardTask("202603011200", 3) and old.traceparent is None
+    traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    stamped = ShardTask.from_json(ShardTask("202603011200", 3, traceparent).to_json())
+    assert stamped.traceparent == traceparent

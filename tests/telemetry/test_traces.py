@@ -96,6 +96,7 @@ def test_a_tick_fans_out_and_each_dispatch_task_is_the_parent_of_its_occurrences
     assert tick.attributes["scheduler.backlog"] == 0
     dispatched = otel.spans("dispatch task")
     assert len(dispatched) == report.tasks
+    assert all(span.parent is not None and span.parent.span_id == tick.context.span_id for span in dispatched)
     (busy,) = [span for span in dispatched if span.attributes["scheduler.dispatch.enqueued"] == 1]
     (message,) = rt.store.queue.client.peek_messages()
     assert json.loads(message.content)["tp"][:52] == _traceparent(busy)
