@@ -100,7 +100,7 @@ def _start(settings: TelemetrySettings) -> str | None:
         from azure.monitor.opentelemetry import configure_azure_monitor
 
         configure_azure_monitor(
-            connection_string=settings.connection_string, credential=_credential(settings.authentication),
+            connection_string=settings.connection_string, credential=credential_from(settings.authentication),
             logger_name="shared", instrumentation_options={name: {"enabled": False} for name in _UNUSED},
         )
         use_providers(trace.get_tracer_provider(), metrics.get_meter_provider())
@@ -112,7 +112,7 @@ def _start(settings: TelemetrySettings) -> str | None:
     return destination
 
 
-def _credential(authentication: str | None) -> object | None:
+def credential_from(authentication: str | None) -> object | None:
     """The managed identity named by APPLICATIONINSIGHTS_AUTHENTICATION_STRING, as the Functions host reads it."""
     if not authentication:
         return None

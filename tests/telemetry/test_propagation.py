@@ -92,3 +92,14 @@ def test_dispatch_tasks_with_and_without_trace_context_read_back() -> None:
     traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
     stamped = ShardTask.from_json(ShardTask("202603011200", 3, traceparent).to_json())
     assert stamped.traceparent == traceparent
+
+
+def test_the_export_authenticates_with_the_identity_the_functions_host_uses() -> None:
+    from azure.identity import ManagedIdentityCredential
+
+    from shared.telemetry.setup import credential_from
+
+    assert isinstance(credential_from("Authorization=AAD;ClientId=00000000-0000-0000-0000-000000000001"),
+                      ManagedIdentityCredential)
+    assert isinstance(credential_from("Authorization=AAD"), ManagedIdentityCredential)
+    assert credential_from(None) is None and credential_from("Authorization=Other") is None
