@@ -7,9 +7,10 @@ AZURITE_VERSION := 3.35.0
 
 .PHONY: setup run test lint unit infra-check bench clean browser
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .  # the `scheduler` CLI
 	touch $@
 
 $(AZURITE):

@@ -1,0 +1,89 @@
+"""The management API over HTTP for the CLI: ARM paths, api-version, credentials, nextLink paging, and every
+failure as a `CliError` carrying the API's error code and the process exit code scripts rely on.
+
+Exit codes: 0 ok; 1 the API answered an error (4xx/5xx); 2 bad usage or input (Click's own code too);
+3 the endpoint could not be reached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import requests
+
+API_VERSION = "2016-03-01"
+DEFAULT_ENDPOINT = "http://127.0.0.1:7071/api"
+API_ERROR, USAGE_ERROR, UNREACHABLE = 1, 2, 3
+
+
+class CliError(Exception):
+    """One line for stderr (`code: message`) and the exit code."""
+
+    def __init__(self, code: str, message: str, exit_code: int = API_ERROR, status: int | None = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.exit_code, self.status = code, message, exit_code, status
+
+    def line(self) -> str:
+        status = f" (HTTP {self.status})" if self.status else ""
+        return f"error: {self.code}{status}: {self.message}"
+
+
+def collection_path(subscription: str, group: str, collection: str) -> str:
+    return (f"/subscriptions/{quote(subscription, safe='')}/resourceGroups/{quote(group, safe='')}"
+            f"/providers/Microsoft.Scheduler/jobCollections/{quote(collection, safe='')}")
+
+
+def job_path(subscription: str, group: str, collection: str, job: str) -> str:
+    return f"{collection_path(subscription, group, collection)}/jobs/{quote(job, safe='')}"
+
+
+@dataclass
+class ApiClient:
+    endpoint: str = DEFAULT_ENDPOINT
+    token: str | None = None
+    functions_key: str | None = None
+    timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        self.endpoint = self.endpoint.rstrip("/")
+        self._session = requests.Session()
+        self._session.headers["Accept"] = "application/json"
+        self._session.headers["User-Agent"] = "scheduler-cli"
+        if self.token:
+            self._session.headers["Authorization"] = f"Bearer {self.token}"
+        if self.functions_key:
+            self._session.headers["x-functions-key"] = self.functions_key
+
+    def call(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None) -> Any:
+        """The answer's JSON (None when empty); a CliError for any error answer."""
+        url = path if path.startswith(("http://", "https://")) else f"{self.endpoint}{path}"
+        params = {} if "api-version=" in url else {"api-version": API_VERSION}
+        params.update({k: v for k, v in (query or {}).items() if v is not None})
+        if path.startswith(("http://", "https://")) and urlsplit(url).netloc != urlsplit(self.endpoint).netloc:
+            raise CliError("Refused", f"nextLink points to another host ({urlsplit(url).netloc}).")
+        try:
+            response = self._session.request(method, url, params=params, json=body, timeout=self.timeout)
+        except requests.RequestException as error:
+            raise CliError("Unreachable", f"{self.endpoint}: {type(error).__name__}: {error}", UNREACHABLE) from None
+        try:
+            document = response.json() if response.content else None
+        except ValueError:
+            document = None
+        if response.status_code >= 400:
+            error = document.get("error") if isinstance(document, dict) else None
+            if isinstance(error, dict) and error.get("code"):
+                raise CliError(str(error["code"]), str(error.get("message", "")), API_ERROR, response.status_code)
+            raise CliError("HttpError", response.reason or "the API refused the request", API_ERROR,
+                           response.status_code)
+        return document
+
+    def list_all(self, path: str, query: dict[str, Any] | None = None, limit: int | None = None) -> list[Any]:
+        """Every item, following nextLink until it is absent or null (or `limit` items are read)."""
+        page = self.call("GET", path, query=query) or {}
+        items: list[Any] = list(page.get("value") or [])
+        while page.get("nextLink") and (limit is None or len(items) < limit):
+            page = self.call("GET", page["nextLink"]) or {}
+            items.extend(page.get("value") or [])
+        return items if limit is None else items[:limit]

@@ -1,0 +1,177 @@
+"""`scheduler jobs list|show|create|update|enable|disable|run|delete|history`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from shared.console.schedule import ScheduleError, describe
+
+from .client import USAGE_ERROR, CliError, collection_path, job_path
+from .context import guarded, options, read_json
+from .output import emit_fields, emit_json, emit_message, emit_table
+
+app = typer.Typer(help="Jobs of a collection.", no_args_is_help=True)
+
+Group = typer.Option(..., "--resource-group", "-g", help="Resource group.")
+Collection = typer.Option(..., "--collection", "-c", help="Job collection name.")
+Name = typer.Option(..., "--name", "-n", help="Job name.")
+File = typer.Option(..., "--file", "-f", help="JSON file (`-` for standard input).")
+
+
+def short_name(job: dict[str, Any]) -> str:
+    return str(job.get("name", "")).rsplit("/", 1)[-1]
+
+
+def words(properties: dict[str, Any]) -> str:
+    try:
+        return describe(properties.get("startTime"), properties.get("recurrence"))
+    except ScheduleError as error:
+        return f"? ({error})"
+
+
+def _definition(file: Path) -> dict[str, Any]:
+    body = read_json(file)
+    if not isinstance(body, dict):
+        raise CliError("InvalidJson", f"{file}: a JSON object is required", USAGE_ERROR)
+    return body if "properties" in body else {"properties": body}
+
+
+def _path(ctx: typer.Context, group: str, collection: str, name: str) -> str:
+    return job_path(options(ctx).require_subscription(), group, collection, name)
+
+
+def _saved(ctx: typer.Context, job: dict[str, Any], verb: str) -> None:
+    if options(ctx).json:
+        emit_json(job)
+    else:
+        state = (job.get("properties") or {}).get("state") if job else None
+        emit_message(f"Job {short_name(job) if job else ''} {verb}" + (f" (state {state})." if state else "."))
+
+
+@app.command("list")
+@guarded
+def list_jobs(ctx: typer.Context, group: str = Group, collection: str = Collection,
+              state: str = typer.Option(None, "--state", help="Only jobs in this state (Enabled, Disabled, ...)."),
+              top: int = typer.Option(None, "--top", min=1, help="At most this many jobs.")) -> None:
+    """Jobs with their state, schedule in words, next and last run, and counters."""
+    opts = options(ctx)
+    query = {"$filter": f"state eq '{state}'"} if state else {}
+    jobs = opts.client().list_all(f"{collection_path(opts.require_subscription(), group, collection)}/jobs",
+                                  query, limit=top)
+    if opts.json:
+        emit_json(jobs)
+        return
+    rows = []
+    for job in jobs:
+        p = job.get("properties") or {}
+        s = p.get("status") or {}
+        rows.append((short_name(job), p.get("state"), words(p), s.get("nextExecutionTime", "-"),
+                     s.get("lastExecutionTime", "-"),
+                     f"{s.get('executionCount', 0)}/{s.get('failureCount', 0)}/{s.get('faultedCount', 0)}"))
+    emit_table(f"Jobs of {collection}", ["Name", "State", "Schedule", "Next run", "Last run", "Runs/fail/faulted"],
+               rows)
+
+
+@app.command("show")
+@guarded
+def show(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name) -> None:
+    """One job: its definition (secrets are never returned) and status."""
+    job = options(ctx).client().call("GET", _path(ctx, group, collection, name))
+    if options(ctx).json:
+        emit_json(job)
+        return
+    p = job.get("properties") or {}
+    s = p.get("status") or {}
+    action = p.get("action") or {}
+    target = (action.get("request") or {}).get("uri") or (action.get("queueMessage") or {}).get("queueName") or ""
+    emit_fields(f"Job {name}", [
+        ("id", job.get("id")), ("state", p.get("state")), ("schedule", words(p)), ("start time", p.get("startTime")),
+        ("action", f"{action.get('type', '?')} {target}".strip()), ("next run", s.get("nextExecutionTime")),
+        ("last run", s.get("lastExecutionTime")),
+        ("runs / failures / faulted", f"{s.get('executionCount', 0)} / {s.get('failureCount', 0)} / "
+                                      f"{s.get('faultedCount', 0)}")])
+
+
+@app.command("create")
+@guarded
+def create(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
+           file: Path = File) -> None:
+    """Create or replace a job from a JobDefinition (or its properties) in JSON (PUT)."""
+    job = options(ctx).client().call("PUT", _path(ctx, group, collection, name), _definition(file))
+    _saved(ctx, job, "saved")
+
+
+@app.command("update")
+@guarded
+def update(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
+           file: Path = File) -> None:
+    """Change some properties of a job from JSON (PATCH: absent members are kept, secrets included)."""
+    job = options(ctx).client().call("PATCH", _path(ctx, group, collection, name), _definition(file))
+    _saved(ctx, job, "updated")
+
+
+def _set_state(ctx: typer.Context, group: str, collection: str, name: str, state: str) -> None:
+    job = options(ctx).client().call("PATCH", _path(ctx, group, collection, name), {"properties": {"state": state}})
+    _saved(ctx, job, state.lower())
+
+
+@app.command("enable")
+@guarded
+def enable(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name) -> None:
+    """Enable the job."""
+    _set_state(ctx, group, collection, name, "Enabled")
+
+
+@app.command("disable")
+@guarded
+def disable(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name) -> None:
+    """Disable the job."""
+    _set_state(ctx, group, collection, name, "Disabled")
+
+
+@app.command("run")
+@guarded
+def run(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name) -> None:
+    """Run the job now, once, outside its schedule."""
+    options(ctx).client().call("POST", f"{_path(ctx, group, collection, name)}/run")
+    emit_json({"job": name, "action": "run"}) if options(ctx).json else emit_message(f"Job {name}: run requested.")
+
+
+@app.command("delete")
+@guarded
+def delete(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
+           yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")) -> None:
+    """Delete the job and its history."""
+    if not yes:
+        typer.confirm(f"Delete job {name}?", abort=True)
+    options(ctx).client().call("DELETE", _path(ctx, group, collection, name))
+    emit_json({"job": name, "action": "delete"}) if options(ctx).json else emit_message(f"Job {name} deleted.")
+
+
+def _lateness(p: dict[str, Any]) -> str:
+    try:
+        started = datetime.fromisoformat(p["startTime"].replace("Z", "+00:00"))
+        expected = datetime.fromisoformat(p["expectedExecutionTime"].replace("Z", "+00:00"))
+    except (KeyError, AttributeError, ValueError):
+        return "-"
+    return f"{(started - expected).total_seconds():.1f}s"
+
+
+@app.command("history")
+@guarded
+def history(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
+            top: int = typer.Option(20, "--top", min=1, help="The newest N entries.")) -> None:
+    """The job's history, newest first, with lateness (start minus expected)."""
+    entries = options(ctx).client().list_all(f"{_path(ctx, group, collection, name)}/history", {"$top": top},
+                                             limit=top)
+    if options(ctx).json:
+        emit_json(entries)
+        return
+    rows = [(p.get("startTime"), p.get("status"), p.get("expectedExecutionTime"), _lateness(p), p.get("actionName"),
+             p.get("retryCount"), (p.get("message") or "")[:120])
+            for p in ((e.get("properties") or {}) for e in entries)]
+    emit_table(f"History of {name}", ["Started", "Status", "Expected", "Lateness", "Action", "Retry", "Message"], rows)

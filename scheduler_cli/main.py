@@ -1,0 +1,112 @@
+"""The `scheduler` command: global options, the command groups, `next` (offline) and `import`.
+
+Environment: SCHEDULER_ENDPOINT (default http://127.0.0.1:7071/api), SCHEDULER_SUBSCRIPTION, SCHEDULER_TOKEN
+(a bearer token sent as Authorization), SCHEDULER_FUNCTIONS_KEY (sent as x-functions-key). Flags win.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from shared.console.schedule import ScheduleError, describe, upcoming
+
+from . import collections, jobs
+from .client import DEFAULT_ENDPOINT, USAGE_ERROR, CliError
+from .context import Options, Output, guarded, options, read_json
+from .importer import import_resources
+from .output import emit_json, emit_message, emit_table
+
+app = typer.Typer(name="scheduler", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  help="Drive the scheduler's management API: collections, jobs, history, import of ARM templates.")
+app.add_typer(collections.app, name="collections")
+app.add_typer(jobs.app, name="jobs")
+
+
+@app.callback()
+def root(ctx: typer.Context,
+         endpoint: str = typer.Option(DEFAULT_ENDPOINT, "--endpoint", envvar="SCHEDULER_ENDPOINT",
+                                      help="The API's base URL."),
+         subscription: str = typer.Option(None, "--subscription", "-s", envvar="SCHEDULER_SUBSCRIPTION",
+                                          help="Subscription id."),
+         token: str = typer.Option(None, "--token", envvar="SCHEDULER_TOKEN", show_envvar=True,
+                                   help="Bearer token for the API (Authorization header)."),
+         functions_key: str = typer.Option(None, "--functions-key", envvar="SCHEDULER_FUNCTIONS_KEY",
+                                           help="Azure Functions key (x-functions-key header)."),
+         output: Output = typer.Option(Output.table, "--output", "-o", help="table or json.")) -> None:
+    ctx.obj = Options(endpoint, subscription, token, functions_key, output)
+
+
+def _properties(document: Any) -> dict[str, Any]:
+    """A job definition, its properties, or a bare recurrence, as {startTime, recurrence}."""
+    if not isinstance(document, dict):
+        raise CliError("InvalidJson", "a JSON object is required", USAGE_ERROR)
+    if isinstance(document.get("properties"), dict):
+        document = document["properties"]
+    if "recurrence" in document or "startTime" in document:
+        return {"startTime": document.get("startTime"), "recurrence": document.get("recurrence")}
+    return {"startTime": None, "recurrence": document}
+
+
+@app.command("next")
+@guarded
+def next_occurrences(ctx: typer.Context,
+                     file: Path = typer.Option(None, "--file", "-f", help="A job, its properties or a recurrence."),
+                     recurrence: str = typer.Option(None, "--recurrence", "-r", help="The same, inline JSON."),
+                     start: datetime = typer.Option(None, "--start", help="startTime (default: the file's, or now)."),
+                     after: datetime = typer.Option(None, "--after", help="List from this instant (default now)."),
+                     count: int = typer.Option(10, "--count", min=1, max=100, help="How many.")) -> None:
+    """The next occurrences of a recurrence, computed offline by the scheduler's own engine."""
+    import json
+
+    if (file is None) == (recurrence is None):
+        raise CliError("MissingRecurrence", "pass exactly one of --file and --recurrence", USAGE_ERROR)
+    try:
+        document = read_json(file) if file else json.loads(recurrence or "")
+    except ValueError as error:
+        raise CliError("InvalidJson", f"--recurrence: {error}", USAGE_ERROR) from None
+    p = _properties(document)
+    now = datetime.now(UTC)
+    begin = (start.replace(tzinfo=start.tzinfo or UTC) if start else None) or p["startTime"] or now
+    since = after.replace(tzinfo=after.tzinfo or UTC) if after else now
+    try:
+        words = describe(begin, p["recurrence"])
+        found = upcoming(begin, p["recurrence"], since, count)
+    except ScheduleError as error:
+        raise CliError("BadRequest", str(error), USAGE_ERROR) from None
+    instants = [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in found]
+    if options(ctx).json:
+        emit_json({"description": words, "occurrences": instants})
+        return
+    emit_message(words)
+    emit_table(None, ["#", "Occurrence (UTC)"], list(enumerate(instants, 1)))
+
+
+@app.command("import")
+@guarded
+def import_command(ctx: typer.Context,
+                   file: Path = typer.Argument(..., help="An ARM template, or an exported list of resources."),
+                   group: str = typer.Option(None, "--resource-group", "-g",
+                                             help="Resource group (templates; exported ids carry their own)."),
+                   location: str = typer.Option(None, "--location", "-l", help="resourceGroup().location."),
+                   parameter: list[str] = typer.Option(None, "--parameter", "-p",
+                                                       help="name=value, or a parameters JSON file (repeatable)."),
+                   what_if: bool = typer.Option(False, "--what-if", help="Only say what would change.")) -> None:
+    """Apply every Microsoft.Scheduler resource of a template or export: collections first, then jobs."""
+    opts = options(ctx)
+    outcome = import_resources(opts.client(), opts.require_subscription(), read_json(file), group, location,
+                               parameter or [], what_if)
+    if opts.json:
+        emit_json([r.to_json() for r in outcome])
+    else:
+        emit_table("What-if (nothing written)" if what_if else "Import", ["Result", "Type", "Resource", "Detail"],
+                   [(r.result, r.kind, r.label, r.detail) for r in outcome])
+    if any(r.result == "failed" for r in outcome):
+        raise typer.Exit(1)
+
+
+def run() -> None:
+    app()

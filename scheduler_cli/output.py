@@ -1,0 +1,50 @@
+"""What commands print: `--output json` prints the API's documents as they are (for scripts and jq);
+`--output table` (the default) prints Rich tables. Errors go to stderr, one line each."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _console() -> Console:
+    """Bound to the current stdout at each call; piped output gets a wide table instead of 80 columns."""
+    console = Console(soft_wrap=False)
+    if not console.is_terminal:
+        console = Console(soft_wrap=False, width=160)
+    return console
+
+
+def emit_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
+
+
+def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    table = Table(title=title, show_lines=False, header_style="bold")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*("" if cell is None else str(cell) for cell in row))
+    _console().print(table)
+
+
+def emit_fields(title: str, fields: Sequence[tuple[str, Any]]) -> None:
+    table = Table(title=title, show_header=False, box=None)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    for name, value in fields:
+        table.add_row(name, "" if value is None else str(value))
+    _console().print(table)
+
+
+def emit_message(text: str) -> None:
+    _console().print(text, highlight=False)
+
+
+def error_line(text: str) -> None:
+    sys.stderr.write(text + "\n")

@@ -1,0 +1,35 @@
+"""The real function_app.py under the project's local host, as a child process (the way
+tests/test_end_to_end.py starts it), on its own tables of the session's Azurite."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from devhost.azurite import Azurite, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def local_host(azurite: Azurite, **settings: str) -> Iterator[str]:
+    """Yields the API base URL (http://127.0.0.1:PORT/api) once the host serves; stops the host after."""
+    port = free_port()
+    env = {**os.environ, "AzureWebJobsStorage": azurite.connection_string,
+           "SCHEDULER_TABLE_PREFIX": f"h{uuid.uuid4().hex[:10]}", "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+           "REGION_NAME": "local", **settings}
+    process = subprocess.Popen([sys.executable, "-m", "devhost", "--port", str(port), "--in-process"], cwd=ROOT,
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout is not None
+        base = process.stdout.readline().strip()  # the host prints its base URL once it serves
+        assert base == f"http://127.0.0.1:{port}/api", base
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
