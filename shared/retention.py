@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from .clock import Clock
-from .model import JobState
-from .store import ConcurrencyError, Store
-from .store.jobs import JobSummary
+from .lifecycle import FINAL_STATES, purge_job
+from .store import Store
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +33,6 @@ HISTORY_MAX_ENTRIES = 1000
 HISTORY_MAX_AGE = timedelta(days=60)
 FINISHED_JOB_AGE = timedelta(days=60)
 CLAIM_MAX_AGE = timedelta(days=7)
-
-_FINISHED = {JobState.COMPLETED, JobState.FAULTED}
 
 
 @dataclass
@@ -58,8 +55,9 @@ class Retention:
         for job in self.store.jobs.summaries():
             report.jobs += 1
             ended = job.last_execution_time or job.created_time  # never ran: its creation
-            expired = job.state in _FINISHED and ended is not None and ended + FINISHED_JOB_AGE <= now
-            if expired and self._delete_job(job):
+            expired = job.state in FINAL_STATES and ended is not None and ended + FINISHED_JOB_AGE <= now
+            # The ETag: a job re-created or changed meanwhile is left alone.
+            if expired and purge_job(self.store, job.key, etag=job.etag):
                 report.jobs_deleted += 1
                 continue
             report.history_deleted += self.store.history.delete_before(job.key, now - HISTORY_MAX_AGE)
@@ -70,15 +68,3 @@ class Retention:
             report.claims_deleted += self.store.claims.delete_before(job.key, now - CLAIM_MAX_AGE)
         log.info("retention: %s", report)
         return report
-
-    def _delete_job(self, job: JobSummary) -> bool:
-        """Delete a finished job, then its history and claims, as a user's DELETE does. False if it changed."""
-        try:
-            # ETag: a job re-created meanwhile is not touched
-            if self.store.jobs.delete(job.key, job.etag):
-                self.store.collections.count_removed_job(job.key.collection_key)
-        except ConcurrencyError:
-            return False
-        self.store.history.delete_all(job.key)
-        self.store.claims.delete_all(job.key)
-        return True

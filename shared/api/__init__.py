@@ -14,14 +14,19 @@ from .. import auth
 from ..errors import ApiError
 from ..runtime import Runtime, runtime
 from ..telemetry import traced_api
-from .collection_reads import get_collection, list_by_resource_group, list_by_subscription
-from .collection_state import delete_collection, disable_collection, enable_collection
-from .collection_writes import patch_collection, put_collection
+from .collections import (
+    delete_collection,
+    disable_collection,
+    enable_collection,
+    get_collection,
+    list_by_resource_group,
+    list_by_subscription,
+    patch_collection,
+    put_collection,
+)
 from .health import health_response
-from .history import list_history
 from .http import ApiRequest, ApiResponse, run_operation
-from .job_writes import patch_job, put_job
-from .jobs import delete_job, get_job, list_jobs, run_job
+from .jobs import delete_job, get_job, list_history, list_jobs, patch_job, put_job, run_job
 from .openapi import openapi_document
 from .role_assignments import (
     create_role_assignment,

@@ -1,4 +1,4 @@
-"""Request plumbing shared by every operation: api-version, JSON bodies, validation errors.
+"""Request plumbing shared by every operation: api-version, query parameters, JSON bodies.
 
 Contract: every function here either returns a usable value or raises an ApiError (400) whose
 message names the offending query parameter or property path.
@@ -7,18 +7,14 @@ message names the offending query parameter or property path.
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
-
-from pydantic import ValidationError
+from typing import Any
 
 from ..errors import ApiError, bad_request
-from ..model import WireModel
+from ..lifecycle.documents import MAX_DEFINITION_BYTES
 from .http import ApiRequest
 
 SUPPORTED_API_VERSIONS = ("2016-03-01", "2016-01-01", "2014-08-01-preview")
-MAX_BODY_CHARS = 16_000  # "Maximum job size is 16K": bytes of the body, and of the definition as stored
-
-M = TypeVar("M", bound=WireModel)
+MAX_BODY_CHARS = MAX_DEFINITION_BYTES  # "Maximum job size is 16K": bytes of the body, as of the definition stored
 
 
 def query_value(request: ApiRequest, name: str) -> str | None:
@@ -37,19 +33,6 @@ def require_api_version(request: ApiRequest) -> None:
             f"The api-version query parameter is missing or not supported ('{version or ''}'); "
             f"supported versions: {', '.join(SUPPORTED_API_VERSIONS)}.",
         )
-
-
-def error_path(loc: tuple[Any, ...]) -> str:
-    """pydantic's ('properties', 'recurrence', 'schedule', 'hours', 2) -> properties.recurrence.schedule.hours[2]."""
-    path = ""
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif str(part).startswith(("function-", "json-or-python", "lax-or-strict")):
-            continue  # validator names pydantic puts in loc for unions and wrappers
-        else:
-            path += ("." if path else "") + str(part)
-    return path
 
 
 def _media_type(request: ApiRequest) -> str:
@@ -108,20 +91,3 @@ def read_json(request: ApiRequest, max_bytes: int = MAX_BODY_CHARS) -> dict[str,
     if not isinstance(data, dict):
         raise bad_request("The request body must be a JSON object.")
     return data
-
-
-def validate(model: type[M], data: dict[str, Any]) -> M:
-    """Validate a decoded body; the first problem becomes a 400 naming its property path."""
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        raise bad_request(str(first["msg"]), error_path(tuple(first["loc"])) or None) from exc
-    except RecursionError as exc:
-        raise bad_request("The request body is nested too deeply.") from exc
-
-
-def document_size(document: dict[str, Any]) -> int:
-    """Bytes of a definition as the store keeps it (compact JSON, non-ASCII escaped, so one byte per character):
-    what the 16,000 job size limit measures, and what keeps a stored document within a table property."""
-    return len(json.dumps(document, separators=(",", ":")).encode("utf-8"))

@@ -1,4 +1,5 @@
-"""Framework-neutral HTTP request/response, and the wrapper that turns every failure into an ARM error.
+"""Framework-neutral HTTP request/response, and the wrapper that turns every failure into an ARM error
+(the lifecycle's refusals included: `_ARM_ERRORS`).
 
 `function_app.py` translates `func.HttpRequest` into `ApiRequest` and `ApiResponse` back, so nothing
 in `shared/` imports azure.functions and the API is testable without a host.
@@ -16,6 +17,14 @@ from typing import Any
 from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
 
 from ..errors import ApiError
+from ..lifecycle.errors import (
+    CollectionNotFound,
+    Conflict,
+    InvalidDefinition,
+    JobNotFound,
+    LifecycleError,
+    QuotaExceeded,
+)
 from ..store.readable import UnreadableEntity
 
 log = logging.getLogger(__name__)
@@ -23,6 +32,15 @@ log = logging.getLogger(__name__)
 # Seconds an ARM client is told to wait when storage is unreachable: the storage clients give up within
 # a few seconds, and outages worth a 503 last seconds to minutes.
 STORAGE_RETRY_AFTER = 5
+
+# The lifecycle's refusals as ARM errors: the one place a domain error gets an HTTP status.
+_ARM_ERRORS: tuple[tuple[type[LifecycleError], int, str], ...] = (
+    (InvalidDefinition, 400, "BadRequest"),
+    (JobNotFound, 404, "ResourceNotFound"),
+    (CollectionNotFound, 404, "ResourceNotFound"),
+    (QuotaExceeded, 409, "Conflict"),
+    (Conflict, 409, "Conflict"),
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +79,8 @@ def run_operation(operation: Callable[[ApiRequest], ApiResponse], request: ApiRe
         response = operation(request)
     except ApiError as error:
         response = ApiResponse(error.status, error.to_wire(), error.headers)
+    except LifecycleError as error:
+        response = arm_error(error)
     except UnreadableEntity as error:  # logged with its keys; the client learns which resource and what to do
         log.error("%s: %s", name, error)
         response = ApiResponse(409, {"error": {"code": "StoredResourceUnreadable", "message": (
@@ -78,6 +98,14 @@ def run_operation(operation: Callable[[ApiRequest], ApiResponse], request: ApiRe
         log.exception("unhandled error in %s", name)
         response = _internal_error()
     return ApiResponse(response.status, response.body, {**_common_headers(), **response.headers})
+
+
+def arm_error(error: LifecycleError) -> ApiResponse:
+    for kind, status, code in _ARM_ERRORS:
+        if isinstance(error, kind):
+            return ApiResponse(status, {"error": {"code": code, "message": error.message}})
+    log.error("no ARM error for the refusal %s", type(error).__name__)  # a kind added without its mapping
+    return _internal_error()
 
 
 def _internal_error() -> ApiResponse:

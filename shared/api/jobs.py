@@ -1,78 +1,70 @@
-"""Job operations other than writes: GET, DELETE, run now, and the list (PUT/PATCH are in job_writes.py)."""
+"""Job operations over HTTP: GET, PUT, PATCH, DELETE, run now, the list and the history.
+
+Each handler parses the request, calls the lifecycle (shared/lifecycle) and renders its answer; what
+the lifecycle refuses becomes an ARM error in http.py.
+"""
 
 from __future__ import annotations
 
-from ..errors import conflict, not_found
-from ..occurrence import OccurrenceMessage, Trigger
+from typing import TYPE_CHECKING, Any
+
+from .. import lifecycle
+from ..errors import bad_request
+from ..lifecycle.documents import canonical_keys
+from ..model import JobDefinition, JobState
 from ..records import JobRecord
-from ..runtime import Runtime
-from ..store.readable import UnreadableEntity
-from .collection_reads import live_collection
-from .common import require_api_version
-from .filters import job_state_filter
+from .common import read_json, require_api_version
+from .filters import history_status_filter, job_state_filter
 from .http import ApiRequest, ApiResponse
-from .job_count import release_job
 from .paging import list_body, next_link, page_request, token_text
 from .paths import collection_key, job_key
-from .planner import FINAL_STATES
-from .render import render_job
+from .render import render_history, render_job
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+
+
+def _properties_of(request: ApiRequest) -> dict[str, Any]:
+    properties = canonical_keys(read_json(request), JobDefinition).get("properties")
+    if properties is None:
+        return {}
+    if not isinstance(properties, dict):
+        raise bad_request("properties must be an object.", "properties")
+    return properties
+
+
+def _answer(rt: Runtime, record: JobRecord, status: int) -> ApiResponse:
+    body = render_job(record, rt.clock.now(), with_status=record.state != JobState.DISABLED)
+    return ApiResponse(status, body)
 
 
 def get_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     require_api_version(request)
+    return ApiResponse(200, render_job(lifecycle.get_job(rt, job_key(request)), rt.clock.now()))
+
+
+def put_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
+    require_api_version(request)
     key = job_key(request)
-    record = rt.store.jobs.get(key)
-    if record is None:
-        raise not_found(f"job '{key.job}'")
-    return ApiResponse(200, render_job(record, rt.clock.now()))
+    record, created = lifecycle.put_job(rt, key, _properties_of(request))
+    return _answer(rt, record, 201 if created else 200)
 
 
-def purge_job(rt: Runtime, record: JobRecord) -> bool:
-    """Remove a job and everything kept for it: due entry, history, claims. The job goes first, so a
-    queued occurrence finds nothing to run even while the rest is being cleaned up. True if this call
-    removed the job (a concurrent delete may have)."""
-    removed = rt.store.jobs.delete(record.key)
-    if record.next_execution_time is not None:
-        rt.store.due.remove(record.key, record.next_execution_time)
-    rt.store.history.delete_all(record.key)
-    rt.store.claims.delete_all(record.key)
-    return removed
+def patch_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
+    require_api_version(request)
+    key = job_key(request)
+    return _answer(rt, lifecycle.patch_job(rt, key, _properties_of(request)), 200)
 
 
 def delete_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     require_api_version(request)
-    key = job_key(request)
-    try:
-        record = rt.store.jobs.get(key)
-    except UnreadableEntity:
-        # The way out for a job that cannot be read: remove what is kept by key (a due entry left behind
-        # names a job that no longer exists, so the dispatcher drops it as stale).
-        rt.store.jobs.delete(key)
-        rt.store.history.delete_all(key)
-        rt.store.claims.delete_all(key)
-        return ApiResponse(200)
-    if record is None:
-        raise not_found(f"job '{key.job}'")
-    if purge_job(rt, record):
-        release_job(rt, key.collection_key)
+    lifecycle.delete_job(rt, job_key(request))
     return ApiResponse(200)
 
 
 def run_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    """Queue one occurrence now (docs/decisions.md [11]): it counts as an execution, not toward `count`, and
-    leaves nextExecutionTime alone. Enabled or Disabled jobs only; the executor gates the collection."""
     require_api_version(request)
-    key = job_key(request)
-    live_collection(rt, key.collection_key)
-    record = rt.store.jobs.get(key)
-    if record is None:
-        raise not_found(f"job '{key.job}'")
-    if record.state in FINAL_STATES:
-        raise conflict(f"The job is {record.state.value}; a {record.state.value} job cannot run.")
-    now = rt.clock.now()
-    message = OccurrenceMessage(record.key, occurrence=now, due=now, trigger=Trigger.RUN_NOW,
-                                generation=record.generation)
-    rt.store.queue.send(message, now)
+    lifecycle.run_job(rt, job_key(request))
     return ApiResponse(200)
 
 
@@ -81,13 +73,26 @@ def list_jobs(rt: Runtime, request: ApiRequest) -> ApiResponse:
     key = collection_key(request)
     state = job_state_filter(request)
     page = page_request(request)
-    live_collection(rt, key)
     after = token_text(page.token, "after") if page.token is not None else None
-    if page.token is None and page.skip:
-        after, exhausted = rt.store.jobs.skip(key, state, page.skip)
-        if exhausted:
-            return ApiResponse(200, list_body([], None))
-    records, cursor = rt.store.jobs.page_after(key, state, page.size, after)
+    records, cursor = lifecycle.jobs_page(rt, key, state, page.size, after, page.skip if page.token is None else 0)
     now = rt.clock.now()
     link = next_link(request, {"after": cursor} if cursor else None)
     return ApiResponse(200, list_body([render_job(r, now) for r in records], link))
+
+
+def list_history(rt: Runtime, request: ApiRequest) -> ApiResponse:
+    """Newest first, `$filter=status eq '...'`, paged with an absolute nextLink whose `$skiptoken` carries the
+    store's continuation."""
+    require_api_version(request)
+    key = job_key(request)
+    status = history_status_filter(request)
+    page = page_request(request)
+    continuation: Any = None
+    if page.token is not None:
+        continuation = page.token.get("c")
+        if not isinstance(continuation, dict):
+            raise bad_request("$skiptoken is not a token this service issued.", "$skiptoken")
+    records, token = lifecycle.history_page(rt, key, status, page.size, continuation,
+                                            page.skip if page.token is None else 0)
+    link = next_link(request, {"c": token} if token else None)
+    return ApiResponse(200, list_body([render_history(r) for r in records], link))

@@ -23,13 +23,13 @@ from .jobs import JobStore
 from .queue import OccurrenceQueue
 from .role_assignments import RoleAssignmentRecord, RoleAssignmentStore
 from .sealing import Keyring
-from .tables import ConcurrencyError, Table
+from .tables import ConcurrencyError, Table, read_modify_write
 
 __all__ = [
     "Claim", "ClaimStore", "CollectionStore", "ConcurrencyError", "DispatchQueue", "DueEntry", "DueIndex",
     "HistoryStore",
     "JobStore", "OccurrenceQueue", "RoleAssignmentRecord", "RoleAssignmentStore", "Store", "bucket_of",
-    "bucket_start",
+    "bucket_start", "read_modify_write",
 ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from ..keys import CollectionKey
@@ -11,7 +12,7 @@ from ..records import CollectionRecord
 from .keys import collection_partition, collection_row, escape
 from .pages import page_after, skip_rows
 from .readable import read_each, read_one
-from .tables import ConcurrencyError, Entity, Table
+from .tables import Entity, Table, read_modify_write
 
 
 class CollectionStore:
@@ -33,19 +34,12 @@ class CollectionStore:
 
     def count_removed_job(self, key: CollectionKey, attempts: int = 50) -> None:
         """One job fewer in the collection's count, under its ETag. Nothing when the collection is gone or
-        its count is not kept yet; a count that keeps changing for `attempts` reads is left (logged by the
-        caller's exception) rather than written blindly."""
-        for _ in range(attempts):
-            record = self.get(key)
-            if record is None or record.job_count is None:
-                return
-            record.job_count = max(record.job_count - 1, 0)
-            try:
-                self.replace(record)
-                return
-            except ConcurrencyError:
-                continue
-        raise ConcurrencyError(f"the job count of {key.collection} kept changing")
+        its count is not kept yet; a count that keeps changing for `attempts` reads is left (ConcurrencyError,
+        logged by the caller) rather than written blindly."""
+        def fewer(record: CollectionRecord) -> CollectionRecord | None:
+            return None if record.job_count is None else replace(record, job_count=max(record.job_count - 1, 0))
+
+        read_modify_write(lambda: self.get(key), fewer, lambda new, _: self.replace(new), attempts=attempts)
 
     def delete(self, key: CollectionKey) -> None:
         self.table.delete(collection_partition(key), collection_row(key))

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from azure.core import MatchConditions
 from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import EdmType, EntityProperty, TableClient, UpdateMode
 
 Entity = dict[str, Any]
+R = TypeVar("R")
 
 
 class ConcurrencyError(Exception):
@@ -89,6 +90,34 @@ class Table:
         for start in range(0, len(rows), 100):
             batch = [("delete", {"PartitionKey": partition, "RowKey": row}) for row in rows[start:start + 100]]
             self.client.submit_transaction(batch)
+
+
+def read_modify_write(
+    read: Callable[[], R | None], change: Callable[[R], R | None], write: Callable[[R, R], R], *,
+    attempts: int, current: R | None = None, pause: Callable[[int], None] | None = None,
+) -> R | None:
+    """The one ETag read-modify-write loop: read (or start from `current`), decide, write under the ETag read;
+    when somebody else wrote in between (ConcurrencyError), read again and decide again.
+
+    `change` returns the record to write, or None when nothing is to be written (then the current record is
+    returned); it may raise to refuse. `write(updated, current)` passes the ETag `updated` carries. Returns
+    what was written, the unchanged current record, or None when the record is gone. After `attempts` lost
+    races, ConcurrencyError; `pause(attempt)` runs before each re-read (jitter spreads racing writers).
+    """
+    record = current if current is not None else read()
+    for attempt in range(attempts):
+        if record is None:
+            return None
+        updated = change(record)
+        if updated is None:
+            return record
+        try:
+            return write(updated, record)
+        except ConcurrencyError:
+            if pause is not None:
+                pause(attempt)
+            record = read()
+    raise ConcurrencyError(f"the entity kept changing ({attempts} attempts)")
 
 
 def _clean(entity: Entity) -> Entity:

@@ -1,4 +1,7 @@
-"""PATCH merging and secret carrying, on the JSON documents of our wire models.
+"""Definitions as JSON documents: canonical member names, model validation, PATCH merging, secret carrying,
+and the size a definition takes as stored.
+
+Validation failures are InvalidDefinition naming the property path (`properties.recurrence.schedule.hours[2]`).
 
 Rules (docs/decisions.md, Q9): a PATCH body is a partial definition; nested objects merge, arrays and
 scalars replace, an explicit `null` removes the member (so `"authentication": null` removes
@@ -10,15 +13,21 @@ members that belonged to the old type are dropped instead of merged into the new
 
 from __future__ import annotations
 
+import json
 import types
 from collections.abc import Callable
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from ..errors import bad_request
 from ..keys import fold_case
+from ..model import WireModel
+from .errors import InvalidDefinition
+
+MAX_DEFINITION_BYTES = 16_000  # "Maximum job size is 16K": of a request body, and of a definition as stored
+
+M = TypeVar("M", bound=WireModel)
 
 # Action members that do not depend on the action type and survive a change of type.
 _TYPE_INDEPENDENT = {"retryPolicy", "errorAction"}
@@ -64,7 +73,7 @@ def canonical_keys(data: Any, model: type[BaseModel]) -> Any:
         canonical, annotation = fields.get(fold_case(key), (key, None)) if isinstance(key, str) else (key, None)
         if canonical in result and annotation is not None:
             # Property names ignore case, so `location` and `Location` are the same member sent twice.
-            raise bad_request(f"The member '{canonical}' is given twice (property names ignore case).")
+            raise InvalidDefinition(f"The member '{canonical}' is given twice (property names ignore case).")
         nested = _nested_model(annotation) if annotation is not None else None
         if nested and nested[0] == "model":
             value = canonical_keys(value, nested[1])
@@ -182,3 +191,33 @@ def drop_stale_secrets(merged_action: dict[str, Any] | None, stored_action: dict
 def _identity(identity: Identity, action: dict[str, Any] | None,
               prefix: tuple[str, ...], holder: dict[str, Any]) -> str:
     return identity(_walk(action, prefix) or {}, holder)
+
+
+def error_path(loc: tuple[Any, ...]) -> str:
+    """pydantic's ('properties', 'recurrence', 'schedule', 'hours', 2) -> properties.recurrence.schedule.hours[2]."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif str(part).startswith(("function-", "json-or-python", "lax-or-strict")):
+            continue  # validator names pydantic puts in loc for unions and wrappers
+        else:
+            path += ("." if path else "") + str(part)
+    return path
+
+
+def validate(model: type[M], data: dict[str, Any]) -> M:
+    """Validate a decoded document; the first problem is an InvalidDefinition naming its property path."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        raise InvalidDefinition(str(first["msg"]), error_path(tuple(first["loc"])) or None) from exc
+    except RecursionError as exc:
+        raise InvalidDefinition("The request body is nested too deeply.") from exc
+
+
+def document_size(document: dict[str, Any]) -> int:
+    """Bytes of a definition as the store keeps it (compact JSON, non-ASCII escaped, so one byte per character):
+    what the 16,000 job size limit measures, and what keeps a stored document within a table property."""
+    return len(json.dumps(document, separators=(",", ":")).encode("utf-8"))

@@ -16,14 +16,17 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from ..errors import conflict
 from ..keys import CollectionKey
+from ..model import JobCollectionState
 from ..records import CollectionRecord
-from ..runtime import Runtime
-from ..store import ConcurrencyError
-from .collection_reads import live_collection
+from ..store import ConcurrencyError, read_modify_write
+from .errors import CollectionNotFound, Conflict
 from .quotas import check_job_count, limits_of
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 # Creates racing for one collection retry their increment; each round trip lets one of them through, so
 # this bounds the wait of a create among that many concurrent ones (a slow retry is still not a wrong answer).
@@ -32,23 +35,30 @@ _ANY_COUNT = 1 << 30
 
 
 def reserve_job(rt: Runtime, collection: CollectionRecord) -> None:
-    """Count one more job in the collection; 409 when it holds its maximum already."""
+    """Count one more job in the collection; QuotaExceeded when it holds its maximum already."""
     key = collection.key
-    record = collection
-    for attempt in range(RESERVE_ATTEMPTS):
-        limits = limits_of(record.definition)
+
+    def one_more(record: CollectionRecord) -> CollectionRecord:
+        if record.state == JobCollectionState.DELETED:
+            raise CollectionNotFound(key)
         current = record.job_count
         if current is None:
             current = rt.store.jobs.count_up_to(key, _ANY_COUNT)
-        check_job_count(limits, current)
-        try:
-            rt.store.collections.replace(replace(record, job_count=current + 1))
-            return
-        except ConcurrencyError:
-            # Jitter spreads the racers' next attempts, so each round lets one through instead of none.
-            time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
-            record = live_collection(rt, key)
-    raise conflict("The job collection was changed by too many requests at once; retry.")
+        check_job_count(limits_of(record.definition), current)
+        return replace(record, job_count=current + 1)
+
+    def jitter(attempt: int) -> None:
+        # Spreads the racers' next attempts, so each round lets one through instead of none.
+        time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
+
+    try:
+        found = read_modify_write(lambda: rt.store.collections.get(key), one_more,
+                                  lambda new, _: rt.store.collections.replace(new),
+                                  attempts=RESERVE_ATTEMPTS, current=collection, pause=jitter)
+    except ConcurrencyError as exc:
+        raise Conflict("The job collection was changed by too many requests at once; retry.") from exc
+    if found is None:
+        raise CollectionNotFound(key)
 
 
 def release_job(rt: Runtime, key: CollectionKey) -> None:

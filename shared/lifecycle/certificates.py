@@ -14,7 +14,7 @@ from datetime import datetime
 
 from cryptography.hazmat.primitives.serialization import Encoding, pkcs12
 
-from ..errors import bad_request
+from .errors import InvalidDefinition
 
 
 @dataclass(frozen=True)
@@ -25,17 +25,17 @@ class CertificateFacts:
 
 
 def describe_pfx(pfx: str, password: str | None, path: str) -> CertificateFacts:
-    """Open a base64 PKCS#12 with its password; 400 naming `path` when that fails or holds no certificate."""
+    """Open a base64 PKCS#12 with its password; InvalidDefinition naming `path` when that fails or finds none."""
     try:
         data = base64.b64decode(pfx, validate=True)
     except (binascii.Error, ValueError) as exc:
-        raise bad_request("pfx must be a base64-encoded PKCS#12 (PFX) file.", f"{path}.pfx") from exc
+        raise InvalidDefinition("pfx must be a base64-encoded PKCS#12 (PFX) file.", f"{path}.pfx") from exc
     try:
         _, certificate, _ = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
     except (ValueError, TypeError) as exc:
-        raise bad_request("The PFX cannot be opened with this password.", f"{path}.password") from exc
+        raise InvalidDefinition("The PFX cannot be opened with this password.", f"{path}.password") from exc
     if certificate is None:
-        raise bad_request("The PFX holds no certificate.", f"{path}.pfx")
+        raise InvalidDefinition("The PFX holds no certificate.", f"{path}.pfx")
     return CertificateFacts(
         thumbprint=hashlib.sha1(certificate.public_bytes(Encoding.DER)).hexdigest().upper(),  # noqa: S324 - a thumbprint is SHA-1 by definition
         subject=certificate.subject.rfc4514_string(),

@@ -1,29 +1,31 @@
-"""Planning a written job: store it with its first occurrence, keep the due index consistent, and queue
-the occurrence right away when the dispatcher's next tick would be too late.
+"""Where a job is written: `store_job` is the one function that stores a job's definition or state.
 
-Contract for every job write (PUT, PATCH, enable, disable, collection enable/disable):
+Every write of a definition or a state (PUT, PATCH, enable, disable, collection enable/disable and their
+cascade) goes through it; the dispatcher's advance and the executor's counters update a stored record
+in place under its ETag and never change its definition, state rules or plan.
+
+Contract:
 - the new record carries a new `generation`, so occurrences queued for the old definition are dropped;
 - an Enabled job has `next_execution_time` = its first occurrence from now and a due-index entry for it;
   an Enabled job with no occurrence left becomes Completed (e.g. endTime already past);
 - a Disabled, Completed or Faulted job has no `next_execution_time` and no due-index entry;
-- the entry of the replaced record (at `existing.next_execution_time`) is removed.
+- the entry of the replaced record (at `existing.next_execution_time`) is removed;
+- an occurrence before the dispatch horizon is queued right away (the dispatcher's next tick would be late).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from ..dispatcher import dispatch_horizon
-from ..errors import conflict
 from ..model import JobState
 from ..planning import first_occurrence
 from ..records import JobRecord
-from ..runtime import Runtime
 from ..store import ConcurrencyError
 
-# Final states: a job that reached one keeps it (docs/decisions.md); it can still be deleted.
-FINAL_STATES = frozenset({JobState.COMPLETED, JobState.FAULTED})
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 
 def new_generation(existing: JobRecord | None, now: datetime) -> int:
@@ -31,7 +33,7 @@ def new_generation(existing: JobRecord | None, now: datetime) -> int:
     return max(existing.generation + 1 if existing else 0, int(now.timestamp() * 1000))
 
 
-def store_planned(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime) -> None:
+def store_job(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime) -> None:
     """Plan and store `record` (replacing `existing` under its ETag); ConcurrencyError if that changed meanwhile."""
     enabled = record.state == JobState.ENABLED
     first = first_occurrence(record, now) if enabled else None
@@ -57,29 +59,3 @@ def store_planned(rt: Runtime, record: JobRecord, existing: JobRecord | None, no
         rt.store.due.remove(record.key, old_due)
     if first is not None and first < dispatch_horizon(now):
         rt.dispatcher.dispatch(record, first, now)
-
-
-def plan(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime) -> None:
-    """store_planned for a request: a concurrent change of the same job becomes a 409 the client can retry."""
-    try:
-        store_planned(rt, record, existing, now)
-    except ConcurrencyError as exc:
-        raise conflict("The job was changed by another request; retry.") from exc
-
-
-def set_job_state(rt: Runtime, job: JobRecord, from_state: JobState, to_state: JobState, now: datetime) -> None:
-    """Move a job from one state to another and re-plan it (collection enable/disable), re-reading on races.
-
-    Does nothing if the job is gone or no longer in `from_state` (a concurrent write decided otherwise).
-    """
-    current: JobRecord | None = job
-    for _ in range(5):
-        if current is None or current.state != from_state:
-            return
-        updated = replace(current, state=to_state, generation=new_generation(current, now))
-        try:
-            store_planned(rt, updated, current, now)
-            return
-        except ConcurrencyError:
-            current = rt.store.jobs.get(job.key)
-    raise conflict(f"The job '{job.key.job}' kept changing; retry.")

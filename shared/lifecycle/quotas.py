@@ -2,7 +2,7 @@
 
 docs/decisions.md: Free 5 jobs, at most hourly, no outbound authentication, one per subscription;
 Standard 50 per minute; P10Premium 50; P20Premium 1000. `quota.maxJobCount` and
-`quota.maxRecurrence` may tighten the plan, never loosen it. Exceeding count or frequency is a 409;
+`quota.maxRecurrence` may tighten the plan, never loosen it. Exceeding count or frequency is QuotaExceeded (a 409);
 frequency is the smallest gap between two consecutive occurrences of the expanded schedule.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from ..errors import conflict
 from ..model import (
     HttpAuthenticationType,
     JobCollectionDefinition,
@@ -21,6 +20,7 @@ from ..model import (
     SkuName,
 )
 from ..recurrence import OccurrenceSeries
+from .errors import QuotaExceeded
 
 
 @dataclass(frozen=True)
@@ -87,11 +87,11 @@ def _authenticated(action: JobErrorAction | None) -> bool:
 
 
 def check_job(limits: Limits, properties: JobProperties, series: OccurrenceSeries | None, name: str) -> None:
-    """409 when the job recurs more often than the collection allows, or authenticates on a Free plan."""
+    """QuotaExceeded when the job recurs more often than the collection allows, or authenticates on a Free plan."""
     recurrence = properties.recurrence
     gap = series.min_gap() if series is not None and recurrence is not None and recurrence.count != 1 else None
     if gap is not None and gap < limits.min_gap:
-        raise conflict(
+        raise QuotaExceeded(
             f"properties.recurrence: job '{name}' would run every {_describe(gap)} at the shortest, more often "
             f"than its job collection allows (at most once every {_describe(limits.min_gap)})."
         )
@@ -100,16 +100,16 @@ def check_job(limits: Limits, properties: JobProperties, series: OccurrenceSerie
         for path, target in (("properties.action", action),
                              ("properties.action.errorAction", action.error_action if action else None)):
             if _authenticated(target):
-                raise conflict(
+                raise QuotaExceeded(
                     f"{path}.request.authentication: job '{name}' uses outbound authentication, which the "
                     f"{limits.sku.value} plan does not allow."
                 )
 
 
 def check_job_count(limits: Limits, current: int) -> None:
-    """409 when a collection already holding `current` jobs cannot take one more."""
+    """QuotaExceeded when a collection already holding `current` jobs cannot take one more."""
     if current >= limits.max_jobs:
-        raise conflict(
+        raise QuotaExceeded(
             f"The job collection holds {current} jobs, its maximum (maxJobCount {limits.max_jobs} on the "
             f"{limits.sku.value} plan); delete a job or raise the quota first."
         )

@@ -1,52 +1,49 @@
-"""Job collection writes: PUT (create 201 / replace 200) and PATCH (merge), one pipeline for both.
+"""Job collection writes: PUT (create or replace) and PATCH (merge), one pipeline for both.
 
-request -> canonical JSON (PATCH merged onto the stored definition) -> model validation (400) ->
-collection rules (400) -> plan rules against the subscription and the jobs it holds (409) -> store ->
-state cascade. A change between Enabled and Disabled cascades to the jobs like POST enable/disable.
+definition (PATCH merged onto the stored one) -> model validation -> collection rules (InvalidDefinition)
+-> plan rules against the subscription and the jobs it holds (QuotaExceeded) -> store -> state cascade.
+A change between Enabled and Disabled cascades to the jobs like POST enable/disable (states.py).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import bad_request, conflict, not_found
 from ..keys import CollectionKey, fold_case
 from ..model import JobCollectionDefinition, JobCollectionProperties, JobCollectionState, Sku, SkuName
 from ..planning import series_of
 from ..records import CollectionRecord
 from ..recurrence import RecurrenceError
-from ..runtime import Runtime
 from ..store import ConcurrencyError
-from .collection_state import cascade_state
-from .common import MAX_BODY_CHARS, document_size, read_json, require_api_version, validate
-from .http import ApiRequest, ApiResponse
-from .merge import canonical_keys, merge
-from .paths import collection_key
-from .planner import FINAL_STATES
+from .documents import MAX_DEFINITION_BYTES, document_size, merge, validate
+from .errors import CollectionNotFound, Conflict, InvalidDefinition, QuotaExceeded
 from .quotas import check_job, check_job_count, limits_of, sku_of
 from .regions import display_location, same_location
-from .render import render_collection
+from .states import FINAL_STATES, cascade_state
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 
 def _prepare(key: CollectionKey, definition: JobCollectionDefinition, existing: CollectionRecord | None,
              default_state: JobCollectionState) -> tuple[JobCollectionDefinition, JobCollectionState]:
-    """The definition to store (SKU materialised, location as display name) and the state; 400s."""
+    """The definition to store (SKU materialised, location as display name) and the state; InvalidDefinition."""
     if definition.name is not None and fold_case(definition.name) != fold_case(key.collection):
-        raise bad_request(f"name '{definition.name}' does not match the job collection in the URL.", "name")
+        raise InvalidDefinition(f"name '{definition.name}' does not match the job collection in the URL.", "name")
     location = definition.location
     stored_location = existing.definition.location if existing else None
     if location is not None and not location.strip():
-        raise bad_request("location must not be empty.", "location")
+        raise InvalidDefinition("location must not be empty.", "location")
     if existing is not None and location is not None and stored_location and not same_location(
             location, stored_location):
-        raise bad_request(f"A job collection cannot move from {stored_location} to another location.", "location")
+        raise InvalidDefinition(f"A job collection cannot move from {stored_location} to another location.", "location")
     properties = definition.properties or JobCollectionProperties()
     if properties.state == JobCollectionState.DELETED:
-        raise bad_request("state can be Enabled, Disabled or Suspended; delete the collection to remove it.",
+        raise InvalidDefinition("state can be Enabled, Disabled or Suspended; delete the collection to remove it.",
                           "properties.state")
     recurrence = properties.quota.max_recurrence if properties.quota else None
     if recurrence is not None and recurrence.frequency is None:
-        raise bad_request("maxRecurrence needs a frequency.", "properties.quota.maxRecurrence.frequency")
+        raise InvalidDefinition("maxRecurrence needs a frequency.", "properties.quota.maxRecurrence.frequency")
     stored = definition.model_copy(update={
         "id": None, "type": None, "name": None,
         "location": display_location(location) if location else stored_location,
@@ -55,21 +52,21 @@ def _prepare(key: CollectionKey, definition: JobCollectionDefinition, existing: 
     })
     # Measured as stored: non-ASCII tags take 6 bytes a character there, and a table property holds 64 KiB.
     size = document_size(stored.to_document())
-    if size > MAX_BODY_CHARS:
-        raise bad_request(f"The job collection is {size} bytes as stored; the maximum is {MAX_BODY_CHARS}.")
+    if size > MAX_DEFINITION_BYTES:
+        raise InvalidDefinition(f"The job collection is {size} bytes as stored; the maximum is {MAX_DEFINITION_BYTES}.")
     return stored, properties.state or default_state
 
 
 def _check_plan(rt: Runtime, key: CollectionKey, definition: JobCollectionDefinition,
                 existing: CollectionRecord | None) -> None:
-    """409 when the subscription has another Free collection, or the jobs held do not fit the new limits."""
+    """QuotaExceeded when the subscription has another Free collection, or the jobs held do not fit the new limits."""
     sku = sku_of(definition)
     if sku == SkuName.FREE and (existing is None or sku_of(existing.definition) != SkuName.FREE):
         others = [k for k in rt.store.collections.keys_with_sku(key.subscription, SkuName.FREE.value)
                   if (fold_case(k.resource_group), fold_case(k.collection)) !=
                   (fold_case(key.resource_group), fold_case(key.collection))]
         if others:
-            raise conflict(f"sku: the subscription already has a Free job collection ('{others[0].collection}'); "
+            raise QuotaExceeded(f"sku: the subscription already has a Free job collection ('{others[0].collection}'); "
                            "a subscription may have one.")
     if existing is None:
         return
@@ -100,7 +97,7 @@ def _save(rt: Runtime, key: CollectionKey, definition: JobCollectionDefinition, 
         else:
             rt.store.collections.replace(record)
     except ConcurrencyError as exc:
-        raise conflict("The job collection was changed by another request; retry.") from exc
+        raise Conflict("The job collection was changed by another request; retry.") from exc
     if existing is not None and existing.state != state:
         cascade_state(rt, record.key, state, rt.clock.now())
     return record
@@ -108,30 +105,25 @@ def _save(rt: Runtime, key: CollectionKey, definition: JobCollectionDefinition, 
 
 def _not_deleting(existing: CollectionRecord | None) -> None:
     if existing is not None and existing.state == JobCollectionState.DELETED:
-        raise conflict("The job collection is being deleted; DELETE it again to finish, then create it.")
+        raise Conflict("The job collection is being deleted; DELETE it again to finish, then create it.")
 
 
-def put_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    require_api_version(request)
-    key = collection_key(request)
-    definition = validate(JobCollectionDefinition, canonical_keys(read_json(request), JobCollectionDefinition))
+def put_collection(rt: Runtime, key: CollectionKey, definition: JobCollectionDefinition) -> CollectionRecord:
+    """Create or replace a collection; an absent state changes nothing."""
     existing = rt.store.collections.get(key)
     _not_deleting(existing)
-    default = existing.state if existing else JobCollectionState.ENABLED  # an absent state changes nothing
+    default = existing.state if existing else JobCollectionState.ENABLED
     stored, state = _prepare(key, definition, existing, default)
-    record = _save(rt, key, stored, state, existing)
-    return ApiResponse(201, render_collection(record))  # created or replaced: 201, as recorded (wire-contract.md §1.2)
+    return _save(rt, key, stored, state, existing)
 
 
-def patch_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    """Merge a partial JobCollectionDefinition (tags, sku, quota, state) into the stored one."""
-    require_api_version(request)
-    key = collection_key(request)
-    patch: dict[str, Any] = canonical_keys(read_json(request), JobCollectionDefinition)
+def patch_collection(rt: Runtime, key: CollectionKey, patch: dict[str, Any]) -> CollectionRecord:
+    """Merge a partial definition document (canonical member names: tags, sku, quota, state) into the stored one."""
     existing = rt.store.collections.get(key)
     if existing is None:
-        raise not_found(f"job collection '{key.collection}'")
+        raise CollectionNotFound(key)
     _not_deleting(existing)
+    patch = dict(patch)
     for readonly in ("id", "type"):
         patch.pop(readonly, None)
     properties = patch.get("properties")
@@ -142,5 +134,4 @@ def patch_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
         merged["tags"] = patch["tags"]  # ARM convention: PATCH replaces the tag set as a whole
     definition = validate(JobCollectionDefinition, merged)
     stored, state = _prepare(key, definition, existing, existing.state)
-    record = _save(rt, key, stored, state, existing)
-    return ApiResponse(200, render_collection(record))
+    return _save(rt, key, stored, state, existing)

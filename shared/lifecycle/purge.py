@@ -1,0 +1,71 @@
+"""Removing jobs and collections: the one purge used by DELETE job, DELETE collection and retention.
+
+A job goes first, so a queued occurrence finds nothing to run while the rest (due entry, history,
+claims) is cleaned up; a job this call removed gives its place in the collection's count back (of two
+concurrent deletes exactly one removes it). A collection is marked Deleted first, so nothing of it runs
+or is written any more, then its jobs go, then itself; a DELETE interrupted half-way is finished by the
+next one.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..keys import CollectionKey, JobKey
+from ..model import JobCollectionState
+from ..store import ConcurrencyError, Store
+from ..store.readable import UnreadableEntity
+from .errors import JobNotFound
+from .states import set_collection_state
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+
+_BATCH = 100
+
+
+def purge_job(store: Store, key: JobKey, *, due: datetime | None = None, etag: str | None = None,
+              count: bool = True) -> bool:
+    """Remove a job and everything kept for it. True if this call removed the job.
+
+    `due`: its due-index entry, when known (an entry left behind names a job that no longer exists, so the
+    dispatcher drops it as stale). `etag`: remove only the job as read (a job re-created meanwhile is left;
+    False). `count`: give the place back to the collection's count (not while the collection itself goes).
+    """
+    try:
+        removed = store.jobs.delete(key, etag)
+    except ConcurrencyError:
+        return False
+    if due is not None:
+        store.due.remove(key, due)
+    store.history.delete_all(key)
+    store.claims.delete_all(key)
+    if removed and count:
+        store.collections.count_removed_job(key.collection_key)
+    return removed
+
+
+def delete_job(rt: Runtime, key: JobKey) -> None:
+    """DELETE job; JobNotFound when there is none. A stored job that cannot be read is removed by key."""
+    try:
+        record = rt.store.jobs.get(key)
+    except UnreadableEntity:
+        purge_job(rt.store, key)
+        return
+    if record is None:
+        raise JobNotFound(key)
+    purge_job(rt.store, record.key, due=record.next_execution_time)
+
+
+def delete_collection(rt: Runtime, key: CollectionKey) -> None:
+    """DELETE collection: mark it Deleted, purge its jobs, remove what could not be read by key, then itself."""
+    record = set_collection_state(rt, key, JobCollectionState.DELETED)
+    while True:
+        jobs, after = rt.store.jobs.page_after(record.key, None, _BATCH, None)
+        for job in jobs:
+            purge_job(rt.store, job.key, due=job.next_execution_time, count=False)
+        if after is None or not jobs:  # nothing readable left (a page of unreadable rows must not loop)
+            break
+    rt.store.jobs.delete_rows_of(record.key)
+    rt.store.collections.delete(record.key)
