@@ -103,9 +103,10 @@ class Dispatcher:
         while current <= last:
             buckets.append(bucket_of(current))
             current += TICK
-        leftovers = self.store.due.leftovers_before(bucket_of(first))
-        tasks = [ShardTask(b, s) for b, s in sorted(leftovers)]
-        tasks += [ShardTask(b, s) for b in buckets for s in range(shards)]
+        accounts = range(self.store.due.accounts)  # each storage account's due index is read apart
+        tasks = [ShardTask(b, s, account=a) for a in accounts
+                 for b, s in sorted(self.store.due.in_account(a).leftovers_before(bucket_of(first)))]
+        tasks += [ShardTask(b, s, account=a) for b in buckets for a in accounts for s in range(shards)]
         return tasks, last, shards, len(buckets)
 
     @traced_tick
@@ -139,6 +140,10 @@ class Dispatcher:
         except MalformedTask as exc:
             log.error("dropping a malformed dispatch task: %s", exc)
             return TickReport()
+        if task.account >= self.store.due.accounts:
+            log.error("dropping a dispatch task for storage account %d: %d account(s) configured", task.account,
+                      self.store.due.accounts)
+            return TickReport()
         with ThreadPoolExecutor(max_workers=PARALLELISM) as pool:
             report = self._dispatch_partition(task, self.clock.now(), pool)
         report.tasks = 1
@@ -150,7 +155,7 @@ class Dispatcher:
     @traced_dispatch
     def _dispatch_partition(self, task: ShardTask, now: datetime, pool: ThreadPoolExecutor) -> TickReport:
         report = TickReport()
-        entries = self.store.due.entries(task.bucket, task.shard)
+        entries = self.store.due.in_account(task.account).entries(task.bucket, task.shard)
         for page in chunks(entries, PAGE):
             report.add(self._dispatch_page(page, now, pool))
         return report

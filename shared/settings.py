@@ -12,6 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 STORAGE_SETTING = "AzureWebJobsStorage"
+# More storage accounts for collections, jobs and their due index, history and claims (docs/capacity.md).
+ACCOUNTS_SETTING = "SCHEDULER_STORAGE_ACCOUNTS"
+MAX_ACCOUNTS = 32
 OCCURRENCE_QUEUE = "scheduler-occurrences"
 DISPATCH_QUEUE = "scheduler-dispatch"
 # Due-index shards: a minute's due entries spread over this many partitions, each dispatched by its own
@@ -55,7 +58,7 @@ class StorageSettings:
     user-assigned `client_id`, else the default Azure credential chain).
     """
 
-    connection_string: str | None = None
+    connection_string: str | None = field(default=None, repr=False)  # holds the account key
     table_service_uri: str | None = None
     queue_service_uri: str | None = None
     blob_service_uri: str | None = None
@@ -74,6 +77,19 @@ class StorageSettings:
             host = self.queue_service_uri.split("//", 1)[-1].split("/", 1)[0]
             return host.split(".", 1)[0]
         return None
+
+    @property
+    def table_endpoint(self) -> str:
+        """The table service's URL, lower-cased without a trailing slash: what tells two accounts apart (two
+        Azurites share an account name, never an endpoint)."""
+        if self.connection_string:
+            parts = {k.lower(): v for k, v in parse_connection_string(self.connection_string).items()}
+            endpoint = parts.get("tableendpoint") or (
+                f"{parts.get('defaultendpointsprotocol', 'https')}://{parts.get('accountname', '')}.table."
+                f"{parts.get('endpointsuffix', 'core.windows.net')}")
+        else:
+            endpoint = self.table_service_uri or ""
+        return endpoint.strip().rstrip("/").lower()
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str], name: str = STORAGE_SETTING) -> StorageSettings:
@@ -99,6 +115,37 @@ class StorageSettings:
             table_service_uri=table, queue_service_uri=queue, blob_service_uri=blob or None,
             credential=nested.get("credential"), client_id=nested.get("clientid"),
         )
+
+
+def data_accounts(env: Mapping[str, str], primary: StorageSettings) -> tuple[StorageSettings, ...]:
+    """The accounts of `SCHEDULER_STORAGE_ACCOUNTS` beyond the primary, in the order listed (the order is part
+    of where data lives: an account is only ever appended). Items are comma-separated, each a connection string,
+    an account name or a table service URL; the last two are reached with the primary's identity
+    (`AzureWebJobsStorage__credential` and `__clientId`), as the primary itself is."""
+    items = [item.strip() for item in (env.get(ACCOUNTS_SETTING) or "").split(",") if item.strip()]
+    accounts: list[StorageSettings] = []
+    for item in items:
+        if "=" in item:
+            value = DEVELOPMENT_STORAGE if item.lower().replace(" ", "") == "usedevelopmentstorage=true" else item
+            account = StorageSettings(connection_string=value)
+        elif item.lower().startswith(("https://", "http://")):
+            account = StorageSettings(table_service_uri=item, credential=primary.credential,
+                                      client_id=primary.client_id)
+        elif item.isalnum() and item.islower() and 3 <= len(item) <= 24:
+            account = StorageSettings(table_service_uri=f"https://{item}.table.core.windows.net",
+                                      credential=primary.credential, client_id=primary.client_id)
+        else:
+            # The item may be a malformed connection string: never echo it (it may hold a key).
+            raise ConfigurationError(
+                f"{ACCOUNTS_SETTING}: item {len(accounts) + 1} is neither a connection string, a storage account "
+                "name nor a table service URL")
+        accounts.append(account)
+    endpoints = [a.table_endpoint for a in (primary, *accounts)]
+    if len(set(endpoints)) != len(endpoints):
+        raise ConfigurationError(f"{ACCOUNTS_SETTING} lists an account twice, or the primary ({STORAGE_SETTING})")
+    if len(accounts) + 1 > MAX_ACCOUNTS:
+        raise ConfigurationError(f"{ACCOUNTS_SETTING} lists more than {MAX_ACCOUNTS - 1} accounts")
+    return tuple(accounts)
 
 
 AUTH_MODES = ("entra", "key", "none")
@@ -182,6 +229,8 @@ class Settings:
     # SCHEDULER_SECRET_KEYS: key materials for secrets at rest (shared/store/sealing.py). Never printed.
     secret_keys: str | None = field(default=None, repr=False)
     auth: AuthSettings = AuthSettings()
+    # SCHEDULER_STORAGE_ACCOUNTS: accounts beyond `storage` that share the collections (shared/store/routing.py).
+    data_accounts: tuple[StorageSettings, ...] = ()
 
     @property
     def uses_development_storage(self) -> bool:
@@ -193,8 +242,10 @@ class Settings:
         prefix = env.get("SCHEDULER_TABLE_PREFIX", "scheduler")
         if not prefix.isalnum() or not prefix[:1].isalpha() or len(prefix) > 40:
             raise ConfigurationError("SCHEDULER_TABLE_PREFIX must be letters and digits, starting with a letter")
+        storage = StorageSettings.from_environment(env)
         return cls(
-            storage=StorageSettings.from_environment(env),
+            storage=storage,
+            data_accounts=data_accounts(env, storage),
             region=env.get("REGION_NAME") or "local",
             allow_private_targets=_flag(env.get("SCHEDULER_ALLOW_PRIVATE_TARGETS")),
             queue_endpoint_template=env.get("SCHEDULER_QUEUE_ENDPOINT") or None,

@@ -22,6 +22,7 @@ from .history import HistoryStore
 from .jobs import JobStore
 from .queue import OccurrenceQueue
 from .role_assignments import RoleAssignmentRecord, RoleAssignmentStore
+from .routing import RoutedClaims, RoutedCollections, RoutedDue, RoutedHistory, RoutedJobs
 from .sealing import Keyring
 from .tables import ConcurrencyError, Table, read_modify_write
 
@@ -44,34 +45,50 @@ class Store:
     dispatch: DispatchQueue
     role_assignments: RoleAssignmentStore
 
+    # Every table of every storage account (ensure_ready creates them); empty means the repositories' own.
+    tables: tuple[Table, ...] = ()
+
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
-        tables = table_service(settings.storage)
+        """The repositories over the primary account, or routed over every account of
+        SCHEDULER_STORAGE_ACCOUNTS (routing.py); queues, watermark and role assignments on the primary."""
         queues = queue_service(settings.storage)
         prefix = settings.table_prefix
+        services = [table_service(account) for account in (settings.storage, *settings.data_accounts)]
+        made: list[Table] = []
 
-        def table(name: str) -> Table:
-            return Table(tables.get_table_client(f"{prefix}{name}"))
+        def table(account: int, name: str) -> Table:
+            made.append(Table(services[account].get_table_client(f"{prefix}{name}")))
+            return made[-1]
 
-        store = cls(
-            collections=CollectionStore(table("Collections")),
-            jobs=JobStore(table("Jobs"), keyring_of(settings)),
-            due=DueIndex(table("Due"), table("State"), shards=settings.due_shards),
-            history=HistoryStore(table("History")),
-            claims=ClaimStore(table("Claims")),
+        keyring = keyring_of(settings)
+        state = table(0, "State")
+        collections = [CollectionStore(table(a, "Collections")) for a in range(len(services))]
+        jobs = [JobStore(table(a, "Jobs"), keyring) for a in range(len(services))]
+        due = [DueIndex(table(a, "Due"), state, shards=settings.due_shards) for a in range(len(services))]
+        history = [HistoryStore(table(a, "History")) for a in range(len(services))]
+        claims = [ClaimStore(table(a, "Claims")) for a in range(len(services))]
+        single = len(services) == 1
+        return cls(
+            collections=collections[0] if single else RoutedCollections(collections),
+            jobs=jobs[0] if single else RoutedJobs(jobs),
+            due=due[0] if single else RoutedDue(due),
+            history=history[0] if single else RoutedHistory(history),
+            claims=claims[0] if single else RoutedClaims(claims),
             queue=OccurrenceQueue(
                 queues.get_queue_client(settings.occurrence_queue),
                 queues.get_queue_client(f"{settings.occurrence_queue}-poison"),
             ),
             dispatch=DispatchQueue(queues.get_queue_client(settings.dispatch_queue)),
-            role_assignments=RoleAssignmentStore(table("RoleAssignments")),
+            role_assignments=RoleAssignmentStore(table(0, "RoleAssignments")),
+            tables=tuple(made),
         )
-        return store
 
     def ensure_ready(self, now: datetime) -> None:
         """Create tables and the queue if missing, and set the dispatcher's first watermark. Idempotent."""
-        for table in (self.collections.table, self.jobs.table, self.due.table, self.due.state,
-                      self.history.table, self.claims.table, self.role_assignments.table):
+        tables = self.tables or (self.collections.table, self.jobs.table, self.due.table, self.due.state,
+                                 self.history.table, self.claims.table, self.role_assignments.table)
+        for table in tables:
             with contextlib.suppress(ResourceExistsError):
                 table.client.create_table()
         self.queue.ensure_exists()

@@ -1,7 +1,8 @@
 """The dispatch queue: the minute timer puts one message per (minute bucket, shard) here, and the
 queue-triggered dispatcher handles each on whichever instance takes it.
 
-A message is `{"bucket": "YYYYMMDDHHMM", "shard": n}` (and, with telemetry on, `"tp"`: the W3C traceparent of
+A message is `{"bucket": "YYYYMMDDHHMM", "shard": n}` (plus `"account": a` for a storage account other than the
+primary, and, with telemetry on, `"tp"`: the W3C traceparent of
 the tick that sent it), Base64 like every queue the app triggers on.
 Handling one is idempotent (entries already dispatched are gone, stale ones are dropped), so a
 duplicate or a redelivery after a crash costs one partition query and changes nothing.
@@ -29,23 +30,24 @@ class ShardTask:
     bucket: str
     shard: int
     traceparent: str | None = field(default=None, compare=False)  # the sending tick's, when read from a message
+    account: int = 0  # whose due index (shared/store/routing.py); 0, the primary, is left out of the message
 
     def to_json(self) -> str:
         traceparent = current_traceparent() or self.traceparent
-        return json.dumps({"bucket": self.bucket, "shard": self.shard, **({"tp": traceparent} if traceparent else {})},
-                          separators=(",", ":"))
+        extra = ({"account": self.account} if self.account else {}) | ({"tp": traceparent} if traceparent else {})
+        return json.dumps({"bucket": self.bucket, "shard": self.shard, **extra}, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> ShardTask:
         try:
             data = json.loads(text)
-            bucket, shard = data["bucket"], data["shard"]
-        except (ValueError, TypeError, KeyError) as exc:
+            bucket, shard, account = data["bucket"], data["shard"], data.get("account", 0)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise MalformedTask(str(exc)) from exc
         if not (isinstance(bucket, str) and len(bucket) == 12 and bucket.isdigit()
-                and isinstance(shard, int) and 0 <= shard < 100):
-            raise MalformedTask(f"not a bucket and shard: {text[:100]!r}")
-        return cls(bucket, shard, data["tp"] if isinstance(data.get("tp"), str) else None)
+                and isinstance(shard, int) and 0 <= shard < 100 and isinstance(account, int) and 0 <= account < 100):
+            raise MalformedTask(f"not a bucket, shard and account: {text[:100]!r}")
+        return cls(bucket, shard, data["tp"] if isinstance(data.get("tp"), str) else None, account)
 
 
 class DispatchQueue:

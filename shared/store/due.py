@@ -70,6 +70,15 @@ class DueIndex:
         self.state = state
         self.shards = min(max(shards, 1), MAX_SHARDS)
 
+    @property
+    def accounts(self) -> int:
+        """Storage accounts holding due entries (more than one only in routing.RoutedDue)."""
+        return 1
+
+    def in_account(self, account: int) -> DueIndex:
+        """The index of one account's entries (the dispatcher reads each account's partitions apart)."""
+        return self
+
     def partition(self, job: JobKey, due: datetime) -> str:
         return partition_of(bucket_of(due), shard_of(job, self.shards))
 
