@@ -108,6 +108,9 @@ param apiAudience string
 @description('Object id of the bootstrap Owner (a user, group member or service principal of this tenant): Owner over every subscription\'s collections, so it can create the first role assignments. azd: `azd env set SCHEDULER_AUTH_OWNER "$(az ad signed-in-user show --query id -o tsv)"`.')
 param bootstrapOwnerObjectId string
 
+@description('Client id of the app registration the web console signs users in with (SPA platform, redirect URI https://<app>.azurewebsites.net/api/console; infra/README.md), usually the scheduler\'s own. Empty: the console asks for a pasted token instead. azd: `azd env set SCHEDULER_CONSOLE_CLIENT_ID "$APP_ID"`.')
+param consoleClientId string = ''
+
 var resourceToken = toLower(uniqueString(subscription().id, resourceGroup().id, environmentName))
 var allTags = union(tags, { 'azd-env-name': environmentName })
 var functionAppName = 'func-sched-${resourceToken}'
@@ -190,6 +193,7 @@ module functionApp 'modules/functionapp.bicep' = {
     authTenantId: tenant().tenantId
     authAudience: apiAudience
     authOwner: bootstrapOwnerObjectId
+    consoleClientId: consoleClientId
   }
   // No explicit dependsOn needed: using the storage and monitoring outputs makes the app wait
   // for those whole modules, role assignments included, so the host starts with its access.

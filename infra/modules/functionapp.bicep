@@ -25,6 +25,9 @@ param authAudience string
 @description('SCHEDULER_AUTH_OWNER: object id(s) of the bootstrap Owner.')
 param authOwner string
 
+@description('SCHEDULER_CONSOLE_CLIENT_ID: client id the web console signs users in with (empty: no sign-in, a pasted token).')
+param consoleClientId string = ''
+
 @description('Flex Consumption plan name.')
 param planName string
 
@@ -220,6 +223,10 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
         {
           name: 'SCHEDULER_AUTH_OWNER'
           value: authOwner
+        }
+        {
+          name: 'SCHEDULER_CONSOLE_CLIENT_ID'
+          value: consoleClientId
         }
         // The keyring for job secrets at rest: a Key Vault reference, never the key itself.
         {

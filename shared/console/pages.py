@@ -10,7 +10,10 @@ Contract of `handle(method, path, url, body)` (`path` is what follows `console/`
   the next occurrences computed by the engine (shared/console/schedule.py). It reads nothing stored, so
   it needs no credentials and can leak nothing;
 - anything else: 404 (the shell for an unknown page would hide mistakes in shared links).
-The shell and assets hold no data, so they are served without a key; every datum comes from the API.
+The shell and assets hold no data, so they are served without a key; every datum comes from the API. The
+shell carries how to sign in (shared/console/signin.py: public values only) in a meta element, and its
+Content-Security-Policy lets the page's requests reach its own origin and, when it signs users in with
+Entra ID, the tenant's token endpoint.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .schedule import MAX_OCCURRENCES, ScheduleError, describe, upcoming
+from .signin import SignIn
 
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
 _ASSET = re.compile(r"^[a-z][a-z0-9-]*\.(js|css|svg)$")
@@ -33,7 +37,7 @@ _ARM_PAGE = re.compile(
     r"(/jobs/[^/]+)?)?/?$", re.IGNORECASE)
 _MAX_JOBS = 200  # jobs per schedule request: one page of the console's list is 25
 # Scripts and styles come only from this origin: nothing inline, nothing from a CDN.
-_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src {connect}; "
         "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 
 
@@ -72,12 +76,15 @@ def _prefixes(url: str) -> tuple[str, str]:
     return api, f"{api}/console"
 
 
-def shell(url: str) -> ConsoleResponse:
+def shell(url: str, sign_in: SignIn) -> ConsoleResponse:
     api, console = _prefixes(url)
     page = _static("index.html").decode("utf-8")
-    page = page.replace("{{api}}", html.escape(api)).replace("{{console}}", html.escape(console))
+    page = (page.replace("{{api}}", html.escape(api)).replace("{{console}}", html.escape(console))
+            .replace("{{signin}}", html.escape(json.dumps(sign_in.browser_config()))))
+    policy = _CSP.format(connect=" ".join(("'self'", *sign_in.connect_sources())))
+    # no-referrer also keeps a returning sign-in's ?code= out of any Referer header.
     return ConsoleResponse(200, page.encode("utf-8"), "text/html; charset=utf-8", {
-        "Content-Security-Policy": _CSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
+        "Content-Security-Policy": policy, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
         "Referrer-Policy": "no-referrer"})
 
 
@@ -124,7 +131,9 @@ def schedule(body: bytes, now: datetime) -> ConsoleResponse:
     return _json(200, {"value": answers})
 
 
-def handle(method: str, path: str, url: str, body: bytes, now: datetime | None = None) -> ConsoleResponse:
+def handle(method: str, path: str, url: str, body: bytes, now: datetime | None = None,
+           sign_in: SignIn | None = None) -> ConsoleResponse:
+    """`sign_in` defaults to what the app settings say (SignIn.from_environment)."""
     path = path.strip("/")
     verb = method.upper()
     if verb == "POST" and path == "schedule":
@@ -134,5 +143,5 @@ def handle(method: str, path: str, url: str, body: bytes, now: datetime | None =
     if path.startswith("assets/"):
         return asset(path[len("assets/"):])
     if path == "" or _ARM_PAGE.match(path):
-        return shell(url)
+        return shell(url, sign_in or SignIn.from_environment())
     return _error(404, "NotFound", "No such console page.")

@@ -5,7 +5,6 @@ API's validation error next to the property it names; delete asks first. Screens
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,7 +12,7 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from .browser import screenshot, start_browser, wait_until
+from .browser import screenshot, wait_until
 from .conftest import V
 
 SUB, RG, JC = "console-sub", "console-rg", "console-jc"
@@ -34,15 +33,6 @@ def site(host_url: str) -> str:
         "action": {"type": "Http", "request": {"uri": f"{host_url}/openapi.json", "method": "GET"}}}})
     assert job.status_code in (200, 201), job.text
     return host_url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    driver = start_browser()
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def _text(browser) -> str:

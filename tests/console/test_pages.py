@@ -4,11 +4,14 @@ schedule endpoint, and that packaging keeps the assets."""
 from __future__ import annotations
 
 import fnmatch
+import html
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
 from shared.console.pages import asset_names, handle
+from shared.console.signin import SignIn
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)  # a Monday
@@ -85,3 +88,43 @@ def test_packaging_keeps_the_console_assets() -> None:
     for path in shipped:
         for part in Path(path).parts:
             assert not any(fnmatch.fnmatch(part, pattern) for pattern in patterns), (path, part)
+
+
+def _sign_in_of(body: str) -> dict:
+    found = re.search(r'<meta name="scheduler-signin" content="([^"]*)">', body)
+    assert found, body
+    return json.loads(html.unescape(found.group(1)))
+
+
+ENTRA = {"SCHEDULER_AUTH": "entra", "SCHEDULER_AUTH_TENANT_ID": "t-1", "SCHEDULER_AUTH_AUDIENCE": "api://sched,sched",
+         "SCHEDULER_CONSOLE_CLIENT_ID": "spa-client"}
+
+
+def test_entra_sign_in_reaches_the_tenant_and_nothing_else() -> None:
+    answer = handle("GET", "", "https://app.example/api/console", b"", NOW, SignIn.from_environment(ENTRA))
+    config = _sign_in_of(answer.body.decode())
+    assert config == {
+        "mode": "entra", "authority": "https://login.microsoftonline.com/t-1", "clientId": "spa-client",
+        "scope": "api://sched/.default",
+        "authorizeEndpoint": "https://login.microsoftonline.com/t-1/oauth2/v2.0/authorize",
+        "tokenEndpoint": "https://login.microsoftonline.com/t-1/oauth2/v2.0/token",
+        "logoutEndpoint": "https://login.microsoftonline.com/t-1/oauth2/v2.0/logout"}
+    assert "connect-src 'self' https://login.microsoftonline.com;" in answer.headers["Content-Security-Policy"]
+    scoped = SignIn.from_environment({**ENTRA, "SCHEDULER_CONSOLE_SCOPE": "api://sched/user_impersonation"})
+    assert scoped.browser_config()["scope"] == "api://sched/user_impersonation"
+
+
+def test_without_sign_in_the_page_keeps_the_credentials_form_and_its_own_origin() -> None:
+    no_client = {k: v for k, v in ENTRA.items() if k != "SCHEDULER_CONSOLE_CLIENT_ID"}
+    cases = [({"SCHEDULER_AUTH": "none"}, {"mode": "none"}), ({}, {"mode": "key"}),
+             (no_client, {"mode": "entra", "problem": "Sign-in is not configured (SCHEDULER_CONSOLE_CLIENT_ID): "
+                                                       "paste a token instead."}),
+             ({"SCHEDULER_AUTH": "entra"}, None)]
+    for env, expected in cases:
+        answer = handle("GET", "", "http://127.0.0.1:7071/api/console", b"", NOW, SignIn.from_environment(env))
+        config = _sign_in_of(answer.body.decode())
+        if expected is None:  # a misconfigured entra mode: the page says why, the API refuses (fail closed)
+            assert config["mode"] == "entra" and "SCHEDULER_AUTH_AUDIENCE" in config["problem"]
+        else:
+            assert config == expected
+        assert "connect-src 'self';" in answer.headers["Content-Security-Policy"]

@@ -1,5 +1,8 @@
 // The management API as the console uses it: same origin, the caller's credentials from this tab's
-// sessionStorage, ARM errors turned into ApiFailure (code, message and the property path it names).
+// sessionStorage (the signed-in user's token with Entra ID sign-in, see auth.js; otherwise what the
+// Credentials form holds), ARM errors turned into ApiFailure (code, message and the property path it names).
+import { bearer, dropSession, signInEnabled } from "./auth.js";
+
 export const API_VERSION = "2016-03-01";
 const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
 export const apiBase = () => meta("scheduler-api");
@@ -34,8 +37,9 @@ export class ApiFailure extends Error {
   toString() { return `${this.code} (${this.status}): ${this.message}`; }
 }
 
-function headers(json) {
-  const { token, key } = credentials();
+async function headers(json) {
+  const { token, key } = signInEnabled() ? { token: await bearer(), key: "" } : credentials();
+  if (signInEnabled() && !token) throw new ApiFailure(401, "SignInRequired", "Sign in to see and change jobs.");
   const h = { Accept: "application/json" };
   if (json) h["Content-Type"] = "application/json";
   if (token) h.Authorization = `Bearer ${token}`;
@@ -59,16 +63,18 @@ export async function call(method, path, { query, body } = {}) {
   let response;
   try {
     response = await fetch(target, {
-      method, headers: headers(body !== undefined), body: body === undefined ? undefined : JSON.stringify(body),
+      method, headers: await headers(body !== undefined), body: body === undefined ? undefined : JSON.stringify(body),
       credentials: "same-origin", cache: "no-store",
     });
   } catch (error) {
+    if (error instanceof ApiFailure) throw error;
     throw new ApiFailure(0, "NetworkError", `The API could not be reached: ${error.message}`);
   }
   const text = await response.text();
   let document = null;
   try { document = text ? JSON.parse(text) : null; } catch { document = null; }
   if (!response.ok) {
+    if (response.status === 401 && signInEnabled()) dropSession(); // refused: only a new sign-in helps
     const error = document && document.error;
     if (error) throw new ApiFailure(response.status, error.code, error.message);
     const hint = response.status === 401 ? "Sign-in required: set a token under Credentials." : response.statusText;

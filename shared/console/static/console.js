@@ -4,6 +4,7 @@
 //   .../jobCollections/C?action=create                         a new job from JSON
 //   .../jobCollections/C/jobs/J[?action=edit]                  one job (or its editor)
 import { collectionPath, consoleBase, credentials, saveCredentials } from "./api.js";
+import { completeSignIn, currentToken, session, signIn, signInConfig, signInEnabled, signOut } from "./auth.js";
 import { renderCollections, renderSubscriptionPrompt } from "./collections.js";
 import { h, show, failure } from "./dom.js";
 import { renderEditor } from "./editor.js";
@@ -22,8 +23,27 @@ function crumbs(sub, group, collection, job) {
   document.getElementById("crumbs").replaceChildren(...items);
 }
 
+// With Entra ID sign-in the header offers Sign in / Sign out; otherwise the Credentials form (a pasted
+// token or a Functions key, for SCHEDULER_AUTH=key|none or an entra deployment without a console client id).
+function setUpSession() {
+  const box = document.getElementById("session");
+  box.hidden = false;
+  const signedIn = Boolean(currentToken());
+  document.getElementById("signed-in-as").textContent = signedIn ? `Signed in as ${session().user || "you"}` : "";
+  const inButton = document.getElementById("sign-in");
+  const outButton = document.getElementById("sign-out");
+  inButton.hidden = signedIn;
+  outButton.hidden = !signedIn;
+  inButton.onclick = () => signIn();
+  outButton.onclick = () => signOut();
+}
+
 function setUpCredentials() {
+  const { problem } = signInConfig();
+  const details = document.getElementById("credentials");
+  details.hidden = false;
   const form = document.getElementById("credentials-form");
+  if (problem) form.prepend(h("p", { class: "field-error" }, problem));
   const { token, key } = credentials();
   form.token.value = token;
   form["functions-key"].value = key;
@@ -57,5 +77,21 @@ async function route() {
   return action === "create" ? renderEditor(ids, null) : renderJobs(ids, query);
 }
 
-setUpCredentials();
-route().catch((error) => show(failure(error, "The page could not be shown")));
+async function start() {
+  if (signInEnabled()) {
+    try {
+      await completeSignIn();
+    } catch (error) {
+      setUpSession();
+      show(h("h1", {}, "Sign-in"), failure(error),
+        h("p", {}, h("button", { type: "button", id: "sign-in-again", onclick: () => signIn(consoleBase()) }, "Sign in again")));
+      return;
+    }
+    setUpSession();
+  } else {
+    setUpCredentials();
+  }
+  await route();
+}
+
+start().catch((error) => show(failure(error, "The page could not be shown")));

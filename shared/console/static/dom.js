@@ -1,5 +1,7 @@
 // Small DOM and formatting helpers: elements are built with textContent only (never innerHTML), so
 // nothing the API returns is ever parsed as markup.
+import { session, signIn, signInEnabled } from "./auth.js";
+
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElementNS(attrs.xmlns || "http://www.w3.org/1999/xhtml", tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -26,8 +28,22 @@ export function announce(message) {
   document.getElementById("status").textContent = message;
 }
 
+// An error as an alert. A refusal says what to do about it: sign in (again) when the API wants a
+// token, and ask for a role when the signed-in user has none that allows the action.
 export function failure(error, context) {
-  return h("p", { class: "error", role: "alert" }, context ? `${context}: ` : "", String(error));
+  const box = h("div", { class: "error", role: "alert" },
+    h("p", {}, context ? `${context}: ` : "", String(error)));
+  const status = error && error.status;
+  if (status === 401 && signInEnabled()) {
+    box.append(h("p", {}, h("button", { type: "button", class: "sign-in-again", onclick: () => signIn() },
+      error.code === "SignInRequired" ? "Sign in" : "Sign in again")));
+  } else if (status === 403) {
+    const who = signInEnabled() && session() ? `You are signed in as ${session().user || "a user"}, whose` : "Your";
+    box.append(h("p", { class: "hint" }, `${who} role assignments do not allow this here. An Owner of this `
+      + "collection, its resource group or the subscription can assign you a role: Reader to see, Contributor "
+      + "to change."));
+  }
+  return box;
 }
 
 export function when(iso) {
