@@ -1,4 +1,4 @@
-"""`python -m devhost`: run the app locally, like `func start`, with development storage when needed.
+"""`python -m devhost`: run the app locally in-process, like `func start`, with development storage when needed.
 
 Contract:
 1. Apply `<app-dir>/local.settings.json` Values to the environment (environment wins; the file is first
@@ -6,12 +6,11 @@ Contract:
 2. If AzureWebJobsStorage is unset or "UseDevelopmentStorage=true": reuse an Azurite already listening on
    127.0.0.1:10000-10002, or start one with data in `<app-dir>/.local/azurite`; every setting equal to
    "UseDevelopmentStorage=true" then becomes its connection string. Otherwise no Azurite is touched.
-3. If Azure Functions Core Tools (`func`) is on PATH (and --in-process is not given), run
-   `func start --port PORT` in the app dir as a child process; otherwise host the app in-process (LocalHost).
+3. Host the app in-process (LocalHost). With Azure Functions Core Tools, run `func start` instead.
 4. When ready, write exactly one line to stdout: the base URL, e.g. http://127.0.0.1:7071/api. Logs go to
    stderr.
-5. Ctrl-C / SIGTERM stop the host, the child and the Azurite this command started; exit status 0. A startup
-   failure exits 1; a `func` child that exits on its own passes its status on.
+5. Ctrl-C / SIGTERM stop the host and the Azurite this command started; exit status 0. A startup failure
+   exits 1.
 Port: --port, else env PORT, else local.settings.json Host.LocalHttpPort, else 7071.
 """
 
@@ -20,20 +19,16 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import shutil
 import signal
 import socket
-import subprocess
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
 from devhost.azurite import Azurite, AzuritePorts
 from devhost.host import LocalHost
-from devhost.hostconfig import HostConfig
 from devhost.settings import DEFAULT_CONNECTION, DEVELOPMENT_STORAGE, apply_settings, read_local_settings
 
 log = logging.getLogger("devhost")
@@ -77,42 +72,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--app-dir", type=Path, default=Path.cwd(), help="folder holding function_app.py")
     parser.add_argument("--port", type=int, default=None, help="HTTP port (default: $PORT, LocalHttpPort or 7071)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (in-process host only)")
-    parser.add_argument("--in-process", action="store_true", help="never use Core Tools' `func`, even on PATH")
+    # Accepted and ignored: scripts written when devhost could hand over to Core Tools' `func` still pass it.
+    parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
-
-
-def _wait_for_port(port: int, stop: threading.Event, child: subprocess.Popen[bytes]) -> bool:
-    while not stop.is_set() and child.poll() is None:
-        if _port_open(port):
-            return True
-        time.sleep(0.2)
-    return False
-
-
-def _run_func(func_path: str, app_dir: Path, port: int, stop: threading.Event) -> int:
-    child = subprocess.Popen([func_path, "start", "--port", str(port)], cwd=app_dir, start_new_session=True)
-    try:
-        if _wait_for_port(port, stop, child):
-            prefix = HostConfig.load(app_dir).route_prefix
-            print(f"http://127.0.0.1:{port}" + (f"/{prefix}" if prefix else ""), flush=True)
-        while not stop.wait(0.2):
-            if child.poll() is not None:
-                return child.returncode
-        return 0
-    finally:
-        _stop_child(child)
-
-
-def _stop_child(child: subprocess.Popen[bytes]) -> None:
-    if child.poll() is not None:
-        return
-    # The child has its own session (so a terminal's Ctrl-C reaches only us); signal its whole group.
-    os.killpg(child.pid, signal.SIGTERM)
-    try:
-        child.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
 
 
 def _run_in_process(app_dir: Path, host: str, port: int, stop: threading.Event) -> int:
@@ -142,12 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         apply_settings(settings.values)
         port = args.port or int(os.environ.get("PORT") or settings.local_http_port or DEFAULT_HTTP_PORT)
         azurite = ensure_development_storage(app_dir)
-        func_path = None if args.in_process else shutil.which("func")
-        if func_path is not None:
-            log.info("Azure Functions Core Tools found at %s: running `func start --port %d`", func_path, port)
-            code = _run_func(func_path, app_dir, port, stop)
-        else:
-            code = _run_in_process(app_dir, args.host, port, stop)
+        code = _run_in_process(app_dir, args.host, port, stop)
     except Exception as error:
         log.exception("devhost failed: %s", error)
         code = 1

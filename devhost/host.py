@@ -6,7 +6,7 @@ Contract:
   server listens and the queue listeners and timers run. It raises, leaving nothing running, when the app
   cannot be hosted (unsupported trigger, bad schedule, missing connection setting, storage unreachable).
 - After start: `port`, `base_url` ("http://127.0.0.1:<port>/<routePrefix>"), `functions` (the indexed
-  FunctionInfo tuple), `description` (their `describe()` dicts), `app_module` (the imported module).
+  FunctionInfo tuple), `app_module` (the imported module).
 - `stop()` is idempotent and returns within about `stop_timeout` seconds even if functions still run;
   those are abandoned (their queue messages reappear after the receive visibility timeout).
 - Usable as a context manager (start on enter, stop on exit).
@@ -18,16 +18,15 @@ import logging
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Protocol
 
 from devhost.hostconfig import HostConfig
 from devhost.http_server import HttpFrontend
 from devhost.indexing import HTTP_TRIGGER, QUEUE_TRIGGER, TIMER_TRIGGER, FunctionInfo, index_app
 from devhost.invoker import Invoker
-from devhost.outputs import QueueOutputs
 from devhost.queues import QueueListener
 from devhost.routing import Router
-from devhost.settings import apply_settings, read_local_settings, resolve_references, storage_connection
+from devhost.settings import apply_settings, read_local_settings
 from devhost.timers import TimerScheduler
 
 log = logging.getLogger(__name__)
@@ -35,16 +34,6 @@ log = logging.getLogger(__name__)
 
 class _Stoppable(Protocol):
     def stop(self, timeout: float) -> None: ...
-
-
-class _Http:
-    """Adapts the HTTP front end to the timeout-taking stop() of the other parts."""
-
-    def __init__(self, frontend: HttpFrontend) -> None:
-        self.frontend = frontend
-
-    def stop(self, timeout: float) -> None:
-        self.frontend.stop()
 
 
 def display_host(host: str) -> str:
@@ -57,12 +46,11 @@ def display_host(host: str) -> str:
 
 
 class LocalHost:
-    def __init__(self, app_dir: Path, port: int = 0, host: str = "127.0.0.1", *, script_file: str | None = None,
-                 load_settings: bool = True, stop_timeout: float = 2.0) -> None:
+    def __init__(self, app_dir: Path, port: int = 0, host: str = "127.0.0.1", *, load_settings: bool = True,
+                 stop_timeout: float = 2.0) -> None:
         self.app_dir = Path(app_dir).resolve()
         self.requested_port = port
         self.host = host
-        self.script_file = script_file
         self.load_settings = load_settings
         self.stop_timeout = stop_timeout
         self._config: HostConfig | None = None
@@ -70,7 +58,6 @@ class LocalHost:
         self._module: ModuleType | None = None
         self._http: HttpFrontend | None = None
         self._running: list[_Stoppable] = []
-        self._outputs: QueueOutputs | None = None
 
     def _require_started(self) -> None:
         if self._functions is None:
@@ -81,10 +68,6 @@ class LocalHost:
         self._require_started()
         assert self._functions is not None
         return self._functions
-
-    @property
-    def description(self) -> list[dict[str, Any]]:
-        return [f.describe() for f in self.functions]
 
     @property
     def app_module(self) -> ModuleType:
@@ -110,15 +93,11 @@ class LocalHost:
         if self.load_settings:
             apply_settings(read_local_settings(self.app_dir).values)
         self._config = config = HostConfig.load(self.app_dir)
-        index = index_app(self.app_dir, self.script_file)
-        self._check_output_settings(index.functions)
-        self._outputs = QueueOutputs(config.queues.message_encoding)
-        invoker = Invoker(self.app_dir, self._outputs.deliver)
+        index = index_app(self.app_dir)
+        invoker = Invoker()
         by_type = {kind: [f for f in index.functions if f.trigger_type == kind]
                    for kind in (HTTP_TRIGGER, TIMER_TRIGGER, QUEUE_TRIGGER)}
-        router: Router[FunctionInfo] = Router(config.route_prefix)
-        for function in by_type[HTTP_TRIGGER]:
-            router.add(function.route or function.name, function.methods, function)
+        router = Router(config.route_prefix, [(f.route or f.name, f.methods, f) for f in by_type[HTTP_TRIGGER]])
         try:
             invoker.start()
             self._running.append(invoker)
@@ -132,22 +111,13 @@ class LocalHost:
                 self._running.append(scheduler)
             self._http = HttpFrontend(router, invoker, self.host, self.requested_port)
             self._http.start()
-            self._running.append(_Http(self._http))
+            self._running.append(self._http)
         except BaseException:
             self.stop()
             raise
         self._functions, self._module = index.functions, index.module
         self._log_functions()
         return self
-
-    @staticmethod
-    def _check_output_settings(functions: tuple[FunctionInfo, ...]) -> None:
-        """Fail at start, not at the first invocation, when an output binding's settings are missing."""
-        for function in functions:
-            for output in function.outputs:
-                if output.type == "queue":
-                    storage_connection(output.connection)
-                    resolve_references(output.queue_name or "")
 
     def _log_functions(self) -> None:
         lines = []
@@ -170,9 +140,6 @@ class LocalHost:
                 part.stop(max(deadline - time.monotonic(), 0.1))
             except Exception:
                 log.exception("stopping %s failed", type(part).__name__)
-        if self._outputs is not None:
-            self._outputs.close()
-            self._outputs = None
         self._http = None
 
     def __enter__(self) -> LocalHost:

@@ -2,13 +2,12 @@
 
 Contract: each request is routed (see routing.py) and handed to the function as a real
 `func.HttpRequest(method, url, headers=, params=, route_params=, body=)`: repeated headers are joined with
-", " and repeated query parameters with ",", as the host does. The function may return a
-`func.HttpResponse` (status, headers, body; Content-Type from mimetype/charset unless set, like the
-worker), a str (200, text/plain), or None (204). No route → 404; a route matching only with another
-method → 404 too, like the real host (the access line says why). An exception → 500 with a generic body;
-the traceback goes to the log only. Auth levels are not enforced, as under `func start`. Every request
-writes one access line to the `devhost.http` logger. GET /admin/host/status answers {"state": "Running"}
-for readiness checks.
+", " and repeated query parameters with ",", as the host does. The function returns a `func.HttpResponse`
+(status, headers, body; Content-Type from mimetype/charset unless set, like the worker). No route → 404; a
+route matching only with another method → 404 too, like the real host (the access line says why). An
+exception or another return type → 500 with a generic body; the traceback goes to the log only. Auth
+levels are not enforced, as under `func start`. Every request writes one access line to the
+`devhost.http_server` logger.
 """
 
 from __future__ import annotations
@@ -46,13 +45,9 @@ def _joined(pairs: Iterable[tuple[str, str]], separator: str) -> dict[str, str]:
 
 
 def to_wsgi_response(result: Any) -> Response:
-    """A werkzeug Response for what an HTTP function returned; TypeError for unsupported types."""
-    if result is None:
-        return Response(status=204)
-    if isinstance(result, str):
-        return Response(result.encode("utf-8"), status=200, content_type="text/plain; charset=utf-8")
+    """A werkzeug Response for what an HTTP function returned; TypeError for anything but func.HttpResponse."""
     if not isinstance(result, func.HttpResponse):
-        raise TypeError(f"an HTTP function must return func.HttpResponse, str or None, not {type(result).__name__}")
+        raise TypeError(f"an HTTP function must return func.HttpResponse, not {type(result).__name__}")
     headers = Headers(list(result.headers.items()))
     if "content-type" not in headers:
         mimetype = result.mimetype
@@ -83,10 +78,10 @@ class HttpFrontend:
         )
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         if self._thread is not None:
             self._server.shutdown()
-            self._thread.join(5)
+            self._thread.join(timeout)
             self._thread = None
         self._server.server_close()
 
@@ -101,8 +96,6 @@ class HttpFrontend:
         return response(environ, start_response)
 
     def _respond(self, request: Request, raw_target: str) -> tuple[Response, str]:
-        if request.method == "GET" and request.path.rstrip("/") == "/admin/host/status":
-            return Response('{"state": "Running"}', content_type="application/json"), "host status"
         resolved = self._router.resolve(request.method, raw_target)
         if resolved is None:
             return Response(status=404), "no function route matches"

@@ -4,8 +4,9 @@ Contract: `index_app(app_dir)` imports the app module (`function_app`, or PYTHON
 ".py") with `app_dir` first on sys.path, finds the single module attribute that is a `func.FunctionRegister`
 (FunctionApp, AsgiFunctionApp, ...), calls `get_functions()` and describes every function as a
 `FunctionInfo`. Anything the local host cannot run faithfully fails here, loudly: triggers other than
-http/timer/queue, bindings other than the HTTP and queue outputs, and Python parameters that do not match a
-binding (the worker refuses those too). Values are as declared (`%Setting%` references unresolved).
+http/timer/queue, any binding besides the trigger and an HTTP trigger's `$return` response, and Python
+parameters other than the trigger's (the worker refuses unbound ones too; `context` and output bindings are
+not provided locally). Values are as declared (`%Setting%` references unresolved).
 """
 
 from __future__ import annotations
@@ -21,15 +22,12 @@ from types import ModuleType
 from typing import Any
 
 import azure.functions as func
-from azure.functions.decorators.core import BindingDirection
 
 HTTP_TRIGGER = "httpTrigger"
 TIMER_TRIGGER = "timerTrigger"
 QUEUE_TRIGGER = "queueTrigger"
 SUPPORTED_TRIGGERS = (HTTP_TRIGGER, TIMER_TRIGGER, QUEUE_TRIGGER)
-SUPPORTED_OUTPUTS = ("http", "queue")
 RETURN_BINDING = "$return"
-CONTEXT_PARAMETER = "context"
 
 
 class IndexingError(RuntimeError):
@@ -39,16 +37,6 @@ class IndexingError(RuntimeError):
 def _text(value: Any) -> str:
     """Enum members (HttpMethod, AuthLevel) as their wire value; everything else as str."""
     return str(getattr(value, "value", value))
-
-
-@dataclass(frozen=True)
-class OutputBinding:
-    """An output binding: `$return` or the name of a `func.Out` parameter."""
-
-    name: str
-    type: str
-    queue_name: str | None = None
-    connection: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,15 +54,10 @@ class FunctionInfo:
     run_on_startup: bool = False
     queue_name: str | None = None
     connection: str | None = None
-    outputs: tuple[OutputBinding, ...] = ()
 
     @property
     def is_async(self) -> bool:
         return inspect.iscoroutinefunction(self.user_function)
-
-    @property
-    def wants_context(self) -> bool:
-        return CONTEXT_PARAMETER in inspect.signature(self.user_function).parameters
 
     def describe(self) -> dict[str, Any]:
         """Name, trigger type and what triggers it: route+methods (None = all), schedule, or queue."""
@@ -105,20 +88,16 @@ def describe_function(function: func.Function) -> FunctionInfo:
             f"function {name!r}: trigger {trigger_type!r} is not supported by the local host "
             f"(supported: {', '.join(SUPPORTED_TRIGGERS)})"
         )
-    outputs = []
     for binding in function.get_bindings():
-        if binding is trigger:
-            continue
-        if binding.type not in SUPPORTED_OUTPUTS or binding.direction != BindingDirection.OUT.value:
+        response = trigger_type == HTTP_TRIGGER and binding.type == "http" and binding.name == RETURN_BINDING
+        if binding is not trigger and not response:
             raise IndexingError(
                 f"function {name!r}: binding {binding.name!r} of type {binding.type!r} is not supported by the "
-                f"local host (supported outputs: {', '.join(SUPPORTED_OUTPUTS)})"
+                "local host (only the trigger and an HTTP response)"
             )
-        outputs.append(OutputBinding(binding.name, binding.type, getattr(binding, "queue_name", None),
-                                     getattr(binding, "connection", None)))
     common: dict[str, Any] = {
         "name": name, "trigger_type": trigger_type, "trigger_parameter": trigger.name,
-        "user_function": function.get_user_function(), "outputs": tuple(outputs),
+        "user_function": function.get_user_function(),
     }
     if trigger_type == HTTP_TRIGGER:
         methods = getattr(trigger, "methods", None)
@@ -136,13 +115,12 @@ def describe_function(function: func.Function) -> FunctionInfo:
 
 
 def _check_parameters(info: FunctionInfo) -> None:
-    """The worker's rule: every Python parameter is a binding or `context`, every binding has a parameter."""
-    params = set(inspect.signature(info.user_function).parameters) - {CONTEXT_PARAMETER}
-    bindings = {info.trigger_parameter} | {o.name for o in info.outputs if o.name != RETURN_BINDING}
-    if params != bindings:
+    """The function takes exactly its trigger parameter (locally no `context` and no output bindings)."""
+    params = list(inspect.signature(info.user_function).parameters)
+    if params != [info.trigger_parameter]:
         raise IndexingError(
-            f"function {info.name!r}: Python parameters {sorted(params)} do not match its bindings "
-            f"{sorted(bindings)} (plus an optional 'context')"
+            f"function {info.name!r}: Python parameters {params} do not match its bindings "
+            f"{[info.trigger_parameter]} (the local host provides no 'context')"
         )
 
 

@@ -1,15 +1,13 @@
 """Calling user functions the way the Python worker does.
 
 Contract: `Invoker.invoke(function, trigger_value, reason)` calls the function with the trigger value under
-its trigger parameter name, a fresh `func.Out` per output-binding parameter, and `context` when the
-signature asks for it. As in the Python worker, `def` functions run on one thread pool of
-`PYTHON_THREADPOOL_THREAD_COUNT` threads (1-32; else Python's own default, min(32, CPUs + 4)) shared by every
-trigger, and `async def` functions run on one event loop; the caller's thread waits for the result. So a
-queue trigger may hand over batchSize + newBatchThreshold messages at once, but no more `def` invocations
-run at a time than the worker's pool allows, whatever the trigger. After success, the
-values set on output bindings (and the return value for a non-HTTP `$return` binding) go to the
-`deliver` callback; the return value is handed back. On failure the traceback is logged once, here,
-and the exception propagates. Invocations log "Executing/Executed 'Functions.<name>'" like the host.
+its trigger parameter name and hands back what it returned. As in the Python worker, `def` functions run
+on one thread pool of `PYTHON_THREADPOOL_THREAD_COUNT` threads (1-32; else Python's own default,
+min(32, CPUs + 4)) shared by every trigger, and `async def` functions run on one event loop; the caller's
+thread waits for the result. So a queue trigger may hand over batchSize + newBatchThreshold messages at
+once, but no more `def` invocations run at a time than the worker's pool allows, whatever the trigger.
+On failure the traceback is logged once, here, and the exception propagates. Invocations log
+"Executing/Executed 'Functions.<name>'" like the host.
 """
 
 from __future__ import annotations
@@ -22,15 +20,11 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
-import azure.functions as func
-
-from devhost.indexing import CONTEXT_PARAMETER, RETURN_BINDING, FunctionInfo
+from devhost.indexing import FunctionInfo
 
 log = logging.getLogger(__name__)
-Deliver = Callable[[FunctionInfo, Mapping[str, Any]], None]
 THREAD_COUNT_SETTING = "PYTHON_THREADPOOL_THREAD_COUNT"
 
 
@@ -44,60 +38,8 @@ def worker_thread_count(env: Mapping[str, str] | None = None) -> int:
     return min(32, (os.cpu_count() or 1) + 4)
 
 
-class InvocationContext(func.Context):
-    """The minimal `func.Context`: ids and names; no distributed tracing or retry information locally."""
-
-    def __init__(self, invocation_id: str, function_name: str, function_directory: str) -> None:
-        self._invocation_id = invocation_id
-        self._function_name = function_name
-        self._function_directory = function_directory
-        self._thread_local = threading.local()
-        self._thread_local.invocation_id = invocation_id
-
-    @property
-    def invocation_id(self) -> str:
-        return self._invocation_id
-
-    @property
-    def thread_local_storage(self) -> threading.local:  # type: ignore[override]
-        return self._thread_local
-
-    @property
-    def function_name(self) -> str:
-        return self._function_name
-
-    @property
-    def function_directory(self) -> str:
-        return self._function_directory
-
-    @property
-    def trace_context(self) -> Any:
-        return None
-
-    @property
-    def retry_context(self) -> Any:
-        return None
-
-
-class OutValue(func.Out[Any]):
-    """A `func.Out` parameter; `is_set` tells an unset binding from one set to a value."""
-
-    def __init__(self) -> None:
-        self._value: Any = None
-        self.is_set = False
-
-    def set(self, val: Any) -> None:
-        self._value = val
-        self.is_set = True
-
-    def get(self) -> Any:
-        return self._value
-
-
 class Invoker:
-    def __init__(self, app_dir: Path, deliver: Deliver | None = None) -> None:
-        self._app_dir = app_dir
-        self._deliver = deliver
+    def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._cancel_grace = 1.0
@@ -159,22 +101,13 @@ class Invoker:
     def invoke(self, function: FunctionInfo, trigger_value: Any, reason: str) -> Any:
         invocation_id = str(uuid.uuid4())
         log.info("Executing 'Functions.%s' (Reason='%s', Id=%s)", function.name, reason, invocation_id)
-        outs = {o.name: OutValue() for o in function.outputs if o.name != RETURN_BINDING}
-        kwargs: dict[str, Any] = {function.trigger_parameter: trigger_value, **outs}
-        if function.wants_context:
-            kwargs[CONTEXT_PARAMETER] = InvocationContext(invocation_id, function.name, str(self._app_dir))
+        kwargs = {function.trigger_parameter: trigger_value}
         started = time.monotonic()
         try:
             if function.is_async:
                 result = self._run_coroutine(function.user_function(**kwargs))
             else:
                 result = self._run_sync(function.user_function, kwargs)
-            values = {name: out.get() for name, out in outs.items() if out.is_set}
-            returns_to_output = any(o.name == RETURN_BINDING and o.type != "http" for o in function.outputs)
-            if returns_to_output and result is not None:
-                values[RETURN_BINDING] = result
-            if values and self._deliver is not None:
-                self._deliver(function, values)
         except BaseException:
             log.exception("Executed 'Functions.%s' (Failed, Id=%s, Duration=%dms)",
                           function.name, invocation_id, (time.monotonic() - started) * 1000)

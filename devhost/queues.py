@@ -13,29 +13,59 @@ Contract, per queue-triggered function (`QueueListener`):
   straight to the poison queue, as in the host.
 - `stop()` stops polling, hands back fetched-but-unstarted messages (visible again at once) and waits
   briefly for running invocations.
+Clients send and receive message text exactly as stored (no SDK encode/decode policy): host.json's
+messageEncoding decides the wire form ("base64": Base64 of the bytes; "none": the UTF-8 text itself).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from azure.core.exceptions import AzureError
+from azure.core.exceptions import AzureError, ResourceExistsError
 from azure.functions.queue import QueueMessage as FunctionQueueMessage
-from azure.storage.queue import QueueMessage
+from azure.storage.queue import LinearRetry, QueueClient, QueueMessage
 
 from devhost.hostconfig import QueueOptions
 from devhost.indexing import FunctionInfo
 from devhost.invoker import Invoker
 from devhost.settings import resolve_references, storage_connection
-from devhost.storage import decode_message, ensure_queue, queue_client
 
 log = logging.getLogger(__name__)
 RECEIVE_VISIBILITY_SECONDS = 600
 MIN_POLL_SECONDS = 0.1
+
+
+def queue_client(connection_string: str, queue_name: str) -> QueueClient:
+    # Few, quick retries: a local host should report a missing Azurite promptly and stop without delay. The
+    # queue SDK takes its backoff from a retry_policy object only (retry_backoff_factor is ignored).
+    return QueueClient.from_connection_string(
+        connection_string, queue_name, retry_policy=LinearRetry(backoff=0.5, random_jitter_range=0.25, retry_total=2),
+        connection_timeout=5, read_timeout=10,
+    )
+
+
+def ensure_queue(client: QueueClient) -> None:
+    with contextlib.suppress(ResourceExistsError):
+        client.create_queue()
+
+
+def decode_message(text: str, encoding: str) -> bytes:
+    """Payload bytes of a stored message; raises ValueError when base64 text is not valid Base64."""
+    if encoding != "base64":
+        return text.encode("utf-8")
+    try:
+        # .NET's Convert.FromBase64String tolerates whitespace but nothing else outside the alphabet.
+        return base64.b64decode("".join(text.split()), validate=True)
+    except binascii.Error as error:
+        raise ValueError(f"message is not valid Base64 (host.json messageEncoding is base64): {error}") from error
+
 
 
 class QueueListener:

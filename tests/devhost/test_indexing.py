@@ -26,6 +26,7 @@ def test_sample_app_description_matches_its_declarations(declared: Callable[[Pat
                                        "run_on_startup": False}
     assert by_name["async_record"]["connection"] == "Storage"
     assert {f.name for f in index.functions if f.is_async} == {"async_echo", "async_record"}
+    assert by_name["files"]["route"] == "Files/{*path}"
 
 
 def test_route_defaults_to_function_name(make_app: Callable[..., Path]) -> None:
@@ -71,9 +72,30 @@ def test_route_defaults_to_function_name(make_app: Callable[..., Path]) -> None:
             app = func.FunctionApp()
 
             @app.route(route="r")
+            @app.queue_output(arg_name="out", queue_name="q", connection="AzureWebJobsStorage")
+            def send(req: func.HttpRequest, out: func.Out[str]) -> func.HttpResponse: ...
+            """,
+            "binding 'out' of type 'queue' is not supported",
+        ),
+        (
+            """
+            import azure.functions as func
+            app = func.FunctionApp()
+
+            @app.route(route="r")
             def read(req: func.HttpRequest, extra: str) -> func.HttpResponse: ...
             """,
             "do not match its bindings",
+        ),
+        (
+            """
+            import azure.functions as func
+            app = func.FunctionApp()
+
+            @app.route(route="r")
+            def read(req: func.HttpRequest, context: func.Context) -> func.HttpResponse: ...
+            """,
+            "provides no 'context'",
         ),
         (
             """

@@ -13,6 +13,7 @@ app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION)
 
 TIMER_CALLS: list[dict] = []
 FAILED_ATTEMPTS: list[dict] = []
+RECORDS: list[dict] = []
 
 
 def _json(payload: object, status_code: int = 200, headers: dict | None = None) -> func.HttpResponse:
@@ -47,21 +48,6 @@ def save_item(req: func.HttpRequest) -> func.HttpResponse:
     return _json(_describe(req, "save_item"), status_code=201, headers={"Location": "/api/items/1"})
 
 
-@app.route(route="numbers/{n:int:min(1)}")
-def number(req: func.HttpRequest) -> func.HttpResponse:
-    return _json(_describe(req, "number"))
-
-
-@app.route(route="greet/{name:alpha}/{greeting?}", methods=["GET"])
-def greet(req: func.HttpRequest) -> func.HttpResponse:
-    return _json(_describe(req, "greet"))
-
-
-@app.route(route="codes/{code:regex(^[A-Z]{{3}}$)}", methods=["GET"])
-def code(req: func.HttpRequest) -> func.HttpResponse:
-    return _json(_describe(req, "code"))
-
-
 @app.route(route="Files/{*path}")
 def files(req: func.HttpRequest) -> func.HttpResponse:
     return _json(_describe(req, "files"))
@@ -69,8 +55,8 @@ def files(req: func.HttpRequest) -> func.HttpResponse:
 
 @app.function_name("plain_text")
 @app.route(route="text", methods=[func.HttpMethod.GET])
-def text_function(req: func.HttpRequest) -> str:
-    return "plain hello"
+def text_function(req: func.HttpRequest) -> func.HttpResponse:
+    return func.HttpResponse("plain hello")
 
 
 @app.route(route="html", methods=["GET"])
@@ -85,17 +71,9 @@ def boom(req: func.HttpRequest) -> func.HttpResponse:
 
 
 @app.route(route="async/{value}")
-async def async_echo(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
+async def async_echo(req: func.HttpRequest) -> func.HttpResponse:
     await asyncio.sleep(0.01)
-    return _json({"value": req.route_params["value"], "function_name": context.function_name,
-                  "invocation_id": context.invocation_id})
-
-
-@app.route(route="enqueue", methods=["POST"])
-@app.queue_output(arg_name="msg", queue_name="devhost-sample-in", connection="AzureWebJobsStorage")
-def enqueue(req: func.HttpRequest, msg: func.Out[str]) -> func.HttpResponse:
-    msg.set(req.get_body().decode("utf-8"))
-    return func.HttpResponse(status_code=202)
+    return _json({"value": req.route_params["value"]})
 
 
 @app.timer_trigger(schedule="* * * * * *", arg_name="timer", run_on_startup=False)
@@ -103,8 +81,8 @@ def every_second(timer: func.TimerRequest) -> None:
     TIMER_CALLS.append({"at": time.time(), "past_due": timer.past_due, "status": timer.schedule_status})
 
 
-def _record(msg: func.QueueMessage, function: str) -> str:
-    return json.dumps({
+def _record(msg: func.QueueMessage, function: str) -> None:
+    RECORDS.append({
         "function": function,
         "id": msg.id,
         "body_hex": msg.get_body().hex(),
@@ -115,9 +93,8 @@ def _record(msg: func.QueueMessage, function: str) -> str:
 
 
 @app.queue_trigger(arg_name="msg", queue_name="devhost-sample-in", connection="AzureWebJobsStorage")
-@app.queue_output(arg_name="out", queue_name="devhost-sample-out", connection="AzureWebJobsStorage")
-def record_message(msg: func.QueueMessage, out: func.Out[str]) -> None:
-    out.set(_record(msg, "record_message"))
+def record_message(msg: func.QueueMessage) -> None:
+    _record(msg, "record_message")
 
 
 @app.queue_trigger(arg_name="msg", queue_name="devhost-sample-fail", connection="AzureWebJobsStorage")
@@ -128,7 +105,6 @@ def always_fails(msg: func.QueueMessage) -> None:
 
 # connection="Storage" resolves to the AzureWebJobsStorage setting, as in the WebJobs SDK.
 @app.queue_trigger(arg_name="msg", queue_name="devhost-sample-async", connection="Storage")
-@app.queue_output(arg_name="$return", queue_name="devhost-sample-out", connection="AzureWebJobsStorage")
-async def async_record(msg: func.QueueMessage) -> str:
+async def async_record(msg: func.QueueMessage) -> None:
     await asyncio.sleep(0.01)
-    return _record(msg, "async_record")
+    _record(msg, "async_record")
