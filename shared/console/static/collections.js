@@ -58,6 +58,8 @@ export async function renderCollections(sub) {
   show(
     h("h1", {}, "Job collections"),
     h("p", { class: "sub" }, `Subscription ${sub}`),
+    h("div", { class: "toolbar" }, h("a", { class: "button", id: "new-collection",
+      href: `${consoleBase()}?subscription=${encodeURIComponent(sub)}&action=create` }, "New collection")),
     table(`${collections.length} collection${collections.length === 1 ? "" : "s"}`,
       ["Collection", "Resource group", "Location", "State", "SKU", "Quota (jobs used / max)",
         "Enabled", "Disabled", "Faulted", "Completed"], rows, [6, 7, 8, 9]),

@@ -1,10 +1,12 @@
 // Entry point: reads the page's own address (ARM-id shaped, so links can be shared) and renders it.
 //   {console}?subscription=S                                   collections of S
+//   {console}?subscription=S&action=create                     a new collection
 //   {console}/subscriptions/S/resourceGroups/G/providers/Microsoft.Scheduler/jobCollections/C   its jobs
 //   .../jobCollections/C?action=create                         a new job from JSON
 //   .../jobCollections/C/jobs/J[?action=edit]                  one job (or its editor)
 import { collectionPath, consoleBase, credentials, saveCredentials } from "./api.js";
 import { completeSignIn, currentToken, session, signIn, signInConfig, signInEnabled, signOut } from "./auth.js";
+import { renderCollectionForm } from "./collection-form.js";
 import { renderCollections, renderSubscriptionPrompt } from "./collections.js";
 import { h, show, failure } from "./dom.js";
 import { renderEditor } from "./editor.js";
@@ -61,7 +63,8 @@ async function route() {
   if (rest === "" || rest === "/") {
     const sub = query.get("subscription");
     crumbs(sub);
-    return sub ? renderCollections(sub) : renderSubscriptionPrompt();
+    if (!sub) return renderSubscriptionPrompt();
+    return query.get("action") === "create" ? renderCollectionForm(sub) : renderCollections(sub);
   }
   const match = PAGE.exec(rest);
   if (!match) return show(h("h1", {}, "Not found"), h("p", {}, "This console page does not exist."));

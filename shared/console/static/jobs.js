@@ -2,6 +2,7 @@
 // filtered by state through the API's $filter, paged with $top/$skip (one extra row tells whether a next
 // page exists, whatever the API does with nextLink).
 import { call, consoleBase, schedules } from "./api.js";
+import { collectionActions } from "./collection-actions.js";
 import { announce, failure, h, show, stateBadge, table, when } from "./dom.js";
 
 const PAGE_SIZE = 25;
@@ -89,6 +90,8 @@ export async function renderJobs(ids, query) {
     heading,
     h("p", { class: "sub" }, `Resource group ${ids.group}, subscription ${ids.sub}`),
     collectionSummary(collection, ids),
+    ...collectionActions(ids, collection, !state && page === 0 && !more ? jobs.length : null,
+      () => renderJobs(ids, query)),
     h("div", { class: "toolbar" },
       h("a", { class: "button", href: `${consoleBase()}${ids.path}?action=create` }, "New job"),
       h("label", { for: "state-filter" }, "Filter by state"), filter),
