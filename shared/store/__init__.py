@@ -65,7 +65,7 @@ class Store:
         state = table(0, "State")
         collections = [CollectionStore(table(a, "Collections")) for a in range(len(services))]
         jobs = [JobStore(table(a, "Jobs"), keyring) for a in range(len(services))]
-        due = [DueIndex(table(a, "Due"), state, shards=settings.due_shards) for a in range(len(services))]
+        due = [DueIndex(table(a, "Due"), state, settings.due_shards, a) for a in range(len(services))]
         history = [HistoryStore(table(a, "History")) for a in range(len(services))]
         claims = [ClaimStore(table(a, "Claims")) for a in range(len(services))]
         single = len(services) == 1

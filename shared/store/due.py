@@ -58,6 +58,7 @@ class DueEntry:
     due: datetime
     generation: int
     partition: str = ""  # where the entry lies (its shard may differ from the job's under another shard count)
+    account: int = 0  # the storage account it lies in (after an account is added, maybe not its job's)
 
 
 def _row(job: JobKey, due: datetime) -> str:
@@ -65,10 +66,11 @@ def _row(job: JobKey, due: datetime) -> str:
 
 
 class DueIndex:
-    def __init__(self, table: Table, state: Table, shards: int = 1) -> None:
+    def __init__(self, table: Table, state: Table, shards: int = 1, account: int = 0) -> None:
         self.table = table
         self.state = state
         self.shards = min(max(shards, 1), MAX_SHARDS)
+        self.account = account  # which storage account's entries these are (shared/store/routing.py)
 
     @property
     def accounts(self) -> int:
@@ -138,7 +140,7 @@ class DueIndex:
             key = JobKey(e["Subscription"], e["ResourceGroup"], e["Collection"], e["Job"])
             due = as_datetime(e.get("Due"))
             if due is not None:
-                found.append(DueEntry(key, due, as_int(e.get("Generation")), partition))
+                found.append(DueEntry(key, due, as_int(e.get("Generation")), partition, self.account))
         return found
 
     def leftovers_before(self, bucket: str, limit: int = 1000) -> set[tuple[str, int]]:

@@ -2,12 +2,14 @@
 
 Contracts:
 - Account 0 is the primary (`AzureWebJobsStorage`); `SCHEDULER_STORAGE_ACCOUNTS` appends accounts 1..N-1.
-- A collection's row, its jobs, their due-index entries, history and claims all live in one account,
+- A collection's row, its jobs, their history and claims live in one account, its home,
   `account_of(collection, N)`: a jump consistent hash of the collection's job partition key. It depends on
-  the key and on N only (not on a process, a release, or account names), so every instance agrees.
+  the key and on N only (not on a process, a release, or account names), so every instance agrees. Due
+  entries are written in the job's home; each account's due index is dispatched apart, and an entry is
+  deleted where it lies (one left behind by a rebalance is dispatched from the old account, once).
 - Appending an account moves the home of about 1/N of the collections, all of them to the new account; no
   collection moves between old accounts. Those collections must be moved before the app runs with the
-  longer list (docs/capacity.md, "Adding a storage account"; `python -m shared.store.rebalance`).
+  longer list (docs/capacity.md, "Adding a storage account"; shared/store/rebalance.py).
 - The queues, the dispatcher's watermark and the role assignments stay on the primary: their traffic is
   per execution or per tick, not per job, and one account carries it (docs/capacity.md).
 - With one account the store uses the plain repositories and nothing here runs.
@@ -270,9 +272,11 @@ class RoutedDue(DueIndex):
         self._at(job).remove(job, due)
 
     def remove_entries(self, entries: Iterable[DueEntry]) -> None:
+        """Where each entry lies: an entry left in an account its collection moved away from (rebalance.py)
+        is dispatched from there, and its job's following entry is added in the job's own account."""
         groups: dict[int, list[DueEntry]] = {}
         for entry in entries:
-            groups.setdefault(account_of(entry.job.collection_key, len(self.indexes)), []).append(entry)
+            groups.setdefault(entry.account, []).append(entry)
         for account, group in groups.items():
             self.indexes[account].remove_entries(group)
 

@@ -6,9 +6,7 @@ history and status read from the job's own account."""
 from __future__ import annotations
 
 import inspect
-import json
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -16,7 +14,6 @@ from typing import Any
 import pytest
 
 from devhost.azurite import Azurite
-from shared import api
 from shared.dispatcher import Dispatcher
 from shared.keys import CollectionKey, JobKey
 from shared.runtime import Runtime
@@ -33,53 +30,14 @@ from shared.store.routing import (
     jump_hash,
 )
 from tests.conftest import ManualClock
+from tests.support.accounts import SUB, call, make_collections
 from tests.support.scheduler_client import drain
-
-SUB = "sub-accounts"
-V = {"api-version": "2016-03-01"}
-
-
-@pytest.fixture(scope="module")
-def second_azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
-    with Azurite(tmp_path_factory.mktemp("azurite-second"), in_memory=True) as running:
-        yield running
 
 
 @pytest.fixture
 def rt(settings: Settings, second_azurite: Azurite, clock: ManualClock) -> Runtime:
     second = StorageSettings(connection_string=second_azurite.connection_string)
     return Runtime.create(replace(settings, data_accounts=(second,), due_shards=2), clock)
-
-
-def _call(rt: Runtime, operation: str, method: str, group: str | None = None, collection: str | None = None,
-          job: str | None = None, body: Any = None, query: dict[str, str] | None = None) -> api.ApiResponse:
-    route = {"subscriptionId": SUB}
-    path = f"/api/subscriptions/{SUB}"
-    if group is not None:
-        route["resourceGroupName"] = group
-        path += f"/resourceGroups/{group}"
-    path += "/providers/Microsoft.Scheduler/jobCollections"
-    if collection is not None:
-        route["jobCollectionName"] = collection
-        path += f"/{collection}"
-    if job is not None:
-        route["jobName"] = job
-        path += f"/jobs/{job}"
-    data = json.dumps(body).encode() if body is not None else b""
-    request = api.ApiRequest(method, f"http://127.0.0.1:7071{path}", route, {**V, **(query or {})}, data)
-    return api.handle(operation, request, rt)
-
-
-def _collections(rt: Runtime, count: int) -> list[tuple[str, str]]:
-    """(group, name) of `count` new Premium collections over two resource groups."""
-    made = []
-    for i in range(count):
-        group, name = f"rg-{i % 2}", f"jc{i:02d}"
-        answer = _call(rt, "JobCollections_CreateOrUpdate", "PUT", group, name,
-                       body={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}})
-        assert answer.status == 201, answer.body
-        made.append((group, name))
-    return made
 
 
 def _rows(store: Any, partition: str, row: str) -> list[int]:
@@ -132,35 +90,35 @@ def test_the_setting_lists_connection_strings_names_or_urls_and_none_keeps_one_a
 
 
 def test_collections_and_jobs_land_in_both_accounts_and_every_operation_works_across_them(rt: Runtime) -> None:
-    made = _collections(rt, 14)
+    made = make_collections(rt, 14)
     homes = {name: account_of(CollectionKey(SUB, group, name), 2) for group, name in made}
     assert set(homes.values()) == {0, 1}, homes  # both accounts hold collections
     for group, name in made:
         key = CollectionKey(SUB, group, name)
         assert _rows(rt.store.collections, collection_partition(key), collection_row(key)) == [homes[name]]
         for job in ("a", "b"):
-            answer = _call(rt, "Jobs_CreateOrUpdate", "PUT", group, name, job, {"properties": {
+            answer = call(rt, "Jobs_CreateOrUpdate", "PUT", group, name, job, {"properties": {
                 "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
                 "recurrence": {"frequency": "Hour"}, "startTime": "2026-08-01T00:00:00Z"}})
             assert answer.status == 201, answer.body
             assert _rows(rt.store.jobs, job_partition(key), job_row(JobKey(SUB, group, name, job))) == [homes[name]]
-        assert _call(rt, "JobCollections_Disable", "POST", group, name).status == 200
-        assert _call(rt, "JobCollections_Get", "GET", group, name).body["properties"]["state"] == "Disabled"
-        assert _call(rt, "Jobs_Get", "GET", group, name, "b").body["properties"]["state"] == "disabled"
-        assert _call(rt, "JobCollections_Enable", "POST", group, name).status == 200
-        assert [j["name"] for j in _call(rt, "Jobs_List", "GET", group, name).body["value"]] == [
+        assert call(rt, "JobCollections_Disable", "POST", group, name).status == 200
+        assert call(rt, "JobCollections_Get", "GET", group, name).body["properties"]["state"] == "Disabled"
+        assert call(rt, "Jobs_Get", "GET", group, name, "b").body["properties"]["state"] == "disabled"
+        assert call(rt, "JobCollections_Enable", "POST", group, name).status == 200
+        assert [j["name"] for j in call(rt, "Jobs_List", "GET", group, name).body["value"]] == [
             f"{name}/a", f"{name}/b"]
-        assert _call(rt, "Jobs_Patch", "PATCH", group, name, "a", {"properties": {"state": "Disabled"}}).status == 200
-        assert _call(rt, "Jobs_Get", "GET", group, name, "a").body["properties"]["state"] == "disabled"
+        assert call(rt, "Jobs_Patch", "PATCH", group, name, "a", {"properties": {"state": "Disabled"}}).status == 200
+        assert call(rt, "Jobs_Get", "GET", group, name, "a").body["properties"]["state"] == "disabled"
     expected = sorted(made)
-    everything = _call(rt, "JobCollections_ListBySubscription", "GET").body
+    everything = call(rt, "JobCollections_ListBySubscription", "GET").body
     assert [(c["id"].split("/")[4], c["name"]) for c in everything["value"]] == expected
     assert everything["nextLink"] is None
     for group in ("rg-0", "rg-1"):
-        listed = _call(rt, "JobCollections_ListByResourceGroup", "GET", group).body["value"]
+        listed = call(rt, "JobCollections_ListByResourceGroup", "GET", group).body["value"]
         assert [("rg-" + c["id"].split("/rg-")[1][0], c["name"]) for c in listed] == [e for e in expected
                                                                                       if e[0] == group]
-    top = _call(rt, "JobCollections_ListBySubscription", "GET", query={"$top": "5", "$skip": "4"}).body
+    top = call(rt, "JobCollections_ListBySubscription", "GET", query={"$top": "5", "$skip": "4"}).body
     assert [c["name"] for c in top["value"]] == [name for _, name in expected[4:9]] and top["nextLink"] is None
     # Keyset pages of every size walk the merged list exactly once, in order.
     for size in (1, 3, 4, 13, 14, 15):
@@ -177,21 +135,21 @@ def test_collections_and_jobs_land_in_both_accounts_and_every_operation_works_ac
     assert rt.store.collections.skip(SUB, None, 15) == (collection_row(CollectionKey(SUB, *expected[-1])), True)
     # Deleting a collection clears its jobs in its own account.
     group, name = next((g, n) for g, n in made if homes[n] == 1)
-    assert _call(rt, "JobCollections_Delete", "DELETE", group, name).status == 200
-    assert _call(rt, "JobCollections_Get", "GET", group, name).status == 404
+    assert call(rt, "JobCollections_Delete", "DELETE", group, name).status == 200
+    assert call(rt, "JobCollections_Get", "GET", group, name).status == 404
     assert rt.store.jobs.all(CollectionKey(SUB, group, name)) == []
-    assert len(_call(rt, "JobCollections_ListBySubscription", "GET").body["value"]) == 13
+    assert len(call(rt, "JobCollections_ListBySubscription", "GET").body["value"]) == 13
 
 
 def test_the_fan_out_covers_every_account_and_every_occurrence_fires_once(rt: Runtime, clock: ManualClock,
                                                                          http_target) -> None:
-    made = _collections(rt, 6)
+    made = make_collections(rt, 6)
     first = clock.now().replace(second=0) + timedelta(minutes=3)  # beyond the API's fast path
     names = []
     for index, (group, name) in enumerate(made):
         for job in range(4):
             due = first + timedelta(seconds=5 * job + index)
-            answer = _call(rt, "Jobs_CreateOrUpdate", "PUT", group, name, f"j{job}", {"properties": {
+            answer = call(rt, "Jobs_CreateOrUpdate", "PUT", group, name, f"j{job}", {"properties": {
                 "startTime": due.isoformat(),
                 "action": {"type": "Http", "request": {"uri": f"{http_target.url}/{name}/j{job}", "method": "GET"}}}})
             assert answer.status == 201, answer.body
@@ -214,9 +172,9 @@ def test_the_fan_out_covers_every_account_and_every_occurrence_fires_once(rt: Ru
     assert fired == Counter(names)
     for group, name in made:  # status and history, each from the job's own account
         for job in range(4):
-            state = _call(rt, "Jobs_Get", "GET", group, name, f"j{job}").body["properties"]
+            state = call(rt, "Jobs_Get", "GET", group, name, f"j{job}").body["properties"]
             assert state["state"] == "completed" and state["status"]["executionCount"] == 1
-            history = _call(rt, "Jobs_ListJobHistory", "GET", group, name, f"j{job}").body["value"]
+            history = call(rt, "Jobs_ListJobHistory", "GET", group, name, f"j{job}").body["value"]
             assert [h["properties"]["status"] for h in history] == ["Completed"]
             scope = job_scope(JobKey(SUB, group, name, f"j{job}"))
             holding = [i for i, inner in enumerate(rt.store.history.stores)

@@ -1,0 +1,119 @@
+"""Move collections to the storage account that SCHEDULER_STORAGE_ACCOUNTS now places them in.
+
+Run it with the function app stopped, after appending an account to the list (docs/capacity.md, "Adding a
+storage account"), with the app's settings in the environment:
+
+    python -m shared.store.rebalance            # count what would move
+    python -m shared.store.rebalance --apply    # move it
+
+Contract: every collection found in an account other than its home (routing.account_of) is moved there,
+job by job (the job's history and claims, then its row), then the collection row: each is copied as stored
+(sealed secrets are bound to table keys, which do not change) and only then deleted where it was. A run
+that dies part-way leaves copies in both accounts; the next run copies again and deletes, and a run after
+a finished one finds nothing to move. Due-index entries stay where they lie: the dispatcher reads every
+account's due index, dispatches such an entry from there, and indexes the job's following occurrence in
+its new home. The app must not run meanwhile: a write to an old copy between its copy and its delete
+would be lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from azure.core.exceptions import ResourceNotFoundError
+
+from ..keys import CollectionKey
+from ..settings import Settings
+from . import Store
+from .clients import table_service
+from .keys import job_partition
+from .routing import account_of
+from .tables import Entity, Table, chunks
+
+
+@dataclass
+class Moves:
+    collections: int = 0
+    jobs: int = 0
+    history: int = 0
+    claims: int = 0
+
+
+def rebalance(settings: Settings, apply: bool) -> Moves:
+    """Move (or with `apply` False, count) every collection that lies outside its home account."""
+    if apply:
+        Store.from_settings(settings).ensure_ready(datetime.now(UTC))  # a new account has no tables yet
+    services = [table_service(account) for account in (settings.storage, *settings.data_accounts)]
+
+    def table(account: int, name: str) -> Table:
+        return Table(services[account].get_table_client(f"{settings.table_prefix}{name}"))
+
+    moves = Moves()
+    for source in range(len(services)):
+        for row in _all(table(source, "Collections"), ["Subscription", "ResourceGroup", "Name"]):
+            key = CollectionKey(row["Subscription"], row["ResourceGroup"], row["Name"])
+            home = account_of(key, len(services))
+            if home == source:
+                continue
+            moves.collections += 1
+            jobs = list(table(source, "Jobs").query("PartitionKey eq @pk", {"pk": job_partition(key)}))
+            for job in jobs:
+                scope = f"{job['PartitionKey']}|{job['RowKey']}"  # job_scope: its history's and claims' partition
+                moves.history += _move(table(source, "History"), table(home, "History"), scope, apply)
+                moves.claims += _move(table(source, "Claims"), table(home, "Claims"), scope, apply)
+                moves.jobs += _move_one(table(source, "Jobs"), table(home, "Jobs"), job, apply)
+            whole = table(source, "Collections").get(row["PartitionKey"], row["RowKey"])
+            if whole is not None:
+                _move_one(table(source, "Collections"), table(home, "Collections"), whole, apply)
+    return moves
+
+
+def _all(table: Table, select: list[str]) -> list[Entity]:
+    try:
+        return list(table.query("PartitionKey ge @lo", {"lo": ""}, select=["PartitionKey", "RowKey", *select]))
+    except ResourceNotFoundError:
+        return []  # an account the app has not used yet
+
+
+def _stored(entity: Entity) -> dict[str, Any]:
+    return {k: v for k, v in entity.items() if k != "etag" and v is not None}
+
+
+def _move(source: Table, target: Table, partition: str, apply: bool) -> int:
+    """Copy a whole partition, then delete it from `source`; returns how many entities."""
+    try:
+        entities = list(source.query("PartitionKey eq @pk", {"pk": partition}))
+    except ResourceNotFoundError:
+        return 0
+    if apply:
+        for batch in chunks(entities, 100):  # one entity-group transaction per 100 (one partition)
+            target.client.submit_transaction([("upsert", _stored(e)) for e in batch])
+        for batch in chunks(entities, 100):
+            source.client.submit_transaction([("delete", {"PartitionKey": partition, "RowKey": e["RowKey"]})
+                                              for e in batch])
+    return len(entities)
+
+
+def _move_one(source: Table, target: Table, entity: Entity, apply: bool) -> int:
+    if apply:
+        target.upsert(_stored(entity))
+        source.delete(entity["PartitionKey"], entity["RowKey"])
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m shared.store.rebalance", description=__doc__.splitlines()[0])
+    parser.add_argument("--apply", action="store_true", help="move (without it: only count what would move)")
+    args = parser.parse_args(argv)
+    moves = rebalance(Settings.from_environment(), args.apply)
+    verb = "moved" if args.apply else "to move"
+    print(f"{verb}: {moves.collections} collection(s), {moves.jobs} job(s), {moves.history} history entries, "
+          f"{moves.claims} claim(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
