@@ -4,7 +4,8 @@
 //   azd up                                   (azure.yaml -> infra/main.bicep)
 //   az deployment group create -g RG -f infra/main.bicep -p infra/main.parameters.json
 //
-// Creates: user-assigned identity, storage (host + job state + deployment package), a Key Vault
+// Creates: user-assigned identity, storage (host + job state + deployment package; optionally more
+// accounts for job state), a Key Vault
 // holding the keyring that encrypts job secrets at rest,
 // Log Analytics + Application Insights (Entra ID auth only) with alert rules and a workbook,
 // Flex Consumption plan and a
@@ -51,6 +52,11 @@ param zoneRedundant bool = false
   'Standard_RAGZRS'
 ])
 param storageSkuName string = 'Standard_GRS'
+
+@description('Storage accounts beyond the primary that share the collections (SCHEDULER_STORAGE_ACCOUNTS; docs/capacity.md sizes them: one carries about 2,500 executions/s). Only ever raise it, with the app stopped, then run `python -m shared.store.rebalance --apply` before starting it (docs/capacity.md, "Adding a storage account").')
+@minValue(0)
+@maxValue(31)
+param extraStorageAccounts int = 0
 
 @description('Log Analytics retention in days.')
 @minValue(30)
@@ -115,6 +121,8 @@ var resourceToken = toLower(uniqueString(subscription().id, resourceGroup().id, 
 var allTags = union(tags, { 'azd-env-name': environmentName })
 var functionAppName = 'func-sched-${resourceToken}'
 var deploymentContainerName = 'deploymentpackage'
+// Appended in order: an account's position in SCHEDULER_STORAGE_ACCOUNTS decides which collections it holds.
+var dataAccountNames = [for i in range(0, extraStorageAccounts): 'stsched${resourceToken}${i + 1}']
 
 resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
   name: 'id-sched-${resourceToken}'
@@ -145,6 +153,17 @@ module storage 'modules/storage.bicep' = {
     principalId: identity.properties.principalId
   }
 }
+
+module dataStorage 'modules/datastorage.bicep' = [for (accountName, i) in dataAccountNames: {
+  name: 'datastorage${i + 1}'
+  params: {
+    name: accountName
+    location: location
+    tags: allTags
+    storageSkuName: storageSkuName
+    principalId: identity.properties.principalId
+  }
+}]
 
 module serviceBus 'modules/servicebus.bicep' = if (enableServiceBus) {
   name: 'servicebus'
@@ -194,7 +213,12 @@ module functionApp 'modules/functionapp.bicep' = {
     authAudience: apiAudience
     authOwner: bootstrapOwnerObjectId
     consoleClientId: consoleClientId
+    dataStorageAccounts: join(dataAccountNames, ',')
   }
+  // The extra accounts' role assignments exist before the app runs (their names are known up front).
+  dependsOn: [
+    dataStorage
+  ]
   // No explicit dependsOn needed: using the storage and monitoring outputs makes the app wait
   // for those whole modules, role assignments included, so the host starts with its access.
 }
@@ -230,6 +254,7 @@ output AZURE_FUNCTION_APP_NAME string = functionApp.outputs.name
 output SERVICE_API_NAME string = functionApp.outputs.name
 output SERVICE_API_URI string = functionApp.outputs.uri
 output AZURE_STORAGE_ACCOUNT_NAME string = storage.outputs.name
+output SCHEDULER_STORAGE_ACCOUNTS string = join(dataAccountNames, ',')
 output AZURE_USER_ASSIGNED_IDENTITY_CLIENT_ID string = identity.properties.clientId
 output APPLICATIONINSIGHTS_NAME string = monitoring.outputs.applicationInsightsName
 output SERVICEBUS_NAMESPACE string = enableServiceBus ? serviceBus.outputs.fullyQualifiedNamespace : ''

@@ -40,17 +40,18 @@ class Snapshot:
 
 
 def overdue_entries(store: Store, now: datetime, limit: int = BACKLOG_LIMIT) -> int:
-    """Due-index entries in minute buckets before the current one, counted up to `limit`."""
-    # Partition keys start with the bucket (yyyyMMddHHmm), so one range query finds every older partition.
-    found = store.due.table.client.query_entities(
-        "PartitionKey lt @bucket", parameters={"bucket": bucket_of(now)}, select=["PartitionKey"],
-        results_per_page=limit,
-    )
+    """Due-index entries in minute buckets before the current one, counted up to `limit`, in every storage account."""
     count = 0
-    for _ in found:
-        count += 1
-        if count >= limit:
-            break
+    for account in range(store.due.accounts):
+        # Partition keys start with the bucket (yyyyMMddHHmm), so one range query finds every older partition.
+        found = store.due.in_account(account).table.client.query_entities(
+            "PartitionKey lt @bucket", parameters={"bucket": bucket_of(now)}, select=["PartitionKey"],
+            results_per_page=limit,
+        )
+        for _ in found:
+            count += 1
+            if count >= limit:
+                return count
     return count
 
 

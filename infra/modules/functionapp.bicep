@@ -28,6 +28,9 @@ param authOwner string
 @description('SCHEDULER_CONSOLE_CLIENT_ID: client id the web console signs users in with (empty: no sign-in, a pasted token).')
 param consoleClientId string = ''
 
+@description('SCHEDULER_STORAGE_ACCOUNTS: names of the storage accounts beyond the host\'s that share the collections, comma-separated in the order they were added; empty = one account. Reached with the same identity.')
+param dataStorageAccounts string = ''
+
 @description('Flex Consumption plan name.')
 param planName string
 
@@ -227,6 +230,11 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
         {
           name: 'SCHEDULER_CONSOLE_CLIENT_ID'
           value: consoleClientId
+        }
+        // More storage accounts for the collections (account names: reached with the identity, no keys).
+        {
+          name: 'SCHEDULER_STORAGE_ACCOUNTS'
+          value: dataStorageAccounts
         }
         // The keyring for job secrets at rest: a Key Vault reference, never the key itself.
         {

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from itertools import islice
 from typing import Any, NoReturn
@@ -106,7 +107,9 @@ class RoutedCollections(CollectionStore):
         """One page in row-key order over every account. Each account answers its own page; the merged page
         stops at the lowest cursor among the accounts that have more, since beyond it an account may hold
         rows not read yet. Pages stay full: that account alone contributed `size` rows up to its cursor."""
-        answers = [store.page_after(subscription, resource_group, size, after) for store in self.stores]
+        with ThreadPoolExecutor(max_workers=len(self.stores)) as pool:  # side by side: one round trip of latency
+            answers = list(pool.map(lambda store: store.page_after(subscription, resource_group, size, after),
+                                    self.stores))
         limits = [cursor for _, cursor in answers if cursor is not None]
         limit = min(limits) if limits else None
         rows = sorted((collection_row(r.key), r) for records, _ in answers for r in records)
