@@ -53,7 +53,7 @@ param zoneRedundant bool = false
 ])
 param storageSkuName string = 'Standard_GRS'
 
-@description('Storage accounts beyond the primary that share the collections (SCHEDULER_STORAGE_ACCOUNTS; docs/capacity.md sizes them: one carries about 2,500 executions/s). Only ever raise it, with the app stopped, then run `python -m shared.store.rebalance --apply` before starting it (docs/capacity.md, "Adding a storage account").')
+@description('Storage accounts beyond the primary that share the collections (SCHEDULER_STORAGE_ACCOUNTS; docs/capacity.md sizes them). Only ever raise it, with the app stopped, then run `python -m shared.store.rebalance --apply` before starting it (docs/capacity.md, "Adding a storage account").')
 @minValue(0)
 @maxValue(31)
 param extraStorageAccounts int = 0
