@@ -133,6 +133,13 @@ def test_collections_and_jobs_land_in_both_accounts_and_every_operation_works_ac
     third_of_rg1 = [e for e in expected if e[0] == "rg-1"][2]
     assert rt.store.collections.skip(SUB, "rg-1", 3) == (collection_row(CollectionKey(SUB, *third_of_rg1)), False)
     assert rt.store.collections.skip(SUB, None, 15) == (collection_row(CollectionKey(SUB, *expected[-1])), True)
+    for account in (0, 1):  # PATCH a collection and DELETE a job, in each account
+        group, name = next((g, n) for g, n in made if homes[n] == account)
+        patched = call(rt, "JobCollections_Patch", "PATCH", group, name, body={"tags": {"home": str(account)}})
+        assert patched.status == 200 and patched.body["tags"] == {"home": str(account)}, patched.body
+        assert call(rt, "Jobs_Delete", "DELETE", group, name, "b").status == 200
+        assert call(rt, "Jobs_Get", "GET", group, name, "b").status == 404
+        assert [j["name"] for j in call(rt, "Jobs_List", "GET", group, name).body["value"]] == [f"{name}/a"]
     # Deleting a collection clears its jobs in its own account.
     group, name = next((g, n) for g, n in made if homes[n] == 1)
     assert call(rt, "JobCollections_Delete", "DELETE", group, name).status == 200
@@ -158,6 +165,12 @@ def test_the_fan_out_covers_every_account_and_every_occurrence_fires_once(rt: Ru
         in_account = {e.job.collection for e in rt.store.due.in_account(account).entries(first.strftime("%Y%m%d%H%M"))}
         assert in_account == {n for g, n in made if account_of(CollectionKey(SUB, g, n), 2) == account}
         assert in_account
+    ran = set()
+    for account in (0, 1):  # run now, in each account: queued by the API, fired by the executor below
+        group, name = next((g, n) for g, n in made if account_of(CollectionKey(SUB, g, n), 2) == account)
+        ran.add(name)
+        assert call(rt, "Jobs_Run", "POST", group, name, "j3").status == 200
+        names.append(f"/{name}/j3")
     clock.current = first + timedelta(seconds=30)  # every job is due; the dispatch queues them at once
     dispatcher = Dispatcher(rt.store, clock)
     for _ in range(2):  # a second tick (its overlap re-reads the same buckets) must change nothing
@@ -173,9 +186,10 @@ def test_the_fan_out_covers_every_account_and_every_occurrence_fires_once(rt: Ru
     for group, name in made:  # status and history, each from the job's own account
         for job in range(4):
             state = call(rt, "Jobs_Get", "GET", group, name, f"j{job}").body["properties"]
-            assert state["state"] == "completed" and state["status"]["executionCount"] == 1
+            runs = 2 if name in ran and job == 3 else 1
+            assert state["state"] == "completed" and state["status"]["executionCount"] == runs
             history = call(rt, "Jobs_ListJobHistory", "GET", group, name, f"j{job}").body["value"]
-            assert [h["properties"]["status"] for h in history] == ["Completed"]
+            assert [h["properties"]["status"] for h in history] == ["Completed"] * runs
             scope = job_scope(JobKey(SUB, group, name, f"j{job}"))
             holding = [i for i, inner in enumerate(rt.store.history.stores)
                        if list(inner.table.query("PartitionKey eq @pk", {"pk": scope}))]
