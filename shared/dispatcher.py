@@ -23,11 +23,12 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from enum import Enum
 from typing import TypeVar
 
 from .clock import Clock
 from .model import JobExecutionStatus, JobHistoryActionName, JobState
-from .occurrence import OccurrenceMessage, Trigger
+from .occurrence import OccurrenceMessage, Trigger, batches
 from .planning import following_occurrence, latest_missed, repeat_count
 from .records import HistoryRecord, JobRecord
 from .store import ConcurrencyError, DueEntry, Store, bucket_of, bucket_start
@@ -51,18 +52,36 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+class DispatchOutcome(str, Enum):
+    """What became of one due entry in a dispatch."""
+
+    QUEUED = "queued"  # its occurrence is queued and the job advanced past it
+    SKIPPED = "skipped"  # the job is not Enabled: advanced past it, nothing queued
+    STALE = "stale"  # the entry no longer matches its job (moved on, redefined, deleted): dropped
+    RACED = "raced"  # a write of the job's own (a PUT, PATCH or state change) won the race to advance it
+    FAILED = "failed"  # a storage fault: the entry stays, a later tick dispatches it again
+
+
 @dataclass
 class TickReport:
     buckets: int = 0
     tasks: int = 0
-    enqueued: int = 0
+    enqueued: int = 0  # DispatchOutcome.QUEUED
+    skipped: int = 0
     stale: int = 0
+    raced: int = 0
     failed: int = 0
 
+    def count(self, outcome: DispatchOutcome, n: int = 1) -> None:
+        field_name = "enqueued" if outcome == DispatchOutcome.QUEUED else outcome.value
+        setattr(self, field_name, getattr(self, field_name) + n)
+
     def add(self, other: TickReport) -> None:
-        self.enqueued += other.enqueued
-        self.stale += other.stale
-        self.failed += other.failed
+        for outcome in DispatchOutcome:
+            self.count(outcome, other.of(outcome))
+
+    def of(self, outcome: DispatchOutcome) -> int:
+        return int(getattr(self, "enqueued" if outcome == DispatchOutcome.QUEUED else outcome.value))
 
 
 @dataclass
@@ -76,6 +95,12 @@ class _Plan:
     message: OccurrenceMessage | None
     postponed: HistoryRecord | None = None
     advanced: bool = field(default=False)
+
+    @property
+    def outcome(self) -> DispatchOutcome:
+        if not self.advanced:
+            return DispatchOutcome.RACED
+        return DispatchOutcome.QUEUED if self.message is not None else DispatchOutcome.SKIPPED
 
 
 def dispatch_horizon(now: datetime) -> datetime:
@@ -147,9 +172,9 @@ class Dispatcher:
         with ThreadPoolExecutor(max_workers=PARALLELISM) as pool:
             report = self._dispatch_partition(task, self.clock.now(), pool)
         report.tasks = 1
-        if report.enqueued or report.stale or report.failed:
-            log.info("dispatched bucket %s shard %d: %d queued, %d stale, %d failed", task.bucket, task.shard,
-                     report.enqueued, report.stale, report.failed)
+        if any(report.of(outcome) for outcome in DispatchOutcome):
+            log.info("dispatched bucket %s shard %d: %s", task.bucket, task.shard,
+                     ", ".join(f"{report.of(o)} {o.value}" for o in DispatchOutcome if report.of(o)))
         return report
 
     @traced_dispatch
@@ -166,26 +191,26 @@ class Dispatcher:
         plans: list[_Plan] = []
         for entry, job in zip(entries, _each(pool, self._read, entries), strict=True):
             if isinstance(job, Exception):
-                report.failed += 1
+                report.count(DispatchOutcome.FAILED)
                 log.error("dispatching %s at %s failed: %s; a later tick retries it", entry.job.resource_id,
                           entry.due.isoformat(), job)
             elif job is None or job.next_execution_time != entry.due:
                 # An entry is the job's own when the job is due at its instant (its row is keyed by job and
                 # instant), whatever generation wrote it: a dispatch that lost a race may have re-added it.
                 done.append(entry)  # the job moved on, changed, or is gone
-                report.stale += 1
+                report.count(DispatchOutcome.STALE)
             else:
                 plans.append(self._plan(job, entry, now))
         try:
             self._write(plans, pool)
         except Exception:
             log.exception("dispatching %d entries failed; a later tick retries them", len(plans))
-            report.failed += len(plans)
+            report.count(DispatchOutcome.FAILED, len(plans))
             plans = []
         for plan in plans:
+            report.count(plan.outcome)
             if plan.advanced:
                 done.append(plan.entry)
-                report.enqueued += 1
         self.store.due.remove_entries(done)
         return report
 
@@ -224,10 +249,12 @@ class Dispatcher:
                 plan.advanced = advanced
 
     def _send(self, messages: list[OccurrenceMessage]) -> None:
-        for message in messages:
+        """One queue message per due second (of this task's shard), up to BATCH_MAX occurrences each: a
+        same-second herd is one executor invocation, one watchdog and one delete per hundred."""
+        for batch in batches(messages):
             # The queue counts visibility from the send, and a busy dispatch sends seconds after it started:
             # the delay must be measured from now, not from the tick's start.
-            self.store.queue.send(message, self.clock.now())
+            self.store.queue.send(batch, self.clock.now())
 
     def _advance(self, plan: _Plan) -> bool:
         """Move the job past the dispatched occurrence under its ETag; False if it lost a race to a rewrite."""

@@ -1,17 +1,19 @@
-"""Attempt guards: what lets a live worker pick up, within seconds, an attempt a dead worker was holding.
+"""Batch guards: what lets a live worker pick up, within seconds, the attempts a dead worker was holding.
 
 The queue trigger's own message cannot do it: the host keeps a received message invisible for ten
 minutes (renewing it while the function runs), so a worker that dies holding messages hides them that
-long. So every delivery, before it does anything else, sends a *watchdog*: a copy of its message,
-hidden until just after the attempt's lease would run out. While the attempt is alive, a renewer pushes
-both the claim's lease and the watchdog's visibility forward every RENEW_EVERY seconds. When the attempt
-ends (however it ends, short of the process dying) the watchdog is deleted. When the process dies, the
-watchdog turns visible a few seconds later, any live worker receives it, finds the claim's lease expired
-and not renewed, takes the claim over (claims.py) and runs the attempt, or, when the first runner had
-finished it, just marks it done.
+long. So every delivery, before it does anything else, sends a *watchdog*: a copy of its message (the
+whole batch), hidden until just after the attempts' leases would run out. Claims are taken with a lease
+that runs LEASE past the batch's due second, so nothing is renewed while the batch waits for its second;
+from then on, while the batch is alive, a renewer pushes every claim's lease and the watchdog's visibility
+forward every RENEW_EVERY seconds. When the batch ends (however it ends, short of the process dying) the
+watchdog is deleted. When the process dies, the watchdog turns visible a few seconds later, any live
+worker receives it, finds the claims' leases expired and not renewed, takes them over (claims.py) and runs
+the attempts, or, for an attempt the first runner had finished, just marks it done.
 
-Costs two queue operations per delivery (send, delete) and, for attempts longer than RENEW_EVERY, two more
-per renewal. A failed renewal (storage unreachable) is retried every second until the attempt ends.
+Costs two queue operations per delivery (send, delete), whatever the batch's size, and, for batches that
+run longer than RENEW_EVERY past their second, one table operation per claim and one queue operation per
+renewal. A failed renewal (storage unreachable) is retried every second until the batch ends.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from datetime import datetime, timedelta
 from azure.core.exceptions import HttpResponseError
 
 from .clock import Clock
-from .occurrence import OccurrenceMessage
+from .occurrence import OccurrenceBatch
 from .store import Claim, Store
 from .store.claims import LEASE, RENEW_EVERY
 from .store.queue import Receipt
@@ -39,11 +41,18 @@ WATCHDOG_MARGIN = timedelta(seconds=1)
 
 @dataclass(eq=False)
 class Guard:
-    message: OccurrenceMessage
+    batch: OccurrenceBatch
     watchdog: Receipt | None = None
-    claim: Claim | None = None
+    claims: dict[str, Claim] = field(default_factory=dict)  # by claim id: the attempts this delivery holds
     next_renewal: float = field(default_factory=lambda: time.monotonic() + RENEW_EVERY)
-    lost: bool = False  # the claim was taken over: a renewal must not take it back
+    lost: set[str] = field(default_factory=set)  # claims taken over: a renewal must not take them back
+
+    def hold(self, claim: Claim) -> None:
+        self.claims[claim.claim_id] = claim
+
+    def drop(self, claim_id: str) -> None:
+        """The attempt ended: its claim needs no more renewals."""
+        self.claims.pop(claim_id, None)
 
 
 class Guards:
@@ -56,14 +65,18 @@ class Guards:
         self._lock = threading.Lock()
         self._renewer: threading.Thread | None = None
 
-    def lease_until(self, message: OccurrenceMessage) -> datetime:
-        """Where a claim's lease ends when taken or renewed now: LEASE past the due time, or past now."""
-        return max(message.due, self.clock.now()) + LEASE
+    def lease_until(self, batch: OccurrenceBatch) -> datetime:
+        """Where a claim's lease ends when taken or renewed now: LEASE past the batch's last due time, or past now."""
+        return max(batch.last_due, self.clock.now()) + LEASE
 
-    def open(self, message: OccurrenceMessage) -> Guard:
+    def open(self, batch: OccurrenceBatch) -> Guard:
         """Send the watchdog; raises on a storage fault (the host then redelivers, nothing was claimed)."""
-        hidden = (self.lease_until(message) + WATCHDOG_MARGIN - self.clock.now()).total_seconds()
-        guard = Guard(message, self.store.queue.send_hidden(message, hidden))
+        now = self.clock.now()
+        hidden = (self.lease_until(batch) + WATCHDOG_MARGIN - now).total_seconds()
+        # The first renewal is due RENEW_EVERY after the batch's second: the leases run LEASE past it.
+        wait = max((batch.last_due - now).total_seconds(), 0.0)
+        guard = Guard(batch, self.store.queue.send_hidden(batch, hidden),
+                      next_renewal=time.monotonic() + wait + RENEW_EVERY)
         with self._lock:
             self._active.add(guard)
             if self._renewer is None:
@@ -80,7 +93,7 @@ class Guards:
             try:
                 self.store.queue.delete(guard.watchdog)
             except Exception as error:  # noqa: BLE001 - harmless leftover, see above
-                log.warning("could not delete the watchdog of %s: %s", guard.message.claim_id, type(error).__name__)
+                log.warning("could not delete the watchdog of %s: %s", _name(guard), type(error).__name__)
 
     def _renew_forever(self) -> None:
         while True:
@@ -93,27 +106,33 @@ class Guards:
                     self.renew(guard)
 
     def renew(self, guard: Guard) -> None:
-        """Push the claim's lease and the watchdog's visibility forward; on failure retry in a second."""
+        """Push the claims' leases and the watchdog's visibility forward; on failure retry in a second."""
         guard.next_renewal = time.monotonic() + 1.0
-        until = self.lease_until(guard.message)
+        until = self.lease_until(guard.batch)
         try:
-            if guard.claim is not None and not guard.lost and not self.store.claims.renew(guard.claim, until):
-                guard.lost = True
-                log.warning("attempt %s was taken over while it ran", guard.message.claim_id)
+            for claim in list(guard.claims.values()):
+                if claim.claim_id not in guard.lost and not self.store.claims.renew(claim, until):
+                    guard.lost.add(claim.claim_id)
+                    log.warning("attempt %s was taken over while it ran", claim.claim_id)
             if guard.watchdog is not None:
                 hidden = (until + WATCHDOG_MARGIN - self.clock.now()).total_seconds()
-                guard.watchdog = self._rehide(guard.watchdog, guard.message, hidden)
+                guard.watchdog = self._rehide(guard.watchdog, guard.batch, hidden)
         except Exception as error:
-            log.warning("renewing attempt %s failed: %s", guard.message.claim_id, type(error).__name__)
+            log.warning("renewing %s failed: %s", _name(guard), type(error).__name__)
             raise
         guard.next_renewal = time.monotonic() + RENEW_EVERY
 
-    def _rehide(self, watchdog: Receipt, message: OccurrenceMessage, hidden: float) -> Receipt:
+    def _rehide(self, watchdog: Receipt, message: OccurrenceBatch, hidden: float) -> Receipt:
         try:
             return self.store.queue.hide(watchdog, hidden)
         except HttpResponseError as error:
             if error.status_code not in (400, 404):  # PopReceiptMismatch / MessageNotFound
                 raise
-            # Another worker received it (its pop receipt changed): it found this attempt alive and
-            # dropped it. Send a fresh one, so the attempt stays covered.
+            # Another worker received it (its pop receipt changed): it found these attempts alive and
+            # dropped them. Send a fresh one, so the batch stays covered.
             return self.store.queue.send_hidden(message, hidden)
+
+
+def _name(guard: Guard) -> str:
+    first = guard.batch.items[0].claim_id
+    return first if len(guard.batch.items) == 1 else f"the batch of {len(guard.batch.items)} from {first}"

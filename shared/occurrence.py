@@ -1,23 +1,34 @@
-"""One occurrence on its way to execution: the queue message, and its deterministic execution id.
+"""Occurrences on their way to execution: the queue message, and each occurrence's deterministic execution id.
 
 An occurrence is one scheduled instant of one job. Its execution id is derived from the job and the
 instant, so every delivery of the same occurrence (a duplicate from the dispatcher, a redelivery from
 the queue) names the same execution, and the executor's claim turns duplicates into no-ops.
+
+A queue message carries an `OccurrenceBatch`: the dispatcher puts up to BATCH_MAX occurrences due at the
+same second into one message (a same-second herd costs one message per hundred, not one each); a batch
+of one (a retry, an error action, run-now, the API's own dispatch) is written in the single-occurrence
+format `{"v": 1, ...}`, and a batch of several as `{"v": 2, "items": [...]}` of the same objects.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
+from typing import Any
 
 from .keys import JobKey
 from .model import JobHistoryActionName, format_utc, to_utc
 from .telemetry.propagation import current_traceparent
 
 _NAMESPACE = uuid.UUID("6f1c9a52-3c1e-4d8e-9a57-5a1f0f3c2b11")
+# Occurrences per queue message: the most an entity-group transaction takes, and with room to spare
+# under the queue's 64 KiB message limit (an occurrence is about 250 bytes, 330 in Base64).
+BATCH_MAX = 100
+BATCH_BYTES = 40_000  # the JSON of one message at most: Base64 makes 53,334 of it, under 65,536
 
 
 class Trigger(str, Enum):
@@ -61,31 +72,102 @@ class OccurrenceMessage:
         return replace(self, due=due, action=JobHistoryActionName.ERROR_ACTION, attempt=0)
 
     def to_json(self) -> str:
+        return _dumps({"v": 1, **self.fields()})
+
+    def fields(self) -> dict[str, object]:
+        """The message's JSON object without its version (a batch holds a list of them)."""
         k = self.job
         traceparent = current_traceparent() or self.traceparent  # the sender's span, when telemetry is on
-        return json.dumps({
-            "v": 1, "job": [k.subscription, k.resource_group, k.collection, k.job],
+        return {
+            "job": [k.subscription, k.resource_group, k.collection, k.job],
             "occurrence": format_utc(self.occurrence), "due": format_utc(self.due), "trigger": self.trigger.value,
             "action": self.action.value, "attempt": self.attempt, "generation": self.generation,
             **({"tp": traceparent} if traceparent else {}),
-        }, separators=(",", ":"))
+        }
 
     @classmethod
     def from_json(cls, text: str | bytes) -> OccurrenceMessage:
         try:
             data = json.loads(text)
-            if data.get("v") != 1:
-                raise ValueError(f"unknown message version {data.get('v')!r}")
+            if not isinstance(data, dict) or data.get("v") != 1:
+                raise ValueError(f"unknown message version {data.get('v') if isinstance(data, dict) else None!r}")
+        except (ValueError, TypeError) as exc:
+            raise MalformedMessage(f"not an occurrence message: {exc}") from exc
+        return cls.from_fields(data)
+
+    @classmethod
+    def from_fields(cls, data: Any) -> OccurrenceMessage:
+        try:
             subscription, group, collection, job = (str(part) for part in data["job"])
             return cls(
                 job=JobKey(subscription, group, collection, job),
-                occurrence=to_utc(datetime.fromisoformat(data["occurrence"])),
-                due=to_utc(datetime.fromisoformat(data["due"])),
+                occurrence=to_utc(datetime.fromisoformat(str(data["occurrence"]))),
+                due=to_utc(datetime.fromisoformat(str(data["due"]))),
                 trigger=Trigger(data["trigger"]),
                 action=JobHistoryActionName(data["action"]),
-                attempt=int(data["attempt"]),
-                generation=int(data["generation"]),
+                attempt=int(str(data["attempt"])),
+                generation=int(str(data["generation"])),
                 traceparent=data["tp"] if isinstance(data.get("tp"), str) else None,
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise MalformedMessage(f"not an occurrence message: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class OccurrenceBatch:
+    """What one queue message carries: occurrences due at the same second (usually), run side by side."""
+
+    items: tuple[OccurrenceMessage, ...]
+
+    def __post_init__(self) -> None:
+        if not self.items:
+            raise ValueError("a batch holds at least one occurrence")
+
+    @property
+    def due(self) -> datetime:
+        """When the batch's first occurrence is due: the message turns visible just before it."""
+        return min(item.due for item in self.items)
+
+    @property
+    def last_due(self) -> datetime:
+        return max(item.due for item in self.items)
+
+    def to_json(self) -> str:
+        if len(self.items) == 1:
+            return self.items[0].to_json()
+        return _dumps({"v": 2, "items": [item.fields() for item in self.items]})
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> OccurrenceBatch:
+        try:
+            data = json.loads(text)
+            version = data.get("v") if isinstance(data, dict) else None
+            if version == 1:
+                return cls((OccurrenceMessage.from_fields(data),))
+            if version != 2 or not isinstance(data.get("items"), list) or not data["items"]:
+                raise ValueError(f"unknown message version {version!r} or no items")
+        except (ValueError, TypeError) as exc:
+            raise MalformedMessage(f"not an occurrence message: {exc}") from exc
+        return cls(tuple(OccurrenceMessage.from_fields(item) for item in data["items"]))
+
+
+def batches(messages: Iterable[OccurrenceMessage]) -> Iterator[OccurrenceBatch]:
+    """Messages grouped by due instant, at most BATCH_MAX (and BATCH_BYTES of JSON) per batch, in due order."""
+    by_due: dict[datetime, list[OccurrenceMessage]] = {}
+    for message in messages:
+        by_due.setdefault(message.due, []).append(message)
+    for due in sorted(by_due):
+        batch: list[OccurrenceMessage] = []
+        size = 0
+        for message in by_due[due]:
+            length = len(message.to_json()) + 1
+            if batch and (len(batch) == BATCH_MAX or size + length > BATCH_BYTES):
+                yield OccurrenceBatch(tuple(batch))
+                batch, size = [], 0
+            batch.append(message)
+            size += length
+        yield OccurrenceBatch(tuple(batch))
+
+
+def _dumps(data: dict[str, object]) -> str:
+    return json.dumps(data, separators=(",", ":"))

@@ -4,6 +4,8 @@ The real app runs under `python -m devhost` on its own Azurite. Thirty one-shot 
 seconds against a target that takes 1.5 s to answer, so when the host is killed it holds messages in
 every stage: received and waiting for their second, claimed, firing. Their queue messages stay hidden
 for the host's 10-minute receive visibility; the attempts' watchdogs (shared/leases.py) bring them back.
+The second test does the same to one batch message (what the dispatcher writes for a same-second herd)
+whose first half has fired and whose second half waits for its second when the host dies.
 """
 
 from __future__ import annotations
@@ -22,8 +24,14 @@ from pathlib import Path
 
 import pytest
 import requests
+from azure.storage.queue import QueueClient
 
 from devhost.azurite import Azurite, free_port
+from shared.keys import JobKey
+from shared.occurrence import OccurrenceBatch, OccurrenceMessage
+from shared.settings import OCCURRENCE_QUEUE, Settings
+from shared.store import Store
+from shared.store.queue import occurrence_queue_client
 
 ROOT = Path(__file__).resolve().parents[2]
 COLLECTION = "subscriptions/s1/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/crash"
@@ -119,6 +127,59 @@ def test_occurrences_held_by_a_killed_host_run_within_seconds_of_a_restart(azuri
         assert held and max(held) <= 30
         print(f"held {len(held)} occurrence(s) ran {min(held):.1f}-{max(held):.1f} s after the restart; "
               f"{len(twice)} fired before the kill ran again")
+    finally:
+        host.stop()
+        if restarted is not None:
+            restarted.stop()
+        target.server.shutdown()
+
+
+def test_a_batch_held_by_a_killed_host_runs_every_occurrence_and_none_twice_unless_it_had_fired(
+        azurite_of_its_own: Azurite, tmp_path: Path) -> None:
+    target = SlowTarget()
+    port = free_port()
+    env = {**os.environ, "AzureWebJobsStorage": azurite_of_its_own.connection_string,
+           "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true", "SCHEDULER_TABLE_PREFIX": "crashbatch"}
+    host = Host(env, port, tmp_path / "host.log")
+    restarted: Host | None = None
+    try:
+        assert requests.put(f"{host.url}/{COLLECTION}", params=V, timeout=10, json={
+            "location": "West US", "properties": {"sku": {"name": "P20Premium"}}}).status_code == 201
+        later = (datetime.now(UTC) + timedelta(days=1)).replace(microsecond=0)
+        for i in range(JOBS):  # due tomorrow: neither the API nor the timer queues them during the test
+            answer = requests.put(f"{host.url}/{COLLECTION}/jobs/job{i:02d}", params=V, timeout=10, json={
+                "properties": {"startTime": later.isoformat(), "action": {
+                    "type": "Http", "request": {"uri": f"{target.url}/job{i:02d}", "method": "POST", "body": "x"},
+                    "retryPolicy": {"retryType": "None"}}}})
+            assert answer.status_code == 201, answer.text
+        store = Store.from_settings(Settings.from_environment(env))
+        first = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=4)
+        items = []
+        for i in range(JOBS):  # half due at `first`, half two seconds later, in one message
+            key = JobKey("s1", "rg", "crash", f"job{i:02d}")
+            job = store.jobs.get(key)
+            assert job is not None
+            due = first + timedelta(seconds=0 if i < JOBS // 2 else 2)
+            items.append(OccurrenceMessage(key, due, due, generation=job.generation))
+        queue = occurrence_queue_client(QueueClient.from_connection_string(
+            azurite_of_its_own.connection_string, OCCURRENCE_QUEUE))
+        queue.send_message(OccurrenceBatch(tuple(items)).to_json())
+        # Kill while the first half is firing (the target takes 1.5 s) and the second half waits, claimed.
+        time.sleep(max((first + timedelta(milliseconds=800) - datetime.now(UTC)).total_seconds(), 0))
+        host.kill()
+        before_kill = Counter(name for name, _ in target.arrivals)
+        assert before_kill and len(before_kill) <= JOBS // 2, before_kill  # it died mid-batch
+        time.sleep(5)
+        restarted = Host(env, port, tmp_path / "host.log")
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline and len({n for n, _ in target.arrivals}) < JOBS:
+            time.sleep(0.2)
+        time.sleep(2)  # a duplicate would show up now
+        fired = Counter(name for name, _ in target.arrivals)
+        assert set(fired) == {f"job{i:02d}" for i in range(JOBS)}, sorted(set(fired))
+        twice = {name for name, count in fired.items() if count > 1}
+        assert twice <= set(before_kill), (twice, before_kill)  # only what had fired may run again
+        assert all(count <= 2 for count in fired.values()), fired
     finally:
         host.stop()
         if restarted is not None:

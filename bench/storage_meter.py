@@ -1,0 +1,81 @@
+"""A pass-through TCP proxy in front of Azurite that counts storage requests (transactions), for the benchmarks.
+
+Hand-written because the count has to include everything the app does (the host's queue polling too), and
+Azurite reports none. A request is counted when a chunk from the client starts with an HTTP method: the
+storage SDKs write each request's head in one send, so this counts requests, not packets. An entity-group
+transaction (one `POST $batch`) counts once, as Azure bills it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from urllib.parse import urlsplit, urlunsplit
+
+_METHODS = (b"GET ", b"POST ", b"PUT ", b"DELETE ", b"PATCH ", b"MERGE ", b"HEAD ", b"OPTIONS ")
+
+
+class CountingProxy:
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.requests = 0
+        self._lock = threading.Lock()
+        self._listener = socket.create_server(("127.0.0.1", 0), backlog=512)
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+                upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            except OSError:
+                return
+            for sock in (client, upstream):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, False), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, requests: bool) -> None:
+        try:
+            while data := source.recv(65536):
+                if requests and data.startswith(_METHODS):
+                    with self._lock:
+                        self.requests += 1
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+class StorageMeter:
+    """Counting proxies for the queue and table endpoints of a connection string."""
+
+    def __init__(self, connection_string: str) -> None:
+        self.proxies: list[CountingProxy] = []
+        parts = []
+        for item in connection_string.split(";"):
+            key, _, value = item.partition("=")
+            if key in ("QueueEndpoint", "TableEndpoint") and value:
+                url = urlsplit(value)
+                proxy = CountingProxy(url.port or 80)
+                self.proxies.append(proxy)
+                item = f"{key}={urlunsplit(url._replace(netloc=f'127.0.0.1:{proxy.port}'))}"
+            parts.append(item)
+        self.connection_string = ";".join(parts)
+
+    @property
+    def requests(self) -> int:
+        return sum(p.requests for p in self.proxies)
+
+    def close(self) -> None:
+        for proxy in self.proxies:
+            proxy.close()

@@ -1,0 +1,123 @@
+"""The executor's entry point: one queue message, a batch of occurrences due at (about) the same second.
+
+Per delivery, in order:
+1. a batch due more than EARLY_HOP ahead goes back to the queue (long delays hop in steps of 7 days);
+2. one watchdog for the whole batch (shared/leases.py), so a worker dying mid-batch loses nothing;
+3. before the second: every occurrence's job is read and its attempt claimed, side by side on the
+   executor's pool (the message turned visible a few seconds early for this, see store/queue.py);
+4. at each occurrence's second: the claimed attempts fire side by side (attempts.py);
+5. then, once every action of the batch went out, each attempt is recorded: history, what follows (retries
+   and error actions go back to the queue as messages of their own), the job's counters and state.
+
+The function is `async def`: the Python worker starts every message the host hands over at once and this
+coroutine only waits; blocking work (storage, actions) runs on the executor's pool of ATTEMPT_THREADS
+threads, shared by every batch of the process. A storage fault in any attempt before its action fired
+fails the delivery after the others finished, so the host delivers the batch again: attempts that ended
+die at their claims, attempts of this delivery resume (the claim names the delivery).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from typing import TypeVar
+
+from ..actions import ActionRunner
+from ..clock import Clock
+from ..leases import Guard, Guards
+from ..occurrence import MalformedMessage, OccurrenceBatch, OccurrenceMessage
+from ..settings import Settings
+from ..store import Store
+from ..telemetry import poisoned
+from .attempts import Attempts, Fired, Prepared
+
+log = logging.getLogger(__name__)
+
+# A message that arrives earlier than this before its due time goes back to the queue (long delays are
+# split into hops of at most 7 days); a smaller lead is slept off for second-level precision. More than the
+# queue's early visibility (store/queue.py), so a message that turned visible on time never hops.
+EARLY_HOP = timedelta(seconds=8)
+# Threads of the executor's own pool: storage round trips and actions of every batch of the process run
+# here. Enough that a herd's actions fire together; few enough that the process does not thrash.
+ATTEMPT_THREADS = 64
+
+T = TypeVar("T")
+
+
+class Executor:
+    def __init__(self, store: Store, clock: Clock, actions: ActionRunner, settings: Settings) -> None:
+        self.store = store
+        self.clock = clock
+        self.guards = Guards(store, clock)
+        self.attempts = Attempts(store, clock, actions, settings, self.guards)
+        self._pool_lock = threading.Lock()
+        self._threads: ThreadPoolExecutor | None = None
+
+    def handle(self, text: str, delivery: str | None = None) -> None:
+        """`handle_async` for callers without an event loop (tools, tests)."""
+        asyncio.run(self.handle_async(text, delivery))
+
+    def run(self, message: OccurrenceMessage | OccurrenceBatch, delivery: str | None = None) -> None:
+        """Run a message (one occurrence or a batch) in this thread's own event loop (tools, tests)."""
+        batch = message if isinstance(message, OccurrenceBatch) else OccurrenceBatch((message,))
+        asyncio.run(self.run_batch(batch, delivery or str(uuid.uuid4())))
+
+    async def handle_async(self, text: str, delivery: str | None = None) -> None:
+        """Entry point of the queue trigger. Raises only for storage faults, which the host retries.
+
+        `delivery` names this delivery: the queue message id, which the host keeps when it redelivers a
+        message after a failure, so the redelivery resumes the attempts whose claims it had written.
+        """
+        try:
+            batch = OccurrenceBatch.from_json(text)
+        except MalformedMessage as exc:
+            log.error("dropping a malformed occurrence message to the poison queue: %s", exc)
+            await self._blocking(self.store.queue.poison, text)
+            poisoned("malformed")
+            return
+        await self.run_batch(batch, delivery or str(uuid.uuid4()))
+
+    async def run_batch(self, batch: OccurrenceBatch, runner: str) -> None:
+        now = self.clock.now()
+        if batch.due - now > EARLY_HOP:
+            await self._blocking(self.store.queue.send, batch, now)
+            return
+        guard = await self._blocking(self.guards.open, batch)
+        try:
+            prepared = await asyncio.gather(
+                *(self._blocking(self.attempts.prepare, item, runner, guard) for item in batch.items),
+                return_exceptions=True)
+            ready = [p for p in prepared if isinstance(p, Prepared)]
+            # Occurrences of a batch share their second (the dispatcher groups them so); fire each at its own.
+            fired = await asyncio.gather(*(self._fire(p, guard) for p in ready), return_exceptions=True)
+            # Bookkeeping only after every action of the batch went out: it must not delay the herd.
+            recorded = await asyncio.gather(
+                *(self._blocking(self.attempts.record, f, guard) for f in fired if isinstance(f, Fired)),
+                return_exceptions=True)
+        finally:
+            await self._blocking(self.guards.close, guard)
+        failures = [r for r in (*prepared, *fired, *recorded) if isinstance(r, BaseException)]
+        if failures:
+            log.warning("%d of %d attempts of a batch failed; the batch is delivered again", len(failures),
+                        len(batch.items))
+            raise failures[0]
+
+    async def _fire(self, prepared: Prepared, guard: Guard) -> Fired | None:
+        wait = (prepared.message.due - self.clock.now()).total_seconds()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        return await self._blocking(self.attempts.fire, prepared.message, prepared, guard)
+
+    async def _blocking(self, fn: Callable[..., T], *args: object) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool(), fn, *args)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._threads is None:
+                self._threads = ThreadPoolExecutor(ATTEMPT_THREADS, thread_name_prefix="attempt")
+            return self._threads
