@@ -24,6 +24,7 @@ from devhost.azurite import Azurite  # noqa: E402
 from shared import api  # noqa: E402
 from shared.runtime import Runtime  # noqa: E402
 from shared.settings import Settings, StorageSettings  # noqa: E402
+from shared.store.clients import table_service  # noqa: E402
 from tests.support.identity import local_issuer  # noqa: E402
 
 SUB, RG = "bench-sub", "bench-rg"
@@ -68,9 +69,10 @@ def main() -> None:
             answer = api.handle("Jobs_Get", bench_request, entra_rt)
             assert answer.status == 200, answer.body
 
-        table = open_rt.store.jobs.table.client
+        tables = table_service(open_rt.settings.storage)  # raw SDK clients, configured as the store's
+        table = tables.get_table_client(open_rt.store.jobs.table.name)
         sample = next(iter(table.list_entities(results_per_page=1)))
-        grants = open_rt.store.role_assignments.table.client
+        grants = tables.get_table_client(open_rt.store.role_assignments.table.name)
 
         def raw_get(_: int) -> None:
             table.get_entity(sample["PartitionKey"], sample["RowKey"])

@@ -38,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from azure.core.pipeline.transport import RequestsTransport  # noqa: E402
+from azure.data.tables import TableClient  # noqa: E402
 
 from bench.bulk import insert_batch  # noqa: E402
 from devhost.azurite import Azurite  # noqa: E402
@@ -48,6 +49,7 @@ from shared.model import JobExecutionStatus, JobHistoryActionName  # noqa: E402
 from shared.records import HistoryRecord, JobRecord  # noqa: E402
 from shared.runtime import Runtime  # noqa: E402
 from shared.settings import Settings, StorageSettings  # noqa: E402
+from shared.store.clients import table_service  # noqa: E402
 
 SUB, RG = "scale-sub", "scale-rg"
 HOT = "hot"
@@ -129,6 +131,10 @@ class Bench:
         self.stored = 0
         self._last_stored, self._last_time = 0, time.perf_counter()
 
+    def _raw(self, table: str) -> TableClient:
+        """A raw SDK client of one of the store's tables ("Jobs", "Due"), configured as the store's."""
+        return table_service(self.rt.settings.storage).get_table_client(f"{self.rt.settings.table_prefix}{table}")
+
     def create_hot(self) -> None:
         answer = call(self.rt, "JobCollections_CreateOrUpdate", "PUT", HOT,
                       body={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}})
@@ -184,16 +190,15 @@ class Bench:
         hot_pk = f"{SUB}|{RG}|{HOT}"
 
         def raw_due(_: int) -> None:
-            assert list(self.rt.store.due.table.client.query_entities("PartitionKey eq @pk",
-                                                                      parameters={"pk": due_partition}))
+            assert list(self._raw("Due").query_entities("PartitionKey eq @pk", parameters={"pk": due_partition}))
 
         def raw_page(_: int) -> None:
-            pages = self.rt.store.jobs.table.client.query_entities(
+            pages = self._raw("Jobs").query_entities(
                 "PartitionKey eq @pk", parameters={"pk": hot_pk}, results_per_page=100).by_page()
             assert len(list(next(pages))) == 100
 
         def raw_get(i: int) -> None:
-            self.rt.store.jobs.table.client.get_entity(hot_pk, f"job{(i * 31) % PER_COLLECTION:04d}")
+            self._raw("Jobs").get_entity(hot_pk, f"job{(i * 31) % PER_COLLECTION:04d}")
 
         figures = {
             "raw_due_ms": ms(timed(raw_due, 20)), "raw_page_ms": ms(timed(raw_page, 20)),
@@ -235,7 +240,7 @@ class Bench:
         first_cold = self.stored // PER_COLLECTION - 1
         collections = total // PER_COLLECTION - 1
         group = 25  # collections per round: enough due entries per partition to fill batches of 100
-        clients = {"jobs": self.rt.store.jobs.table.client, "due": self.rt.store.due.table.client}
+        clients = {"jobs": self._raw("Jobs"), "due": self._raw("Due")}
         with ThreadPoolExecutor(max_workers=2) as pool:
             for first in range(first_cold, collections, group):
                 if time.perf_counter() > deadline:

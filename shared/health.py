@@ -44,14 +44,10 @@ def overdue_entries(store: Store, now: datetime, limit: int = BACKLOG_LIMIT) -> 
     count = 0
     for account in range(store.due.accounts):
         # Partition keys start with the bucket (yyyyMMddHHmm), so one range query finds every older partition.
-        found = store.due.in_account(account).table.client.query_entities(
-            "PartitionKey lt @bucket", parameters={"bucket": bucket_of(now)}, select=["PartitionKey"],
-            results_per_page=limit,
-        )
-        for _ in found:
-            count += 1
-            if count >= limit:
-                return count
+        count += store.due.in_account(account).table.count(
+            "PartitionKey lt @bucket", {"bucket": bucket_of(now)}, limit - count)
+        if count >= limit:
+            return limit
     return count
 
 

@@ -9,12 +9,14 @@ Contract:
 - an Enabled job has `next_execution_time` = its first occurrence from now and a due-index entry for it;
   an Enabled job with no occurrence left becomes Completed (e.g. endTime already past);
 - a Disabled, Completed or Faulted job has no `next_execution_time` and no due-index entry;
-- the entry of the replaced record (at `existing.next_execution_time`) is removed;
+- the entry of the replaced record (at `existing.next_execution_time`) is removed, unless the new record is
+  due at the same instant (the entry is its own then: the dispatcher matches entries by instant);
 - an occurrence before the dispatch horizon is queued right away (the dispatcher's next tick would be late).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -22,7 +24,7 @@ from ..dispatcher import dispatch_horizon
 from ..model import JobState
 from ..planning import first_occurrence
 from ..records import JobRecord
-from ..store import ConcurrencyError
+from .parallel import side_by_side
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -33,8 +35,13 @@ def new_generation(existing: JobRecord | None, now: datetime) -> int:
     return max(existing.generation + 1 if existing else 0, int(now.timestamp() * 1000))
 
 
-def store_job(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime) -> None:
-    """Plan and store `record` (replacing `existing` under its ETag); ConcurrencyError if that changed meanwhile."""
+def store_job(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime,
+              alongside: Callable[[], None] | None = None) -> None:
+    """Plan and store `record` (replacing `existing` under its ETag); ConcurrencyError if that changed meanwhile.
+
+    `alongside` (a create's count reservation) runs beside the due entry's write, before the job's; when it
+    refuses, nothing else is written and the entry is left to the dispatcher, which drops it as stale.
+    """
     enabled = record.state == JobState.ENABLED
     first = first_occurrence(record, now) if enabled else None
     if enabled and first is None:
@@ -42,19 +49,22 @@ def store_job(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: d
     record.next_execution_time = first
     record.dispatched_occurrence = None
     old_due = existing.next_execution_time if existing is not None else None
-    # The index entry goes first: an entry without its job is dropped by the dispatcher as stale,
-    # whereas a job without its entry would never run.
-    if first is not None:
-        rt.store.due.add(record.key, first, record.generation)
-    try:
-        if existing is None:
-            rt.store.jobs.insert(record)
-        else:
-            rt.store.jobs.replace(record)
-    except ConcurrencyError:
-        if first is not None and existing is not None and old_due == first:
-            rt.store.due.add(existing.key, first, existing.generation)  # the same row: give it back
-        raise
+
+    def add_entry() -> None:
+        # The index entry goes before the job: an entry without its job is dropped by the dispatcher as
+        # stale, whereas a job without its entry would never run. An unchanged instant keeps its entry
+        # (a stored job's next_execution_time always has one), which spares a replace a round trip.
+        if first is not None and first != old_due:
+            rt.store.due.add(record.key, first, record.generation)
+
+    if alongside is None:
+        add_entry()
+    else:
+        side_by_side(alongside, add_entry)
+    if existing is None:
+        rt.store.jobs.insert(record)
+    else:
+        rt.store.jobs.replace(record)
     if old_due is not None and old_due != first:
         rt.store.due.remove(record.key, old_due)
     if first is not None and first < dispatch_horizon(now):

@@ -89,8 +89,7 @@ class Store:
         tables = self.tables or (self.collections.table, self.jobs.table, self.due.table, self.due.state,
                                  self.history.table, self.claims.table, self.role_assignments.table)
         for table in tables:
-            with contextlib.suppress(ResourceExistsError):
-                table.client.create_table()
+            table.ensure_exists()
         self.queue.ensure_exists()
         self.dispatch.ensure_exists()
         self.due.init_watermark(now)

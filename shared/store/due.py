@@ -22,12 +22,11 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-
-from azure.data.tables import TableTransactionError, UpdateMode
+from itertools import islice
 
 from ..keys import JobKey
 from .keys import job_partition, job_row
-from .tables import ConcurrencyError, Entity, Table, as_datetime, as_int, chunks, int64
+from .tables import BatchFailed, ConcurrencyError, Entity, Table, as_datetime, as_int, chunks, int64
 
 _STATE_PARTITION = "dispatcher"
 _WATERMARK_ROW = "watermark"
@@ -105,9 +104,7 @@ class DueIndex:
                 if len(batch) == 1:
                     self.table.upsert(batch[0])
                     continue
-                self.table.client.submit_transaction(
-                    [("upsert", {k: v for k, v in e.items() if v is not None}, {"mode": UpdateMode.REPLACE})
-                     for e in batch])
+                self.table.upsert_batch(batch)
 
     def remove(self, job: JobKey, due: datetime) -> None:
         self.table.delete(self.partition(job, due), _row(job, due))
@@ -122,10 +119,9 @@ class DueIndex:
             for batch in chunks(rows, BATCH):
                 try:
                     if len(batch) > 1:
-                        self.table.client.submit_transaction(
-                            [("delete", {"PartitionKey": partition, "RowKey": row}) for row in batch])
+                        self.table.delete_batch(partition, batch)
                         continue
-                except TableTransactionError:
+                except BatchFailed:
                     pass  # one of them is gone already (a concurrent writer): delete one by one
                 for row in batch:
                     self.table.delete(partition, row)
@@ -146,10 +142,9 @@ class DueIndex:
     def leftovers_before(self, bucket: str, limit: int = 1000) -> set[tuple[str, int]]:
         """(bucket, shard) of entries left in buckets before `bucket` (a failed or lost dispatch); one
         range query, which finds nothing in the normal case."""
-        found = self.table.client.query_entities("PartitionKey lt @pk", parameters={"pk": bucket},
-                                                 select=["PartitionKey"], results_per_page=limit)
+        found = self.table.query("PartitionKey lt @pk", {"pk": bucket}, select=["PartitionKey"], page_size=limit)
         partitions = set()
-        for entity in next(found.by_page(), []):
+        for entity in islice(found, limit):
             partitions.add(parse_partition(entity["PartitionKey"]))
         return partitions
 

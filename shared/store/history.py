@@ -75,7 +75,7 @@ class HistoryStore:
 def delete_rows(table: Table, partition: str, rows: list[str]) -> int:
     """Delete rows of one partition in batches of 100 (one entity-group transaction each)."""
     for batch in chunks(rows, 100):
-        table.client.submit_transaction([("delete", {"PartitionKey": partition, "RowKey": row}) for row in batch])
+        table.delete_batch(partition, batch)
     return len(rows)
 
 

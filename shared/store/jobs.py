@@ -76,13 +76,7 @@ class JobStore:
     def count_up_to(self, collection: CollectionKey, limit: int) -> int:
         """How many jobs the collection has, counting no further than `limit` (a quota check needs no more)."""
         query, params = self._filter(collection, None)
-        keys = self.table.client.query_entities(query, parameters=params, results_per_page=1000, select=["RowKey"])
-        total = 0
-        for _ in keys:
-            total += 1
-            if total >= limit:
-                break
-        return total
+        return self.table.count(query, params, limit)
 
     def all(self, collection: CollectionKey) -> list[JobRecord]:
         found = self.table.query("PartitionKey eq @pk", {"pk": job_partition(collection)})

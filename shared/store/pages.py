@@ -24,12 +24,7 @@ def page_after(
     if after is not None:
         query = f"( {query} ) and RowKey gt @__after"  # the SDK substitutes @names split on spaces
         params = {**params, "__after": after}
-    found = table.client.query_entities(query, parameters=params, results_per_page=size + 1, select=select)
-    items = []
-    for entity in islice(found, size + 1):
-        item = dict(entity)
-        item["etag"] = entity.metadata.get("etag")
-        items.append(item)
+    items = list(islice(table.query(query, params, select=select, page_size=size + 1), size + 1))
     if len(items) <= size:
         return items, None
     return items[:size], str(items[size - 1]["RowKey"])
@@ -42,7 +37,7 @@ def skip_rows(table: Table, query: str, params: dict[str, Any], skip: int) -> tu
     """
     if skip <= 0:
         return None, False
-    keys = table.client.query_entities(query, parameters=params, results_per_page=1000, select=["RowKey"])
+    keys = table.query(query, params, select=["RowKey"], page_size=1000)
     last, seen = None, 0
     for entity in islice(keys, skip):
         last, seen = str(entity["RowKey"]), seen + 1

@@ -90,10 +90,9 @@ def _move(source: Table, target: Table, partition: str, apply: bool) -> int:
         return 0
     if apply:
         for batch in chunks(entities, 100):  # one entity-group transaction per 100 (one partition)
-            target.client.submit_transaction([("upsert", _stored(e)) for e in batch])
+            target.upsert_batch([_stored(e) for e in batch])
         for batch in chunks(entities, 100):
-            source.client.submit_transaction([("delete", {"PartitionKey": partition, "RowKey": e["RowKey"]})
-                                              for e in batch])
+            source.delete_batch(partition, [e["RowKey"] for e in batch])
     return len(entities)
 
 

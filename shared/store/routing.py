@@ -135,7 +135,7 @@ class RoutedCollections(CollectionStore):
 
 def _row_keys(table: Table, query: str, params: dict[str, Any]) -> Iterator[str]:
     # The service returns a partition's rows in row-key order, so each account's stream is sorted.
-    for entity in table.client.query_entities(query, parameters=params, results_per_page=1000, select=["RowKey"]):
+    for entity in table.query(query, params, select=["RowKey"], page_size=1000):
         yield str(entity["RowKey"])
 
 

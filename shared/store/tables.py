@@ -1,14 +1,19 @@
-"""Thin, typed access to one table: the ETag rules and error mapping every repository shares."""
+"""Thin, typed access to one table: the ETag rules and error mapping every repository shares.
+
+`Table` is sealed: its SDK client is private, so every table operation of the app goes through the few
+methods below (and the ETag loop of every read-modify-write through `read_modify_write`).
+"""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
 
 from azure.core import MatchConditions
 from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
-from azure.data.tables import EdmType, EntityProperty, TableClient, UpdateMode
+from azure.data.tables import EdmType, EntityProperty, TableClient, TableTransactionError, UpdateMode
 
 Entity = dict[str, Any]
 R = TypeVar("R")
@@ -18,13 +23,26 @@ class ConcurrencyError(Exception):
     """The entity changed since it was read (ETag mismatch), or exists when it was expected not to."""
 
 
+class BatchFailed(Exception):
+    """An entity-group transaction was refused as a whole (e.g. one of its entities was missing)."""
+
+
 class Table:
     def __init__(self, client: TableClient) -> None:
-        self.client = client
+        self._client = client
+
+    @property
+    def name(self) -> str:
+        return str(self._client.table_name)
+
+    def ensure_exists(self) -> None:
+        """Create the table if it is missing."""
+        with contextlib.suppress(ResourceExistsError):
+            self._client.create_table()
 
     def get(self, partition: str, row: str) -> Entity | None:
         try:
-            entity = self.client.get_entity(partition, row)
+            entity = self._client.get_entity(partition, row)
         except ResourceNotFoundError:
             return None
         found = dict(entity)
@@ -34,14 +52,14 @@ class Table:
     def insert(self, entity: Entity) -> str:
         """Create; ConcurrencyError when it exists. Returns the new ETag."""
         try:
-            return str(self.client.create_entity(_clean(entity))["etag"])
+            return str(self._client.create_entity(_clean(entity))["etag"])
         except ResourceExistsError as exc:
             raise ConcurrencyError("entity already exists") from exc
 
     def replace(self, entity: Entity, etag: str) -> str:
         """Replace only if unchanged since `etag` was read; ConcurrencyError otherwise."""
         try:
-            result = self.client.update_entity(
+            result = self._client.update_entity(
                 _clean(entity), mode=UpdateMode.REPLACE, etag=etag, match_condition=MatchConditions.IfNotModified
             )
         except (ResourceModifiedError, ResourceNotFoundError) as exc:
@@ -49,15 +67,15 @@ class Table:
         return str(result["etag"])
 
     def upsert(self, entity: Entity) -> None:
-        self.client.upsert_entity(_clean(entity), mode=UpdateMode.REPLACE)
+        self._client.upsert_entity(_clean(entity), mode=UpdateMode.REPLACE)
 
     def delete(self, partition: str, row: str, etag: str | None = None) -> bool:
         """Delete; True if this call removed the entity, False if it was not there."""
         try:
             if etag:
-                self.client.delete_entity(partition, row, etag=etag, match_condition=MatchConditions.IfNotModified)
+                self._client.delete_entity(partition, row, etag=etag, match_condition=MatchConditions.IfNotModified)
             else:
-                self.client.delete_entity(partition, row)
+                self._client.delete_entity(partition, row)
         except ResourceModifiedError as exc:
             raise ConcurrencyError("entity changed") from exc
         except ResourceNotFoundError:
@@ -65,18 +83,32 @@ class Table:
         return True
 
     def query(
-        self, query_filter: str, parameters: dict[str, Any] | None = None, select: list[str] | None = None
+        self, query_filter: str, parameters: dict[str, Any] | None = None, select: list[str] | None = None,
+        page_size: int | None = None,
     ) -> Iterator[Entity]:
-        for entity in self.client.query_entities(query_filter, parameters=parameters, select=select):
-            found = dict(entity)
-            found["etag"] = entity.metadata.get("etag")
-            yield found
+        """Every matching entity, read lazily `page_size` a request (the service's 1,000 when None)."""
+        found = self._client.query_entities(query_filter, parameters=parameters, select=select,
+                                            results_per_page=page_size)
+        for entity in found:
+            item = dict(entity)
+            item["etag"] = entity.metadata.get("etag")
+            yield item
+
+    def count(self, query_filter: str, parameters: dict[str, Any] | None, limit: int) -> int:
+        """How many entities match, counted no further than `limit` (reading keys only)."""
+        total = 0
+        for _ in self._client.query_entities(query_filter, parameters=parameters, select=["RowKey"],
+                                             results_per_page=min(limit, 1000)):
+            total += 1
+            if total >= limit:
+                break
+        return total
 
     def page(
         self, query_filter: str, parameters: dict[str, Any], size: int, continuation: Any = None
     ) -> tuple[list[Entity], Any]:
         """One server page of at most `size` entities, and the continuation token for the next (None at the end)."""
-        pages = self.client.query_entities(query_filter, parameters=parameters, results_per_page=size).by_page(
+        pages = self._client.query_entities(query_filter, parameters=parameters, results_per_page=size).by_page(
             continuation_token=continuation
         )
         try:
@@ -85,11 +117,22 @@ class Table:
             return [], None
         return items, pages.continuation_token
 
+    def upsert_batch(self, entities: list[Entity]) -> None:
+        """Upsert (replace) up to 100 entities of one partition in one entity-group transaction."""
+        self._client.submit_transaction([("upsert", _clean(e), {"mode": UpdateMode.REPLACE}) for e in entities])
+
+    def delete_batch(self, partition: str, rows: list[str]) -> None:
+        """Delete up to 100 rows of one partition in one entity-group transaction; BatchFailed when one of them
+        is missing (then nothing was deleted)."""
+        try:
+            self._client.submit_transaction([("delete", {"PartitionKey": partition, "RowKey": row}) for row in rows])
+        except TableTransactionError as exc:
+            raise BatchFailed(str(exc)) from exc
+
     def delete_partition(self, partition: str) -> None:
         rows = [e["RowKey"] for e in self.query("PartitionKey eq @pk", {"pk": partition}, select=["RowKey"])]
-        for start in range(0, len(rows), 100):
-            batch = [("delete", {"PartitionKey": partition, "RowKey": row}) for row in rows[start:start + 100]]
-            self.client.submit_transaction(batch)
+        for batch in chunks(rows, 100):
+            self.delete_batch(partition, batch)
 
 
 def read_modify_write(

@@ -30,9 +30,9 @@ def _job_body(ttl: str = "PT1M") -> dict:
 
 
 def _damage(table, partition: str, row: str, **changes: object) -> None:
-    entity = dict(table.client.get_entity(partition, row))
+    entity = table.get(partition, row)
     entity.update(changes)
-    table.client.upsert_entity(entity)
+    table.upsert(entity)
 
 
 def _job_row(runtime, name: str) -> tuple[str, str]:
@@ -46,7 +46,7 @@ def test_a_job_written_with_an_unparseable_duration_leaves_the_list_answering(in
     for name in ("a", "bad", "c"):
         inproc.put_job("jc", name, _job_body())
     partition, row = _job_row(runtime, "bad")
-    document = json.loads(runtime.store.jobs.table.client.get_entity(partition, row)["Document"])
+    document = json.loads(runtime.store.jobs.table.get(partition, row)["Document"])
     document["action"]["serviceBusQueueMessage"]["brokeredMessageProperties"]["timeToLive"] = "PT1e-05S"
     _damage(runtime.store.jobs.table, partition, row, Document=json.dumps(document))
 

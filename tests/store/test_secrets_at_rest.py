@@ -41,7 +41,8 @@ def _oauth_job() -> dict:
 
 
 def _raw(rt: Runtime, name: str) -> dict:
-    entity = dict(rt.store.jobs.table.client.get_entity(*_keys(rt, name)))
+    entity = rt.store.jobs.table.get(*_keys(rt, name))
+    assert entity is not None
     return entity
 
 
