@@ -24,6 +24,7 @@ run: setup
 
 lint: setup
 	$(PY) -m ruff check .
+	$(PY) -m mypy  # files and settings: [tool.mypy] in pyproject.toml
 
 # The console's browser tests drive Debian's chromium through its chromium-driver (nothing is downloaded
 # at test time); installed here only when missing, with apt (CI runs as root).

@@ -28,13 +28,13 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from azure.core.pipeline.transport import RequestsTransport  # noqa: E402
+from azure.core.pipeline.transport import RequestsTransport
 
-from devhost.azurite import Azurite  # noqa: E402
-from shared import api  # noqa: E402
-from shared.dispatcher import Dispatcher  # noqa: E402
-from shared.runtime import Runtime  # noqa: E402
-from shared.settings import Settings, StorageSettings  # noqa: E402
+from devhost.azurite import Azurite
+from shared import api
+from shared.dispatcher import Dispatcher
+from shared.runtime import Runtime
+from shared.settings import Settings, StorageSettings
 
 SUB = "accounts-sub"
 V = {"api-version": "2016-03-01"}
@@ -66,7 +66,7 @@ class Clock:
 class _Target(BaseHTTPRequestHandler):
     hits = 0
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's handler name
+    def do_GET(self) -> None:
         with _lock:
             _Target.hits += 1
         self.send_response(200)

@@ -24,13 +24,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devhost.azurite import Azurite  # noqa: E402
-from shared import api  # noqa: E402
-from shared.keys import CollectionKey  # noqa: E402
-from shared.runtime import Runtime  # noqa: E402
-from shared.settings import Settings, StorageSettings  # noqa: E402
-from shared.store.clients import table_service  # noqa: E402
-from shared.store.keys import job_partition  # noqa: E402
+from devhost.azurite import Azurite
+from shared import api
+from shared.keys import CollectionKey
+from shared.runtime import Runtime
+from shared.settings import Settings, StorageSettings
+from shared.store.clients import table_service
+from shared.store.keys import job_partition
 
 SUB, RG, JC = "bench-sub", "bench-rg", "bench"
 JOBS = 1000

@@ -18,14 +18,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from api import percentiles, request, timed  # noqa: E402
+from api import percentiles, request, timed
 
-from devhost.azurite import Azurite  # noqa: E402
-from shared import api  # noqa: E402
-from shared.runtime import Runtime  # noqa: E402
-from shared.settings import Settings, StorageSettings  # noqa: E402
-from shared.store.clients import table_service  # noqa: E402
-from tests.support.identity import local_issuer  # noqa: E402
+from devhost.azurite import Azurite
+from shared import api
+from shared.runtime import Runtime
+from shared.settings import Settings, StorageSettings
+from shared.store.clients import table_service
+from tests.support.identity import local_issuer
 
 SUB, RG = "bench-sub", "bench-rg"
 SAMPLES = 300

@@ -17,13 +17,13 @@ from typing import Any
 from azure.core.exceptions import ServiceResponseError
 from azure.core.rest import HttpRequest
 from azure.data.tables import TableClient
-from azure.data.tables._serialize import _add_entity_properties  # noqa: PLC2701 - the SDK's own serializer
+from azure.data.tables._serialize import _add_entity_properties  # the SDK's own serializer
 
 
 def insert_batch(client: TableClient, entities: list[Mapping[str, Any]]) -> None:
     """Insert up to 100 entities of one partition in one transaction; raises if any part failed."""
     batch, changeset = f"batch_{uuid.uuid4()}", f"changeset_{uuid.uuid4()}"
-    base = f"{client.scheme}://{client._primary_hostname}"  # noqa: SLF001 - as the SDK's own _batch_send
+    base = f"{client.scheme}://{client._primary_hostname}"  # as the SDK's own _batch_send
     target = f"{base}/{client.table_name}"
     parts = []
     for n, entity in enumerate(entities):
@@ -40,7 +40,7 @@ def insert_batch(client: TableClient, entities: list[Mapping[str, Any]]) -> None
         "DataServiceVersion": "3.0", "MaxDataServiceVersion": "3.0;NetFx", "Accept": "application/json"})
     for attempt in range(3):
         try:
-            response = client._client.send_request(request, stream=True)  # noqa: SLF001 - its signed pipeline
+            response = client._client.send_request(request, stream=True)  # its signed pipeline
             response.read()
             break
         except ServiceResponseError:

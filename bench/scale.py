@@ -37,19 +37,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from azure.core.pipeline.transport import RequestsTransport  # noqa: E402
-from azure.data.tables import TableClient  # noqa: E402
+from azure.core.pipeline.transport import RequestsTransport
+from azure.data.tables import TableClient
 
-from bench.bulk import insert_batch  # noqa: E402
-from devhost.azurite import Azurite  # noqa: E402
-from shared import api  # noqa: E402
-from shared.dispatcher import Dispatcher  # noqa: E402
-from shared.keys import CollectionKey, JobKey  # noqa: E402
-from shared.model import JobExecutionStatus, JobHistoryActionName  # noqa: E402
-from shared.records import HistoryRecord, JobRecord  # noqa: E402
-from shared.runtime import Runtime  # noqa: E402
-from shared.settings import Settings, StorageSettings  # noqa: E402
-from shared.store.clients import table_service  # noqa: E402
+from bench.bulk import insert_batch
+from devhost.azurite import Azurite
+from shared import api
+from shared.dispatcher import Dispatcher
+from shared.keys import CollectionKey, JobKey
+from shared.model import JobExecutionStatus, JobHistoryActionName
+from shared.records import HistoryRecord, JobRecord
+from shared.runtime import Runtime
+from shared.settings import Settings, StorageSettings
+from shared.store.clients import table_service
 
 SUB, RG = "scale-sub", "scale-rg"
 HOT = "hot"
@@ -256,10 +256,10 @@ class Bench:
                 # transactions of 100 per partition, two at a time (Azurite works while Python serializes).
                 groups: dict[tuple[str, str], list[dict[str, object]]] = {}
                 for record in records:
-                    job = self.rt.store.jobs._entity(record)  # noqa: SLF001 - exactly what JobStore.insert writes
+                    job = self.rt.store.jobs._entity(record)
                     groups.setdefault(("jobs", job["PartitionKey"]), []).append(job)
                     assert record.next_execution_time is not None
-                    due = self.rt.store.due._entity(record.key, record.next_execution_time,  # noqa: SLF001
+                    due = self.rt.store.due._entity(record.key, record.next_execution_time,
                                                     record.generation)
                     groups.setdefault(("due", due["PartitionKey"]), []).append(due)
                 batches = [(kind, entities[k:k + 100]) for (kind, _), entities in groups.items()
@@ -292,14 +292,14 @@ def main() -> None:
                             dispatch_queue=f"scaled-{uuid.uuid4().hex[:8]}")
         clock = Clock(datetime.now(UTC).replace(microsecond=0))
         rt = Runtime.create(settings, clock)
-        assert azurite._process is not None  # noqa: SLF001 - the bench reads its memory
-        bench = Bench(rt, clock, azurite._process.pid)  # noqa: SLF001
+        assert azurite._process is not None
+        bench = Bench(rt, clock, azurite._process.pid)
         print(f"\nScale: {args.jobs:,} stored jobs vs {PER_COLLECTION:,} (Azurite in memory, {settings.due_shards} due "
               f"shards, in-process dispatcher tick of {PER_COLLECTION:,} due occurrences)", flush=True)
         bench.create_hot()
         measured = [(bench.stored, bench.measure("1k"))]
         started = time.perf_counter()
-        bench._last_stored, bench._last_time = bench.stored, started  # noqa: SLF001
+        bench._last_stored, bench._last_time = bench.stored, started
         deadline = started + args.budget
         stopped = None
         for checkpoint in [c for c in CHECKPOINTS if c < args.jobs] + [args.jobs]:

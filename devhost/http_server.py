@@ -112,7 +112,7 @@ class HttpFrontend:
         )
         try:
             result = self._invoker.invoke(function, http_request, reason="This function was called over HTTP")
-        except BaseException:  # noqa: BLE001 - a failing function is a 500, never a dropped connection
+        except BaseException:  # a failing function is a 500, never a dropped connection
             return Response(ERROR_BODY, status=500, content_type="text/plain; charset=utf-8"), function.name
         try:
             return to_wsgi_response(result), function.name

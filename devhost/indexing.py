@@ -22,6 +22,9 @@ from types import ModuleType
 from typing import Any
 
 import azure.functions as func
+from azure.functions.decorators.http import HttpTrigger
+from azure.functions.decorators.queue import QueueTrigger
+from azure.functions.decorators.timer import TimerTrigger
 
 HTTP_TRIGGER = "httpTrigger"
 TIMER_TRIGGER = "timerTrigger"
@@ -99,16 +102,17 @@ def describe_function(function: func.Function) -> FunctionInfo:
         "name": name, "trigger_type": trigger_type, "trigger_parameter": trigger.name,
         "user_function": function.get_user_function(),
     }
-    if trigger_type == HTTP_TRIGGER:
-        methods = getattr(trigger, "methods", None)
+    if isinstance(trigger, HttpTrigger):
+        methods = trigger.methods
         info = FunctionInfo(
-            **common, route=getattr(trigger, "route", None) or name,
+            **common, route=trigger.route or name,
             methods=None if methods is None else tuple(_text(m).upper() for m in methods),
             auth_level=None if trigger.auth_level is None else _text(trigger.auth_level),
         )
-    elif trigger_type == TIMER_TRIGGER:
+    elif isinstance(trigger, TimerTrigger):
         info = FunctionInfo(**common, schedule=trigger.schedule, run_on_startup=bool(trigger.run_on_startup))
     else:
+        assert isinstance(trigger, QueueTrigger), "SUPPORTED_TRIGGERS lists http, timer and queue only"
         info = FunctionInfo(**common, queue_name=trigger.queue_name, connection=trigger.connection)
     _check_parameters(info)
     return info

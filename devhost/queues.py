@@ -46,8 +46,9 @@ def queue_client(connection_string: str, queue_name: str) -> QueueClient:
     # Few, quick retries: a local host should report a missing Azurite promptly and stop without delay. The
     # queue SDK takes its backoff from a retry_policy object only (retry_backoff_factor is ignored).
     return QueueClient.from_connection_string(
-        connection_string, queue_name, retry_policy=LinearRetry(backoff=0.5, random_jitter_range=0.25, retry_total=2),
-        connection_timeout=5, read_timeout=10,
+        connection_string, queue_name, connection_timeout=5, read_timeout=10,
+        # The SDK annotates these seconds as int; it computes with floats.
+        retry_policy=LinearRetry(backoff=0.5, random_jitter_range=0.25, retry_total=2),  # type: ignore[arg-type]
     )
 
 
@@ -153,7 +154,7 @@ class QueueListener:
                                visibility_timeout=0)
 
     def _process(self, message: QueueMessage) -> None:
-        if message.dequeue_count > self._options.max_dequeue_count:
+        if (message.dequeue_count or 0) > self._options.max_dequeue_count:
             self._to_poison(message)
             return
         try:
@@ -169,13 +170,13 @@ class QueueListener:
         )
         try:
             self._invoker.invoke(self._function, trigger_value, f"New queue message detected on '{self.queue_name}'.")
-        except BaseException:  # noqa: BLE001 - the invoker logged the traceback; the message is retried
+        except BaseException:  # the invoker logged the traceback; the message is retried
             self._failed(message)
             return
         self._storage_call("delete", self._client.delete_message, message.id, message.pop_receipt)
 
     def _failed(self, message: QueueMessage) -> None:
-        if message.dequeue_count >= self._options.max_dequeue_count:
+        if (message.dequeue_count or 0) >= self._options.max_dequeue_count:
             self._to_poison(message)
             return
         visibility = round(self._options.visibility_timeout)

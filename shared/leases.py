@@ -92,7 +92,7 @@ class Guards:
         if guard.watchdog is not None:
             try:
                 self.store.queue.delete(guard.watchdog)
-            except Exception as error:  # noqa: BLE001 - harmless leftover, see above
+            except Exception as error:
                 log.warning("could not delete the watchdog of %s: %s", _name(guard), type(error).__name__)
 
     def _renew_forever(self) -> None:

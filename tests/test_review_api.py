@@ -150,7 +150,7 @@ def noisy_target() -> Iterator[tuple[str, list[str]]]:
     calls: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the http.server protocol
+        def do_GET(self) -> None:  # the http.server protocol
             calls.append(self.path)
             body = b"ok"
             self.send_response(200)

@@ -36,7 +36,7 @@ class ActionRunner:
             return ActionResult(False, f"{action.type.value} actions are not supported by this deployment")
         try:
             return target.run(action, context)
-        except Exception as exc:  # noqa: BLE001 - a bug in one target must fail the attempt, not the worker
+        except Exception as exc:  # a bug in one target must fail the attempt, not the worker
             log.exception("%s action target raised", action.type.value)
             return ActionResult(False, f"{action.type.value} Action - internal error: {type(exc).__name__}")
 

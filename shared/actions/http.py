@@ -97,9 +97,11 @@ class HttpTarget:
             scheme = parts.scheme.lower()
             if scheme not in ("http", "https") or not parts.hostname:
                 raise ValueError("not an absolute http(s) URI")
+            # requests types header values as str | bytes; bytes would only come from an auth plugin.
+            sent = {k: v if isinstance(v, str) else v.decode("latin-1") for k, v in prepared.headers.items()}
             reply = exchange(
                 prepared.method or "GET", scheme, parts.hostname, parts.port or (443 if scheme == "https" else 80),
-                prepared.path_url, prepared.headers, prepared.body if isinstance(prepared.body, bytes) else None,
+                prepared.path_url, sent, prepared.body if isinstance(prepared.body, bytes) else None,
                 allow_private=self.settings.allow_private_targets, ssl_context=ssl_context, deadline=deadline,
                 max_body=MAX_BODY_BYTES,
             )

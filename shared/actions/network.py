@@ -38,7 +38,7 @@ _LOW_32_EMBEDS = (
 )
 
 
-class TargetRefused(Exception):  # noqa: N818 - the name reads as the history message says it
+class TargetRefused(Exception):  # the name reads as the history message says it
     """The target resolves to an address this deployment may not call. The message is the same whatever
     the port's state (nothing was connected to learn it)."""
 

@@ -179,7 +179,7 @@ def exchange(method: str, scheme: str, host: str, port: int, target: str, header
         return Reply(response.status, response.reason or "", list(response.headers.items()), data or b"")
     except OutboundError:
         raise
-    except Exception as exc:  # noqa: BLE001 - every transport failure becomes a failed attempt
+    except Exception as exc:  # every transport failure becomes a failed attempt
         if watchdog.fired or isinstance(exc, TimeoutError):
             raise OutboundError("timeout", timed_out=True, responded=responded) from exc
         raise OutboundError(_cause(exc), responded=responded) from exc

@@ -61,7 +61,7 @@ def connection_string(settings: Settings, wire: Wire) -> str:
 
 def outgoing_message(wire: Wire, context: ExecutionContext) -> ServiceBusMessage:
     """The SDK message: body, brokered properties, custom properties and the scheduler metadata."""
-    properties: dict[str | bytes, Any] = dict(wire.custom_message_properties or {})
+    properties: dict[str | bytes, Any] = {k: v for k, v in (wire.custom_message_properties or {}).items()}
     properties.update(scheduler_headers(context))
     if traceparent := context.extra_headers.get("traceparent"):  # W3C trace context, as the Service Bus SDKs set it
         properties.update({"Diagnostic-Id": traceparent, "traceparent": traceparent})
@@ -102,9 +102,15 @@ class ServiceBusTarget:
 
     def run(self, action: JobErrorAction, context: ExecutionContext) -> ActionResult:
         is_topic = action.type == JobActionType.SERVICE_BUS_TOPIC
-        wire: Wire | None = action.service_bus_topic_message if is_topic else action.service_bus_queue_message
+        wire: Wire | None
+        if is_topic:
+            wire = action.service_bus_topic_message
+            entity = wire.topic_path if wire else None
+        else:
+            wire = action.service_bus_queue_message
+            entity = wire.queue_name if wire else None
         assert wire is not None, "validation guarantees a Service Bus action has its message"
-        entity = (wire.topic_path if is_topic else wire.queue_name) or ""  # type: ignore[union-attr]
+        entity = entity or ""
         kind = "ServiceBusTopic" if is_topic else "ServiceBusQueue"
         where = f"{'topic' if is_topic else 'queue'} '{entity}' of namespace '{wire.namespace}'"
         try:

@@ -81,7 +81,8 @@ class StorageQueueTarget:
             with client:
                 client.send_message(envelope(context, queue.message or ""))
         except HttpResponseError as exc:
-            code = getattr(exc.error_code, "value", exc.error_code) or exc.reason or ""
+            error_code = getattr(exc, "error_code", None)  # set by the storage SDK's error mapping
+            code = getattr(error_code, "value", error_code) or exc.reason or ""
             return ActionResult(False, f"StorageQueue Action - Sending to {where} failed: {exc.status_code} {code}")
         except AzureError as exc:
             return ActionResult(False, f"StorageQueue Action - Sending to {where} failed: {type(exc).__name__}")

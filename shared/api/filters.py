@@ -25,7 +25,7 @@ def _equality(request: ApiRequest, prop: str, enum: type[E]) -> E | None:
     if text is None or not text.strip():
         return None
     match = _EQUALS.match(text)
-    allowed = ", ".join(str(m.value) for m in enum)  # type: ignore[attr-defined]
+    allowed = ", ".join(str(m.value) for m in enum)
     if match is None or match["name"].lower() != prop:
         raise bad_request(f"Only \"{prop} eq '<value>'\" is supported, with a value among {allowed}.", "$filter")
     literal = match["quoted"] if match["quoted"] is not None else match["bare"]

@@ -29,7 +29,7 @@ def health_response(runtime: Callable[[], Runtime]) -> ApiResponse:
         rt = runtime()
         now = rt.clock.now()
         found = snapshot(rt.store, now)
-    except Exception:  # noqa: BLE001 - any failure to reach storage is the answer, not an error
+    except Exception:  # any failure to reach storage is the answer, not an error
         log.warning("health check: storage is not reachable", exc_info=True)
         return ApiResponse(503, {"status": "Unhealthy", "storage": {"reachable": False}},
                            {"Cache-Control": "no-store"})

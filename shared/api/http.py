@@ -94,7 +94,7 @@ def run_operation(operation: Callable[[ApiRequest], ApiResponse], request: ApiRe
             response = _internal_error()
         else:  # storage answered ServerBusy / InternalError / ServiceUnavailable: a dependency outage
             response = _storage_unavailable(name, error)
-    except Exception:  # noqa: BLE001 - the boundary: never leak a stack trace to the client
+    except Exception:  # the boundary: never leak a stack trace to the client
         log.exception("unhandled error in %s", name)
         response = _internal_error()
     return ApiResponse(response.status, response.body, {**_common_headers(), **response.headers})

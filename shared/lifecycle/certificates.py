@@ -37,7 +37,8 @@ def describe_pfx(pfx: str, password: str | None, path: str) -> CertificateFacts:
     if certificate is None:
         raise InvalidDefinition("The PFX holds no certificate.", f"{path}.pfx")
     return CertificateFacts(
-        thumbprint=hashlib.sha1(certificate.public_bytes(Encoding.DER)).hexdigest().upper(),  # noqa: S324 - a thumbprint is SHA-1 by definition
+        # A thumbprint is SHA-1 by definition.
+        thumbprint=hashlib.sha1(certificate.public_bytes(Encoding.DER)).hexdigest().upper(),
         subject=certificate.subject.rfc4514_string(),
         expiration=certificate.not_valid_after_utc,
     )

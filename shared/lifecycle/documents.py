@@ -122,7 +122,9 @@ def _http_identity(action: dict[str, Any], holder: dict[str, Any]) -> str:
     # An OAuth client secret also belongs to the client it authenticates and the token it is for: a changed
     # tenant, audience or client id needs the secret again (a secret kept for a new audience such as
     # https://management.azure.com/ would mint tokens its writer never meant to grant).
-    request = action.get("request") if isinstance(action.get("request"), dict) else {}
+    request = action.get("request")
+    if not isinstance(request, dict):
+        request = {}
     oauth = "|".join(str(holder.get(name)) for name in ("tenant", "audience", "clientId"))
     return f"{holder.get('type')}|{_origin(request.get('uri'))}|{oauth}".lower()
 

@@ -7,7 +7,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field
 
-from .base import UtcDateTime, WireModel, camel_case_on_output
+from .base import CamelCaseOnOutput, UtcDateTime, WireModel
 from .durations import Duration
 from .enums import (
     HttpAuthenticationType,
@@ -61,7 +61,7 @@ class ServiceBusAuthentication(WireModel):
 
     sas_key: str | None = Field(default=None, alias="sasKey", json_schema_extra={"writeOnly": True})
     sas_key_name: str | None = Field(default=None, alias="sasKeyName")
-    type: camel_case_on_output(ServiceBusAuthenticationType) | None = None  # type: ignore[valid-type]
+    type: Annotated[ServiceBusAuthenticationType, CamelCaseOnOutput] | None = None
 
 
 class ServiceBusBrokeredMessageProperties(WireModel):
@@ -88,7 +88,7 @@ class ServiceBusMessage(WireModel):
     custom_message_properties: dict[str, str] | None = Field(default=None, alias="customMessageProperties")
     message: str | None = None
     namespace: str | None = None
-    transport_type: camel_case_on_output(ServiceBusTransportType) | None = Field(  # type: ignore[valid-type]
+    transport_type: Annotated[ServiceBusTransportType, CamelCaseOnOutput] | None = Field(
         default=None, alias="transportType")
 
 
@@ -101,7 +101,7 @@ class ServiceBusTopicMessage(ServiceBusMessage):
 
 
 class RetryPolicy(WireModel):
-    retry_type: camel_case_on_output(RetryType) | None = Field(default=None, alias="retryType")  # type: ignore[valid-type]
+    retry_type: Annotated[RetryType, CamelCaseOnOutput] | None = Field(default=None, alias="retryType")
     retry_interval: Duration | None = Field(default=None, alias="retryInterval")
     retry_count: Annotated[int, Field(ge=0, le=20)] | None = Field(default=None, alias="retryCount")
     max_retry_interval: Duration | None = Field(

@@ -59,9 +59,9 @@ def _camel(value: Enum) -> str:
     return camel_case(str(value.value))
 
 
-def camel_case_on_output(enum_type: type[Enum]) -> Any:
-    """Annotate an enum field the real service emitted camel-cased (docs/wire-contract.md §2.12)."""
-    return Annotated[enum_type, PlainSerializer(_camel, return_type=str)]
+# `Annotated[SomeEnum, CamelCaseOnOutput]`: an enum field the real service emitted camel-cased
+# (docs/wire-contract.md §2.12).
+CamelCaseOnOutput = PlainSerializer(_camel, return_type=str)
 
 
 def to_utc(value: datetime) -> datetime:

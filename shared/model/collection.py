@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from .base import WireModel, camel_case_on_output
+from .base import CamelCaseOnOutput, WireModel
 from .enums import JobCollectionState, RecurrenceFrequency, SkuName
 
 
@@ -19,7 +19,7 @@ INT32_MAX = 2_147_483_647
 
 
 class JobMaxRecurrence(WireModel):
-    frequency: camel_case_on_output(RecurrenceFrequency) | None = None  # type: ignore[valid-type]
+    frequency: Annotated[RecurrenceFrequency, CamelCaseOnOutput] | None = None
     interval: Annotated[int, Field(ge=1, le=INT32_MAX)] | None = None
 
 

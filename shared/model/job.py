@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from .actions import JobAction
-from .base import UtcDateTime, WireModel, camel_case_on_output
+from .base import CamelCaseOnOutput, UtcDateTime, WireModel
 from .enums import JobState
 from .recurrence import JobRecurrence
 
@@ -22,7 +24,7 @@ class JobProperties(WireModel):
     start_time: UtcDateTime | None = Field(default=None, alias="startTime")
     action: JobAction | None = None
     recurrence: JobRecurrence | None = None
-    state: camel_case_on_output(JobState) | None = None  # type: ignore[valid-type]
+    state: Annotated[JobState, CamelCaseOnOutput] | None = None
     status: JobStatus | None = Field(default=None, json_schema_extra={"readOnly": True})
 
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field
 
-from .base import ScalarOrList, UtcDateTime, WireModel, camel_case_on_output
+from .base import CamelCaseOnOutput, ScalarOrList, UtcDateTime, WireModel
 from .enums import DayOfWeek, RecurrenceFrequency
 
 
@@ -20,7 +20,7 @@ MonthDay = Annotated[int, Field(ge=-31, le=31)]
 
 
 class JobRecurrenceScheduleMonthlyOccurrence(WireModel):
-    day: camel_case_on_output(DayOfWeek)  # type: ignore[valid-type]
+    day: Annotated[DayOfWeek, CamelCaseOnOutput]
     # The spec and every SDK spell it with a capital O; the docs and the live service used lowercase.
     occurrence: Annotated[int, Field(ge=-5, le=5)] | None = Field(default=None, alias="Occurrence")
 
@@ -28,7 +28,7 @@ class JobRecurrenceScheduleMonthlyOccurrence(WireModel):
 class JobRecurrenceSchedule(WireModel):
     minutes: Annotated[list[Minute], ScalarOrList] | None = None
     hours: Annotated[list[Hour], ScalarOrList] | None = None
-    week_days: list[camel_case_on_output(DayOfWeek)] | None = Field(default=None, alias="weekDays")  # type: ignore[valid-type]
+    week_days: list[Annotated[DayOfWeek, CamelCaseOnOutput]] | None = Field(default=None, alias="weekDays")
     month_days: Annotated[list[MonthDay], ScalarOrList] | None = Field(default=None, alias="monthDays")
     monthly_occurrences: list[JobRecurrenceScheduleMonthlyOccurrence] | None = Field(
         default=None, alias="monthlyOccurrences"
@@ -40,7 +40,7 @@ class JobRecurrenceSchedule(WireModel):
 
 
 class JobRecurrence(WireModel):
-    frequency: camel_case_on_output(RecurrenceFrequency)  # type: ignore[valid-type]
+    frequency: Annotated[RecurrenceFrequency, CamelCaseOnOutput]
     count: Annotated[int, Field(ge=1, le=2147483647)] | None = None
     end_time: UtcDateTime | None = Field(default=None, alias="endTime")
     # Absent (or null) reads as 1, and the answer carries it, as the real service's did (docs/wire-contract.md §2.12).

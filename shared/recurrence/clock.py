@@ -21,6 +21,11 @@ __all__ = ["UtcClock", "ZoneClock", "ceil_seconds", "floor_seconds", "from_secon
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NAIVE_EPOCH = datetime(1970, 1, 1)
 _SECOND = timedelta(seconds=1)
+
+
+def _offset_seconds(local: datetime) -> int:
+    """The UTC offset of a ZoneInfo-aware datetime in seconds (a ZoneInfo always has one; typed Optional)."""
+    return (local.utcoffset() or timedelta(0)) // _SECOND
 _PROBE_STEP = 7 * DAY  # finer than any pair of real-world transitions
 
 
@@ -71,7 +76,7 @@ class ZoneClock(UtcClock):
         self.zone = zone
 
     def _offset(self, x: int) -> int:
-        return datetime.fromtimestamp(x, self.zone).utcoffset() // _SECOND  # type: ignore[operator]
+        return _offset_seconds(datetime.fromtimestamp(x, self.zone))
 
     def _transition(self, lo: int, hi: int) -> int:
         """First instant in (lo, hi] with the offset in force at ``hi`` (one change assumed)."""
@@ -89,20 +94,20 @@ class ZoneClock(UtcClock):
 
     def wall_bound(self, x: int) -> int:
         local = datetime.fromtimestamp(x, self.zone)
-        offset = local.utcoffset() // _SECOND  # type: ignore[operator]
+        offset = _offset_seconds(local)
         if not local.fold:
             return x + offset
         # x is in the second pass of a repeated interval: every repeated wall
         # time already ran in the first pass, and the next one to run is the
         # first wall time after the repetition ends.
-        earlier = local.replace(fold=0).utcoffset() // _SECOND  # type: ignore[operator]
+        earlier = _offset_seconds(local.replace(fold=0))
         change = self._transition(x - (earlier - offset), x)
         return change + earlier - 1
 
     def to_instant(self, w: int) -> int:
         local = (_NAIVE_EPOCH + timedelta(seconds=w)).replace(tzinfo=self.zone)
-        before = local.utcoffset() // _SECOND  # type: ignore[operator]
-        after = local.replace(fold=1).utcoffset() // _SECOND  # type: ignore[operator]
+        before = _offset_seconds(local)
+        after = _offset_seconds(local.replace(fold=1))
         if after <= before:
             return w - before  # unambiguous, or the first of two instances
         return self._transition(w - after, w - before)  # skipped: when the clock jumps

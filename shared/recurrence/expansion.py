@@ -98,7 +98,7 @@ def expand(recurrence: Recurrence, start: int, start_wall: int) -> Expansion:
         return Expansion(CyclicPattern(day * DAY, n * DAY, times), True)
     if frequency is Frequency.WEEK:
         monday = day - weekday(day)
-        days = sorted({d.index for d in schedule.week_days}) if schedule and schedule.week_days else [weekday(day)]
+        days = sorted({d.weekday for d in schedule.week_days}) if schedule and schedule.week_days else [weekday(day)]
         offsets = tuple(d * DAY + t for d in days for t in times)
         return Expansion(CyclicPattern(monday * DAY, 7 * n * DAY, offsets), True)
 
@@ -110,6 +110,6 @@ def expand(recurrence: Recurrence, start: int, start_wall: int) -> Expansion:
     if schedule is not None and (schedule.month_days or schedule.monthly_occurrences):
         spec = DaySpec(
             tuple(sorted(set(schedule.month_days))),
-            tuple(sorted({(o.day.index, o.occurrence) for o in schedule.monthly_occurrences}, key=repr)),
+            tuple(sorted({(o.day.weekday, o.occurrence) for o in schedule.monthly_occurrences}, key=repr)),
         )
     return Expansion(MonthlyPattern(m0, n, spec, times), True)

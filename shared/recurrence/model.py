@@ -38,7 +38,7 @@ class WeekDay(str, Enum):
     SUNDAY = "Sunday"
 
     @property
-    def index(self) -> int:
+    def weekday(self) -> int:
         """0 for Monday ... 6 for Sunday, as ``date.weekday()``."""
         return _WEEKDAY_INDEX[self]
 

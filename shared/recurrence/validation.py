@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 from functools import cache
+from typing import TypeGuard
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from .errors import RecurrenceError
@@ -23,7 +24,7 @@ INTERVAL_LIMITS: dict[Frequency, int] = {
 }
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     # bool is an int subclass, but `"interval": true` is a client bug, not 1.
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -52,7 +53,7 @@ def _iana_names() -> frozenset[str]:
 
 
 def _check_int(value: object, path: str, low: int, high: int, allow_zero: bool = True) -> None:
-    if not _is_int(value) or not low <= value <= high or (value == 0 and not allow_zero):  # type: ignore[operator]
+    if not _is_int(value) or not low <= value <= high or (value == 0 and not allow_zero):
         zero = "" if allow_zero else " and not 0"
         raise RecurrenceError(path, f"{value!r} is not an integer between {low} and {high}{zero}")
 

@@ -52,7 +52,9 @@ def table_options() -> dict[str, Any]:
 
 def queue_options() -> dict[str, Any]:
     """Retries every 0.5 s (+-0.25 s jitter), four times: about 2 s of waiting at most per call."""
-    return {"retry_policy": LinearRetry(backoff=0.5, random_jitter_range=0.25, retry_total=RETRIES)}
+    # The SDK annotates these seconds as int; it computes with floats.
+    policy = LinearRetry(backoff=0.5, random_jitter_range=0.25, retry_total=RETRIES)  # type: ignore[arg-type]
+    return {"retry_policy": policy}
 
 
 def table_service(settings: StorageSettings) -> TableServiceClient:

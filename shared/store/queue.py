@@ -28,8 +28,8 @@ EARLY_VISIBILITY = timedelta(seconds=5)
 
 
 def occurrence_queue_client(client: QueueClient) -> QueueClient:
-    client._message_encode_policy = TextBase64EncodePolicy()  # noqa: SLF001 - the SDK exposes no setter
-    client._message_decode_policy = TextBase64DecodePolicy()  # noqa: SLF001
+    client._message_encode_policy = TextBase64EncodePolicy()  # the SDK exposes no setter
+    client._message_decode_policy = TextBase64DecodePolicy()
     return client
 
 
@@ -69,7 +69,7 @@ class OccurrenceQueue:
 @dataclass(frozen=True)
 class Receipt:
     id: str
-    pop_receipt: str
+    pop_receipt: str | None  # as the SDK types it; the service returns one for every send and update
 
 
 def _whole(seconds: float) -> int:

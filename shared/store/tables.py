@@ -115,7 +115,8 @@ class Table:
             items = [dict(e) | {"etag": e.metadata.get("etag")} for e in next(pages)]
         except StopIteration:
             return [], None
-        return items, pages.continuation_token
+        # by_page() is typed as a plain iterator; it returns an azure.core PageIterator, which has the token.
+        return items, getattr(pages, "continuation_token", None)
 
     def upsert_batch(self, entities: list[Entity]) -> None:
         """Upsert (replace) up to 100 entities of one partition in one entity-group transaction."""

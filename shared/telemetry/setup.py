@@ -86,7 +86,7 @@ def configure(env: Mapping[str, str] | None = None) -> str | None:
         settings = TelemetrySettings.from_environment(env)
         try:
             _configured = _start(settings)
-        except Exception:  # noqa: BLE001 - telemetry must never keep the scheduler from starting
+        except Exception:  # telemetry must never keep the scheduler from starting
             log.exception("telemetry could not be configured; it stays off")
             _configured = None
         if _configured is None:

@@ -60,7 +60,7 @@ class ApiServer:
         adapter = _MAP.bind_to_environ(environ)
         try:
             endpoint, route = adapter.match()
-        except Exception:  # noqa: BLE001 - werkzeug's NotFound/MethodNotAllowed: the host answers 404
+        except Exception:  # werkzeug's NotFound/MethodNotAllowed: the host answers 404
             return Response(status=404)(environ, start_response)
         operation = ROUTES[endpoint].get(request.method)
         if operation is None:

@@ -46,7 +46,7 @@ def wait_until(check: Callable[[], Any], timeout: float = 15, what: str = "condi
             value = check()
             if value:
                 return value
-        except Exception as error:  # noqa: BLE001 - the page is still rendering; retry until the deadline
+        except Exception as error:  # the page is still rendering; retry until the deadline
             last = error
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what}" + (f": {last}" if last else ""))

@@ -47,7 +47,7 @@ def play_trigger(clean: Runtime, app: Runtime, seconds: float, until: Callable[[
         for message in messages:
             try:
                 app.executor.handle(message.content, message.id)
-            except Exception:  # noqa: BLE001 - a storage fault: the host retries the message
+            except Exception:  # a storage fault: the host retries the message
                 report["failed"] += 1
                 clean.store.queue.client.update_message(message, visibility_timeout=1)
                 continue
@@ -64,7 +64,7 @@ def test_a_claim_whose_answer_was_lost_is_resumed_by_its_runner_only(runtime: Ru
     job = JobKey(SUB, RG, JC, "lost-answer")
     now = datetime.now(UTC)
     faults.set_mode("drop")  # the insert reaches storage and lands; every answer is thrown away
-    with pytest.raises(Exception):  # noqa: B017,PT011 - whatever the SDK raises after its retries
+    with pytest.raises(Exception):  # noqa: B017 - whatever the SDK raises after its retries
         faulty.store.claims.try_claim(job, "attempt-1", now, runner="delivery-a")
     faults.set_mode("pass")
     # A concurrent second delivery (another message) stops; the same delivery, redelivered, resumes.

@@ -78,13 +78,13 @@ def oracle_kwargs(rec: Recurrence, start: datetime) -> list[dict]:
         return [kwargs]
     kwargs["byhour"] = sched.hours or (tuple(range(24)) if sched.minutes else start.hour)
     if sched.week_days:
-        kwargs["byweekday"] = [RR_DAY[d.index] for d in sched.week_days]
+        kwargs["byweekday"] = [RR_DAY[d.weekday] for d in sched.week_days]
     if sched.month_days:
         kwargs["bymonthday"] = sched.month_days
     if not sched.monthly_occurrences:
         return [kwargs]
-    every = [RR_DAY[o.day.index] for o in sched.monthly_occurrences if o.occurrence is None]
-    nth = [RR_DAY[o.day.index](o.occurrence) for o in sched.monthly_occurrences if o.occurrence is not None]
+    every = [RR_DAY[o.day.weekday] for o in sched.monthly_occurrences if o.occurrence is None]
+    nth = [RR_DAY[o.day.weekday](o.occurrence) for o in sched.monthly_occurrences if o.occurrence is not None]
     return [{**kwargs, "byweekday": days} for days in (every, nth) if days]
 
 

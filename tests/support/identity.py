@@ -161,7 +161,7 @@ def local_issuer() -> Iterator[LocalIssuer]:
             self.end_headers()
             self.wfile.write(body)
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:  # http.server's naming
             issuer.requests.append(self.path)
             if not self.path.endswith("/oauth2/v2.0/token"):
                 self.send_error(404)
@@ -178,7 +178,7 @@ def local_issuer() -> Iterator[LocalIssuer]:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        def do_GET(self) -> None:  # http.server's naming
             issuer.requests.append(self.path)
             path, query = urlsplit(self.path).path, {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
             if path.endswith("/oauth2/v2.0/authorize"):

@@ -19,7 +19,7 @@ from tests.executor.support import JC, RG, SUB, drain, fixed, job_status, make_c
 from tests.support.scheduler_client import call
 
 
-def _answers(*statuses: int):  # noqa: ANN202
+def _answers(*statuses: int):
     remaining = list(statuses)
 
     def respond(hit: Hit) -> tuple[int, dict[str, str], bytes]:
@@ -39,7 +39,7 @@ def _hex(value: int, width: int) -> str:
     return format(value, f"0{width}x")
 
 
-def _traceparent(span) -> str:  # noqa: ANN001
+def _traceparent(span) -> str:
     """Version, trace id and parent id of the traceparent naming `span` (the flags byte follows)."""
     return f"00-{_hex(span.context.trace_id, 32)}-{_hex(span.context.span_id, 16)}"
 
