@@ -142,18 +142,22 @@ export async function completeSignIn() {
   return true;
 }
 
+let leaving = null;
+
 // The token for the next request. When the tab's token has expired it signs in again (once a minute at
-// most, so a tenant that keeps answering with unusable tokens cannot make the page bounce forever) and
-// the returned promise never settles: the page is leaving.
+// most, so a tenant that keeps answering with unusable tokens cannot make the page bounce forever); the
+// promise given to this and every concurrent request then never settles: the page is leaving.
 export async function bearer() {
   const token = currentToken();
   if (token || !session()) return token;
+  if (leaving) return leaving;
   const last = Number(sessionStorage.getItem(AUTO) || 0);
   if (Date.now() - last > 60_000) {
     sessionStorage.setItem(AUTO, String(Date.now()));
+    leaving = new Promise(() => {});
     await signIn();
     dropSession();
-    return new Promise(() => {});
+    return leaving;
   }
   dropSession();
   return null;
