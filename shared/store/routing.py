@@ -10,8 +10,9 @@ Contracts:
 - Appending an account moves the home of about 1/N of the collections, all of them to the new account; no
   collection moves between old accounts. Those collections must be moved before the app runs with the
   longer list (docs/capacity.md, "Adding a storage account"; shared/store/rebalance.py).
-- The queues, the dispatcher's watermark and the role assignments stay on the primary: their traffic is
-  per execution or per tick, not per job, and one account carries it (docs/capacity.md).
+- The queues, the dispatcher's watermark and the role assignments stay on the primary: the host's queue
+  triggers bind to one connection, and their traffic is per message (many occurrences each) or per tick,
+  not per job (docs/capacity.md).
 - With one account the store uses the plain repositories and nothing here runs.
 
 The routed repositories are subclasses of the plain ones with every public method routed (by the key of
