@@ -47,6 +47,7 @@ bench: setup
 	$(PY) bench/fire.py
 	$(PY) bench/api.py
 	$(PY) bench/auth.py
+	$(PY) bench/faults.py
 
 clean:
 	rm -rf $(VENV) .local
