@@ -15,6 +15,7 @@ from __future__ import annotations
 import azure.functions as func
 
 from shared import api, telemetry
+from shared.api.operations import COLLECTION, GROUP, JOB, PROVIDER, ROLE, ROLES, SUBSCRIPTION
 from shared.console import pages as console_pages
 from shared.retention import Retention
 from shared.runtime import runtime
@@ -25,14 +26,11 @@ telemetry.configure()  # from app settings: Application Insights, OTLP, console,
 # the host lets requests through. none: anonymous.
 app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION if host_checks_keys() else func.AuthLevel.ANONYMOUS)
 
-_PROVIDER = "providers/Microsoft.Scheduler/jobCollections"
-_SUBSCRIPTION = "subscriptions/{subscriptionId}"
-_GROUP = f"{_SUBSCRIPTION}/resourceGroups/{{resourceGroupName}}"
-_COLLECTION = f"{_GROUP}/{_PROVIDER}/{{jobCollectionName}}"
-_JOB = f"{_COLLECTION}/jobs/{{jobName}}"
-_ROLES = "providers/Microsoft.Authorization/roleAssignments"
-_ROLE = f"{_ROLES}/{{roleAssignmentName}}"
-_ROLE_ITEM = {"GET": "RoleAssignments_Get", "PUT": "RoleAssignments_Create", "DELETE": "RoleAssignments_Delete"}
+# Routes, their methods and the operations behind them come from the API's operation table
+# (shared/api/operations.py); tests/api/test_operation_table.py checks that the routes bound here are the table's.
+def _serve(route: str, req: func.HttpRequest) -> func.HttpResponse:
+    """Run the operation the table names for this route and method."""
+    return _call(api.operation_at(route, req.method), req)
 
 
 def _call(operation: str, req: func.HttpRequest) -> func.HttpResponse:
@@ -48,89 +46,84 @@ def _call(operation: str, req: func.HttpRequest) -> func.HttpResponse:
     )
 
 
-@app.route(route=f"{_SUBSCRIPTION}/{_PROVIDER}", methods=["GET"])
+@app.route(route=f"{SUBSCRIPTION}/{PROVIDER}", methods=api.methods_at(f"{SUBSCRIPTION}/{PROVIDER}"))
 def job_collections_by_subscription(req: func.HttpRequest) -> func.HttpResponse:
-    return _call("JobCollections_ListBySubscription", req)
+    return _serve(f"{SUBSCRIPTION}/{PROVIDER}", req)
 
 
-@app.route(route=f"{_GROUP}/{_PROVIDER}", methods=["GET"])
+@app.route(route=f"{GROUP}/{PROVIDER}", methods=api.methods_at(f"{GROUP}/{PROVIDER}"))
 def job_collections_by_resource_group(req: func.HttpRequest) -> func.HttpResponse:
-    return _call("JobCollections_ListByResourceGroup", req)
+    return _serve(f"{GROUP}/{PROVIDER}", req)
 
 
-@app.route(route=_COLLECTION, methods=["GET", "PUT", "PATCH", "DELETE"])
+@app.route(route=COLLECTION, methods=api.methods_at(COLLECTION))
 def job_collection(req: func.HttpRequest) -> func.HttpResponse:
-    return _call({
-        "GET": "JobCollections_Get", "PUT": "JobCollections_CreateOrUpdate",
-        "PATCH": "JobCollections_Patch", "DELETE": "JobCollections_Delete",
-    }[req.method.upper()], req)
+    return _serve(COLLECTION, req)
 
 
-@app.route(route=f"{_COLLECTION}/enable", methods=["POST"])
+@app.route(route=f"{COLLECTION}/enable", methods=api.methods_at(f"{COLLECTION}/enable"))
 def job_collection_enable(req: func.HttpRequest) -> func.HttpResponse:
-    return _call("JobCollections_Enable", req)
+    return _serve(f"{COLLECTION}/enable", req)
 
 
-@app.route(route=f"{_COLLECTION}/disable", methods=["POST"])
+@app.route(route=f"{COLLECTION}/disable", methods=api.methods_at(f"{COLLECTION}/disable"))
 def job_collection_disable(req: func.HttpRequest) -> func.HttpResponse:
-    return _call("JobCollections_Disable", req)
+    return _serve(f"{COLLECTION}/disable", req)
 
 
-@app.route(route=f"{_COLLECTION}/jobs", methods=["GET"])
+@app.route(route=f"{COLLECTION}/jobs", methods=api.methods_at(f"{COLLECTION}/jobs"))
 def jobs(req: func.HttpRequest) -> func.HttpResponse:
-    return _call("Jobs_List", req)
+    return _serve(f"{COLLECTION}/jobs", req)
 
 
-@app.route(route=f"{_JOB}", methods=["GET", "PUT", "PATCH", "DELETE"])
+@app.route(route=f"{JOB}", methods=api.methods_at(f"{JOB}"))
 def job(req: func.HttpRequest) -> func.HttpResponse:
-    return _call({
-        "GET": "Jobs_Get", "PUT": "Jobs_CreateOrUpdate", "PATCH": "Jobs_Patch", "DELETE": "Jobs_Delete",
-    }[req.method.upper()], req)
+    return _serve(f"{JOB}", req)
 
 
-@app.route(route=f"{_JOB}/run", methods=["POST"])
+@app.route(route=f"{JOB}/run", methods=api.methods_at(f"{JOB}/run"))
 def job_run(req: func.HttpRequest) -> func.HttpResponse:
-    return _call("Jobs_Run", req)
+    return _serve(f"{JOB}/run", req)
 
 
-@app.route(route=f"{_JOB}/history", methods=["GET"])
+@app.route(route=f"{JOB}/history", methods=api.methods_at(f"{JOB}/history"))
 def job_history(req: func.HttpRequest) -> func.HttpResponse:
-    return _call("Jobs_ListJobHistory", req)
+    return _serve(f"{JOB}/history", req)
 
 
-@app.route(route=f"{_SUBSCRIPTION}/{_ROLES}", methods=["GET"])
+@app.route(route=f"{SUBSCRIPTION}/{ROLES}", methods=api.methods_at(f"{SUBSCRIPTION}/{ROLES}"))
 def role_assignments_of_subscription(req: func.HttpRequest) -> func.HttpResponse:
-    return _call("RoleAssignments_ListForScope", req)
+    return _serve(f"{SUBSCRIPTION}/{ROLES}", req)
 
 
-@app.route(route=f"{_SUBSCRIPTION}/{_ROLE}", methods=["GET", "PUT", "DELETE"])
+@app.route(route=f"{SUBSCRIPTION}/{ROLE}", methods=api.methods_at(f"{SUBSCRIPTION}/{ROLE}"))
 def role_assignment_of_subscription(req: func.HttpRequest) -> func.HttpResponse:
-    return _call(_ROLE_ITEM[req.method.upper()], req)
+    return _serve(f"{SUBSCRIPTION}/{ROLE}", req)
 
 
-@app.route(route=f"{_GROUP}/{_ROLES}", methods=["GET"])
+@app.route(route=f"{GROUP}/{ROLES}", methods=api.methods_at(f"{GROUP}/{ROLES}"))
 def role_assignments_of_resource_group(req: func.HttpRequest) -> func.HttpResponse:
-    return _call("RoleAssignments_ListForScope", req)
+    return _serve(f"{GROUP}/{ROLES}", req)
 
 
-@app.route(route=f"{_GROUP}/{_ROLE}", methods=["GET", "PUT", "DELETE"])
+@app.route(route=f"{GROUP}/{ROLE}", methods=api.methods_at(f"{GROUP}/{ROLE}"))
 def role_assignment_of_resource_group(req: func.HttpRequest) -> func.HttpResponse:
-    return _call(_ROLE_ITEM[req.method.upper()], req)
+    return _serve(f"{GROUP}/{ROLE}", req)
 
 
-@app.route(route=f"{_COLLECTION}/{_ROLES}", methods=["GET"])
+@app.route(route=f"{COLLECTION}/{ROLES}", methods=api.methods_at(f"{COLLECTION}/{ROLES}"))
 def role_assignments_of_job_collection(req: func.HttpRequest) -> func.HttpResponse:
-    return _call("RoleAssignments_ListForScope", req)
+    return _serve(f"{COLLECTION}/{ROLES}", req)
 
 
-@app.route(route=f"{_COLLECTION}/{_ROLE}", methods=["GET", "PUT", "DELETE"])
+@app.route(route=f"{COLLECTION}/{ROLE}", methods=api.methods_at(f"{COLLECTION}/{ROLE}"))
 def role_assignment_of_job_collection(req: func.HttpRequest) -> func.HttpResponse:
-    return _call(_ROLE_ITEM[req.method.upper()], req)
+    return _serve(f"{COLLECTION}/{ROLE}", req)
 
 
-@app.route(route="openapi.json", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
+@app.route(route="openapi.json", methods=api.methods_at("openapi.json"), auth_level=func.AuthLevel.ANONYMOUS)
 def openapi(req: func.HttpRequest) -> func.HttpResponse:
-    return _call("OpenApi_Get", req)
+    return _serve("openapi.json", req)
 
 
 def _console(req: func.HttpRequest) -> func.HttpResponse:
@@ -151,10 +144,10 @@ def console_page(req: func.HttpRequest) -> func.HttpResponse:
     return _console(req)
 
 
-@app.route(route="health", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)
+@app.route(route="health", methods=api.methods_at("health"), auth_level=func.AuthLevel.ANONYMOUS)
 def health(req: func.HttpRequest) -> func.HttpResponse:
     """Anonymous on purpose (probes, operators without a key): it returns no secrets (shared/api/health.py)."""
-    return _call("Health_Get", req)
+    return _serve("health", req)
 
 
 @app.timer_trigger(arg_name="timer", schedule="0 * * * * *", run_on_startup=False, use_monitor=False)

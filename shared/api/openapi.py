@@ -1,11 +1,13 @@
 """The OpenAPI 3 document of our API, generated from the pydantic models that validate requests.
 
-Schemas come from `models_json_schema` (one source of truth with validation); this module only lists
-the 15 operations of Microsoft.Scheduler 2016-03-01 with their parameters. Served at GET /api/openapi.json.
+Schemas come from `models_json_schema` (one source of truth with validation); the operations (the 15 of
+Microsoft.Scheduler 2016-03-01, with their parameters) come from the operation table (operations.py).
+Served at GET /api/openapi.json.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -21,39 +23,9 @@ from ..model import (
     JobListResult,
 )
 from .common import SUPPORTED_API_VERSIONS
+from .operations import OPERATIONS
 
 _REF = "#/components/schemas/{model}"
-_SUB = "/subscriptions/{subscriptionId}"
-_GROUP = f"{_SUB}/resourceGroups/{{resourceGroupName}}"
-_COLLECTIONS = "providers/Microsoft.Scheduler/jobCollections"
-_COLLECTION = f"{_GROUP}/{_COLLECTIONS}/{{jobCollectionName}}"
-_JOB = f"{_COLLECTION}/jobs/{{jobName}}"
-
-# (operationId, method, path, request body, 2xx responses {status: model or None}, extra query parameters)
-_OPERATIONS: tuple[tuple[str, str, str, type[BaseModel] | None, dict[str, type[BaseModel] | None], tuple[str, ...]],
-                   ...] = (
-    ("JobCollections_ListBySubscription", "get", f"{_SUB}/{_COLLECTIONS}", None,
-     {"200": JobCollectionListResult}, ("$top", "$skip", "$skiptoken")),
-    ("JobCollections_ListByResourceGroup", "get", f"{_GROUP}/{_COLLECTIONS}", None,
-     {"200": JobCollectionListResult}, ("$top", "$skip", "$skiptoken")),
-    ("JobCollections_Get", "get", _COLLECTION, None, {"200": JobCollectionDefinition}, ()),
-    ("JobCollections_CreateOrUpdate", "put", _COLLECTION, JobCollectionDefinition,
-     {"200": JobCollectionDefinition, "201": JobCollectionDefinition}, ()),
-    ("JobCollections_Patch", "patch", _COLLECTION, JobCollectionDefinition, {"200": JobCollectionDefinition}, ()),
-    ("JobCollections_Delete", "delete", _COLLECTION, None, {"200": None}, ()),
-    ("JobCollections_Enable", "post", f"{_COLLECTION}/enable", None, {"200": None}, ()),
-    ("JobCollections_Disable", "post", f"{_COLLECTION}/disable", None, {"200": None}, ()),
-    ("Jobs_Get", "get", _JOB, None, {"200": JobDefinition}, ()),
-    ("Jobs_CreateOrUpdate", "put", _JOB, JobDefinition, {"200": JobDefinition, "201": JobDefinition}, ()),
-    ("Jobs_Patch", "patch", _JOB, JobDefinition, {"200": JobDefinition}, ()),
-    ("Jobs_Delete", "delete", _JOB, None, {"200": None}, ()),
-    ("Jobs_Run", "post", f"{_JOB}/run", None, {"200": None}, ()),
-    ("Jobs_List", "get", f"{_COLLECTION}/jobs", None, {"200": JobListResult},
-     ("$top", "$skip", "$filter", "$skiptoken")),
-    ("Jobs_ListJobHistory", "get", f"{_JOB}/history", None, {"200": JobHistoryListResult},
-     ("$top", "$skip", "$filter", "$skiptoken")),
-)
-
 _QUERY: dict[str, dict[str, Any]] = {
     "api-version": {"name": "api-version", "in": "query", "required": True,
                     "schema": {"type": "string", "enum": list(SUPPORTED_API_VERSIONS)}},
@@ -86,7 +58,7 @@ def _components() -> dict[str, Any]:
     return dict(schema.get("$defs", {}))
 
 
-def _operation(op_id: str, path: str, body: type[BaseModel] | None, responses: dict[str, type[BaseModel] | None],
+def _operation(op_id: str, path: str, body: type[BaseModel] | None, responses: Mapping[str, type[BaseModel] | None],
                query: tuple[str, ...]) -> dict[str, Any]:
     operation: dict[str, Any] = {
         "operationId": op_id,
@@ -106,8 +78,10 @@ def openapi_document(url: str = "") -> dict[str, Any]:
     """The document; `url` (of the request for it) sets the server so the paths resolve against this host."""
     base = url.split("?", 1)[0].rsplit("/openapi.json", 1)[0] if url else "/api"
     paths: dict[str, dict[str, Any]] = {}
-    for op_id, method, path, body, responses, query in _OPERATIONS:
-        paths.setdefault(path, {})[method] = _operation(op_id, path, body, responses, query)
+    for op in OPERATIONS:
+        if op.documented:
+            paths.setdefault(op.path, {})[op.method.lower()] = _operation(op.name, op.path, op.body, op.responses,
+                                                                          op.query)
     return {
         "openapi": "3.1.0",
         "info": {"title": "Microsoft.Scheduler (successor)", "version": "2016-03-01",

@@ -8,6 +8,7 @@ own runtime (own tables), so tests stay isolated while sharing one listening soc
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -23,29 +24,15 @@ from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from shared import api
+from shared.api.operations import routes
 from shared.runtime import Runtime
 
 SUB, RG = "sub-api", "rg-api"
 V = {"api-version": "2016-03-01"}
 
-_COLLECTIONS = "/api/subscriptions/<subscriptionId>/providers/Microsoft.Scheduler/jobCollections"
-_GROUP = "/api/subscriptions/<subscriptionId>/resourceGroups/<resourceGroupName>"
-_COLLECTION = f"{_GROUP}/providers/Microsoft.Scheduler/jobCollections/<jobCollectionName>"
-_JOB = f"{_COLLECTION}/jobs/<jobName>"
-
-# The same routes and operation names as function_app.py.
+# The operation table's routes (the same as function_app.py's), in werkzeug's syntax under /api.
 ROUTES: dict[str, dict[str, str]] = {
-    _COLLECTIONS: {"GET": "JobCollections_ListBySubscription"},
-    f"{_GROUP}/providers/Microsoft.Scheduler/jobCollections": {"GET": "JobCollections_ListByResourceGroup"},
-    _COLLECTION: {"GET": "JobCollections_Get", "PUT": "JobCollections_CreateOrUpdate",
-                  "PATCH": "JobCollections_Patch", "DELETE": "JobCollections_Delete"},
-    f"{_COLLECTION}/enable": {"POST": "JobCollections_Enable"},
-    f"{_COLLECTION}/disable": {"POST": "JobCollections_Disable"},
-    f"{_COLLECTION}/jobs": {"GET": "Jobs_List"},
-    _JOB: {"GET": "Jobs_Get", "PUT": "Jobs_CreateOrUpdate", "PATCH": "Jobs_Patch", "DELETE": "Jobs_Delete"},
-    f"{_JOB}/run": {"POST": "Jobs_Run"},
-    f"{_JOB}/history": {"GET": "Jobs_ListJobHistory"},
-    "/api/openapi.json": {"GET": "OpenApi_Get"},
+    "/api/" + re.sub(r"\{(\w+)\}", r"<\1>", route): methods for route, methods in routes().items()
 }
 
 
