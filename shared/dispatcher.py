@@ -31,12 +31,18 @@ from .model import JobExecutionStatus, JobHistoryActionName, JobState
 from .occurrence import OccurrenceMessage, Trigger, batches
 from .planning import following_occurrence, latest_missed, repeat_count
 from .records import HistoryRecord, JobRecord
-from .store import ConcurrencyError, DueEntry, Store, bucket_of, bucket_start
+from .store import DueEntry, Store, bucket_of, bucket_start, read_modify_write
 from .store.dispatch_queue import MalformedTask, ShardTask
 from .store.tables import chunks
 from .telemetry import traced_dispatch, traced_tick
 
 log = logging.getLogger(__name__)
+# Lost ETag races before a job's advance is left to a later tick (which retries it).
+ADVANCE_ATTEMPTS = 20
+
+
+class _Replanned(Exception):
+    """The job was rewritten (or moved) after it was planned: the dispatch lost the race."""
 
 TICK = timedelta(minutes=1)
 # Buckets re-read behind the watermark: an API write racing a tick may land in a bucket just processed.
@@ -258,20 +264,24 @@ class Dispatcher:
 
     def _advance(self, plan: _Plan) -> bool:
         """Move the job past the dispatched occurrence under its ETag; False if it lost a race to a rewrite."""
-        job, due, generation = plan.job, plan.entry.due, plan.job.generation
-        while True:
+        planned, due, generation = plan.job, plan.entry.due, plan.job.generation
+
+        def advance(job: JobRecord) -> JobRecord:
+            # The executor updates counters on the same entity: after a conflict, advance only if the job
+            # is still the one we planned for (a PUT/PATCH re-plans it by itself).
+            if job is not planned and (job.generation != generation or job.next_execution_time != due):
+                raise _Replanned
             job.next_execution_time = plan.following
             job.dispatched_occurrence = plan.occurrence
-            try:
-                self.store.jobs.replace(job)
-                return True
-            except ConcurrencyError:
-                # The executor updates counters on the same entity: re-read, and advance only if the
-                # job is still the one we planned for (a PUT/PATCH re-plans it by itself).
-                fresh = self.store.jobs.get(job.key)
-                if fresh is None or fresh.generation != generation or fresh.next_execution_time != due:
-                    return False
-                job = fresh
+            return job
+
+        try:
+            written = read_modify_write(lambda: self.store.jobs.get(planned.key), advance,
+                                        lambda job, _: self.store.jobs.replace(job), attempts=ADVANCE_ATTEMPTS,
+                                        current=planned)
+        except _Replanned:
+            return False
+        return written is not None
 
     def dispatch(self, job: JobRecord, due: datetime, now: datetime) -> bool:
         """Enqueue the job's occurrence at `due`, then advance it to the next one. False if it lost a race."""

@@ -29,7 +29,7 @@ from ..planning import following_occurrence, repeat_count
 from ..records import HistoryRecord, JobRecord
 from ..retry import MAIN_ACTION_DEFAULT, effective_retry
 from ..settings import Settings
-from ..store import Claim, ConcurrencyError, Store
+from ..store import Claim, ConcurrencyError, Store, read_modify_write
 from ..telemetry import attempt_done, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
 from .decide import AttemptOutcome, Outcome, decide
@@ -256,18 +256,17 @@ class Attempts:
                 delay = min(delay * 2, 2.0)
 
     def _update(self, job: JobRecord, apply: Callable[[JobRecord], None]) -> None:
-        """Apply a change to the job's status under its ETag, re-reading after a concurrent write."""
-        record: JobRecord | None = job
-        for _ in range(10):
-            if record is None:
-                return  # deleted meanwhile: nothing left to update
+        """Apply a change to the job's status under its ETag, re-reading after a concurrent write (a job deleted
+        meanwhile has nothing left to update)."""
+        def change(record: JobRecord) -> JobRecord:
             apply(record)
-            try:
-                self.store.jobs.replace(record)
-                return
-            except ConcurrencyError:
-                record = self.store.jobs.get(job.key)
-        raise ConcurrencyError(f"job {job.key.resource_id} kept changing; status update abandoned")
+            return record
+
+        try:
+            read_modify_write(lambda: self.store.jobs.get(job.key), change,
+                              lambda record, _: self.store.jobs.replace(record), attempts=10, current=job)
+        except ConcurrencyError as exc:
+            raise ConcurrencyError(f"job {job.key.resource_id} kept changing; status update abandoned") from exc
 
 
 def _first_line(result: ActionResult) -> str:
