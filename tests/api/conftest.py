@@ -7,7 +7,6 @@ own runtime (own tables), so tests stay isolated while sharing one listening soc
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -26,6 +25,7 @@ from werkzeug.wrappers import Request, Response
 from shared import api
 from shared.api.operations import routes
 from shared.runtime import Runtime
+from tests.support.scheduler_client import api_call, encoded
 
 SUB, RG = "sub-api", "rg-api"
 V = {"api-version": "2016-03-01"}
@@ -128,22 +128,9 @@ class InProcess:
     def call(self, operation: str, method: str, collection: str | None = None, job: str | None = None,
              body: Any = None, query: dict[str, str] | None = None, raw: bytes | None = None,
              subscription: str = SUB, group: str = RG, suffix: str = "") -> api.ApiResponse:
-        route = {"subscriptionId": subscription}
-        path = f"/api/subscriptions/{subscription}"
-        if collection is not None or operation == "JobCollections_ListByResourceGroup":
-            route["resourceGroupName"] = group
-            path += f"/resourceGroups/{group}"
-        path += "/providers/Microsoft.Scheduler/jobCollections"
-        if collection is not None:
-            route["jobCollectionName"] = collection
-            path += f"/{collection}"
-        if job is not None:
-            route["jobName"] = job
-            path += f"/jobs/{job}"
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
-        request = api.ApiRequest(method, f"http://127.0.0.1:7071{path}{suffix}", route,
-                                 V if query is None else query, data)
-        return api.handle(operation, request, self.rt)
+        in_group = collection is not None or operation == "JobCollections_ListByResourceGroup"
+        return api_call(self.rt, operation, method, subscription=subscription, group=group if in_group else None,
+                        collection=collection, job=job, data=encoded(body, raw), query=query, suffix=suffix)
 
     def put_collection(self, name: str = "jc", sku: str = "Standard", expect: int = 201,
                        subscription: str = SUB, **properties: Any) -> api.ApiResponse:

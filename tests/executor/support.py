@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -48,22 +46,6 @@ def put_job(rt: Runtime, name: str, properties: dict[str, Any], retry: RetryPoli
 
 def fixed(seconds: float, count: int) -> RetryPolicy:
     return RetryPolicy(retry_type=RetryType.FIXED, retry_interval=timedelta(seconds=seconds), retry_count=count)
-
-
-def drain(rt: Runtime, until: Callable[[], bool], seconds: float) -> int:
-    """Play the queue trigger on the real queue until `until()` holds (then one more quiet pass) or time runs out."""
-    handled = 0
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        messages = list(rt.store.queue.client.receive_messages(visibility_timeout=60))
-        for message in messages:
-            rt.executor.handle(message.content)
-            rt.store.queue.client.delete_message(message)
-            handled += 1
-        if not messages and until():
-            return handled
-        time.sleep(0.05)
-    return handled
 
 
 def job_status(rt: Runtime, name: str) -> JobRecord:

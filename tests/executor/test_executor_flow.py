@@ -13,7 +13,8 @@ from shared.model import JobCollectionState, JobExecutionStatus, JobHistoryActio
 from shared.occurrence import OccurrenceMessage, Trigger
 from shared.runtime import Runtime
 from tests.executor.peers.servers import Hit, Server, serve
-from tests.executor.support import JC, RG, SUB, drain, fixed, history, job_status, make_collection, put_job
+from tests.executor.support import JC, RG, SUB, fixed, history, job_status, make_collection, put_job
+from tests.support.scheduler_client import drain
 
 MAIN, ERROR = JobHistoryActionName.MAIN_ACTION, JobHistoryActionName.ERROR_ACTION
 COMPLETED, FAILED = JobExecutionStatus.COMPLETED, JobExecutionStatus.FAILED
@@ -56,7 +57,7 @@ def test_retries_run_out_then_the_error_action_runs_and_the_job_faults(runtime: 
     make_collection(runtime)
     main, fallback = start(servers, 500), start(servers, 200)
     put_job(runtime, "faulty", {"action": {**http(main.url), "errorAction": http(fallback.url)}}, retry=fixed(1, 4))
-    drain(runtime, lambda: settled(runtime, "faulty"), 30)
+    drain(runtime, 30, until=lambda: settled(runtime, "faulty"))
 
     assert [h.headers["x-ms-scheduler-attempt"] for h in main.hits] == ["1", "2", "3", "4", "5"]
     assert len({h.headers["x-ms-execution-tag"] for h in main.hits + fallback.hits}) == 1  # one occurrence
@@ -84,7 +85,7 @@ def test_the_documented_sample_five_five_one(runtime: Runtime, servers) -> None:
     target = start(servers, 503)
     policy = RetryPolicy(retry_type=RetryType.FIXED, retry_interval=timedelta(seconds=1))  # count: the default 4
     put_job(runtime, "sample", {"action": http(target.url)}, retry=policy)
-    drain(runtime, lambda: settled(runtime, "sample"), 30)
+    drain(runtime, 30, until=lambda: settled(runtime, "sample"))
     job = job_status(runtime, "sample")
     assert (job.state, job.execution_count, job.failure_count, job.faulted_count) == (JobState.FAULTED, 5, 5, 1)
 
@@ -95,7 +96,7 @@ def test_success_on_a_retry_completes_the_job(runtime: Runtime, servers) -> None
     exponential = RetryPolicy(retry_type=RetryType.EXPONENTIAL, retry_interval=timedelta(seconds=0.5),
                               retry_count=5, max_retry_interval=timedelta(seconds=0.8))
     put_job(runtime, "flaky", {"action": http(target.url)}, retry=exponential)
-    drain(runtime, lambda: settled(runtime, "flaky"), 30)
+    drain(runtime, 30, until=lambda: settled(runtime, "flaky"))
     job = job_status(runtime, "flaky")
     assert (job.state, job.execution_count, job.failure_count, job.faulted_count) == (JobState.COMPLETED, 3, 2, 0)
     assert [(e.status, e.retry_count) for e in history(runtime, "flaky")] == [(COMPLETED, 2), (FAILED, 1), (FAILED, 0)]
@@ -109,7 +110,7 @@ def test_a_faulted_occurrence_of_a_continuing_recurrence_leaves_the_job_enabled(
         "recurrence": {"frequency": "Hour", "interval": 1},
         "action": {**http(main.url), "retryPolicy": {"retryType": "None"}, "errorAction": http(fallback.url)},
     }, error_retry=fixed(0.5, 1))
-    drain(runtime, lambda: len(history(runtime, "hourly")) == 3, 20)
+    drain(runtime, 20, until=lambda: len(history(runtime, "hourly")) == 3)
     job = job_status(runtime, "hourly")
     assert job.state == JobState.ENABLED and job.next_execution_time is not None
     assert (job.execution_count, job.failure_count, job.faulted_count) == (3, 3, 1)
@@ -126,7 +127,7 @@ def test_a_suspended_or_disabled_collection_runs_nothing(runtime: Runtime, serve
     assert collection is not None
     collection.state = state
     runtime.store.collections.replace(collection)
-    assert drain(runtime, lambda: True, 5) == 1
+    assert drain(runtime, 5, until=lambda: True) == 1
     assert target.hits == [] and job_status(runtime, "gated").execution_count == 0
 
 
@@ -138,7 +139,7 @@ def test_run_now_runs_a_disabled_job_without_changing_its_state(runtime: Runtime
                                       "action": http(target.url)})
     now = datetime.now(UTC).replace(microsecond=0)
     runtime.store.queue.send(OccurrenceMessage(job.key, now, now, Trigger.RUN_NOW, generation=job.generation), now)
-    drain(runtime, lambda: len(target.hits) == 1, 10)
+    drain(runtime, 10, until=lambda: len(target.hits) == 1)
     after = job_status(runtime, "manual")
     assert len(target.hits) == 1 and after.state == JobState.DISABLED and after.execution_count == 1
     assert after.next_execution_time == job.next_execution_time
@@ -150,7 +151,7 @@ def test_malformed_messages_go_to_the_poison_queue_and_work_continues(runtime: R
     runtime.store.queue.client.send_message("this is not an occurrence")
     runtime.store.queue.client.send_message('{"v": 99}')
     put_job(runtime, "after-poison", {"action": http(target.url)})
-    drain(runtime, lambda: settled(runtime, "after-poison"), 10)
+    drain(runtime, 10, until=lambda: settled(runtime, "after-poison"))
     assert len(target.hits) == 1
     poisoned = sorted(m.content for m in runtime.store.queue.poison_client.receive_messages(max_messages=10))
     assert poisoned == ["this is not an occurrence", '{"v": 99}']

@@ -16,8 +16,7 @@ from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
 from shared.store import JobStore, Store, keyring_of
 from shared.store.sealing import Keyring, SealError, new_key_material, open_sealed
-from tests.executor.support import drain
-from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
+from tests.support.scheduler_client import JC, RG, SUB, call, drain, make_collection
 
 PASSWORD, CLIENT_SECRET, SAS = "pw-Basic-0001", "oauth-secret-0002", "?sv=2020&sig=SAS-SIGNATURE-0003"
 SECRETS = (PASSWORD, CLIENT_SECRET, SAS)
@@ -174,7 +173,7 @@ def test_the_executor_sends_the_secret_it_unsealed(runtime: Runtime, http_target
     assert call(runtime, "Jobs_CreateOrUpdate", "PUT", "j1", job).status == 201
     assert PASSWORD not in json.dumps({k: str(v) for k, v in _raw(runtime, "j1").items()})
     assert call(runtime, "Jobs_Run", "POST", "j1").status == 200
-    drain(runtime, lambda: bool(http_target.requests), 20)
+    drain(runtime, 20, until=lambda: bool(http_target.requests))
     assert http_target.requests, "the job did not run"
     expected = "Basic " + base64.b64encode(f"user:{PASSWORD}".encode()).decode()
     assert http_target.requests[0].headers["authorization"] == expected

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from shared import api
 from shared.runtime import Runtime
+from tests.support.scheduler_client import api_call, encoded
 
 SUB = "sub-accounts"
 V = {"api-version": "2016-03-01"}
@@ -14,21 +14,8 @@ V = {"api-version": "2016-03-01"}
 
 def call(rt: Runtime, operation: str, method: str, group: str | None = None, collection: str | None = None,
          job: str | None = None, body: Any = None, query: dict[str, str] | None = None) -> api.ApiResponse:
-    route = {"subscriptionId": SUB}
-    path = f"/api/subscriptions/{SUB}"
-    if group is not None:
-        route["resourceGroupName"] = group
-        path += f"/resourceGroups/{group}"
-    path += "/providers/Microsoft.Scheduler/jobCollections"
-    if collection is not None:
-        route["jobCollectionName"] = collection
-        path += f"/{collection}"
-    if job is not None:
-        route["jobName"] = job
-        path += f"/jobs/{job}"
-    data = json.dumps(body).encode() if body is not None else b""
-    request = api.ApiRequest(method, f"http://127.0.0.1:7071{path}", route, {**V, **(query or {})}, data)
-    return api.handle(operation, request, rt)
+    return api_call(rt, operation, method, subscription=SUB, group=group, collection=collection, job=job,
+                    data=encoded(body), query={**V, **(query or {})})
 
 
 def make_collections(rt: Runtime, count: int) -> list[tuple[str, str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from shared import api
@@ -13,16 +14,36 @@ SUB, RG, JC = "sub-1", "rg-1", "jc1"
 VERSION = {"api-version": "2016-03-01"}
 
 
-def call(rt: Runtime, operation: str, method: str, job: str | None = None, body: Any = None,
-         query: dict[str, str] | None = None, raw: bytes | None = None, collection: str = JC) -> api.ApiResponse:
-    route = {"subscriptionId": SUB, "resourceGroupName": RG, "jobCollectionName": collection}
-    path = f"/api/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/{collection}"
-    if job:
+def api_call(rt: Runtime, operation: str, method: str, *, subscription: str, group: str | None = None,
+             collection: str | None = None, job: str | None = None, data: bytes = b"",
+             query: dict[str, str] | None = None, suffix: str = "") -> api.ApiResponse:
+    """The one in-process client: the request function_app.py would build for this resource, handled by the
+    API with `rt` (no HTTP). `query` defaults to the api-version alone."""
+    route = {"subscriptionId": subscription}
+    path = f"/api/subscriptions/{subscription}"
+    if group is not None:
+        route["resourceGroupName"] = group
+        path += f"/resourceGroups/{group}"
+    path += "/providers/Microsoft.Scheduler/jobCollections"
+    if collection is not None:
+        route["jobCollectionName"] = collection
+        path += f"/{collection}"
+    if job is not None:
         route["jobName"] = job
         path += f"/jobs/{job}"
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
-    request = api.ApiRequest(method, f"http://127.0.0.1:7071{path}", route, VERSION if query is None else query, data)
+    request = api.ApiRequest(method, f"http://127.0.0.1:7071{path}{suffix}", route,
+                             VERSION if query is None else query, data)
     return api.handle(operation, request, rt)
+
+
+def encoded(body: Any, raw: bytes | None = None) -> bytes:
+    return raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
+
+
+def call(rt: Runtime, operation: str, method: str, job: str | None = None, body: Any = None,
+         query: dict[str, str] | None = None, raw: bytes | None = None, collection: str = JC) -> api.ApiResponse:
+    return api_call(rt, operation, method, subscription=SUB, group=RG, collection=collection, job=job or None,
+                    data=encoded(body, raw), query=query)
 
 
 def make_collection(rt: Runtime, sku: str = "Standard", collection: str = JC) -> None:
@@ -31,14 +52,19 @@ def make_collection(rt: Runtime, sku: str = "Standard", collection: str = JC) ->
     assert response.status == 201, response.body
 
 
-def drain(rt: Runtime, seconds: float) -> int:
-    """Hand every message that becomes visible within `seconds` to the executor, as the queue trigger does."""
+def drain(rt: Runtime, seconds: float, until: Callable[[], bool] | None = None) -> int:
+    """Play the queue trigger on the real queue: hand every message that becomes visible to the executor and
+    delete it. Runs for `seconds`, or, with `until`, stops as soon as a pass finds no message and `until()`
+    holds."""
     handled = 0
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        for message in rt.store.queue.client.receive_messages(visibility_timeout=60):
+        messages = list(rt.store.queue.client.receive_messages(visibility_timeout=60))
+        for message in messages:
             rt.executor.handle(message.content)
             rt.store.queue.client.delete_message(message)
             handled += 1
-        time.sleep(0.1)
+        if not messages and until is not None and until():
+            return handled
+        time.sleep(0.05)
     return handled

@@ -12,8 +12,8 @@ from shared.runtime import Runtime
 from shared.settings import Settings
 from shared.telemetry import ALL_METRICS
 from tests.executor.peers.servers import Server, serve
-from tests.executor.support import drain, fixed, job_status, make_collection, put_job
-from tests.support.scheduler_client import call
+from tests.executor.support import fixed, job_status, make_collection, put_job
+from tests.support.scheduler_client import call, drain
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def test_executions_lateness_retries_and_faults_are_counted(runtime: Runtime, ot
     make_collection(runtime)
     put_job(runtime, "ok", {"action": _http(fine.url)})
     put_job(runtime, "bad", {"action": _http(failing.url)}, retry=fixed(1, 1))
-    drain(runtime, lambda: all(job_status(runtime, name).state != JobState.ENABLED for name in ("ok", "bad")), 30)
+    drain(runtime, 30, until=lambda: all(job_status(runtime, name).state != JobState.ENABLED for name in ("ok", "bad")))
 
     assert otel.total("scheduler.executions", outcome="succeeded", action_type="Http", action="MainAction") == 1
     assert otel.total("scheduler.executions", outcome="failed", action_type="Http") == 2

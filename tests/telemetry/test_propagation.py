@@ -20,7 +20,8 @@ from shared.telemetry import TelemetrySettings
 from shared.telemetry.setup import AZURE_MONITOR, CONSOLE, OTLP
 from tests.executor.peers.amqp import AmqpPeer, RunningPeer
 from tests.executor.peers.servers import Server, serve
-from tests.executor.support import drain, job_status, make_collection, put_job
+from tests.executor.support import job_status, make_collection, put_job
+from tests.support.scheduler_client import drain
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def test_a_service_bus_message_carries_the_attempts_trace_context(settings: Sett
     put_job(rt, "bus", {"action": {"type": "ServiceBusQueue", "serviceBusQueueMessage": {
         "queueName": "orders", "namespace": "contoso-ns", "message": "hi", "transportType": "AMQP",
         "authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "c2VjcmV0"}}}})
-    drain(rt, lambda: job_status(rt, "bus").state != JobState.ENABLED, 30)
+    drain(rt, 30, until=lambda: job_status(rt, "bus").state != JobState.ENABLED)
 
     (attempt,) = otel.spans("execute occurrence")
     assert attempt.attributes["scheduler.outcome"] == "succeeded"
@@ -59,7 +60,7 @@ def test_without_telemetry_nothing_carries_trace_context(runtime: Runtime, targe
     put_job(runtime, "quiet", {"action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}}})
     (message,) = runtime.store.queue.client.peek_messages()
     assert "tp" not in json.loads(message.content)
-    drain(runtime, lambda: job_status(runtime, "quiet").state != JobState.ENABLED, 30)
+    drain(runtime, 30, until=lambda: job_status(runtime, "quiet").state != JobState.ENABLED)
     assert len(target.hits) == 1 and "traceparent" not in target.hits[0].headers
 
 

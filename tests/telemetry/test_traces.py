@@ -15,8 +15,8 @@ from shared.model import JobState
 from shared.runtime import Runtime
 from shared.settings import Settings
 from tests.executor.peers.servers import Hit, Server, serve
-from tests.executor.support import JC, RG, SUB, drain, fixed, job_status, make_collection, put_job
-from tests.support.scheduler_client import call
+from tests.executor.support import JC, RG, SUB, fixed, job_status, make_collection, put_job
+from tests.support.scheduler_client import call, drain
 
 
 def _answers(*statuses: int):
@@ -49,7 +49,7 @@ def test_one_trace_runs_from_the_api_call_through_each_attempt_to_the_target(run
     make_collection(runtime)
     put_job(runtime, "traced", {"action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}}},
             retry=fixed(1, 2))
-    drain(runtime, lambda: job_status(runtime, "traced").state != JobState.ENABLED, 30)
+    drain(runtime, 30, until=lambda: job_status(runtime, "traced").state != JobState.ENABLED)
 
     put = next(s for s in otel.spans("Jobs_CreateOrUpdate"))
     assert put.kind == SpanKind.SERVER

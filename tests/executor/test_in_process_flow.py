@@ -1,4 +1,4 @@
-"""The vertical slice in-process: API -> store -> dispatcher/queue -> executor -> HTTP target -> history."""
+"""The whole flow in one process: API -> store -> dispatcher/queue -> executor -> HTTP target -> history."""
 
 from __future__ import annotations
 

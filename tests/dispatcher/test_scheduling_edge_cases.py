@@ -1,4 +1,5 @@
-"""Regression tests for scheduling and API bugs found in review (one test per finding)."""
+"""Scheduling edge cases: occurrences requeued by edits and by disable/enable, early start times, a failed
+due-index write, retries outliving the last occurrence, end times already past, names that are not time zones."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Review of the management API and the action targets, as a user of the old service would probe them.
-
-Each test pins one bug found in review: hostile-but-parseable input must be a 400 (never a 500),
-secrets must not follow a job to another target, and what an action reports must fit history.
-"""
+"""Hostile but parseable input, as a user of the old service would probe the API and the action targets:
+it is a 400 (never a 500), secrets never follow a job to another target, and what an action reports fits
+history."""
 
 from __future__ import annotations
 
@@ -19,9 +17,9 @@ from shared.keys import JobKey
 from shared.model import JobErrorAction
 from shared.runtime import Runtime
 from shared.settings import Settings
-from tests.executor.support import context, drain, history
+from tests.executor.support import context, history
 from tests.executor.test_storage_queue_action import make_queue, read_back
-from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
+from tests.support.scheduler_client import JC, RG, SUB, call, drain, make_collection
 
 HOOK = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
 
@@ -179,7 +177,7 @@ def test_huge_response_headers_still_fit_history_and_run_once(runtime: Runtime, 
     response = call(runtime, "Jobs_CreateOrUpdate", "PUT", "j1",
                     {"properties": {"action": {"type": "Http", "request": {"uri": url, "method": "GET"}}}})
     assert response.status == 201, response.body
-    drain(runtime, lambda: bool(history(runtime, "j1")), 10)
+    drain(runtime, 10, until=lambda: bool(history(runtime, "j1")))
     [entry] = history(runtime, "j1")
     assert entry.status.value == "Completed"
     assert entry.message.startswith("Http Action - Response from host '127.0.0.1': 'OK' Response Headers: ")
