@@ -73,16 +73,22 @@ class Invoker:
 
     def stop(self, timeout: float = 2.0) -> None:
         """Stop the loop; running coroutines are cancelled and their callers get a CancelledError."""
-        if self._sync_pool is not None:
-            self._sync_pool.shutdown(wait=False, cancel_futures=True)
-            self._sync_pool = None
+        deadline = time.monotonic() + timeout
+        pool, self._sync_pool = self._sync_pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
         loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        self._cancel_grace = max(timeout - 0.1, 0.05)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout)
-        self._loop = self._thread = None
+        if loop is not None and thread is not None:
+            self._cancel_grace = max(timeout - 0.1, 0.05)
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout)
+            self._loop = self._thread = None
+        if pool is not None:
+            # Idle workers leave as soon as they see the shutdown; wait for them (a sync function still
+            # running cannot be interrupted, so at most until the deadline) so a stopped host leaves no threads.
+            waiter = threading.Thread(target=pool.shutdown, kwargs={"wait": True}, daemon=True)
+            waiter.start()
+            waiter.join(max(deadline - time.monotonic(), 0.0))
 
     def _run_coroutine(self, coroutine: Any) -> Any:
         loop = self._loop
