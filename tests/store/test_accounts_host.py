@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -65,6 +66,11 @@ def test_the_host_spreads_collections_over_both_accounts_and_fires_jobs_in_each(
         assert answer.status_code == 201, answer.text
     http_target.wait_for(len(fired), 40)
     assert Counter(r.path for r in http_target.requests) == Counter(f"/{name}" for name in fired)
-    for name in fired:
-        history = requests.get(f"{base}/{name}/jobs/once/history", params=V, timeout=10).json()["value"]
+    for name in fired:  # history is written once every action of the batch went out: wait for it
+        deadline = time.monotonic() + 15
+        while True:
+            history = requests.get(f"{base}/{name}/jobs/once/history", params=V, timeout=10).json()["value"]
+            if history or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         assert [h["properties"]["status"] for h in history] == ["Completed"]
