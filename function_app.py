@@ -4,7 +4,7 @@
   shaped like ARM's (.../providers/Microsoft.Authorization/roleAssignments) at subscription, group, collection.
 - Timer (every minute at second 0): the dispatcher fans out one task per (minute bucket, shard) of the due index.
 - Queue (scheduler-dispatch): one task's due entries become queued occurrences, on whichever instance takes it.
-- Queue (scheduler-occurrences): the executor runs one occurrence attempt per message.
+- Queue (scheduler-occurrences): the executor runs a batch of occurrences due at one second per message.
 - Timer (daily): retention prunes old history and finished jobs.
 - HTTP: the web console under /api/console (shared/console).
 - GET /api/health (anonymous): storage reachable, last dispatcher tick, backlog.
@@ -163,7 +163,7 @@ def dispatch(message: func.QueueMessage) -> None:
 @app.queue_trigger(arg_name="message", queue_name=OCCURRENCE_QUEUE, connection=STORAGE_SETTING)
 async def executor(message: func.QueueMessage) -> None:
     # async def: the worker starts every message the host hands over at once (its thread pool would hold
-    # most of them unstarted); the executor runs them on its own pool (shared/executor.py).
+    # most of them unstarted); the executor runs them on its own pool (shared/executor/).
     await runtime().executor.handle_async(message.get_body().decode("utf-8"), message.id)
 
 

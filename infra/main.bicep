@@ -31,6 +31,11 @@ param corsAllowedOrigins array = []
 @maxValue(1000)
 param maximumInstanceCount int = 40
 
+@description('Instances kept warm for the occurrence queue trigger (executor). With 0 the app scales to zero, and the first occurrences after an idle spell wait for a cold start (seconds late); 1 keeps an instance holding the queue poller, so messages visible 5 s before their second are taken in time.')
+@minValue(0)
+@maxValue(20)
+param alwaysReadyExecutors int = 1
+
 @description('Memory per Flex Consumption instance in MB.')
 @allowed([
   512
@@ -204,6 +209,7 @@ module functionApp 'modules/functionapp.bicep' = {
     applicationInsightsConnectionString: monitoring.outputs.connectionString
     corsAllowedOrigins: corsAllowedOrigins
     maximumInstanceCount: maximumInstanceCount
+    alwaysReadyExecutors: alwaysReadyExecutors
     instanceMemoryMB: instanceMemoryMB
     zoneRedundant: zoneRedundant
     disableBasicPublishingCredentials: disableBasicPublishingCredentials

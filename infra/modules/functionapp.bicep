@@ -75,6 +75,11 @@ param corsAllowedOrigins array = []
 @maxValue(1000)
 param maximumInstanceCount int = 40
 
+@description('Instances kept warm for the occurrence queue trigger (executor). With 0 the app scales to zero, and the first occurrences after an idle spell wait for a cold start (seconds late); 1 keeps an instance holding the queue poller, so messages visible 5 s before their second are taken in time.')
+@minValue(0)
+@maxValue(20)
+param alwaysReadyExecutors int = 1
+
 @description('Memory per instance in MB.')
 @allowed([
   512
@@ -152,6 +157,12 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
       scaleAndConcurrency: {
         maximumInstanceCount: maximumInstanceCount
         instanceMemoryMB: instanceMemoryMB
+        alwaysReady: alwaysReadyExecutors > 0 ? [
+          {
+            name: 'function:executor'
+            instanceCount: alwaysReadyExecutors
+          }
+        ] : []
       }
     }
     siteConfig: {

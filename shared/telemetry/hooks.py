@@ -92,8 +92,10 @@ def traced_tick(tick: F) -> F:
             report = tick(self, *args, **kwargs)
             duration = time.perf_counter() - started
             tasks = int(getattr(report, "tasks", 0))
-            span.set_attributes({"scheduler.tick.tasks": tasks,
-                                 "scheduler.tick.occurrences": int(getattr(report, "enqueued", 0))})
+            span.set_attribute("scheduler.tick.tasks", tasks)
+            enqueued = int(getattr(report, "enqueued", 0))
+            if enqueued:  # a tick that dispatched in-process; a fan-out's occurrences are on its task spans
+                span.set_attribute("scheduler.tick.occurrences", enqueued)
             current.instruments.tick_duration.record(duration)
             try:
                 from .. import health  # here, not at import: shared.store imports this package's propagation
