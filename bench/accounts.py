@@ -35,6 +35,7 @@ from shared import api
 from shared.dispatcher import Dispatcher
 from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
+from tests.support.scheduler_client import drain_dispatch
 
 SUB = "accounts-sub"
 V = {"api-version": "2016-03-01"}
@@ -131,10 +132,7 @@ def run(azurites: list[Azurite], accounts: int, collections: int, jobs: int, tar
         clock.current = due + timedelta(seconds=59)
         dispatcher = Dispatcher(rt.store, clock)
         dispatcher.fan_out()
-        while messages := list(rt.store.dispatch.client.receive_messages(max_messages=32, visibility_timeout=60)):
-            for message in messages:
-                dispatcher.handle_task(message.content)
-                rt.store.dispatch.client.delete_message(message)
+        drain_dispatch(dispatcher)
 
     def execute() -> None:
         # A message may carry several occurrences (the herd pipeline): the target counts the executions.

@@ -14,12 +14,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from shared.settings import DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_ACCOUNT_NAME
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 AZURITE_BIN = REPO_ROOT / ".local" / "npm" / "node_modules" / ".bin" / "azurite"
 
-# The well-known development account every Azure SDK accepts against Azurite; not a secret.
-ACCOUNT_NAME = "devstoreaccount1"
-ACCOUNT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+# The well-known development account every Azure SDK accepts against Azurite (not a secret): shared's.
+ACCOUNT_NAME = DEVELOPMENT_ACCOUNT_NAME
+ACCOUNT_KEY = DEVELOPMENT_ACCOUNT_KEY
 
 
 def free_port() -> int:

@@ -22,12 +22,16 @@ DISPATCH_QUEUE = "scheduler-dispatch"
 DEFAULT_DUE_SHARDS = 8
 MAX_DUE_SHARDS = 99
 
+# The well-known development account every Azure SDK accepts against Azurite; not a secret (the one copy:
+# devhost/azurite.py starts Azurite with it).
+DEVELOPMENT_ACCOUNT_NAME = "devstoreaccount1"
+DEVELOPMENT_ACCOUNT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 # What "UseDevelopmentStorage=true" means to every Azure SDK: Azurite on its default ports.
 DEVELOPMENT_STORAGE = (
-    "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
-    "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;"
-    "BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1;QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1;"
-    "TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;"
+    f"DefaultEndpointsProtocol=http;AccountName={DEVELOPMENT_ACCOUNT_NAME};AccountKey={DEVELOPMENT_ACCOUNT_KEY};"
+    f"BlobEndpoint=http://127.0.0.1:10000/{DEVELOPMENT_ACCOUNT_NAME};"
+    f"QueueEndpoint=http://127.0.0.1:10001/{DEVELOPMENT_ACCOUNT_NAME};"
+    f"TableEndpoint=http://127.0.0.1:10002/{DEVELOPMENT_ACCOUNT_NAME};"
 )
 
 
@@ -234,7 +238,7 @@ class Settings:
 
     @property
     def uses_development_storage(self) -> bool:
-        return self.storage.account_name == "devstoreaccount1"
+        return self.storage.account_name == DEVELOPMENT_ACCOUNT_NAME
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> Settings:

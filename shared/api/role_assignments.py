@@ -5,21 +5,34 @@ resource group or a job collection. PUT creates (names are GUIDs; an assignment 
 PUT of the name with other content is 409, as in ARM), GET reads, DELETE removes (200 with the removed
 assignment, 204 when there was none), and the list answers the assignments at, above and below the scope
 (`$filter=atScope()`: at and above; `$filter=principalId eq '{id}'`: one principal's). Who may call each
-is decided before the handler runs (shared/auth: only Owners write or delete).
+is decided before the handler runs (shared/auth: only Owners write or delete). HTTP only: the
+assignments themselves are shared/auth/assignments.py's, whose refusals are mapped to ARM's errors here.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
+from ..auth.assignments import (
+    Assignment,
+    AssignmentError,
+    AssignmentExists,
+    AssignmentNotFound,
+    AssignmentUpdateNotPermitted,
+    assign,
+    get_assignment,
+    list_assignments,
+    remove_assignment,
+)
 from ..auth.roles import ROLES, role_of
-from ..auth.scopes import covers, scope_of
+from ..auth.scopes import scope_of
 from ..errors import ApiError, bad_request
-from ..keys import fold_case
 from ..model.base import format_utc
 from ..runtime import Runtime
-from ..store import ConcurrencyError, RoleAssignmentRecord
+from ..store import RoleAssignmentRecord
 from .common import query_value, read_json
 from .http import ApiRequest, ApiResponse
 
@@ -61,32 +74,42 @@ def render(record: RoleAssignmentRecord) -> dict[str, Any]:
     }
 
 
-def _not_found() -> ApiError:
-    return ApiError(404, "RoleAssignmentNotFound", "The role assignment was not found at this scope.")
+# The role assignments' refusals as ARM errors, at this boundary (codes as ARM's roleAssignments answer them).
+_ARM_ERRORS: tuple[tuple[type[AssignmentError], int, str], ...] = (
+    (AssignmentNotFound, 404, "RoleAssignmentNotFound"),
+    (AssignmentUpdateNotPermitted, 409, "RoleAssignmentUpdateNotPermitted"),
+    (AssignmentExists, 409, "RoleAssignmentExists"),
+)
 
 
-def _at_scope(rt: Runtime, request: ApiRequest) -> tuple[str, str, RoleAssignmentRecord | None]:
-    scope, subscription = scope_of(request)
-    record = rt.store.role_assignments.get(subscription, _name(request))
-    if record is not None and fold_case(record.scope) != fold_case(scope):
-        record = None  # the name exists, but at another scope: not this scope's to show
-    return scope, subscription, record
+_Handler = Callable[[Runtime, ApiRequest], ApiResponse]
 
 
+def _arm_errors(handler: _Handler) -> _Handler:
+    """The handler, its role assignment refusals answered as ARM's errors."""
+
+    @functools.wraps(handler)
+    def mapped(rt: Runtime, request: ApiRequest) -> ApiResponse:
+        try:
+            return handler(rt, request)
+        except AssignmentError as error:
+            status, code = next((s, c) for kind, s, c in _ARM_ERRORS if isinstance(error, kind))
+            raise ApiError(status, code, error.message) from error
+    return mapped
+
+
+@_arm_errors
 def get_role_assignment(rt: Runtime, request: ApiRequest) -> ApiResponse:
     _version(request)
-    _, _, record = _at_scope(rt, request)
-    if record is None:
-        raise _not_found()
-    return ApiResponse(200, render(record))
+    scope, subscription = scope_of(request)
+    return ApiResponse(200, render(get_assignment(rt, subscription, scope, _name(request))))
 
 
 def delete_role_assignment(rt: Runtime, request: ApiRequest) -> ApiResponse:
     _version(request)
-    _, subscription, record = _at_scope(rt, request)
-    if record is None or not rt.store.role_assignments.delete(subscription, record.name):
-        return ApiResponse(204)
-    return ApiResponse(200, render(record))
+    scope, subscription = scope_of(request)
+    record = remove_assignment(rt, subscription, scope, _name(request))
+    return ApiResponse(204) if record is None else ApiResponse(200, render(record))
 
 
 def _properties(request: ApiRequest) -> tuple[str, str, str]:
@@ -110,30 +133,14 @@ def _properties(request: ApiRequest) -> tuple[str, str, str]:
     return role.id, principal.lower(), PRINCIPAL_TYPES[kind.lower()] if kind else ""
 
 
+@_arm_errors
 def create_role_assignment(rt: Runtime, request: ApiRequest) -> ApiResponse:
     _version(request)
     scope, subscription = scope_of(request)
     name = _name(request)
     role_id, principal, kind = _properties(request)
-    existing = rt.store.role_assignments.get(subscription, name)
-    if existing is not None:
-        if (fold_case(existing.scope), existing.role_id, existing.principal_id) != (fold_case(scope), role_id,
-                                                                                    principal):
-            raise ApiError(409, "RoleAssignmentUpdateNotPermitted", "Tenant ID, application ID, principal ID, "
-                           "and scope are not allowed to be updated.")
-        return ApiResponse(201, render(existing))
-    for other in rt.store.role_assignments.for_subscription(subscription):
-        if (fold_case(other.scope), other.role_id, other.principal_id) == (fold_case(scope), role_id, principal):
-            raise ApiError(409, "RoleAssignmentExists", "The role assignment already exists.")
-    record = RoleAssignmentRecord(
-        subscription=subscription, name=name, scope=scope, role_id=role_id, principal_id=principal,
-        principal_type=kind, created_on=rt.clock.now(), created_by=request.caller,
-    )
-    try:
-        rt.store.role_assignments.insert(record)
-    except ConcurrencyError:  # a concurrent PUT of the same name won: answer as for an existing name
-        return create_role_assignment(rt, request)
-    return ApiResponse(201, render(record))
+    wanted = Assignment(subscription, scope, name, role_id, principal, kind)
+    return ApiResponse(201, render(assign(rt, wanted, created_by=request.caller)))
 
 
 def list_role_assignments(rt: Runtime, request: ApiRequest) -> ApiResponse:
@@ -149,10 +156,5 @@ def list_role_assignments(rt: Runtime, request: ApiRequest) -> ApiResponse:
             principal = match.group(1).lower()
         else:
             raise bad_request("Supported filters are atScope() and principalId eq '{id}'.", "$filter")
-    found = [
-        record for record in rt.store.role_assignments.for_subscription(subscription)
-        if (covers(record.scope, scope) or (not at_scope and covers(scope, record.scope)))
-        and (principal is None or record.principal_id == principal)
-    ]
-    found.sort(key=lambda r: (fold_case(r.scope), r.name))
+    found = list_assignments(rt, subscription, scope, at_scope=at_scope, principal=principal)
     return ApiResponse(200, {"value": [render(r) for r in found]})

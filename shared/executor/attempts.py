@@ -23,6 +23,7 @@ from ..actions import ActionResult, ActionRunner, ExecutionContext
 from ..clock import Clock
 from ..keys import CollectionKey
 from ..leases import Guard, Guards
+from ..lifecycle.states import FINAL_STATES
 from ..model import JobCollectionState, JobErrorAction, JobExecutionStatus, JobHistoryActionName, JobState
 from ..occurrence import OccurrenceMessage, Trigger
 from ..planning import following_occurrence, repeat_count
@@ -170,7 +171,7 @@ class Attempts:
         if message.attempt > 0 or message.action == JobHistoryActionName.ERROR_ACTION:
             # A retry or error action finishes an occurrence that already started: a later occurrence
             # completing (or faulting) the job must not cut its retry policy short.
-            allowed |= {JobState.COMPLETED, JobState.FAULTED}
+            allowed |= FINAL_STATES
         if job.state not in allowed:
             return None
         if not self._collection_enabled(job.key.collection_key):

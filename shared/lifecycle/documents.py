@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ValidationError
 
 from ..keys import fold_case
-from ..model import WireModel
+from ..model import JobActionType, WireModel
 from .errors import InvalidDefinition
 
 MAX_DEFINITION_BYTES = 16_000  # "Maximum job size is 16K": of a request body, and of a definition as stored
@@ -31,9 +31,16 @@ M = TypeVar("M", bound=WireModel)
 
 # Action members that do not depend on the action type and survive a change of type.
 _TYPE_INDEPENDENT = {"retryPolicy", "errorAction"}
-# The target member each action type uses: Http and Https share `request`.
-_TARGETS = {"http": "request", "https": "request", "storagequeue": "queueMessage",
-            "servicebusqueue": "serviceBusQueueMessage", "servicebustopic": "serviceBusTopicMessage"}
+# The target member each action type uses (Http and Https share `request`): the one table, also
+# validation's (an action needs its type's target and no other).
+ACTION_TARGETS = {
+    JobActionType.HTTP: "request",
+    JobActionType.HTTPS: "request",
+    JobActionType.STORAGE_QUEUE: "queueMessage",
+    JobActionType.SERVICE_BUS_QUEUE: "serviceBusQueueMessage",
+    JobActionType.SERVICE_BUS_TOPIC: "serviceBusTopicMessage",
+}
+_TARGETS = {kind.value.lower(): member for kind, member in ACTION_TARGETS.items()}  # by a raw `type`, lowercased
 
 
 def _nested_model(annotation: Any) -> tuple[str, type[BaseModel]] | None:

@@ -16,22 +16,14 @@ from ..actions.oauth import valid_tenant
 from ..model import (
     HttpAuthentication,
     HttpAuthenticationType,
-    JobActionType,
     JobErrorAction,
     JobProperties,
     RetryPolicy,
 )
 from ..planning import engine_recurrence
 from ..recurrence import OccurrenceSeries, RecurrenceError
+from .documents import ACTION_TARGETS
 from .errors import InvalidDefinition as Invalid
-
-_TARGET_FIELD = {
-    JobActionType.HTTP: "request",
-    JobActionType.HTTPS: "request",
-    JobActionType.STORAGE_QUEUE: "queueMessage",
-    JobActionType.SERVICE_BUS_QUEUE: "serviceBusQueueMessage",
-    JobActionType.SERVICE_BUS_TOPIC: "serviceBusTopicMessage",
-}
 
 # Characters XML 1.0 cannot carry (its `Char` production): a queue message holding one would make the
 # StorageQueue envelope unparseable for every consumer (a lone surrogate cannot even be sent).
@@ -102,7 +94,7 @@ def validate_headers(headers: dict[str, str], path: str) -> None:
 def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> None:
     if action is None:
         raise Invalid("A job needs an action.", path)
-    field = _TARGET_FIELD[action.type]
+    field = ACTION_TARGETS[action.type]
     present = {name for name, attr in (("request", action.request), ("queueMessage", action.queue_message),
                                        ("serviceBusQueueMessage", action.service_bus_queue_message),
                                        ("serviceBusTopicMessage", action.service_bus_topic_message)) if attr}

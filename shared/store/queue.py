@@ -17,6 +17,8 @@ from azure.core.exceptions import ResourceExistsError
 from azure.storage.queue import QueueClient, TextBase64DecodePolicy, TextBase64EncodePolicy
 
 from ..occurrence import OccurrenceBatch, OccurrenceMessage
+from .clients import _transport as storage_transport
+from .clients import queue_options
 
 Sendable = OccurrenceMessage | OccurrenceBatch
 
@@ -28,9 +30,17 @@ EARLY_VISIBILITY = timedelta(seconds=5)
 
 
 def occurrence_queue_client(client: QueueClient) -> QueueClient:
-    client._message_encode_policy = TextBase64EncodePolicy()  # the SDK exposes no setter
-    client._message_decode_policy = TextBase64DecodePolicy()
-    return client
+    """`client`'s queue, with Base64 text messages (host.json's `messageEncoding`).
+
+    The SDK sets a client's message encoding only when the client is made (QueueClient's
+    `message_encode_policy`/`message_decode_policy` keywords), so this makes a new client for the same
+    queue, account, credential and api version, with the scheduler's storage options (clients.py).
+    """
+    return QueueClient.from_queue_url(
+        client.primary_endpoint, credential=client.credential, api_version=client.api_version,
+        secondary_hostname=client.secondary_hostname, transport=storage_transport(), **queue_options(),
+        message_encode_policy=TextBase64EncodePolicy(), message_decode_policy=TextBase64DecodePolicy(),
+    )
 
 
 class OccurrenceQueue:

@@ -19,6 +19,7 @@ from shared.store.rebalance import main, rebalance
 from shared.store.routing import account_of
 from tests.conftest import ManualClock
 from tests.support.accounts import SUB, call, make_collections
+from tests.support.scheduler_client import drain_dispatch
 
 
 def test_appending_an_account_and_rebalancing_keeps_every_collection_job_and_history(
@@ -65,10 +66,7 @@ def test_appending_an_account_and_rebalancing_keeps_every_collection_job_and_his
     dispatcher = Dispatcher(two.store, clock)
     for _ in range(2):
         dispatcher.fan_out()
-        while messages := list(two.store.dispatch.client.receive_messages(max_messages=32, visibility_timeout=60)):
-            for message in messages:
-                dispatcher.handle_task(message.content)
-                two.store.dispatch.client.delete_message(message)
+        drain_dispatch(dispatcher)
     # The tick works a minute ahead: each job's occurrence at `first` and its next one, each queued once.
     # Occurrences travel in batches (one message per due second); the ones due at `first` are visible now,
     # each job's exactly once, and the following minute's batches wait hidden beside them.

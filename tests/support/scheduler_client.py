@@ -1,4 +1,6 @@
-"""Calls into the API in-process (no HTTP), and a stand-in for the queue trigger's delivery loop."""
+"""Calls into the API in-process (no HTTP), and stand-ins for the queue triggers' delivery loops: `drain`
+(the occurrence queue, to the executor) and `drain_dispatch` (the dispatch queue, to a dispatcher). The
+benches use them too."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shared import api
+from shared.dispatcher import Dispatcher
 from shared.runtime import Runtime
 
 SUB, RG, JC = "sub-1", "rg-1", "jc1"
@@ -67,4 +70,18 @@ def drain(rt: Runtime, seconds: float, until: Callable[[], bool] | None = None) 
         if not messages and until is not None and until():
             return handled
         time.sleep(0.05)
+    return handled
+
+
+def drain_dispatch(dispatcher: Dispatcher) -> int:
+    """Play the dispatch queue's trigger after a tick (`dispatcher.fan_out()`): hand every task on the
+    dispatcher's store's dispatch queue to `dispatcher` and delete it, until a pass finds the queue empty.
+    The number of tasks handled."""
+    queue = dispatcher.store.dispatch.client
+    handled = 0
+    while messages := list(queue.receive_messages(max_messages=32, visibility_timeout=60)):
+        for message in messages:
+            dispatcher.handle_task(message.content)
+            queue.delete_message(message)
+            handled += 1
     return handled

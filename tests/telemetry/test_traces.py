@@ -16,7 +16,7 @@ from shared.runtime import Runtime
 from shared.settings import Settings
 from tests.executor.peers.servers import Hit, Server, serve
 from tests.executor.support import JC, RG, SUB, fixed, job_status, make_collection, put_job
-from tests.support.scheduler_client import call, drain
+from tests.support.scheduler_client import call, drain, drain_dispatch
 
 
 def _answers(*statuses: int):
@@ -86,10 +86,7 @@ def test_a_tick_fans_out_and_each_dispatch_task_is_the_parent_of_its_occurrences
     clock.current = start  # due now: the message is visible at once (the queue's visibility runs on real time)
 
     report = rt.dispatcher.fan_out()  # the minute timer
-    while tasks := list(rt.store.dispatch.client.receive_messages(max_messages=32)):  # the dispatch trigger
-        for task in tasks:
-            rt.dispatcher.handle_task(task.content)
-            rt.store.dispatch.client.delete_message(task)
+    drain_dispatch(rt.dispatcher)  # the dispatch trigger
 
     (tick,) = otel.spans("dispatcher tick")
     assert tick.attributes["scheduler.tick.tasks"] == report.tasks > 0
