@@ -146,7 +146,7 @@ class Evaluator:
                                                           f"{scope.group}"}
         if scope.location:
             group["location"] = scope.location
-        return _Lazy(group, where, "resourceGroup().location needs --location")  # type: ignore[return-value]
+        return _Lazy(group, where, "resourceGroup().location needs --location")
 
     def _resource_id(self, args: list[Any], where: str) -> str:
         strings = [str(a) for a in args]
@@ -211,7 +211,7 @@ class Evaluator:
             raise TemplateError(f"{where}: {name}() failed in [{text}]: {error}") from None
 
 
-class _Lazy(dict):  # type: ignore[type-arg]
+class _Lazy(dict[str, Any]):
     """resourceGroup(): a missing `location` is an error only when the template reads it."""
 
     def __init__(self, values: dict[str, Any], where: str, missing: str) -> None:

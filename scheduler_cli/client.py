@@ -72,9 +72,9 @@ class ApiClient:
         except ValueError:
             document = None
         if response.status_code >= 400:
-            error = document.get("error") if isinstance(document, dict) else None
-            if isinstance(error, dict) and error.get("code"):
-                raise CliError(str(error["code"]), str(error.get("message", "")), API_ERROR, response.status_code)
+            body = document.get("error") if isinstance(document, dict) else None
+            if isinstance(body, dict) and body.get("code"):
+                raise CliError(str(body["code"]), str(body.get("message", "")), API_ERROR, response.status_code)
             raise CliError("HttpError", response.reason or "the API refused the request", API_ERROR,
                            response.status_code)
         return document

@@ -1,20 +1,29 @@
 """Global options of every command (endpoint, subscription, credentials, output), from flags or environment,
-and the error boundary that turns a CliError into one stderr line and its exit code."""
+and the error boundaries: a CliError, and a usage error Click would print as a boxed block, both become one
+stderr line and an exit code."""
 
 from __future__ import annotations
 
 import functools
+import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from .client import USAGE_ERROR, ApiClient, CliError
 from .output import error_line
+
+try:  # recent Typer ships its own copy of Click and does not re-export UsageError; older Typer runs on Click
+    from typer._click.exceptions import UsageError
+except ImportError:  # pragma: no cover - depends on the installed Typer
+    from click.exceptions import UsageError  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,18 +60,61 @@ def options(ctx: typer.Context) -> Options:
     return found
 
 
+# The same option after the subcommand (`scheduler jobs list ... -o json`); None keeps the global one.
+_OUTPUT_AFTER = inspect.Parameter(
+    "output", inspect.Parameter.KEYWORD_ONLY, annotation=Output | None,
+    default=typer.Option(None, "--output", "-o", help="table or json (also accepted before the command)."))
+
+
 def guarded(command: F) -> F:
-    """Every command body runs inside this: a CliError becomes `error: CODE (HTTP n): message` on stderr."""
+    """Every command goes through this. It takes `--output/-o` too, so the option works before and after the
+    subcommand; and a CliError becomes `error: CODE (HTTP n): message` on stderr with its exit code."""
 
     @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, output: Output | None = None, **kwargs: Any) -> Any:
+        if output is not None:
+            options(kwargs["ctx"]).output = output
         try:
             return command(*args, **kwargs)
         except CliError as error:
             error_line(error.line())
             raise typer.Exit(error.exit_code) from None
 
+    # Typer builds a command's options from its signature: the command's own, plus --output.
+    signature = inspect.signature(command, eval_str=True)
+    assert "ctx" in signature.parameters, f"{command.__name__} needs `ctx: typer.Context`"
+    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(), _OUTPUT_AFTER])
+    wrapper.__annotations__ = {**command.__annotations__, "output": Output | None}
     return wrapper  # type: ignore[return-value]
+
+
+@contextmanager
+def _one_line_usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except UsageError as error:
+        if type(error).__name__ == "NoArgsIsHelpError":  # the help it stands for is already printed
+            raise
+        where = f" (see '{error.ctx.command_path} --help')" if error.ctx is not None else ""
+        message = " ".join(error.format_message().split())  # one line, whatever Click's wording
+        error_line(f"error: {type(error).__name__}: {message}{where}")
+        raise typer.Exit(error.exit_code) from None
+
+
+class OneLineErrors(TyperGroup):
+    """The root group: a usage error (unknown option, missing or invalid value) is one stderr line like every
+    other error, `error: NoSuchOption: No such option: -x (see 'scheduler jobs list --help')`, exit code 2.
+
+    Sub-groups and commands parse their arguments inside the root's `invoke`, so this covers them all."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        with _one_line_usage_errors():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _one_line_usage_errors():
+            return super().invoke(ctx)
 
 
 def read_json(path: Path) -> Any:

@@ -16,11 +16,12 @@ from shared.console.schedule import ScheduleError, describe, upcoming
 
 from . import collections, jobs
 from .client import DEFAULT_ENDPOINT, USAGE_ERROR, CliError
-from .context import Options, Output, guarded, options, read_json
+from .context import OneLineErrors, Options, Output, guarded, options, read_json
 from .importer import import_resources
 from .output import emit_json, emit_message, emit_table
 
-app = typer.Typer(name="scheduler", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+app = typer.Typer(name="scheduler", cls=OneLineErrors, no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False,
                   help="Drive the scheduler's management API: collections, jobs, history, import of ARM templates.")
 app.add_typer(collections.app, name="collections")
 app.add_typer(jobs.app, name="jobs")
@@ -36,7 +37,8 @@ def root(ctx: typer.Context,
                                    help="Bearer token for the API (Authorization header)."),
          functions_key: str = typer.Option(None, "--functions-key", envvar="SCHEDULER_FUNCTIONS_KEY",
                                            help="Azure Functions key (x-functions-key header)."),
-         output: Output = typer.Option(Output.table, "--output", "-o", help="table or json.")) -> None:
+         output: Output = typer.Option(Output.table, "--output", "-o",
+                                       help="table or json (also accepted after the command).")) -> None:
     ctx.obj = Options(endpoint, subscription, token, functions_key, output)
 
 

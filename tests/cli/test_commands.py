@@ -53,7 +53,7 @@ def test_collections_and_jobs_end_to_end(cli, host_url: str, tmp_path: Path) -> 
     assert "Completed" in history.stdout and "Lateness" in history.stdout
 
     assert "disabled" in cli("jobs", "disable", "-g", RG, "-c", JC, "-n", "ping").stdout
-    assert cli("-o", "json", "jobs", "list", "-g", RG, "-c", JC, "--state", "Enabled").stdout.strip() == "[]"
+    assert cli("jobs", "list", "-g", RG, "-c", JC, "--state", "Enabled", "-o", "json").stdout.strip() == "[]"
     assert "enabled" in cli("jobs", "enable", "-g", RG, "-c", JC, "-n", "ping").stdout
     patch = tmp_path / "patch.json"
     patch.write_text('{"properties": {"recurrence": {"interval": 2}}}')

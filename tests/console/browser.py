@@ -1,6 +1,7 @@
 """A real headless Chromium for the console tests: Debian's `chromium` and `chromium-driver` packages driven
-by Selenium's Python client. Nothing is downloaded: both binaries are given by path (the Makefile installs
-the packages when they are missing)."""
+by Selenium's Python client. Nothing is downloaded at test time: both binaries are given by path. The
+Makefile's `browser` target, which `make unit` (and so `make test`) runs first, installs the two packages with
+apt when they are missing (as root; otherwise it says what to install)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ def binaries() -> tuple[str, str]:
     browser = shutil.which("chromium") or "/usr/bin/chromium"
     driver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
     if not (Path(browser).exists() and Path(driver).exists()):
-        raise RuntimeError("Debian's chromium and chromium-driver packages are needed: `make setup` installs them "
-                           "(apt-get install chromium chromium-driver).")
+        raise RuntimeError("Debian's chromium and chromium-driver packages are needed: `make browser` (run by "
+                           "`make unit`) installs them, or: sudo apt-get install chromium chromium-driver")
     return browser, driver
 
 

@@ -6,28 +6,41 @@ import { historyChart } from "./chart.js";
 import { announce, confirmAction, failure, h, seconds, show, stateBadge, table, when } from "./dom.js";
 
 const HISTORY_TOP = 50;
-// Write-only members the API requires for each authentication type: a stored job therefore has them set.
+// The API never returns a write-only secret, so the page can only infer whether one is set. It requires these
+// for each HTTP authentication type (shared/lifecycle/validation.py): a stored job therefore has them.
 const REQUIRED_SECRETS = {
   basic: ["password"], clientcertificate: ["pfx", "password"], activedirectoryoauth: ["secret"],
-  sharedaccesskey: ["sasKey"],
 };
+// A Storage queue sasToken and a Service Bus sasKey are optional to the API: nothing says whether they are set.
+const UNKNOWN = "unknown: write-only and optional, so the API does not say";
+const SECRET_MEMBERS = new Set(["password", "pfx", "secret", "sasToken", "sasKey"]);
 
+// [property path, "set" | "not set" | UNKNOWN] for every secret the action may hold; never a value.
 function secretsOf(action, where) {
   const found = [];
   if (!action) return found;
-  const holders = [["request.authentication", (action.request || {}).authentication],
-    ["serviceBusQueueMessage.authentication", (action.serviceBusQueueMessage || {}).authentication],
-    ["serviceBusTopicMessage.authentication", (action.serviceBusTopicMessage || {}).authentication]];
-  for (const [path, auth] of holders) {
-    if (!auth) continue;
-    for (const name of REQUIRED_SECRETS[(auth.type || "").toLowerCase()] || []) {
-      found.push([`${where}.${path}.${name}`, "set"]);
-    }
+  const auth = (action.request || {}).authentication;
+  for (const name of auth ? REQUIRED_SECRETS[(auth.type || "").toLowerCase()] || [] : []) {
+    found.push([`${where}.request.authentication.${name}`, "set"]);
   }
   if (action.queueMessage) {
-    found.push([`${where}.queueMessage.sasToken`, "write-only: the API does not say whether it is set"]);
+    found.push([`${where}.queueMessage.sasToken`, action.queueMessage.sasToken ? "set" : UNKNOWN]);
+  }
+  for (const kind of ["serviceBusQueueMessage", "serviceBusTopicMessage"]) {
+    if (!action[kind]) continue;
+    const sb = action[kind].authentication;
+    found.push([`${where}.${kind}.authentication.sasKey`,
+      sb ? (sb.sasKey ? "set" : UNKNOWN) : "not set (no authentication)"]);
   }
   return found;
+}
+
+// The definition as shown: should an API ever echo a secret, its value still never reaches the page.
+function withoutSecrets(value) {
+  if (Array.isArray(value)) return value.map(withoutSecrets);
+  if (!value || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k,
+    SECRET_MEMBERS.has(k) && typeof v === "string" ? "(set, not shown)" : withoutSecrets(v)]));
 }
 
 function target(action) {
@@ -125,7 +138,7 @@ export async function renderJob(ids) {
     });
   };
 
-  const definition = { ...p };
+  const definition = withoutSecrets({ ...p });
   delete definition.status;
   const secrets = [...secretsOf(p.action, "properties.action"),
     ...secretsOf((p.action || {}).errorAction, "properties.action.errorAction")];
@@ -156,7 +169,7 @@ export async function renderJob(ids) {
         : h("p", { class: "muted" }, "None: the schedule has no occurrence left.")),
     section("history", "History", historyChart(history), historyTable(history)),
     section("definition", "Definition",
-      secrets.length ? table("Secrets (never shown)", ["Property", "Value"], secrets) : h("p", { class: "muted" }, "No secrets."),
+      secrets.length ? table("Secrets (values are never shown)", ["Property", "Set?"], secrets) : h("p", { class: "muted" }, "No secrets."),
       h("pre", { class: "json", tabindex: "0", "aria-label": "Job definition as JSON" }, JSON.stringify(definition, null, 2))),
   );
   document.getElementById("history-heading").setAttribute("tabindex", "-1");

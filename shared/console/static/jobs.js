@@ -79,9 +79,17 @@ export async function renderJobs(ids, query) {
     const text = q.toString();
     return `${consoleBase()}${ids.path}${text ? `?${text}` : ""}`;
   };
-  const filter = h("select", { id: "state-filter", name: "state",
-    onchange: (event) => { location.href = here({ state: event.target.value, page: "0" }); } },
-  h("option", { value: "" }, "All states"), STATES.map((s) => h("option", { value: s, selected: s === state }, s)));
+  // Applied by a button, not on change: arrowing through a closed <select> changes its value at every key.
+  const filter = h("form", { id: "state-filter-form", class: "filter", role: "search", "aria-label": "Filter jobs",
+    action: `${consoleBase()}${ids.path}`, method: "get",
+    onsubmit: (event) => {
+      event.preventDefault();
+      location.assign(here({ state: event.target.elements.state.value, page: "0" }));
+    } },
+  h("label", { for: "state-filter" }, "Filter by state"),
+  h("select", { id: "state-filter", name: "state" },
+    h("option", { value: "" }, "All states"), STATES.map((s) => h("option", { value: s, selected: s === state }, s))),
+  h("button", { type: "submit", id: "apply-filter", class: "secondary" }, "Apply filter"));
   const pager = h("nav", { class: "toolbar", "aria-label": "Pages" },
     page > 0 ? h("a", { class: "button secondary", href: here({ page: String(page - 1) }), rel: "prev" }, "Previous page") : null,
     h("span", {}, `Page ${page + 1}`),
@@ -93,8 +101,7 @@ export async function renderJobs(ids, query) {
     ...collectionActions(ids, collection, !state && page === 0 && !more ? jobs.length : null,
       () => renderJobs(ids, query)),
     h("div", { class: "toolbar" },
-      h("a", { class: "button", href: `${consoleBase()}${ids.path}?action=create` }, "New job"),
-      h("label", { for: "state-filter" }, "Filter by state"), filter),
+      h("a", { class: "button", href: `${consoleBase()}${ids.path}?action=create` }, "New job"), filter),
     table(`Jobs${state ? ` in state ${state}` : ""}, page ${page + 1}`,
       ["Job", "State", "Schedule", "Next run", "Last run (outcome)", "Runs", "Failures", "Faulted"], rows, [5, 6, 7]),
     pager,
