@@ -1,70 +1,54 @@
 """Round trip of every duration, instant and number the API accepts (hypothesis over the accepted grammar).
 
 For each accepted value: what the model stores (its JSON document, as the store persists it) reads back
-equal, renders to the same wire text, and that text is accepted again as the same value. A value that
-rendered to something the parser refuses (`PT1e-05S`) would make the job unreadable from then on.
+equal, renders to the documented wire text, and that text is accepted again as the same value. A value that
+rendered to something the parser refuses (`PT1e-05S`) would make the job unreadable from then on. The grammar
+and the documented renderings are in accepted_grammar.py; tests/api/test_round_trip_through_store.py runs the
+same grammar through the API and the Table store.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.model import JobDefinition, format_duration, format_utc, parse_duration
-from shared.model.durations import TICKS_PER_SECOND, Ticks
-
-digits = st.integers(min_value=0, max_value=10**6)
-fraction = st.text(alphabet="0123456789", min_size=1, max_size=7)
-
-
-@st.composite
-def iso_durations(draw: st.DrawFn) -> tuple[str, int]:
-    """An ISO 8601 duration text the API accepts, and its exact length in ticks."""
-    weeks, days, hours, minutes, seconds = (draw(st.none() | digits) for _ in range(5))
-    frac = draw(st.none() | fraction) if seconds is not None else None
-    if all(v is None for v in (weeks, days, hours, minutes, seconds)):
-        days = draw(digits)
-    text = "P" + (f"{weeks}W" if weeks is not None else "") + (f"{days}D" if days is not None else "")
-    time = (f"{hours}H" if hours is not None else "") + (f"{minutes}M" if minutes is not None else "")
-    if seconds is not None:
-        time += f"{seconds}" + (f".{frac}" if frac else "") + "S"
-    text += f"T{time}" if time else ""
-    whole = ((((weeks or 0) * 7 + (days or 0)) * 24 + (hours or 0)) * 60 + (minutes or 0)) * 60 + (seconds or 0)
-    ticks = whole * TICKS_PER_SECOND + (int(frac.ljust(7, "0")) if frac else 0)
-    return draw(st.sampled_from([text, text.lower()])), ticks
-
-
-@st.composite
-def timespans(draw: st.DrawFn) -> tuple[str, int]:
-    """A .NET TimeSpan text `[d.]hh:mm:ss[.fffffff]` and its length in ticks."""
-    days = draw(st.none() | digits)
-    hours, minutes, seconds = draw(st.integers(0, 23)), draw(st.integers(0, 59)), draw(st.integers(0, 59))
-    frac = draw(st.none() | fraction)
-    text = (f"{days}." if days is not None else "") + f"{hours:02d}:{minutes:02d}:{seconds:02d}"
-    text += f".{frac}" if frac else ""
-    whole = (((days or 0) * 24 + hours) * 60 + minutes) * 60 + seconds
-    return text, whole * TICKS_PER_SECOND + (int(frac.ljust(7, "0")) if frac else 0)
+from shared.model import JobCollectionDefinition, JobDefinition, format_duration, parse_duration
+from shared.model.base import WireModel
+from shared.model.durations import Ticks
+from tests.model.accepted_grammar import (
+    INT32_MAX,
+    INT32_MIN,
+    MAX_DURATION_TICKS,
+    canonical_duration,
+    canonical_instant,
+    duration_texts,
+    instant_texts,
+    json_integers,
+    ticks_between,
+)
 
 
 def _ticks(value: timedelta) -> int:
     return value.total_ticks() if isinstance(value, Ticks) else value // timedelta(microseconds=1) * 10
 
 
-def _stored_and_read(definition: JobDefinition) -> JobDefinition:
+def _stored_and_read(definition: WireModel) -> Any:
     """What the store keeps (the JSON document) and reads back."""
-    return JobDefinition.model_validate(json.loads(json.dumps(definition.to_document())))
+    return type(definition).model_validate(json.loads(json.dumps(definition.to_document())))
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.one_of(iso_durations(), timespans()))
+@given(duration_texts(ticks_between(0, MAX_DURATION_TICKS)))
 def test_every_accepted_duration_round_trips(accepted: tuple[str, int]) -> None:
     text, ticks = accepted
     value = parse_duration(text)
     assert _ticks(value) == ticks  # parsed exactly, to the 100 ns tick
     rendered = format_duration(value)
+    assert rendered == canonical_duration(ticks)
     again = parse_duration(rendered)
     assert _ticks(again) == ticks and format_duration(again) == rendered
 
@@ -76,58 +60,76 @@ def test_every_accepted_duration_round_trips(accepted: tuple[str, int]) -> None:
     assert read == job and _stored_and_read(read).to_wire() == read.to_wire()
 
 
-offsets = st.integers(min_value=-14 * 60, max_value=14 * 60).map(lambda m: timezone(timedelta(minutes=m)))
-
-
-@st.composite
-def instants(draw: st.DrawFn) -> str:
-    """An instant text the API accepts: ISO 8601 with `Z`, an offset, or none (UTC), to the microsecond."""
-    moment = draw(st.datetimes(min_value=datetime(2, 1, 1), max_value=datetime(9998, 12, 30)))
-    form = draw(st.sampled_from(["Z", "offset", "naive"]))
-    separator = draw(st.sampled_from(["T", " "]))
-    if form == "offset":
-        return moment.replace(tzinfo=draw(offsets)).isoformat(sep=separator)
-    return moment.isoformat(sep=separator) + ("Z" if form == "Z" else "")
-
-
 @settings(max_examples=400, deadline=None)
-@given(instants())
-def test_every_accepted_instant_round_trips(text: str) -> None:
-    job = JobDefinition.model_validate({"properties": {"startTime": text}})
-    start = job.properties.start_time
-    assert start is not None and start.tzinfo is not None
-    rendered = job.to_wire()["properties"]["startTime"]
-    assert rendered == format_utc(start) and rendered.endswith("Z")
+@given(start=instant_texts(), end=instant_texts(), enqueue=instant_texts())
+def test_every_accepted_instant_round_trips(start: tuple[str, datetime], end: tuple[str, datetime],
+                                            enqueue: tuple[str, datetime]) -> None:
+    job = JobDefinition.model_validate({"properties": {
+        "startTime": start[0], "recurrence": {"frequency": "Day", "endTime": end[0]},
+        "action": {"type": "ServiceBusTopic", "serviceBusTopicMessage": {
+            "brokeredMessageProperties": {"scheduledEnqueueTimeUtc": enqueue[0]}}}}})
+    properties = job.properties
+    assert properties is not None and properties.recurrence is not None and properties.action is not None
+    message = properties.action.service_bus_topic_message
+    assert message is not None and message.brokered_message_properties is not None
+    values = (properties.start_time, properties.recurrence.end_time,
+              message.brokered_message_properties.scheduled_enqueue_time_utc)
+    assert values == (start[1], end[1], enqueue[1])  # kept to the microsecond, as UTC instants
+
+    wire = job.to_wire()["properties"]
+    rendered = (wire["startTime"], wire["recurrence"]["endTime"],
+                wire["action"]["serviceBusTopicMessage"]["brokeredMessageProperties"]["scheduledEnqueueTimeUtc"])
+    assert rendered == tuple(canonical_instant(sent[1]) for sent in (start, end, enqueue))
     read = _stored_and_read(job)
-    assert read.properties.start_time == start and read.to_wire()["properties"]["startTime"] == rendered
-    assert JobDefinition.model_validate({"properties": {"startTime": rendered}}).properties.start_time == start
-    expected = datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T"))
-    assert start == (expected if expected.tzinfo else expected.replace(tzinfo=UTC))
+    assert read == job and read.to_wire() == job.to_wire()
+    assert JobDefinition.model_validate(read.to_wire()).to_wire() == job.to_wire()
 
 
 @settings(max_examples=300, deadline=None)
-@given(retry_count=st.integers(0, 20), count=st.integers(1, 2_147_483_647), interval=st.integers(1, 10**6),
-       minutes=st.lists(st.integers(0, 59), min_size=1, max_size=5),
-       hours=st.lists(st.integers(0, 23), min_size=1, max_size=5),
-       month_days=st.lists(st.integers(1, 31) | st.integers(-31, -1), min_size=1, max_size=5),
-       occurrence=st.integers(1, 5) | st.integers(-5, -1), as_text=st.booleans())
-def test_every_accepted_number_round_trips(retry_count: int, count: int, interval: int, minutes: list[int],
-                                           hours: list[int], month_days: list[int], occurrence: int,
-                                           as_text: bool) -> None:
-    number = str if as_text else int  # a number sent as a JSON string is accepted, and rendered as a number
+@given(retry_count=json_integers(st.integers(0, 20)), count=json_integers(st.integers(1, INT32_MAX)),
+       interval=json_integers(st.integers(1, 10**6)),
+       minutes=st.lists(json_integers(st.integers(0, 59)), min_size=1, max_size=5),
+       hours=st.lists(json_integers(st.integers(0, 23)), min_size=1, max_size=5),
+       month_days=st.lists(json_integers(st.integers(1, 31) | st.integers(-31, -1)), min_size=1, max_size=5),
+       occurrence=json_integers(st.integers(1, 5) | st.integers(-5, -1)),
+       scalar_minute=json_integers(st.integers(0, 59), scalar=False))
+def test_every_accepted_number_round_trips(retry_count: tuple[Any, int], count: tuple[Any, int],
+                                           interval: tuple[Any, int], minutes: list[tuple[Any, int]],
+                                           hours: list[tuple[Any, int]], month_days: list[tuple[Any, int]],
+                                           occurrence: tuple[Any, int], scalar_minute: tuple[Any, int]) -> None:
+    sent = [m for m, _ in minutes] if len(minutes) > 1 else scalar_minute[0]
+    expected_minutes = [m for _, m in minutes] if len(minutes) > 1 else [scalar_minute[1]]
     job = JobDefinition.model_validate({"properties": {
         "action": {"type": "Http", "request": {"uri": "http://127.0.0.1/", "method": "GET"},
-                   "retryPolicy": {"retryType": "Fixed", "retryCount": number(retry_count)}},
-        "recurrence": {"frequency": "Month", "count": number(count), "interval": number(interval), "schedule": {
-            "minutes": [number(m) for m in minutes], "hours": [number(h) for h in hours],
-            "monthDays": [number(d) for d in month_days],
-            "monthlyOccurrences": [{"day": "Friday", "occurrence": number(occurrence)}]}}}})
+                   "retryPolicy": {"retryType": "Fixed", "retryCount": retry_count[0]}},
+        "recurrence": {"frequency": "Month", "count": count[0], "interval": interval[0], "schedule": {
+            "minutes": sent, "hours": [h for h, _ in hours], "monthDays": [d for d, _ in month_days],
+            "monthlyOccurrences": [{"day": "Friday", "occurrence": occurrence[0]}]}}}})
     wire = job.to_wire()["properties"]
     recurrence = wire["recurrence"]
-    assert wire["action"]["retryPolicy"]["retryCount"] == retry_count
-    assert (recurrence["count"], recurrence["interval"]) == (count, interval)
+    assert wire["action"]["retryPolicy"]["retryCount"] == retry_count[1]
+    assert (recurrence["count"], recurrence["interval"]) == (count[1], interval[1])
     schedule = recurrence["schedule"]
-    assert (schedule["minutes"], schedule["hours"], schedule["monthDays"]) == (minutes, hours, month_days)
-    assert schedule["monthlyOccurrences"] == [{"day": "friday", "Occurrence": occurrence}]
+    assert (schedule["minutes"], schedule["hours"], schedule["monthDays"]) == (
+        expected_minutes, [h for _, h in hours], [d for _, d in month_days])
+    assert schedule["monthlyOccurrences"] == [{"day": "friday", "Occurrence": occurrence[1]}]
     read = _stored_and_read(job)
     assert read == job and read.to_wire() == job.to_wire()
+    assert JobDefinition.model_validate(read.to_wire()).to_wire() == job.to_wire()
+
+
+@settings(max_examples=200, deadline=None)
+@given(max_job_count=json_integers(st.integers(1, INT32_MAX)),
+       max_job_occurrence=json_integers(st.integers(INT32_MIN, INT32_MAX)),
+       interval=json_integers(st.integers(1, INT32_MAX)))
+def test_every_accepted_quota_number_round_trips(max_job_count: tuple[Any, int], max_job_occurrence: tuple[Any, int],
+                                                 interval: tuple[Any, int]) -> None:
+    collection = JobCollectionDefinition.model_validate({"location": "westus", "properties": {"quota": {
+        "maxJobCount": max_job_count[0], "maxJobOccurrence": max_job_occurrence[0],
+        "maxRecurrence": {"frequency": "Hour", "interval": interval[0]}}}})
+    quota = collection.to_wire()["properties"]["quota"]
+    assert (quota["maxJobCount"], quota["maxJobOccurrence"], quota["maxRecurrence"]["interval"]) == (
+        max_job_count[1], max_job_occurrence[1], interval[1])
+    read = _stored_and_read(collection)
+    assert read == collection and read.to_wire() == collection.to_wire()
+    assert JobCollectionDefinition.model_validate(read.to_wire()).to_wire() == collection.to_wire()
