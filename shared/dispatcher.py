@@ -31,7 +31,7 @@ from .model import JobExecutionStatus, JobHistoryActionName, JobState
 from .occurrence import OccurrenceMessage, Trigger, batches
 from .planning import following_occurrence, latest_missed, repeat_count
 from .records import HistoryRecord, JobRecord
-from .store import DueEntry, Store, bucket_of, bucket_start, read_modify_write
+from .store import ConcurrencyError, DueEntry, Store, bucket_of, bucket_start, read_modify_write
 from .store.dispatch_queue import MalformedTask, ShardTask
 from .store.tables import chunks
 from .telemetry import traced_dispatch, traced_tick
@@ -64,7 +64,9 @@ class DispatchOutcome(str, Enum):
     QUEUED = "queued"  # its occurrence is queued and the job advanced past it
     SKIPPED = "skipped"  # the job is not Enabled: advanced past it, nothing queued
     STALE = "stale"  # the entry no longer matches its job (moved on, redefined, deleted): dropped
-    RACED = "raced"  # a write of the job's own (a PUT, PATCH or state change) won the race to advance it
+    # Another write to the job won the ETag race to advance it (a PUT, PATCH, state change or delete
+    # re-planned it, or writes kept winning ADVANCE_ATTEMPTS times): the entry stays for a later tick.
+    RACED = "raced"
     FAILED = "failed"  # a storage fault: the entry stays, a later tick dispatches it again
 
 
@@ -101,9 +103,12 @@ class _Plan:
     message: OccurrenceMessage | None
     postponed: HistoryRecord | None = None
     advanced: bool = field(default=False)
+    failed: bool = field(default=False)  # a storage fault while advancing: not a race, whatever the write saw
 
     @property
     def outcome(self) -> DispatchOutcome:
+        if self.failed:
+            return DispatchOutcome.FAILED
         if not self.advanced:
             return DispatchOutcome.RACED
         return DispatchOutcome.QUEUED if self.message is not None else DispatchOutcome.SKIPPED
@@ -250,6 +255,7 @@ class Dispatcher:
         self.store.due.add_many((p.job.key, p.following, p.job.generation) for p in plans if p.following)
         for plan, advanced in zip(plans, _each(pool, self._advance, plans), strict=True):
             if isinstance(advanced, Exception):
+                plan.failed = True
                 log.error("advancing %s failed: %s; a later tick retries it", plan.job.key.resource_id, advanced)
             else:
                 plan.advanced = advanced
@@ -263,10 +269,14 @@ class Dispatcher:
             self.store.queue.send(batch, self.clock.now())
 
     def _advance(self, plan: _Plan) -> bool:
-        """Move the job past the dispatched occurrence under its ETag; False if it lost a race to a rewrite."""
+        """Move the job past the dispatched occurrence under its ETag; False if another write won the race."""
         planned, due, generation = plan.job, plan.entry.due, plan.job.generation
 
-        def advance(job: JobRecord) -> JobRecord:
+        def advance(job: JobRecord) -> JobRecord | None:
+            landed = (job.generation, job.next_execution_time, job.dispatched_occurrence) == (
+                generation, plan.following, plan.occurrence)
+            if job is not planned and landed:
+                return None  # our write landed, but its answer was lost and the SDK's retry saw our new ETag
             # The executor updates counters on the same entity: after a conflict, advance only if the job
             # is still the one we planned for (a PUT/PATCH re-plans it by itself).
             if job is not planned and (job.generation != generation or job.next_execution_time != due):
@@ -279,12 +289,13 @@ class Dispatcher:
             written = read_modify_write(lambda: self.store.jobs.get(planned.key), advance,
                                         lambda job, _: self.store.jobs.replace(job), attempts=ADVANCE_ATTEMPTS,
                                         current=planned)
-        except _Replanned:
-            return False
-        return written is not None
+        except (_Replanned, ConcurrencyError):
+            return False  # lost to another write (ConcurrencyError: every one of ADVANCE_ATTEMPTS)
+        return written is not None  # None: deleted meanwhile, a race lost to the delete
 
     def dispatch(self, job: JobRecord, due: datetime, now: datetime) -> bool:
-        """Enqueue the job's occurrence at `due`, then advance it to the next one. False if it lost a race."""
+        """Enqueue the job's occurrence at `due`, then advance it to the next one. False if it lost a race
+        or a storage fault stopped the advance (the entry stays either way: a tick finishes or drops it)."""
         plan = self._plan(job, DueEntry(job.key, due, job.generation), now)
         self._write([plan], None)
         if plan.advanced:

@@ -1,0 +1,104 @@
+"""What a tick or a dispatch task reports: each due entry counted for what became of it (queued, skipped,
+stale, raced, failed), on real Azurite; faults are injected at the job table's edge, per job."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from azure.core.exceptions import ServiceRequestError
+
+from shared.dispatcher import Dispatcher, TickReport
+from shared.keys import JobKey
+from shared.model import JobState
+from shared.records import JobRecord
+from shared.runtime import Runtime
+from shared.store import ConcurrencyError, JobStore
+from tests.conftest import ManualClock
+from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
+
+ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
+
+
+class FaultyJobs(JobStore):
+    """The job table as one dispatcher sees it: per job, what goes wrong (set `faults[name]`)."""
+
+    def __init__(self, inner: JobStore, rt: Runtime) -> None:
+        self.__dict__.update(inner.__dict__)
+        self.rt = rt
+        self.faults: dict[str, str] = {}
+
+    def get(self, key: JobKey) -> JobRecord | None:
+        if self.faults.get(key.job) == "read fails":
+            raise ServiceRequestError("storage unavailable")
+        return super().get(key)
+
+    def replace(self, record: JobRecord) -> JobRecord:
+        fault = self.faults.pop(record.key.job, None)
+        if fault == "write fails":
+            raise ServiceRequestError("storage unavailable")
+        if fault == "a PATCH lands first":  # through the API, on the unfaulted store: a real rewrite
+            patched = call(self.rt, "Jobs_Patch", "PATCH", record.key.job,
+                           {"properties": {"action": {"request": {"method": "POST"}}}})
+            assert patched.status == 200, patched.body
+        written = super().replace(record)
+        if fault == "the answer is lost":  # the write landed; the SDK's retry then saw the new ETag
+            raise ConcurrencyError("precondition failed")
+        return written
+
+
+def _put(rt: Runtime, name: str, due: datetime) -> JobRecord:
+    answer = call(rt, "Jobs_CreateOrUpdate", "PUT", name, {"properties": {
+        "startTime": due.isoformat(), "action": ACTION}})
+    assert answer.status == 201, answer.body
+    job = rt.store.jobs.get(JobKey(SUB, RG, JC, name))
+    assert job is not None
+    return job
+
+
+def _counts(report: TickReport) -> dict[str, int]:
+    return {"queued": report.enqueued, "skipped": report.skipped, "stale": report.stale, "raced": report.raced,
+            "failed": report.failed}
+
+
+def _run_tasks(rt: Runtime, dispatcher: Dispatcher) -> TickReport:
+    total = TickReport()
+    while messages := list(rt.store.dispatch.client.receive_messages(max_messages=32, visibility_timeout=60)):
+        for message in messages:
+            report = dispatcher.handle_task(message.content)
+            total.add(report)
+            total.tasks += report.tasks
+            rt.store.dispatch.client.delete_message(message)
+    return total
+
+
+def test_each_entry_is_counted_for_what_became_of_it(settings, clock: ManualClock) -> None:
+    rt = Runtime.create(settings, clock)
+    make_collection(rt)
+    due = clock.now().replace(second=0) + timedelta(minutes=2, seconds=10)  # beyond the API's fast path
+    for name in ("plain", "lost-answer", "raced", "write-fails", "read-fails"):
+        _put(rt, name, due)
+    disabled = _put(rt, "disabled", due)
+    disabled.state = JobState.DISABLED  # a stored state the dispatcher must not run: it only advances
+    rt.store.jobs.replace(disabled)
+    rt.store.due.add(JobKey(SUB, RG, JC, "plain"), due + timedelta(seconds=5), 1)  # not the job's instant
+    rt.store.due.add(JobKey(SUB, RG, JC, "deleted"), due, 1)  # no such job
+    jobs = FaultyJobs(rt.store.jobs, rt)
+    jobs.faults.update({"lost-answer": "the answer is lost", "raced": "a PATCH lands first",
+                        "write-fails": "write fails", "read-fails": "read fails"})
+    clock.current = due - timedelta(minutes=1)  # the tick a minute ahead
+
+    report = Dispatcher(replace(rt.store, jobs=jobs), clock).tick()
+
+    assert _counts(report) == {"queued": 2, "skipped": 1, "stale": 2, "raced": 1, "failed": 2}
+    # A failed entry stays and the next tick (here through the fanned-out tasks) dispatches it; a raced one
+    # was re-planned by its own write (the PATCH queued it itself); the rest is gone from the index.
+    jobs.faults.clear()
+    clock.advance(timedelta(seconds=20))
+    dispatcher = Dispatcher(replace(rt.store, jobs=jobs), clock)
+    assert dispatcher.fan_out().tasks > 0
+    again = _run_tasks(rt, dispatcher)
+    assert _counts(again) == {"queued": 2, "skipped": 0, "stale": 0, "raced": 0, "failed": 0}
+    for name in ("plain", "lost-answer", "raced", "write-fails", "read-fails", "disabled"):
+        job = rt.store.jobs.get(JobKey(SUB, RG, JC, name))
+        assert job is not None and job.next_execution_time is None, name  # one-shot jobs: advanced past it
