@@ -164,7 +164,7 @@ def dispatch(message: func.QueueMessage) -> None:
 async def executor(message: func.QueueMessage) -> None:
     # async def: the worker starts every message the host hands over at once (its thread pool would hold
     # most of them unstarted); the executor runs them on its own pool (shared/executor/).
-    await runtime().executor.handle_async(message.get_body().decode("utf-8"), message.id)
+    await runtime().executor.handle_async(message.get_body().decode("utf-8"), message.id, message.dequeue_count)
 
 
 @app.timer_trigger(arg_name="timer", schedule="0 30 3 * * *", run_on_startup=False, use_monitor=False)

@@ -2,18 +2,21 @@
 
 The queue trigger's own message cannot do it: the host keeps a received message invisible for ten
 minutes (renewing it while the function runs), so a worker that dies holding messages hides them that
-long. So every delivery, before it does anything else, sends a *watchdog*: a copy of its message (the
-whole batch), hidden until just after the attempts' leases would run out. Claims are taken with a lease
-that runs LEASE past the batch's due second, so nothing is renewed while the batch waits for its second;
-from then on, while the batch is alive, a renewer pushes every claim's lease and the watchdog's visibility
-forward every RENEW_EVERY seconds. When the batch ends (however it ends, short of the process dying) the
-watchdog is deleted. When the process dies, the watchdog turns visible a few seconds later, any live
-worker receives it, finds the claims' leases expired and not renewed, takes them over (claims.py) and runs
-the attempts, or, for an attempt the first runner had finished, just marks it done.
+long. So every delivery, before it does anything else, holds a *watchdog*: a copy of its message (the
+whole batch), hidden until just after the attempts' leases would run out. Whoever queued the batch sent that
+copy just before it (store/queue.py) and the batch names it, so a first delivery takes it over; a
+redelivery, a batch received after its second, or one that names none, sends a copy of its own. Claims are
+taken with a lease that runs LEASE past the batch's due second, so nothing is renewed while the batch waits
+for its second; from then on, while the batch is alive, a renewer pushes every claim's lease and the
+watchdog's visibility forward every RENEW_EVERY seconds. When the batch ends (however it ends, short of the
+process dying) the watchdog is deleted. When the process dies, the watchdog turns visible a few seconds
+later, any live worker receives it, finds the claims' leases expired and not renewed, takes them over
+(claims.py) and runs the attempts, or, for an attempt the first runner had finished, just marks it done.
 
-Costs two queue operations per delivery (send, delete), whatever the batch's size, and, for batches that
-run longer than RENEW_EVERY past their second, one table operation per claim and one queue operation per
-renewal. A failed renewal (storage unreachable) is retried every second until the batch ends.
+Costs two queue operations per delivery (send, by the sender or here; delete), whatever the batch's size,
+and, for batches that run longer than RENEW_EVERY past their second, one table operation per claim and one
+queue operation per renewal. A failed renewal (storage unreachable) is retried every second until the batch
+ends.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from azure.core.exceptions import HttpResponseError
 
@@ -31,12 +34,12 @@ from .clock import Clock
 from .occurrence import OccurrenceBatch
 from .store import Claim, Store
 from .store.claims import LEASE, RENEW_EVERY
-from .store.queue import Receipt
+from .store.queue import WATCHDOG_AFTER, Receipt
 
 log = logging.getLogger(__name__)
 
 # The watchdog turns visible this long after the lease runs out, so it finds the lease expired.
-WATCHDOG_MARGIN = timedelta(seconds=1)
+WATCHDOG_MARGIN = WATCHDOG_AFTER - LEASE
 
 
 @dataclass(eq=False)
@@ -69,14 +72,25 @@ class Guards:
         """Where a claim's lease ends when taken or renewed now: LEASE past the batch's last due time, or past now."""
         return max(batch.last_due, self.clock.now()) + LEASE
 
-    def open(self, batch: OccurrenceBatch) -> Guard:
-        """Send the watchdog; raises on a storage fault (the host then redelivers, nothing was claimed)."""
+    def open(self, batch: OccurrenceBatch, first_delivery: bool = True) -> Guard:
+        """Take over the batch's watchdog or send one; raises on a storage fault (the host then redelivers,
+        nothing was claimed)."""
         now = self.clock.now()
-        hidden = (self.lease_until(batch) + WATCHDOG_MARGIN - now).total_seconds()
         # The first renewal is due RENEW_EVERY after the batch's second: the leases run LEASE past it.
         wait = max((batch.last_due - now).total_seconds(), 0.0)
-        guard = Guard(batch, self.store.queue.send_hidden(batch, hidden),
-                      next_renewal=time.monotonic() + wait + RENEW_EVERY)
+        hidden = (self.lease_until(batch) + WATCHDOG_MARGIN - now).total_seconds()
+        if batch.watchdog is None:
+            watchdog = self.store.queue.send_hidden(batch.without_watchdog(), hidden)
+        elif first_delivery and now < batch.last_due:
+            # Hidden until the batch's second + WATCHDOG_AFTER, just where this delivery's leases end, and
+            # untouched: nobody renews a watchdog before a delivery holds it.
+            watchdog = Receipt(*batch.watchdog)
+        else:
+            # Received after its second, its watchdog could turn visible while this delivery's leases
+            # live; a redelivery's may have been renewed or deleted by the delivery before: hide it anew
+            # (or, when it is gone, send one).
+            watchdog = self._rehide(Receipt(*batch.watchdog), batch, hidden)
+        guard = Guard(batch, watchdog, next_renewal=time.monotonic() + wait + RENEW_EVERY)
         with self._lock:
             self._active.add(guard)
             if self._renewer is None:
@@ -130,7 +144,7 @@ class Guards:
                 raise
             # Another worker received it (its pop receipt changed): it found these attempts alive and
             # dropped them. Send a fresh one, so the batch stays covered.
-            return self.store.queue.send_hidden(message, hidden)
+            return self.store.queue.send_hidden(message.without_watchdog(), hidden)
 
 
 def _name(guard: Guard) -> str:

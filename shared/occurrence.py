@@ -8,6 +8,12 @@ A queue message carries an `OccurrenceBatch`: the dispatcher puts up to BATCH_MA
 same second into one message (a same-second herd costs one message per hundred, not one each); a batch
 of one (a retry, an error action, run-now, the API's own dispatch) is written in the single-occurrence
 format `{"v": 1, ...}`, and a batch of several as `{"v": 2, "items": [...]}` of the same objects.
+
+A batch may name its watchdog (optional `"w": [message id, pop receipt]`): a hidden copy that whoever queued
+the batch sent just before it (store/queue.py), which the batch's first delivery takes over as its own
+(shared/leases.py). It exists before any worker has received the batch, so a batch whose receive was lost
+on its way to a worker (the queue hides it for the receive's ten minutes) still runs seconds late, not ten
+minutes late.
 """
 
 from __future__ import annotations
@@ -118,6 +124,7 @@ class OccurrenceBatch:
     """What one queue message carries: occurrences due at the same second (usually), run side by side."""
 
     items: tuple[OccurrenceMessage, ...]
+    watchdog: tuple[str, str] | None = None  # (message id, pop receipt) of the copy sent before it
 
     def __post_init__(self) -> None:
         if not self.items:
@@ -133,22 +140,26 @@ class OccurrenceBatch:
         return max(item.due for item in self.items)
 
     def to_json(self) -> str:
-        if len(self.items) == 1:
-            return self.items[0].to_json()
-        return _dumps({"v": 2, "items": [item.fields() for item in self.items]})
+        data = ({"v": 1, **self.items[0].fields()} if len(self.items) == 1
+                else {"v": 2, "items": [item.fields() for item in self.items]})
+        if self.watchdog is not None:
+            data["w"] = list(self.watchdog)
+        return _dumps(data)
+
+    def without_watchdog(self) -> OccurrenceBatch:
+        return replace(self, watchdog=None)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> OccurrenceBatch:
         try:
             data = json.loads(text)
             version = data.get("v") if isinstance(data, dict) else None
-            if version == 1:
-                return cls((OccurrenceMessage.from_fields(data),))
-            if version != 2 or not isinstance(data.get("items"), list) or not data["items"]:
+            if version not in (1, 2) or version == 2 and (not isinstance(data.get("items"), list) or not data["items"]):
                 raise ValueError(f"unknown message version {version!r} or no items")
         except (ValueError, TypeError) as exc:
             raise MalformedMessage(f"not an occurrence message: {exc}") from exc
-        return cls(tuple(OccurrenceMessage.from_fields(item) for item in data["items"]))
+        items = [data] if version == 1 else data["items"]
+        return cls(tuple(OccurrenceMessage.from_fields(item) for item in items), _watchdog(data.get("w")))
 
 
 def batches(messages: Iterable[OccurrenceMessage]) -> Iterator[OccurrenceBatch]:
@@ -167,6 +178,13 @@ def batches(messages: Iterable[OccurrenceMessage]) -> Iterator[OccurrenceBatch]:
             batch.append(message)
             size += length
         yield OccurrenceBatch(tuple(batch))
+
+
+def _watchdog(value: Any) -> tuple[str, str] | None:
+    # An unreadable reference only costs the delivery a watchdog of its own: never a reason to poison.
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(part, str) and part for part in value):
+        return value[0], value[1]
+    return None
 
 
 def _dumps(data: dict[str, object]) -> str:

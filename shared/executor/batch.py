@@ -2,7 +2,8 @@
 
 Per delivery, in order:
 1. a batch due more than EARLY_HOP ahead goes back to the queue (long delays hop in steps of 7 days);
-2. one watchdog for the whole batch (shared/leases.py), so a worker dying mid-batch loses nothing;
+2. one watchdog for the whole batch (shared/leases.py; the one its sender queued before it, on a first
+   delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing;
 3. before the second: every occurrence's job is read and its attempt claimed, side by side on the
    executor's pool (the message turned visible a few seconds early for this, see store/queue.py);
 4. at each occurrence's second: the claimed attempts fire side by side (attempts.py);
@@ -58,20 +59,21 @@ class Executor:
         self._pool_lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
 
-    def handle(self, text: str, delivery: str | None = None) -> None:
+    def handle(self, text: str, delivery: str | None = None, dequeue_count: int | None = None) -> None:
         """`handle_async` for callers without an event loop (tools, tests)."""
-        asyncio.run(self.handle_async(text, delivery))
+        asyncio.run(self.handle_async(text, delivery, dequeue_count))
 
     def run(self, message: OccurrenceMessage | OccurrenceBatch, delivery: str | None = None) -> None:
         """Run a message (one occurrence or a batch) in this thread's own event loop (tools, tests)."""
         batch = message if isinstance(message, OccurrenceBatch) else OccurrenceBatch((message,))
         asyncio.run(self.run_batch(batch, delivery or str(uuid.uuid4())))
 
-    async def handle_async(self, text: str, delivery: str | None = None) -> None:
+    async def handle_async(self, text: str, delivery: str | None = None, dequeue_count: int | None = None) -> None:
         """Entry point of the queue trigger. Raises only for storage faults, which the host retries.
 
         `delivery` names this delivery: the queue message id, which the host keeps when it redelivers a
         message after a failure, so the redelivery resumes the attempts whose claims it had written.
+        `dequeue_count` (the host's) tells a first delivery, which may take over its sender's watchdog as is.
         """
         try:
             batch = OccurrenceBatch.from_json(text)
@@ -80,14 +82,14 @@ class Executor:
             await self._blocking(self.store.queue.poison, text)
             poisoned("malformed")
             return
-        await self.run_batch(batch, delivery or str(uuid.uuid4()))
+        await self.run_batch(batch, delivery or str(uuid.uuid4()), first_delivery=(dequeue_count or 1) <= 1)
 
-    async def run_batch(self, batch: OccurrenceBatch, runner: str) -> None:
+    async def run_batch(self, batch: OccurrenceBatch, runner: str, first_delivery: bool = True) -> None:
         now = self.clock.now()
         if batch.due - now > EARLY_HOP:
             await self._blocking(self.store.queue.send, batch, now)
             return
-        guard = await self._blocking(self.guards.open, batch)
+        guard = await self._blocking(self.guards.open, batch, first_delivery)
         try:
             prepared = await asyncio.gather(
                 *(self._blocking(self.attempts.prepare, item, runner, guard) for item in batch.items),

@@ -4,6 +4,12 @@ Messages are Base64, the Functions host's default `messageEncoding`. Each carrie
 (shared/occurrence.py) and is made visible EARLY_VISIBILITY before its due second, so the executor has read
 and claimed the batch's occurrences when the second comes and only fires them then. The queue caps visibility at
 7 days; a message due later runs early, sees that, and is sent again for the rest (see executor).
+
+Every batch due within those 7 days is preceded by its watchdog (shared/leases.py): a hidden copy, visible
+WATCHDOG_AFTER past the batch's last second, whose receipt the batch carries. Its first delivery takes the
+copy over (renews it while it runs, deletes it at the end), so it costs what a watchdog sent by the
+executor costs, and it also covers the time before any worker holds the batch: a receive whose answer was
+lost hides the batch for the host's ten minutes, but not its watchdog.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from azure.core.exceptions import ResourceExistsError
 from azure.storage.queue import QueueClient, TextBase64DecodePolicy, TextBase64EncodePolicy
 
 from ..occurrence import OccurrenceBatch, OccurrenceMessage
+from .claims import LEASE
 from .clients import _transport as storage_transport
 from .clients import queue_options
 
@@ -27,6 +34,9 @@ MAX_VISIBILITY = timedelta(days=7) - timedelta(minutes=1)
 # maxPollingInterval on an empty queue) finds them, and the executor reads the jobs and claims a herd of a
 # thousand (two storage round trips each, side by side) before the second; then it sleeps off the rest.
 EARLY_VISIBILITY = timedelta(seconds=5)
+# A watchdog turns visible this long after its batch's (last) second: one second after the claims' leases
+# would run out unrenewed (claims.py), so whoever receives it finds them expired.
+WATCHDOG_AFTER = LEASE + timedelta(seconds=1)
 
 
 def occurrence_queue_client(client: QueueClient) -> QueueClient:
@@ -58,9 +68,16 @@ class OccurrenceQueue:
         self.poison_client.send_message(text, time_to_live=-1)
 
     def send(self, message: Sendable, now: datetime) -> None:
-        """Enqueue, visible just before `message.due` (at once when that has passed), never expiring."""
-        delay = min(max(message.due - now - EARLY_VISIBILITY, timedelta(0)), MAX_VISIBILITY)
-        self.client.send_message(message.to_json(), visibility_timeout=int(delay.total_seconds()), time_to_live=-1)
+        """Enqueue, visible just before `message.due` (at once when that has passed), never expiring; within
+        7 days, after its watchdog (the batch names it)."""
+        batch = message.without_watchdog() if isinstance(message, OccurrenceBatch) else OccurrenceBatch((message,))
+        delay = min(max(batch.due - now - EARLY_VISIBILITY, timedelta(0)), MAX_VISIBILITY)
+        watch = (max(batch.last_due, now) + WATCHDOG_AFTER - now).total_seconds()
+        if watch <= MAX_VISIBILITY.total_seconds():  # a batch beyond that hops back (executor) and is sent anew
+            watchdog = self.send_hidden(batch, watch)
+            if watchdog.pop_receipt:
+                batch = OccurrenceBatch(batch.items, (watchdog.id, watchdog.pop_receipt))
+        self.client.send_message(batch.to_json(), visibility_timeout=int(delay.total_seconds()), time_to_live=-1)
 
     def send_hidden(self, message: Sendable, seconds: float) -> Receipt:
         """Enqueue a copy visible only after `seconds` (a watchdog, see shared/leases.py); its receipt."""

@@ -1,0 +1,87 @@
+"""A batch whose receive was lost on its way to a worker still runs within seconds, from the watchdog that
+its sender queued before it; a first delivery takes that watchdog over, so none is left behind.
+
+A receive answer lost between the host and storage (a timeout, a reset) leaves the message hidden for the
+receive's visibility (the Functions host asks for ten minutes) while no worker holds it. Here the lost
+receive is a real receive with that visibility whose message is never handed to the executor."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from azure.storage.queue import QueueMessage
+
+from shared.model import JobExecutionStatus
+from shared.occurrence import OccurrenceBatch
+from shared.runtime import Runtime
+from tests.executor.peers.servers import Hit, Server, serve
+from tests.executor.support import history, job_status, make_collection, put_job
+
+
+def ok(hit: Hit) -> tuple[int, dict[str, str], bytes]:
+    return 200, {"Content-Type": "text/plain"}, b"ok"
+
+
+@pytest.fixture
+def target() -> Iterator[Server]:
+    server = serve(ok)
+    yield server
+    server.close()
+
+
+def http(url: str) -> dict[str, object]:
+    return {"type": "Http", "request": {"uri": url, "method": "POST", "body": "x"}}
+
+
+def next_visible(rt: Runtime, within: float) -> tuple[QueueMessage, float]:
+    started = time.monotonic()
+    while time.monotonic() - started < within:
+        received = list(rt.store.queue.client.receive_messages(visibility_timeout=60, max_messages=1))
+        if received:
+            return received[0], time.monotonic() - started
+        time.sleep(0.2)
+    raise AssertionError(f"no message turned visible within {within} s")
+
+
+def queued(rt: Runtime) -> int:
+    return rt.store.queue.client.get_queue_properties().approximate_message_count
+
+
+def test_a_lost_receive_runs_from_the_senders_watchdog_and_the_lost_message_dies_at_its_claim(
+        runtime: Runtime, target: Server) -> None:
+    make_collection(runtime)
+    put_job(runtime, "lost", {"action": http(target.url)})  # no startTime: due now, queued by the API itself
+    [lost] = list(runtime.store.queue.client.receive_messages(visibility_timeout=600))  # the answer never arrives
+    batch = OccurrenceBatch.from_json(lost.content)
+    assert batch.watchdog is not None and batch.watchdog[0] != lost.id
+    due = batch.due
+
+    watchdog, waited = next_visible(runtime, within=30)
+    assert watchdog.id == batch.watchdog[0]
+    assert waited < 15  # the watchdog's 11 s past the second, not the lost receive's 600 s
+    runtime.executor.handle(watchdog.content, watchdog.id, watchdog.dequeue_count)
+    fired = datetime.now(UTC)
+    runtime.store.queue.client.delete_message(watchdog)
+    assert len(target.hits) == 1
+    assert fired - due < timedelta(seconds=16)
+    assert [entry.status for entry in history(runtime, "lost")] == [JobExecutionStatus.COMPLETED]
+
+    runtime.executor.handle(lost.content, lost.id, 1)  # ten minutes later the lost message turns up: a duplicate
+    assert len(target.hits) == 1 and job_status(runtime, "lost").execution_count == 1
+
+
+def test_a_first_delivery_takes_over_the_senders_watchdog_and_deletes_it(runtime: Runtime, target: Server) -> None:
+    make_collection(runtime)
+    start = (datetime.now(UTC) + timedelta(seconds=3)).replace(microsecond=0) + timedelta(seconds=1)
+    put_job(runtime, "kept", {"startTime": start.isoformat(), "action": http(target.url)})
+    assert queued(runtime) == 2  # the batch and, hidden, its watchdog
+    [message] = list(runtime.store.queue.client.receive_messages(visibility_timeout=60))
+    assert OccurrenceBatch.from_json(message.content).watchdog is not None
+    runtime.executor.handle(message.content, message.id, message.dequeue_count)
+    assert len(target.hits) == 1
+    assert queued(runtime) == 1  # only the delivered message, which the host deletes: no watchdog left to turn up
+    runtime.store.queue.client.delete_message(message)
+    assert queued(runtime) == 0
