@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 AZURITE := .local/npm/node_modules/.bin/azurite
 AZURITE_VERSION := 3.35.0
 
-.PHONY: setup run test lint unit infra-check bench clean browser
+.PHONY: setup run test lint unit infra-check bench bench-scale clean browser
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ bench: setup
 	$(PY) bench/api.py
 	$(PY) bench/auth.py
 	$(PY) bench/faults.py
+
+# A million stored jobs (about 15 minutes) and two storage accounts: by hand, not in `make bench`.
+bench-scale: setup
+	$(PY) bench/scale.py --budget 600
+	$(PY) bench/accounts.py
 
 clean:
 	rm -rf $(VENV) .local

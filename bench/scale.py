@@ -1,7 +1,7 @@
 """A million stored jobs: does anything the scheduler does per minute or per request grow with them?
 
-Run from the repo root: `python bench/scale.py [--jobs 1000000]` (about 10 minutes; not part of `make test`
-or `make bench`). One Azurite (in memory), one deployment, a manual clock, in two stages:
+Run from the repo root: `python bench/scale.py [--jobs 1000000]` or `make bench-scale` (about 15 minutes;
+not part of `make test` or `make bench`). One Azurite (in memory), one deployment, a manual clock, in two stages:
 
 1. 1,000 jobs: one P20Premium collection of 1,000 minutely jobs, created through the API, due across the
    seconds of each minute, plus 300 history entries of one job. Measured: three dispatcher ticks (each
@@ -13,8 +13,8 @@ or `make bench`). One Azurite (in memory), one deployment, a manual clock, in tw
    on the same 1,000 due jobs.
 
 The load runs in this process too, so its RSS includes the loader's leftovers.
-Prints stage 2 / stage 1 ratios (targets: tick <= 1.1x, requests <= 1.2x, memory flat) and how fast
-Azurite took the load. If Azurite gives up part-way, the figures are printed for the size it reached.
+Prints stage 2 / stage 1 ratios (targets: tick <= 1.1x; GET job, jobs page and history page <= 1.2x; memory
+flat) and how fast Azurite took the load. If Azurite gives up part-way, the figures are printed for the size it reached.
 """
 
 from __future__ import annotations
