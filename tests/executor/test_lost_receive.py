@@ -61,12 +61,12 @@ def test_a_lost_receive_runs_from_the_senders_watchdog_and_the_lost_message_dies
 
     watchdog, waited = next_visible(runtime, within=30)
     assert watchdog.id == batch.watchdog[0]
-    assert waited < 15  # the watchdog's 11 s past the second, not the lost receive's 600 s
+    assert waited < 20  # the watchdog's 11 s past the second (and a busy machine's slack), not the receive's 600 s
     runtime.executor.handle(watchdog.content, watchdog.id, watchdog.dequeue_count)
     fired = datetime.now(UTC)
     runtime.store.queue.client.delete_message(watchdog)
     assert len(target.hits) == 1
-    assert fired - due < timedelta(seconds=16)
+    assert fired - due < timedelta(seconds=25)
     assert [entry.status for entry in history(runtime, "lost")] == [JobExecutionStatus.COMPLETED]
 
     runtime.executor.handle(lost.content, lost.id, 1)  # ten minutes later the lost message turns up: a duplicate
