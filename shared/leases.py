@@ -35,7 +35,7 @@ from .clock import Clock
 from .occurrence import OccurrenceBatch
 from .store import Claim, Store
 from .store.claims import LEASE, RENEW_EVERY
-from .store.queue import WATCHDOG_AFTER, Receipt
+from .store.queue import WATCHDOG_AFTER, Receipt, watchdog_delay
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class Guards:
         now = self.clock.now()
         # The first renewal is due RENEW_EVERY after the batch's second: the leases run LEASE past it.
         wait = max((batch.last_due - now).total_seconds(), 0.0)
-        hidden = (self.lease_until(batch) + WATCHDOG_MARGIN - now).total_seconds()
+        hidden = watchdog_delay(batch, now)
         if batch.watchdog is None:
             watchdog = self.store.queue.send_hidden(batch.without_watchdog(), hidden)
         elif first_delivery and now < batch.last_due:

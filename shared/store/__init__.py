@@ -20,7 +20,7 @@ from .dispatch_queue import DispatchQueue
 from .due import DueEntry, DueIndex, bucket_of, bucket_start
 from .history import HistoryStore
 from .jobs import JobStore
-from .queue import OccurrenceQueue
+from .queue import OccurrenceQueue, base64_text
 from .role_assignments import RoleAssignmentRecord, RoleAssignmentStore
 from .routing import RoutedClaims, RoutedCollections, RoutedDue, RoutedHistory, RoutedJobs
 from .sealing import Keyring
@@ -76,10 +76,10 @@ class Store:
             history=history[0] if single else RoutedHistory(history),
             claims=claims[0] if single else RoutedClaims(claims),
             queue=OccurrenceQueue(
-                queues.get_queue_client(settings.occurrence_queue),
-                queues.get_queue_client(f"{settings.occurrence_queue}-poison"),
+                queues.get_queue_client(settings.occurrence_queue, **base64_text()),
+                queues.get_queue_client(f"{settings.occurrence_queue}-poison", **base64_text()),
             ),
-            dispatch=DispatchQueue(queues.get_queue_client(settings.dispatch_queue)),
+            dispatch=DispatchQueue(queues.get_queue_client(settings.dispatch_queue, **base64_text())),
             role_assignments=RoleAssignmentStore(table(0, "RoleAssignments")),
             tables=tuple(made),
         )

@@ -18,7 +18,6 @@ from azure.core.exceptions import ResourceExistsError
 from azure.storage.queue import QueueClient
 
 from ..telemetry.propagation import current_traceparent
-from .queue import occurrence_queue_client
 
 
 class MalformedTask(ValueError):
@@ -52,7 +51,7 @@ class ShardTask:
 
 class DispatchQueue:
     def __init__(self, client: QueueClient) -> None:
-        self.client = occurrence_queue_client(client)  # the same Base64 text encoding
+        self.client = client  # made with queue.base64_text(), as the occurrence queue's
 
     def ensure_exists(self) -> None:
         with contextlib.suppress(ResourceExistsError):

@@ -18,14 +18,13 @@ import contextlib
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from azure.core.exceptions import ResourceExistsError
 from azure.storage.queue import QueueClient, TextBase64DecodePolicy, TextBase64EncodePolicy
 
 from ..occurrence import OccurrenceBatch, OccurrenceMessage
 from .claims import LEASE
-from .clients import _transport as storage_transport
-from .clients import queue_options
 
 Sendable = OccurrenceMessage | OccurrenceBatch
 
@@ -39,24 +38,23 @@ EARLY_VISIBILITY = timedelta(seconds=5)
 WATCHDOG_AFTER = LEASE + timedelta(seconds=1)
 
 
-def occurrence_queue_client(client: QueueClient) -> QueueClient:
-    """`client`'s queue, with Base64 text messages (host.json's `messageEncoding`).
+def base64_text() -> dict[str, Any]:
+    """QueueClient keywords (also through `QueueServiceClient.get_queue_client`) for Base64 text messages,
+    host.json's `messageEncoding`; the SDK sets a client's encoding only when the client is made."""
+    return {"message_encode_policy": TextBase64EncodePolicy(), "message_decode_policy": TextBase64DecodePolicy()}
 
-    The SDK sets a client's message encoding only when the client is made (QueueClient's
-    `message_encode_policy`/`message_decode_policy` keywords), so this makes a new client for the same
-    queue, account, credential and api version, with the scheduler's storage options (clients.py).
-    """
-    return QueueClient.from_queue_url(
-        client.primary_endpoint, credential=client.credential, api_version=client.api_version,
-        secondary_hostname=client.secondary_hostname, transport=storage_transport(), **queue_options(),
-        message_encode_policy=TextBase64EncodePolicy(), message_decode_policy=TextBase64DecodePolicy(),
-    )
+
+def watchdog_delay(batch: OccurrenceBatch, now: datetime) -> float:
+    """Seconds from `now` that a batch's watchdog stays hidden: WATCHDOG_AFTER past its last second, or past
+    now when that has gone (where the claims' leases then end, plus a second)."""
+    return (max(batch.last_due, now) + WATCHDOG_AFTER - now).total_seconds()
 
 
 class OccurrenceQueue:
     def __init__(self, client: QueueClient, poison: QueueClient) -> None:
-        self.client = occurrence_queue_client(client)
-        self.poison_client = occurrence_queue_client(poison)
+        """Both clients made with `base64_text()`."""
+        self.client = client
+        self.poison_client = poison
 
     def ensure_exists(self) -> None:
         for client in (self.client, self.poison_client):
@@ -72,7 +70,7 @@ class OccurrenceQueue:
         7 days, after its watchdog (the batch names it)."""
         batch = message.without_watchdog() if isinstance(message, OccurrenceBatch) else OccurrenceBatch((message,))
         delay = min(max(batch.due - now - EARLY_VISIBILITY, timedelta(0)), MAX_VISIBILITY)
-        watch = (max(batch.last_due, now) + WATCHDOG_AFTER - now).total_seconds()
+        watch = watchdog_delay(batch, now)
         if watch <= MAX_VISIBILITY.total_seconds():  # a batch beyond that hops back (executor) and is sent anew
             watchdog = self.send_hidden(batch, watch)
             if watchdog.pop_receipt:

@@ -31,7 +31,7 @@ from shared.keys import JobKey
 from shared.occurrence import OccurrenceBatch, OccurrenceMessage
 from shared.settings import OCCURRENCE_QUEUE, Settings
 from shared.store import Store
-from shared.store.queue import occurrence_queue_client
+from shared.store.queue import base64_text
 
 ROOT = Path(__file__).resolve().parents[2]
 COLLECTION = "subscriptions/s1/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/crash"
@@ -161,8 +161,8 @@ def test_a_batch_held_by_a_killed_host_runs_every_occurrence_and_none_twice_unle
             assert job is not None
             due = first + timedelta(seconds=0 if i < JOBS // 2 else 2)
             items.append(OccurrenceMessage(key, due, due, generation=job.generation))
-        queue = occurrence_queue_client(QueueClient.from_connection_string(
-            azurite_of_its_own.connection_string, OCCURRENCE_QUEUE))
+        queue = QueueClient.from_connection_string(azurite_of_its_own.connection_string, OCCURRENCE_QUEUE,
+                                                   **base64_text())
         queue.send_message(OccurrenceBatch(tuple(items)).to_json())
         # Kill while the first half is firing (the target takes 1.5 s) and the second half waits, claimed.
         time.sleep(max((first + timedelta(milliseconds=800) - datetime.now(UTC)).total_seconds(), 0))
