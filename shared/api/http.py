@@ -16,6 +16,7 @@ from typing import Any
 
 from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
 
+from ..auth.assignments import AssignmentError, AssignmentExists, AssignmentNotFound, AssignmentUpdateNotPermitted
 from ..errors import ApiError
 from ..lifecycle.errors import (
     CollectionNotFound,
@@ -33,13 +34,18 @@ log = logging.getLogger(__name__)
 # a few seconds, and outages worth a 503 last seconds to minutes.
 STORAGE_RETRY_AFTER = 5
 
-# The lifecycle's refusals as ARM errors: the one place a domain error gets an HTTP status.
-_ARM_ERRORS: tuple[tuple[type[LifecycleError], int, str], ...] = (
+# The lifecycle's and the role assignments' refusals as ARM errors: the one place a domain error gets an
+# HTTP status (role assignments with the codes ARM's roleAssignments answer).
+DomainError = LifecycleError | AssignmentError
+_ARM_ERRORS: tuple[tuple[type[DomainError], int, str], ...] = (
     (InvalidDefinition, 400, "BadRequest"),
     (JobNotFound, 404, "ResourceNotFound"),
     (CollectionNotFound, 404, "ResourceNotFound"),
     (QuotaExceeded, 409, "Conflict"),
     (Conflict, 409, "Conflict"),
+    (AssignmentNotFound, 404, "RoleAssignmentNotFound"),
+    (AssignmentUpdateNotPermitted, 409, "RoleAssignmentUpdateNotPermitted"),
+    (AssignmentExists, 409, "RoleAssignmentExists"),
 )
 
 
@@ -79,7 +85,7 @@ def run_operation(operation: Callable[[ApiRequest], ApiResponse], request: ApiRe
         response = operation(request)
     except ApiError as error:
         response = ApiResponse(error.status, error.to_wire(), error.headers)
-    except LifecycleError as error:
+    except (LifecycleError, AssignmentError) as error:
         response = arm_error(error)
     except UnreadableEntity as error:  # logged with its keys; the client learns which resource and what to do
         log.error("%s: %s", name, error)
@@ -100,7 +106,7 @@ def run_operation(operation: Callable[[ApiRequest], ApiResponse], request: ApiRe
     return ApiResponse(response.status, response.body, {**_common_headers(), **response.headers})
 
 
-def arm_error(error: LifecycleError) -> ApiResponse:
+def arm_error(error: DomainError) -> ApiResponse:
     for kind, status, code in _ARM_ERRORS:
         if isinstance(error, kind):
             return ApiResponse(status, {"error": {"code": code, "message": error.message}})

@@ -6,27 +6,16 @@ PUT of the name with other content is 409, as in ARM), GET reads, DELETE removes
 assignment, 204 when there was none), and the list answers the assignments at, above and below the scope
 (`$filter=atScope()`: at and above; `$filter=principalId eq '{id}'`: one principal's). Who may call each
 is decided before the handler runs (shared/auth: only Owners write or delete). HTTP only: the
-assignments themselves are shared/auth/assignments.py's, whose refusals are mapped to ARM's errors here.
+assignments themselves are shared/auth/assignments.py's, whose refusals become ARM's errors at the API's
+boundary (shared/api/http.py), as the lifecycle's do.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable
 from typing import Any
 
-from ..auth.assignments import (
-    Assignment,
-    AssignmentError,
-    AssignmentExists,
-    AssignmentNotFound,
-    AssignmentUpdateNotPermitted,
-    assign,
-    get_assignment,
-    list_assignments,
-    remove_assignment,
-)
+from ..auth.assignments import Assignment, assign, get_assignment, list_assignments, remove_assignment
 from ..auth.roles import ROLES, role_of
 from ..auth.scopes import scope_of
 from ..errors import ApiError, bad_request
@@ -74,31 +63,6 @@ def render(record: RoleAssignmentRecord) -> dict[str, Any]:
     }
 
 
-# The role assignments' refusals as ARM errors, at this boundary (codes as ARM's roleAssignments answer them).
-_ARM_ERRORS: tuple[tuple[type[AssignmentError], int, str], ...] = (
-    (AssignmentNotFound, 404, "RoleAssignmentNotFound"),
-    (AssignmentUpdateNotPermitted, 409, "RoleAssignmentUpdateNotPermitted"),
-    (AssignmentExists, 409, "RoleAssignmentExists"),
-)
-
-
-_Handler = Callable[[Runtime, ApiRequest], ApiResponse]
-
-
-def _arm_errors(handler: _Handler) -> _Handler:
-    """The handler, its role assignment refusals answered as ARM's errors."""
-
-    @functools.wraps(handler)
-    def mapped(rt: Runtime, request: ApiRequest) -> ApiResponse:
-        try:
-            return handler(rt, request)
-        except AssignmentError as error:
-            status, code = next((s, c) for kind, s, c in _ARM_ERRORS if isinstance(error, kind))
-            raise ApiError(status, code, error.message) from error
-    return mapped
-
-
-@_arm_errors
 def get_role_assignment(rt: Runtime, request: ApiRequest) -> ApiResponse:
     _version(request)
     scope, subscription = scope_of(request)
@@ -133,7 +97,6 @@ def _properties(request: ApiRequest) -> tuple[str, str, str]:
     return role.id, principal.lower(), PRINCIPAL_TYPES[kind.lower()] if kind else ""
 
 
-@_arm_errors
 def create_role_assignment(rt: Runtime, request: ApiRequest) -> ApiResponse:
     _version(request)
     scope, subscription = scope_of(request)
