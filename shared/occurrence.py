@@ -154,11 +154,14 @@ class OccurrenceBatch:
         try:
             data = json.loads(text)
             version = data.get("v") if isinstance(data, dict) else None
-            if version not in (1, 2) or version == 2 and (not isinstance(data.get("items"), list) or not data["items"]):
+            if version == 1:
+                items = [data]
+            elif version == 2 and isinstance(data.get("items"), list) and data["items"]:
+                items = data["items"]
+            else:
                 raise ValueError(f"unknown message version {version!r} or no items")
         except (ValueError, TypeError) as exc:
             raise MalformedMessage(f"not an occurrence message: {exc}") from exc
-        items = [data] if version == 1 else data["items"]
         return cls(tuple(OccurrenceMessage.from_fields(item) for item in items), _watchdog(data.get("w")))
 
 

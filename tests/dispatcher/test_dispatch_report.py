@@ -15,7 +15,7 @@ from shared.records import JobRecord
 from shared.runtime import Runtime
 from shared.store import ConcurrencyError, JobStore
 from tests.conftest import ManualClock
-from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
+from tests.support.scheduler_client import JC, RG, SUB, call, drain_dispatch, make_collection
 
 ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
 
@@ -61,17 +61,6 @@ def _counts(report: TickReport) -> dict[str, int]:
             "failed": report.failed}
 
 
-def _run_tasks(rt: Runtime, dispatcher: Dispatcher) -> TickReport:
-    total = TickReport()
-    while messages := list(rt.store.dispatch.client.receive_messages(max_messages=32, visibility_timeout=60)):
-        for message in messages:
-            report = dispatcher.handle_task(message.content)
-            total.add(report)
-            total.tasks += report.tasks
-            rt.store.dispatch.client.delete_message(message)
-    return total
-
-
 def test_each_entry_is_counted_for_what_became_of_it(settings, clock: ManualClock) -> None:
     rt = Runtime.create(settings, clock)
     make_collection(rt)
@@ -97,7 +86,7 @@ def test_each_entry_is_counted_for_what_became_of_it(settings, clock: ManualCloc
     clock.advance(timedelta(seconds=20))
     dispatcher = Dispatcher(replace(rt.store, jobs=jobs), clock)
     assert dispatcher.fan_out().tasks > 0
-    again = _run_tasks(rt, dispatcher)
+    again = drain_dispatch(dispatcher)
     assert _counts(again) == {"queued": 2, "skipped": 0, "stale": 0, "raced": 0, "failed": 0}
     for name in ("plain", "lost-answer", "raced", "write-fails", "read-fails", "disabled"):
         job = rt.store.jobs.get(JobKey(SUB, RG, JC, name))

@@ -16,7 +16,7 @@ from shared.runtime import Runtime
 from shared.store import DispatchQueue, JobStore, OccurrenceQueue, Store, bucket_of
 from shared.store.dispatch_queue import ShardTask
 from tests.conftest import ManualClock
-from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
+from tests.support.scheduler_client import JC, RG, SUB, call, drain_dispatch, make_collection
 
 ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
 JOBS = 40
@@ -80,19 +80,6 @@ def _create_jobs(rt: Runtime, clock: ManualClock) -> datetime:
     return first
 
 
-def _run_tasks(rt: Runtime, dispatcher: Dispatcher) -> int:
-    """What the dispatch queue trigger does on whichever instance: handle every task, then delete it."""
-    handled = 0
-    while True:
-        messages = list(rt.store.dispatch.client.receive_messages(max_messages=32, visibility_timeout=60))
-        if not messages:
-            return handled
-        for message in messages:
-            dispatcher.handle_task(message.content)
-            rt.store.dispatch.client.delete_message(message)
-            handled += 1
-
-
 def _queued(rt: Runtime) -> int:
     """Occurrence messages queued: each one due within 7 days comes after its hidden watchdog (store/queue.py)."""
     messages = rt.store.queue.client.get_queue_properties().approximate_message_count
@@ -126,12 +113,12 @@ def test_jobs_spread_over_the_shards_and_the_timer_fans_out_one_task_per_bucket_
     report = dispatcher.fan_out()
     assert report.tasks == report.buckets * 4 and report.buckets >= 2
     assert _queued(rt) == 0  # the timer itself dispatches nothing
-    assert _run_tasks(rt, dispatcher) == report.tasks
+    assert drain_dispatch(dispatcher).tasks == report.tasks
     assert _queued(rt) == JOBS
     _assert_all_dispatched_once(rt, first)
     # Doing it all again (a duplicate task, a redelivery, the next tick's overlap) changes nothing.
     dispatcher.fan_out()
-    _run_tasks(rt, dispatcher)
+    drain_dispatch(dispatcher)
     assert _queued(rt) == JOBS
     _assert_all_dispatched_once(rt, first)
 
@@ -147,7 +134,7 @@ def test_a_timer_that_dies_part_way_is_finished_by_the_next_tick(rt, clock) -> N
     clock.advance(timedelta(seconds=20))  # the next tick (or a retry of this one)
     dispatcher = Dispatcher(rt.store, clock)
     dispatcher.fan_out()
-    _run_tasks(rt, dispatcher)
+    drain_dispatch(dispatcher)
     assert _queued(rt) == JOBS
     _assert_all_dispatched_once(rt, first)
 
@@ -175,7 +162,7 @@ def test_a_dispatch_task_that_dies_half_way_is_finished_by_the_next_tick(rt, clo
     assert half, "the crash left work undone"
     clock.advance(timedelta(minutes=1))  # the next tick re-reads the bucket (its overlap); the lost task stays hidden
     dispatcher.fan_out()
-    _run_tasks(rt, dispatcher)
+    drain_dispatch(dispatcher)
     _assert_all_dispatched_once(rt, first, minutes=2)  # the dead task's minute, and the next tick's own
     # Every occurrence is queued; the ones the dead task had sent are queued twice and die at the claim.
     assert 2 * JOBS <= _queued(rt) <= 2 * JOBS + sent_before
@@ -194,7 +181,7 @@ def test_a_task_that_is_never_handled_is_swept_up_by_a_later_tick(rt, clock) -> 
     clock.advance(timedelta(minutes=1))
     report = dispatcher.fan_out()
     assert report.tasks > report.buckets * 4  # the window's tasks plus the leftovers behind it
-    _run_tasks(rt, dispatcher)
+    drain_dispatch(dispatcher)
     for job in _jobs(rt):  # missed while nobody dispatched: the latest occurrence runs, none is lost
         assert job.dispatched_occurrence is not None and job.dispatched_occurrence > job.properties.start_time
     assert rt.store.due.entries(bucket_of(first)) == []

@@ -14,6 +14,16 @@ from shared.runtime import Runtime
 from tests.support.scheduler_client import JC, RG, SUB, call, make_collection  # noqa: F401 - shared client
 
 
+def queued(rt: Runtime) -> int:
+    """Messages in the occurrence queue, invisible ones (watchdogs, delayed retries) included."""
+    return rt.store.queue.client.get_queue_properties().approximate_message_count
+
+
+def http(url: str) -> dict[str, object]:
+    """An Http action that POSTs "x" to `url`."""
+    return {"type": "Http", "request": {"uri": url, "method": "POST", "body": "x"}}
+
+
 def context(attempt: int = 0) -> ExecutionContext:
     """The context the executor would build for attempt `attempt` of an occurrence of jc1/job1."""
     return ExecutionContext(

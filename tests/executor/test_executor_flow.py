@@ -13,7 +13,7 @@ from shared.model import JobCollectionState, JobExecutionStatus, JobHistoryActio
 from shared.occurrence import OccurrenceMessage, Trigger
 from shared.runtime import Runtime
 from tests.executor.peers.servers import Hit, Server, serve
-from tests.executor.support import JC, RG, SUB, fixed, history, job_status, make_collection, put_job
+from tests.executor.support import JC, RG, SUB, fixed, history, http, job_status, make_collection, put_job
 from tests.support.scheduler_client import drain
 
 MAIN, ERROR = JobHistoryActionName.MAIN_ACTION, JobHistoryActionName.ERROR_ACTION
@@ -43,10 +43,6 @@ def start(servers: list[Server], *statuses: int) -> Server:
     server = serve(Scripted(*statuses))
     servers.append(server)
     return server
-
-
-def http(url: str) -> dict[str, object]:
-    return {"type": "Http", "request": {"uri": url, "method": "POST", "body": "x"}}
 
 
 def settled(rt: Runtime, name: str) -> bool:

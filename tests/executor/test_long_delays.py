@@ -16,12 +16,7 @@ from shared.settings import Settings
 from shared.store.queue import MAX_VISIBILITY
 from tests.conftest import ManualClock
 from tests.executor.peers.servers import serve
-from tests.executor.support import fixed, history, job_status, make_collection, put_job
-
-
-def queued(rt: Runtime) -> int:
-    """Messages in the queue, invisible ones included."""
-    return rt.store.queue.client.get_queue_properties().approximate_message_count
+from tests.executor.support import fixed, history, job_status, make_collection, put_job, queued
 
 
 def test_a_retry_17_months_out_hops_through_the_queue_and_runs_on_time(settings: Settings) -> None:

@@ -17,12 +17,8 @@ from azure.storage.queue import QueueMessage
 from shared.model import JobExecutionStatus
 from shared.occurrence import OccurrenceBatch
 from shared.runtime import Runtime
-from tests.executor.peers.servers import Hit, Server, serve
-from tests.executor.support import history, job_status, make_collection, put_job
-
-
-def ok(hit: Hit) -> tuple[int, dict[str, str], bytes]:
-    return 200, {"Content-Type": "text/plain"}, b"ok"
+from tests.executor.peers.servers import Server, ok, serve
+from tests.executor.support import history, http, job_status, make_collection, put_job, queued
 
 
 @pytest.fixture
@@ -30,10 +26,6 @@ def target() -> Iterator[Server]:
     server = serve(ok)
     yield server
     server.close()
-
-
-def http(url: str) -> dict[str, object]:
-    return {"type": "Http", "request": {"uri": url, "method": "POST", "body": "x"}}
 
 
 def next_visible(rt: Runtime, within: float) -> tuple[QueueMessage, float]:
@@ -44,10 +36,6 @@ def next_visible(rt: Runtime, within: float) -> tuple[QueueMessage, float]:
             return received[0], time.monotonic() - started
         time.sleep(0.2)
     raise AssertionError(f"no message turned visible within {within} s")
-
-
-def queued(rt: Runtime) -> int:
-    return rt.store.queue.client.get_queue_properties().approximate_message_count
 
 
 def test_a_lost_receive_runs_from_the_senders_watchdog_and_the_lost_message_dies_at_its_claim(

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shared import api
-from shared.dispatcher import Dispatcher
+from shared.dispatcher import Dispatcher, TickReport
 from shared.runtime import Runtime
 
 SUB, RG, JC = "sub-1", "rg-1", "jc1"
@@ -73,15 +73,16 @@ def drain(rt: Runtime, seconds: float, until: Callable[[], bool] | None = None) 
     return handled
 
 
-def drain_dispatch(dispatcher: Dispatcher) -> int:
+def drain_dispatch(dispatcher: Dispatcher) -> TickReport:
     """Play the dispatch queue's trigger after a tick (`dispatcher.fan_out()`): hand every task on the
     dispatcher's store's dispatch queue to `dispatcher` and delete it, until a pass finds the queue empty.
-    The number of tasks handled."""
+    What the tasks did, added up (`tasks`: how many were handled)."""
     queue = dispatcher.store.dispatch.client
-    handled = 0
+    total = TickReport()
     while messages := list(queue.receive_messages(max_messages=32, visibility_timeout=60)):
         for message in messages:
-            dispatcher.handle_task(message.content)
+            report = dispatcher.handle_task(message.content)
+            total.add(report)
+            total.tasks += report.tasks
             queue.delete_message(message)
-            handled += 1
-    return handled
+    return total
