@@ -6,8 +6,13 @@ Supported: string/number literals, property access (`.name`, `['x']`, `[0]`), an
 old Scheduler templates used: parameters, variables, concat, format, resourceGroup, subscription,
 resourceId, toLower, toUpper, trim, replace, string, int, bool, json, if, equals, not, and, or, empty,
 length, coalesce, contains, startsWith, endsWith, split, substring, first, last, createArray,
-createObject, union, add, sub, mul, div, mod, true, false, null, utcNow. Anything else raises
-`TemplateError` naming the function and where it was met; nothing is guessed.
+createObject, union, add, sub, mul, div, mod, true, false, null, utcNow; and `listKeys(rule, ...).keyName`
+(the name of the rule it lists). A parameter's value may be `Deferred`: computed when an expression first
+reads it, so a parameter only ignored resources use is never asked for. What cannot be known offline raises
+`Unresolvable` naming where it was met and how to supply the value (`--set PATH=VALUE`, or `--parameter`
+for a parameter's default): `reference()` and the other `list*()` functions read deployed resources, a
+`listKeys()` key is a secret (`secret=True`: the importer may ask for it), and any other function is not
+supported. Nothing is guessed.
 """
 
 from __future__ import annotations
@@ -24,6 +29,40 @@ _TOKEN = re.compile(r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>-?\d+)|(?P<name>[A-Z
 
 class TemplateError(ValueError):
     """A template the importer cannot resolve; the message names the expression and where it is."""
+
+
+def supply_hint(where: str) -> str:
+    """How a user gives the value the importer could not compute at `where` (a path in the template)."""
+    if where.startswith("parameters.") and where.endswith(".defaultValue"):
+        return f"pass --parameter {where[len('parameters.'):-len('.defaultValue')]}=VALUE"
+    return f"pass --set '{where}=VALUE'"
+
+
+class Unresolvable(TemplateError):
+    """A value an offline import cannot compute; `secret` when it is a key of a deployed resource."""
+
+    def __init__(self, where: str, what: str, secret: bool = False) -> None:
+        super().__init__(f"{where}: {what}; {supply_hint(where)}")
+        self.where, self.secret = where, secret
+
+
+class Deferred:
+    """A parameter's value, computed when an expression first reads it (then kept, error included)."""
+
+    def __init__(self, compute: Callable[[], Any]) -> None:
+        self._compute = compute
+        self._outcome: tuple[bool, Any] | None = None
+
+    def get(self) -> Any:
+        if self._outcome is None:
+            try:
+                self._outcome = (True, self._compute())
+            except TemplateError as error:
+                self._outcome = (False, error)
+        ok, value = self._outcome
+        if not ok:
+            raise value
+        return value
 
 
 @dataclass
@@ -64,7 +103,11 @@ class Evaluator:
         if isinstance(value, str) and value.startswith("[") and value.endswith("]"):
             if value.startswith("[["):
                 return value[1:]
-            return self.evaluate(value[1:-1], where)
+            found = self.evaluate(value[1:-1], where)
+            if isinstance(found, _Keys):
+                raise Unresolvable(where, f"[{found.text}] lists the keys of a deployed resource (in a terminal the "
+                                          f"import asks for it)", secret=True)
+            return found
         return value
 
     def evaluate(self, text: str, where: str) -> Any:
@@ -87,8 +130,17 @@ class Evaluator:
         elif kind == "name" and at + 1 < len(tokens) and tokens[at + 1][1] == "(":
             args: list[Any] = []
             at += 2
+            offline = _reads_deployment(token)
             while at < len(tokens) and tokens[at][1] != ")":
-                arg, at = self._expression(tokens, at, where, text)
+                try:
+                    arg, at = self._expression(tokens, at, where, text)
+                except TemplateError:
+                    if not offline:
+                        raise
+                    # reference(resourceId(..., parameters('site'))): what stops the import is reference(),
+                    # which no parameter value would resolve; say that, not the missing parameter.
+                    raise Unresolvable(where, f"{token}() reads a deployed resource, which an offline import "
+                                              f"cannot (in [{text}])") from None
                 args.append(arg)
                 if at < len(tokens) and tokens[at][1] == ",":
                     at += 1
@@ -110,6 +162,8 @@ class Evaluator:
         return value, at
 
     def _member(self, value: Any, key: Any, where: str) -> Any:
+        if isinstance(value, _Keys):
+            return value.member(str(key), where)
         try:
             if isinstance(value, dict):
                 found = {k.lower(): k for k in value}
@@ -123,7 +177,7 @@ class Evaluator:
     def _parameter(self, name: str, where: str) -> Any:
         for key, value in self.parameters.items():
             if key.lower() == str(name).lower():
-                return value
+                return value.get() if isinstance(value, Deferred) else value
         raise TemplateError(f"{where}: parameters('{name}') is not declared")
 
     def _variable(self, name: str, where: str) -> Any:
@@ -134,8 +188,10 @@ class Evaluator:
             if key in self._resolving:
                 raise TemplateError(f"{where}: variables('{name}') refers to itself")
             self._resolving.add(key)
-            self._resolved[key] = self.resolve(self.variables[key], f"variables.{key}")
-            self._resolving.discard(key)
+            try:
+                self._resolved[key] = self.resolve(self.variables[key], f"variables.{key}")
+            finally:
+                self._resolving.discard(key)
         return self._resolved[key]
 
     def _resource_group(self, where: str) -> dict[str, Any]:
@@ -201,14 +257,39 @@ class Evaluator:
             "true": lambda: True, "false": lambda: False, "null": lambda: None,
             "utcnow": lambda: datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
         }
+        if fn == "listkeys":
+            return _Keys(args, text)
+        if _reads_deployment(fn):
+            raise Unresolvable(where, f"{name}() reads a deployed resource, which an offline import cannot "
+                                      f"(in [{text}])")
         if fn not in table:
-            raise TemplateError(f"{where}: the template function '{name}' is not supported (in [{text}])")
+            raise Unresolvable(where, f"the template function '{name}' is not supported offline (in [{text}])")
         try:
             return table[fn]()
         except TemplateError:
             raise
         except (IndexError, KeyError, TypeError, ValueError, ZeroDivisionError) as error:
             raise TemplateError(f"{where}: {name}() failed in [{text}]: {error}") from None
+
+
+def _reads_deployment(function: str) -> bool:
+    """reference() and the list*() functions read a deployed resource."""
+    name = function.lower()
+    return name == "reference" or name.startswith("list")
+
+
+class _Keys:
+    """What listKeys() answers: `keyName` is the name of the rule it lists; every key is a secret."""
+
+    def __init__(self, args: list[Any], text: str) -> None:
+        self.rule = str(args[0]).rstrip("/").rsplit("/", 1)[-1] if args else ""
+        self.text = text
+
+    def member(self, key: str, where: str) -> Any:
+        if key.lower() == "keyname" and self.rule:
+            return self.rule
+        raise Unresolvable(where, f"[{self.text}] is a key of a deployed resource (in a terminal the import "
+                                  f"asks for it)", secret=True)
 
 
 class _Lazy(dict[str, Any]):

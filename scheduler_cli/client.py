@@ -19,15 +19,21 @@ API_ERROR, USAGE_ERROR, UNREACHABLE = 1, 2, 3
 
 
 class CliError(Exception):
-    """One line for stderr (`code: message`) and the exit code."""
+    """One line for stderr (`code: message`) and the exit code; `details` (every problem of a template)
+    follow it, one indented line each."""
 
-    def __init__(self, code: str, message: str, exit_code: int = API_ERROR, status: int | None = None) -> None:
+    def __init__(self, code: str, message: str, exit_code: int = API_ERROR, status: int | None = None,
+                 details: list[str] | None = None) -> None:
         super().__init__(message)
         self.code, self.message, self.exit_code, self.status = code, message, exit_code, status
+        self.details = details or []
 
     def line(self) -> str:
         status = f" (HTTP {self.status})" if self.status else ""
         return f"error: {self.code}{status}: {self.message}"
+
+    def lines(self) -> str:
+        return "\n".join([self.line() + (":" if self.details else ""), *(f"  - {d}" for d in self.details)])
 
 
 def collection_path(subscription: str, group: str, collection: str) -> str:
@@ -78,6 +84,21 @@ class ApiClient:
             raise CliError("HttpError", response.reason or "the API refused the request", API_ERROR,
                            response.status_code)
         return document
+
+    def schemas(self) -> dict[str, Any]:
+        """The API's wire schemas (`components.schemas` of its GET /openapi.json); the CLI's own copy when the
+        endpoint serves none."""
+        try:
+            document = self.call("GET", "/openapi.json")
+            found = ((document or {}).get("components") or {}).get("schemas") if isinstance(document, dict) else None
+            if isinstance(found, dict) and found:
+                return found
+        except CliError as error:
+            if error.exit_code == UNREACHABLE:
+                raise
+        from shared.api.openapi import openapi_document  # heavy (the whole API): only when the endpoint has none
+
+        return dict(openapi_document()["components"]["schemas"])
 
     def list_all(self, path: str, query: dict[str, Any] | None = None, limit: int | None = None) -> list[Any]:
         """Every item, following nextLink until it is absent or null (or `limit` items are read)."""

@@ -8,9 +8,11 @@ from typing import Any
 
 import typer
 
+from shared.wire_members import unknown_members
+
 from .client import USAGE_ERROR, CliError, collection_path
 from .context import guarded, options, read_json
-from .output import emit_fields, emit_json, emit_message, emit_table
+from .output import emit_fields, emit_json, emit_message, emit_table, warn
 
 app = typer.Typer(help="Job collections.", no_args_is_help=True)
 STATES = ("enabled", "disabled", "faulted", "completed")
@@ -88,6 +90,8 @@ def create(ctx: typer.Context, group: str = Group, collection: str = Collection,
     body: dict[str, Any] = read_json(file) if file else {}
     if not isinstance(body, dict):
         raise CliError("InvalidJson", f"{file}: a JSON object is required", USAGE_ERROR)
+    if file:
+        warn([u.message() for u in unknown_members(body, opts.client().schemas(), "JobCollectionDefinition")])
     properties = body.setdefault("properties", {})
     if location:
         body["location"] = location

@@ -77,7 +77,7 @@ def guarded(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except CliError as error:
-            error_line(error.line())
+            error_line(error.lines())
             raise typer.Exit(error.exit_code) from None
 
     # Typer builds a command's options from its signature: the command's own, plus --output.

@@ -1,154 +1,49 @@
 """`scheduler import`: every Microsoft.Scheduler resource of an ARM template or of an exported resource list,
 applied through the management API, collections before jobs, idempotently.
 
-Contract: resources of other types are listed as ignored; a template's parameters come from `--parameter
-name=value` or a parameters file (`{"parameters": {"x": {"value": ...}}}`), else their defaultValue; an
-expression the importer cannot resolve stops the import before anything is written. For each resource the
-current state is read first: absent -> create, equal -> unchanged (nothing written), different -> change.
-Equality is judged on the API's own model (so `"Http"` equals `"http"`, `"00:00:30"` equals `"PT30S"`, and
-defaults the service fills in are not differences). Write-only secrets are never returned, so a resource
-that carries one cannot be proven unchanged: it is re-applied (PUT is idempotent) and says why.
+Contract: the document is resolved offline first (scheduler_cli/template.py: parameters, `--set`, every
+problem at once; nothing is written while any remains). Resources of other types are listed as ignored.
+For each resource the current state is read first: absent -> create, equal -> unchanged (nothing written),
+different -> change. Equality is judged on the API's own model (so `"Http"` equals `"http"`, `"00:00:30"`
+equals `"PT30S"`, and defaults the service fills in are not differences). Write-only secrets are never
+returned, so a resource that carries one cannot be proven unchanged: it is re-applied (PUT is idempotent)
+and says why. Before anything is written, preflight (scheduler_cli/preflight.py) finds what will fail (a
+missing collection, the API's validation, quotas): `--what-if` shows it as `fails`; the import reports the
+API's own answer. Members the API ignores are listed as warnings (shared/wire_members.py).
 """
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from shared.model.collection import JobCollectionDefinition
 from shared.model.job import JobDefinition
+from shared.wire_members import unknown_members
 
-from .arm_expressions import Evaluator, Scope, TemplateError
+from .arm_expressions import Scope
 from .client import USAGE_ERROR, ApiClient, CliError, collection_path, job_path
+from .preflight import Step, preflight
+from .template import Ask, Planned, TemplateProblems, plan
 
-COLLECTION_TYPE = "microsoft.scheduler/jobcollections"
-JOB_TYPE = "microsoft.scheduler/jobcollections/jobs"
-_ID = re.compile(r"/subscriptions/[^/]+/resourceGroups/(?P<group>[^/]+)/providers/Microsoft\.Scheduler/"
-                 r"jobCollections/(?P<collection>[^/]+)(?:/jobs/(?P<job>[^/]+))?$", re.IGNORECASE)
-
-
-@dataclass
-class Planned:
-    kind: str  # "collection" | "job" | the ignored resource's type
-    group: str
-    collection: str
-    job: str | None
-    body: dict[str, Any]
-
-    @property
-    def label(self) -> str:
-        return "/".join(p for p in (self.group, self.collection, self.job) if p)
+ROOTS = {"collection": "JobCollectionDefinition", "job": "JobDefinition"}
 
 
 @dataclass
 class Outcome:
-    result: str  # create | change | unchanged | created | updated | ignored | failed
+    result: str  # create | change | unchanged | fails | created | updated | ignored | failed
     kind: str
     label: str
     detail: str = ""
+    warnings: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, str]:
-        return {"result": self.result, "type": self.kind, "resource": self.label, "detail": self.detail}
-
-
-def _parameter_values(declared: dict[str, Any], given: list[str]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for item in given:
-        if "=" not in item:
-            document = json.loads(Path(item).read_text("utf-8"))
-            entries = document.get("parameters", document) if isinstance(document, dict) else {}
-            values.update({k: (v.get("value") if isinstance(v, dict) and "value" in v else v)
-                           for k, v in entries.items()})
-            continue
-        name, _, text = item.partition("=")
-        kind = str((declared.get(name) or {}).get("type", "string")).lower()
-        try:
-            values[name] = (int(text) if kind == "int" else text.lower() == "true" if kind == "bool"
-                            else json.loads(text) if kind in ("object", "array") else text)
-        except ValueError:
-            raise TemplateError(f"--parameter {name}: '{text}' is not a valid {kind}") from None
-    return values
-
-
-def _template_resources(template: dict[str, Any], subscription: str, group: str | None, location: str | None,
-                        given: list[str]) -> list[Planned]:
-    declared = template.get("parameters") or {}
-    supplied = _parameter_values(declared, given)
-    unknown = sorted(set(supplied) - set(declared))
-    if unknown:
-        raise TemplateError(f"--parameter: the template declares no parameter {', '.join(unknown)}")
-    evaluator = Evaluator({}, template.get("variables") or {}, Scope(subscription, group, location))
-    for name, spec in declared.items():
-        if name in supplied:
-            evaluator.parameters[name] = supplied[name]
-        elif isinstance(spec, dict) and "defaultValue" in spec:
-            evaluator.parameters[name] = evaluator.resolve(spec["defaultValue"], f"parameters.{name}.defaultValue")
-        else:
-            raise TemplateError(f"parameters.{name}: no value; pass --parameter {name}=VALUE")
-        allowed = (spec or {}).get("allowedValues") if isinstance(spec, dict) else None
-        if allowed and evaluator.parameters[name] not in allowed:
-            raise TemplateError(f"parameters.{name}: '{evaluator.parameters[name]}' is not one of {allowed}")
-    planned: list[Planned] = []
-
-    def walk(resources: Any, parent_type: str, parent_name: str, where: str) -> None:
-        items = list(resources.values()) if isinstance(resources, dict) else list(resources or [])
-        for index, resource in enumerate(items):
-            at = f"{where}[{index}]"
-            if not isinstance(resource, dict):
-                raise TemplateError(f"{at}: a resource must be an object")
-            if "copy" in resource:
-                raise TemplateError(f"{at}.copy: copy loops are not supported; list the resources one by one")
-            if "condition" in resource and not evaluator.resolve(resource["condition"], f"{at}.condition"):
-                continue
-            kind = str(evaluator.resolve(resource.get("type", ""), f"{at}.type"))
-            name = str(evaluator.resolve(resource.get("name", ""), f"{at}.name"))
-            if parent_type and "/" not in kind.split("/", 1)[-1] and not kind.lower().startswith("microsoft."):
-                kind, name = f"{parent_type}/{kind}", (name if "/" in name else f"{parent_name}/{name}")
-            body = {k: evaluator.resolve(resource[k], f"{at}.{k}")
-                    for k in ("location", "tags", "properties") if k in resource}
-            planned.append(_planned(kind, name, group, body, at))
-            if resource.get("resources"):
-                walk(resource["resources"], kind, name, f"{at}.resources")
-
-    walk(template.get("resources"), "", "", "resources")
-    return planned
-
-
-def _planned(kind: str, name: str, group: str | None, body: dict[str, Any], where: str) -> Planned:
-    lowered = kind.lower()
-    if isinstance(body.get("properties"), dict):  # read-only status of an export is not part of the definition
-        body["properties"] = {k: v for k, v in body["properties"].items() if k.lower() != "status"}
-    if lowered not in (COLLECTION_TYPE, JOB_TYPE):
-        return Planned(kind, group or "", name, None, {})
-    if not group:
-        raise TemplateError(f"{where}: pass --resource-group for the template's resources")
-    parts = name.split("/")
-    if lowered == COLLECTION_TYPE and len(parts) == 1:
-        return Planned("collection", group, parts[0], None, body)
-    if lowered == JOB_TYPE and len(parts) == 2:
-        return Planned("job", group, parts[0], parts[1], body)
-    raise TemplateError(f"{where}.name: '{name}' does not fit the type {kind}")
-
-
-def _exported_resources(items: list[Any], group: str | None) -> list[Planned]:
-    planned: list[Planned] = []
-    for index, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise TemplateError(f"[{index}]: a resource must be an object")
-        kind = str(item.get("type", ""))
-        found = _ID.search(str(item.get("id", "")))
-        body = {k: item[k] for k in ("location", "tags", "properties") if k in item}
-        if kind.lower() in (COLLECTION_TYPE, JOB_TYPE) and found:
-            name = found["collection"] + (f"/{found['job']}" if found["job"] else "")
-            planned.append(_planned(kind, name, group or found["group"], body, f"[{index}]"))
-        else:
-            planned.append(_planned(kind, str(item.get("name", "")), group, body, f"[{index}]"))
-    return planned
+    def to_json(self) -> dict[str, Any]:
+        return {"result": self.result, "type": self.kind, "resource": self.label, "detail": self.detail,
+                "warnings": self.warnings}
 
 
 def _covers(current: Any, desired: Any) -> bool:
@@ -185,46 +80,63 @@ def _compare(item: Planned, current: dict[str, Any]) -> tuple[bool, str]:
     return (True, "") if _covers(existing, wanted) else (False, "definition differs")
 
 
-def plan_resources(document: Any, subscription: str, group: str | None, location: str | None,
-                   given: list[str]) -> list[Planned]:
+def _resource_path(subscription: str, item: Planned) -> str:
+    return (collection_path(subscription, item.group, item.collection) if item.kind == "collection"
+            else job_path(subscription, item.group, item.collection, item.job or ""))
+
+
+def plan_resources(document: Any, subscription: str, group: str | None, location: str | None, given: list[str],
+                   sets: list[str] | None = None, ask: Ask | None = None) -> list[Planned]:
+    """The document's resources, collections first (template order within a kind); CliError on problems."""
     try:
-        if isinstance(document, dict) and "resources" in document:
-            planned = _template_resources(document, subscription, group, location, given)
-        elif isinstance(document, list) or (isinstance(document, dict) and isinstance(document.get("value"), list)):
-            planned = _exported_resources(document if isinstance(document, list) else document["value"], group)
-        else:
-            raise TemplateError("neither an ARM template (no 'resources') nor a list of exported resources")
-    except (TemplateError, OSError, ValueError) as error:
-        raise CliError("InvalidTemplate", str(error), USAGE_ERROR) from None
+        planned = plan(document, Scope(subscription, group, location), given, sets or [], ask)
+    except TemplateProblems as problems:
+        count = len(problems.problems)
+        raise CliError("InvalidTemplate", f"{count} problem{'s' if count != 1 else ''} (nothing was written)",
+                       USAGE_ERROR, details=problems.problems) from None
     order = {"collection": 0, "job": 1}
-    return sorted(planned, key=lambda p: order.get(p.kind, 2))  # stable: template order within a kind
+    return sorted(planned, key=lambda p: order.get(p.kind, 2))
 
 
 def import_resources(client: ApiClient, subscription: str, document: Any, group: str | None,
-                     location: str | None, given: list[str], what_if: bool) -> list[Outcome]:
-    outcomes: list[Outcome] = []
-    for item in plan_resources(document, subscription, group, location, given):
-        if item.kind not in ("collection", "job"):
-            outcomes.append(Outcome("ignored", item.kind, item.collection, "not a Microsoft.Scheduler resource"))
+                     location: str | None, given: list[str], what_if: bool, sets: list[str] | None = None,
+                     ask: Ask | None = None, schemas: Callable[[], Mapping[str, Any]] | None = None) -> list[Outcome]:
+    """`schemas` (the API's OpenAPI schemas, read once the document resolves) finds the members it ignores."""
+    planned = plan_resources(document, subscription, group, location, given, sets, ask)
+    known = schemas() if schemas is not None and any(p.kind in ROOTS for p in planned) else None
+    outcomes: list[tuple[Outcome, Step | None]] = []
+    for item in planned:
+        if item.kind not in ROOTS:
+            outcomes.append((Outcome("ignored", item.kind, item.collection, "not a Microsoft.Scheduler resource"),
+                             None))
             continue
-        path = (collection_path(subscription, item.group, item.collection) if item.kind == "collection"
-                else job_path(subscription, item.group, item.collection, item.job or ""))
+        warnings = ([f"{item.where}.{u.message()}" for u in unknown_members(item.body, known, ROOTS[item.kind])]
+                    if known else [])
         try:
             try:
-                current = client.call("GET", path)
+                current = client.call("GET", _resource_path(subscription, item))
             except CliError as error:
                 if error.status != 404:
                     raise
                 current = None
-            if current is None:
-                verdict, detail = "create", ""
-            else:
-                same, detail = _compare(item, current)
-                verdict = "unchanged" if same else "change"
-            if not what_if and verdict != "unchanged":
-                client.call("PUT", path, item.body)
-                verdict = "created" if verdict == "create" else "updated"
-            outcomes.append(Outcome(verdict, item.kind, item.label, detail))
         except CliError as error:
-            outcomes.append(Outcome("failed", item.kind, item.label, error.line()))
-    return outcomes
+            outcomes.append((Outcome("failed", item.kind, item.label, error.line(), warnings), None))
+            continue
+        same, detail = _compare(item, current) if current is not None else (False, "")
+        verdict = "create" if current is None else "unchanged" if same else "change"
+        outcomes.append((Outcome(verdict, item.kind, item.label, detail, warnings), Step(item, current, verdict)))
+    steps = [step for _, step in outcomes if step is not None]
+    failing = preflight(client, subscription, steps, datetime.now(UTC))
+    for outcome, step in outcomes:
+        if step is None:
+            continue
+        if what_if:
+            if steps.index(step) in failing:
+                outcome.result, outcome.detail = "fails", failing[steps.index(step)]
+        elif step.verdict != "unchanged":
+            try:
+                client.call("PUT", _resource_path(subscription, step.item), step.item.body)
+                outcome.result = "created" if step.verdict == "create" else "updated"
+            except CliError as error:
+                outcome.result, outcome.detail = "failed", error.line()
+    return [outcome for outcome, _ in outcomes]

@@ -9,10 +9,11 @@ from typing import Any
 import typer
 
 from shared.console.schedule import ScheduleError, describe
+from shared.wire_members import unknown_members
 
 from .client import USAGE_ERROR, CliError, collection_path, job_path
 from .context import guarded, options, read_json
-from .output import emit_fields, emit_json, emit_message, emit_table
+from .output import emit_fields, emit_json, emit_message, emit_table, warn
 
 app = typer.Typer(help="Jobs of a collection.", no_args_is_help=True)
 
@@ -33,11 +34,14 @@ def words(properties: dict[str, Any]) -> str:
         return f"? ({error})"
 
 
-def _definition(file: Path) -> dict[str, Any]:
+def _definition(ctx: typer.Context, file: Path) -> dict[str, Any]:
+    """The file's job (or its properties, wrapped), after a warning for every member the API would ignore."""
     body = read_json(file)
     if not isinstance(body, dict):
         raise CliError("InvalidJson", f"{file}: a JSON object is required", USAGE_ERROR)
-    return body if "properties" in body else {"properties": body}
+    body = body if "properties" in body else {"properties": body}
+    warn([u.message() for u in unknown_members(body, options(ctx).client().schemas(), "JobDefinition")])
+    return body
 
 
 def _path(ctx: typer.Context, group: str, collection: str, name: str) -> str:
@@ -101,7 +105,7 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection, n
 def create(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
            file: Path = File) -> None:
     """Create or replace a job from a JobDefinition (or its properties) in JSON (PUT)."""
-    job = options(ctx).client().call("PUT", _path(ctx, group, collection, name), _definition(file))
+    job = options(ctx).client().call("PUT", _path(ctx, group, collection, name), _definition(ctx, file))
     _saved(ctx, job, "saved")
 
 
@@ -110,7 +114,7 @@ def create(ctx: typer.Context, group: str = Group, collection: str = Collection,
 def update(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
            file: Path = File) -> None:
     """Change some properties of a job from JSON (PATCH: absent members are kept, secrets included)."""
-    job = options(ctx).client().call("PATCH", _path(ctx, group, collection, name), _definition(file))
+    job = options(ctx).client().call("PATCH", _path(ctx, group, collection, name), _definition(ctx, file))
     _saved(ctx, job, "updated")
 
 

@@ -6,6 +6,7 @@ Environment: SCHEDULER_ENDPOINT (default http://127.0.0.1:7071/api), SCHEDULER_S
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,10 @@ from shared.console.schedule import ScheduleError, describe, upcoming
 from . import collections, jobs
 from .client import DEFAULT_ENDPOINT, USAGE_ERROR, CliError
 from .context import OneLineErrors, Options, Output, guarded, options, read_json
+from .export import export
 from .importer import import_resources
-from .output import emit_json, emit_message, emit_table
+from .output import emit_json, emit_message, emit_table, warn
+from .template import Ask
 
 app = typer.Typer(name="scheduler", cls=OneLineErrors, no_args_is_help=True, add_completion=False,
                   pretty_exceptions_enable=False,
@@ -87,27 +90,63 @@ def next_occurrences(ctx: typer.Context,
     emit_table(None, ["#", "Occurrence (UTC)"], list(enumerate(instants, 1)))
 
 
-@app.command("import")
+def _asker(file: Path) -> Ask | None:
+    """In a terminal, a secret the template reads from a deployed resource (listKeys) is asked for, hidden."""
+    if str(file) == "-" or not sys.stdin.isatty():
+        return None
+
+    def ask(where: str, expression: str) -> str | None:
+        answer = typer.prompt(f"{where} is {expression}; its value (hidden, empty to skip)", hide_input=True,
+                              default="", show_default=False, err=True)
+        return answer or None
+
+    return ask
+
+
+@app.command("import", epilog="Example: scheduler import docs/examples/azuredeploy.json -g my-rg -l westeurope "
+                              "--what-if")
 @guarded
 def import_command(ctx: typer.Context,
-                   file: Path = typer.Argument(..., help="An ARM template, or an exported list of resources."),
-                   group: str = typer.Option(None, "--resource-group", "-g",
+                   file: Path = typer.Argument(..., metavar="FILE",
+                                               help="An ARM template, or an exported list of resources."),
+                   group: str = typer.Option(None, "--resource-group", "-g", metavar="GROUP",
                                              help="Resource group (templates; exported ids carry their own)."),
-                   location: str = typer.Option(None, "--location", "-l", help="resourceGroup().location."),
-                   parameter: list[str] = typer.Option(None, "--parameter", "-p",
-                                                       help="name=value, or a parameters JSON file (repeatable)."),
-                   what_if: bool = typer.Option(False, "--what-if", help="Only say what would change.")) -> None:
+                   location: str = typer.Option(None, "--location", "-l", metavar="REGION",
+                                                help="resourceGroup().location."),
+                   parameter: list[str] = typer.Option(None, "--parameter", "-p", metavar="NAME=VALUE",
+                                                       help="A template parameter, or a parameters JSON file "
+                                                            "(repeatable)."),
+                   sets: list[str] = typer.Option(None, "--set", metavar="PATH=VALUE",
+                                                  help="Replace the template's value at PATH (as the problems name "
+                                                       "it; PATH:=JSON for JSON), e.g. for reference() or listKeys() "
+                                                       "(repeatable)."),
+                   what_if: bool = typer.Option(False, "--what-if",
+                                                help="Only say what would change, and what would fail.")) -> None:
     """Apply every Microsoft.Scheduler resource of a template or export: collections first, then jobs."""
     opts = options(ctx)
-    outcome = import_resources(opts.client(), opts.require_subscription(), read_json(file), group, location,
-                               parameter or [], what_if)
+    client = opts.client()
+    outcome = import_resources(client, opts.require_subscription(), read_json(file), group, location,
+                               parameter or [], what_if, sets or [], _asker(file), client.schemas)
+    warn([w for r in outcome for w in r.warnings])
     if opts.json:
         emit_json([r.to_json() for r in outcome])
     else:
         emit_table("What-if (nothing written)" if what_if else "Import", ["Result", "Type", "Resource", "Detail"],
                    [(r.result, r.kind, r.label, r.detail) for r in outcome])
-    if any(r.result == "failed" for r in outcome):
+    if any(r.result in ("failed", "fails") for r in outcome):
         raise typer.Exit(1)
+
+
+@app.command("export", epilog="Example: scheduler export -g my-rg -c my-jobs -f my-jobs.json")
+@guarded
+def export_command(ctx: typer.Context,
+                   group: str = typer.Option(..., "--resource-group", "-g", metavar="GROUP", help="Resource group."),
+                   collection: str = typer.Option(..., "--collection", "-c", metavar="NAME",
+                                                  help="Job collection name."),
+                   file: Path = typer.Option(None, "--file", "-f", metavar="FILE",
+                                             help="Write to this file instead of standard output.")) -> None:
+    """A collection and its jobs as JSON that `scheduler import` takes back (secrets are never exported)."""
+    export(ctx, group, collection, file)
 
 
 def run() -> None:

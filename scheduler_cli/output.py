@@ -46,5 +46,11 @@ def emit_message(text: str) -> None:
     _console().print(text, highlight=False)
 
 
+def warn(messages: Sequence[str]) -> None:
+    """Warnings (members the API ignores, secrets an export cannot carry) on stderr, one line each."""
+    for message in messages:
+        sys.stderr.write(f"warning: {message}\n")
+
+
 def error_line(text: str) -> None:
     sys.stderr.write(text + "\n")

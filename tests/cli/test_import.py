@@ -138,8 +138,10 @@ def test_unsupported_expressions_and_missing_parameters_are_named(cli, tmp_path:
     path.write_text(json.dumps(template))
     result = cli("import", str(path), "-g", RG, "-l", "westus", "-p", "httpUri=x", "-p", "sasToken=y", "--what-if")
     assert result.exit_code == 2
-    assert "error: InvalidTemplate: parameters.jobCollectionName.defaultValue: the template function " \
-           "'uniqueString' is not supported" in result.stderr
+    assert result.stderr.splitlines() == [
+        "error: InvalidTemplate: 1 problem (nothing was written):",
+        "  - parameters.jobCollectionName.defaultValue: the template function 'uniqueString' is not supported "
+        "offline (in [uniqueString(resourceGroup().id)]); pass --parameter jobCollectionName=VALUE"]
     plain = quickstart_template()
     path.write_text(json.dumps(plain))
     missing = cli("import", str(path), "-g", RG, "-l", "westus", "-p", "sasToken=y", "--what-if")
