@@ -7,9 +7,10 @@ Exit codes: 0 ok; 1 the API answered an error (4xx/5xx); 2 bad usage or input (C
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import requests
 
@@ -34,6 +35,20 @@ class CliError(Exception):
 
     def lines(self) -> str:
         return "\n".join([self.line() + (":" if self.details else ""), *(f"  - {d}" for d in self.details)])
+
+
+def _local(endpoint: str) -> bool:
+    return (urlsplit(endpoint).hostname or "") in ("127.0.0.1", "localhost", "::1")
+
+
+def _context(path: str) -> str:
+    """Where the failing call was aimed, for messages that do not say it: resource group and subscription."""
+    found = re.search(r"/subscriptions/([^/?]+)(?:/resourceGroups/([^/?]+))?", path, re.IGNORECASE)
+    if not found:
+        return ""
+    subscription, group = (unquote(part) if part else part for part in found.groups())
+    return f" (resource group '{group}', subscription '{subscription}')" if group else \
+        f" (subscription '{subscription}')"
 
 
 def collection_path(subscription: str, group: str, collection: str) -> str:
@@ -71,6 +86,11 @@ class ApiClient:
             raise CliError("Refused", f"nextLink points to another host ({urlsplit(url).netloc}).")
         try:
             response = self._session.request(method, url, params=params, json=body, timeout=self.timeout)
+        except requests.ConnectionError as error:
+            if _local(self.endpoint) and not isinstance(error, requests.Timeout):
+                raise CliError("Unreachable", f"nothing answers at {self.endpoint}: is `make run` running? (or set "
+                                              f"SCHEDULER_ENDPOINT)", UNREACHABLE) from None
+            raise CliError("Unreachable", f"{self.endpoint}: {type(error).__name__}: {error}", UNREACHABLE) from None
         except requests.RequestException as error:
             raise CliError("Unreachable", f"{self.endpoint}: {type(error).__name__}: {error}", UNREACHABLE) from None
         try:
@@ -80,9 +100,15 @@ class ApiClient:
         if response.status_code >= 400:
             body = document.get("error") if isinstance(document, dict) else None
             if isinstance(body, dict) and body.get("code"):
-                raise CliError(str(body["code"]), str(body.get("message", "")), API_ERROR, response.status_code)
-            raise CliError("HttpError", response.reason or "the API refused the request", API_ERROR,
-                           response.status_code)
+                raise CliError(str(body["code"]), f"{body.get('message', '')}{_context(path)}", API_ERROR,
+                               response.status_code)
+            reason = response.reason or "the API refused the request"
+            if response.status_code == 404:  # no API answered: the address, not the resource, is wrong
+                prefix = urlsplit(self.endpoint).path.rstrip("/")
+                hint = ("is /api missing from SCHEDULER_ENDPOINT?" if not prefix else
+                        "is SCHEDULER_ENDPOINT the scheduler's API (as http://127.0.0.1:7071/api)?")
+                reason = f"{self.endpoint} answered 404 without an API error: {hint}"
+            raise CliError("HttpError", reason, API_ERROR, response.status_code)
         return document
 
     def schemas(self) -> dict[str, Any]:

@@ -34,7 +34,7 @@ def _quota(properties: dict[str, Any]) -> str:
     return ", ".join(p for p in parts if p) or "-"
 
 
-@app.command("list")
+@app.command("list", epilog="Example: scheduler collections list -g my-rg")
 @guarded
 def list_collections(ctx: typer.Context, group: str = typer.Option(None, "--resource-group", "-g",
                                                                  help="Only this resource group.")) -> None:
@@ -52,7 +52,7 @@ def list_collections(ctx: typer.Context, group: str = typer.Option(None, "--reso
         for c in items])
 
 
-@app.command("show")
+@app.command("show", epilog="Example: scheduler collections show -g my-rg -c my-jobs")
 @guarded
 def show(ctx: typer.Context, group: str = Group, collection: str = Collection) -> None:
     """One collection, with its jobs counted by state."""
@@ -78,7 +78,7 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection) -
         ("tags", ", ".join(f"{k}={v}" for k, v in (found.get("tags") or {}).items()) or "-")])
 
 
-@app.command("create")
+@app.command("create", epilog="Example: scheduler collections create -g my-rg -c my-jobs -l westeurope --sku Standard")
 @guarded
 def create(ctx: typer.Context, group: str = Group, collection: str = Collection,
            location: str = typer.Option(None, "--location", "-l", help="Azure region name."),
@@ -113,21 +113,21 @@ def _post(ctx: typer.Context, group: str, collection: str, verb: str) -> None:
         f"Job collection {collection}: {verb}d.")
 
 
-@app.command("enable")
+@app.command("enable", epilog="Example: scheduler collections enable -g my-rg -c my-jobs")
 @guarded
 def enable(ctx: typer.Context, group: str = Group, collection: str = Collection) -> None:
     """Enable the collection and its jobs."""
     _post(ctx, group, collection, "enable")
 
 
-@app.command("disable")
+@app.command("disable", epilog="Example: scheduler collections disable -g my-rg -c my-jobs")
 @guarded
 def disable(ctx: typer.Context, group: str = Group, collection: str = Collection) -> None:
     """Disable the collection and its jobs."""
     _post(ctx, group, collection, "disable")
 
 
-@app.command("delete")
+@app.command("delete", epilog="Example: scheduler collections delete -g my-rg -c my-jobs --yes")
 @guarded
 def delete(ctx: typer.Context, group: str = Group, collection: str = Collection,
            yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")) -> None:

@@ -21,8 +21,10 @@ from .client import USAGE_ERROR, ApiClient, CliError
 from .output import error_line
 
 try:  # recent Typer ships its own copy of Click and does not re-export UsageError; older Typer runs on Click
+    from typer._click import Context
     from typer._click.exceptions import UsageError
 except ImportError:  # pragma: no cover - depends on the installed Typer
+    from click import Context  # type: ignore[no-redef,import-not-found,unused-ignore]
     from click.exceptions import UsageError  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -63,7 +65,8 @@ def options(ctx: typer.Context) -> Options:
 # The same option after the subcommand (`scheduler jobs list ... -o json`); None keeps the global one.
 _OUTPUT_AFTER = inspect.Parameter(
     "output", inspect.Parameter.KEYWORD_ONLY, annotation=Output | None,
-    default=typer.Option(None, "--output", "-o", help="table or json (also accepted before the command)."))
+    default=typer.Option(None, "--output", "-o", metavar="table|json",
+                         help="table or json (also accepted before the command)."))
 
 
 def guarded(command: F) -> F:
@@ -102,6 +105,25 @@ def _one_line_usage_errors() -> Iterator[None]:
         raise typer.Exit(error.exit_code) from None
 
 
+# What help shows after an option that takes a value, when the option names none itself (Typer would show the
+# Python type: <str>, <list[str]>); a flag shows nothing after its name.
+_METAVARS = {"str": "TEXT", "int": "N", "Path": "FILE", "datetime": "TIME"}
+
+
+def _plain_help(command: Any) -> None:
+    """Help in plain words: flags bare (`--what-if`, `--help`), values named (`-g GROUP`, `--count N`)."""
+    params = list(getattr(command, "params", []))
+    help_option = command.get_help_option(Context(command))
+    for param in [*params, *([help_option] if help_option is not None else [])]:
+        if getattr(param, "is_flag", False) or getattr(param, "is_bool_flag", False):
+            param.metavar = ""
+        elif param.metavar is None and param.param_type_name == "option":
+            annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+            param.metavar = _METAVARS.get(getattr(annotation, "__name__", ""), "VALUE")
+    for child in (getattr(command, "commands", None) or {}).values():
+        _plain_help(child)
+
+
 class OneLineErrors(TyperGroup):
     """The root group: a usage error (unknown option, missing or invalid value) is one stderr line like every
     other error, `error: NoSuchOption: No such option: -x (see 'scheduler jobs list --help')`, exit code 2.
@@ -109,6 +131,8 @@ class OneLineErrors(TyperGroup):
     Sub-groups and commands parse their arguments inside the root's `invoke`, so this covers them all."""
 
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        if parent is None:
+            _plain_help(self)
         with _one_line_usage_errors():
             return super().make_context(info_name, args, parent, **extra)
 

@@ -56,7 +56,7 @@ def _saved(ctx: typer.Context, job: dict[str, Any], verb: str) -> None:
         emit_message(f"Job {short_name(job) if job else ''} {verb}" + (f" (state {state})." if state else "."))
 
 
-@app.command("list")
+@app.command("list", epilog="Example: scheduler jobs list -g my-rg -c my-jobs --state Enabled")
 @guarded
 def list_jobs(ctx: typer.Context, group: str = Group, collection: str = Collection,
               state: str = typer.Option(None, "--state", help="Only jobs in this state (Enabled, Disabled, ...)."),
@@ -80,7 +80,7 @@ def list_jobs(ctx: typer.Context, group: str = Group, collection: str = Collecti
                rows)
 
 
-@app.command("show")
+@app.command("show", epilog="Example: scheduler jobs show -g my-rg -c my-jobs -n ping")
 @guarded
 def show(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name) -> None:
     """One job: its definition (secrets are never returned) and status."""
@@ -100,7 +100,7 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection, n
                                       f"{s.get('faultedCount', 0)}")])
 
 
-@app.command("create")
+@app.command("create", epilog="Example: scheduler jobs create -g my-rg -c my-jobs -n ping -f ping.json")
 @guarded
 def create(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
            file: Path = File) -> None:
@@ -109,7 +109,7 @@ def create(ctx: typer.Context, group: str = Group, collection: str = Collection,
     _saved(ctx, job, "saved")
 
 
-@app.command("update")
+@app.command("update", epilog="Example: scheduler jobs update -g my-rg -c my-jobs -n ping -f patch.json")
 @guarded
 def update(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
            file: Path = File) -> None:
@@ -123,21 +123,21 @@ def _set_state(ctx: typer.Context, group: str, collection: str, name: str, state
     _saved(ctx, job, state.lower())
 
 
-@app.command("enable")
+@app.command("enable", epilog="Example: scheduler jobs enable -g my-rg -c my-jobs -n ping")
 @guarded
 def enable(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name) -> None:
     """Enable the job."""
     _set_state(ctx, group, collection, name, "Enabled")
 
 
-@app.command("disable")
+@app.command("disable", epilog="Example: scheduler jobs disable -g my-rg -c my-jobs -n ping")
 @guarded
 def disable(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name) -> None:
     """Disable the job."""
     _set_state(ctx, group, collection, name, "Disabled")
 
 
-@app.command("run")
+@app.command("run", epilog="Example: scheduler jobs run -g my-rg -c my-jobs -n ping")
 @guarded
 def run(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name) -> None:
     """Run the job now, once, outside its schedule."""
@@ -145,7 +145,7 @@ def run(ctx: typer.Context, group: str = Group, collection: str = Collection, na
     emit_json({"job": name, "action": "run"}) if options(ctx).json else emit_message(f"Job {name}: run requested.")
 
 
-@app.command("delete")
+@app.command("delete", epilog="Example: scheduler jobs delete -g my-rg -c my-jobs -n ping --yes")
 @guarded
 def delete(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
            yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")) -> None:
@@ -165,7 +165,16 @@ def _lateness(p: dict[str, Any]) -> str:
     return f"{(started - expected).total_seconds():.1f}s"
 
 
-@app.command("history")
+MESSAGE_CHARS = 300  # of a history message in the table: an Http action's message holds the whole response
+
+
+def _message(text: str | None) -> str:
+    """The message on one line; a long one cut with a pointer to where it is whole."""
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= MESSAGE_CHARS else f"{flat[:MESSAGE_CHARS].rstrip()}... (-o json for all)"
+
+
+@app.command("history", epilog="Example: scheduler jobs history -g my-rg -c my-jobs -n ping --top 5")
 @guarded
 def history(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
             top: int = typer.Option(20, "--top", min=1, help="The newest N entries.")) -> None:
@@ -176,6 +185,6 @@ def history(ctx: typer.Context, group: str = Group, collection: str = Collection
         emit_json(entries)
         return
     rows = [(p.get("startTime"), p.get("status"), p.get("expectedExecutionTime"), _lateness(p), p.get("actionName"),
-             p.get("retryCount"), (p.get("message") or "")[:120])
+             p.get("retryCount"), _message(p.get("message")))
             for p in ((e.get("properties") or {}) for e in entries)]
     emit_table(f"History of {name}", ["Started", "Status", "Expected", "Lateness", "Action", "Retry", "Message"], rows)

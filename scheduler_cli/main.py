@@ -40,7 +40,7 @@ def root(ctx: typer.Context,
                                    help="Bearer token for the API (Authorization header)."),
          functions_key: str = typer.Option(None, "--functions-key", envvar="SCHEDULER_FUNCTIONS_KEY",
                                            help="Azure Functions key (x-functions-key header)."),
-         output: Output = typer.Option(Output.table, "--output", "-o",
+         output: Output = typer.Option(Output.table, "--output", "-o", metavar="table|json",
                                        help="table or json (also accepted after the command).")) -> None:
     ctx.obj = Options(endpoint, subscription, token, functions_key, output)
 
@@ -56,7 +56,8 @@ def _properties(document: Any) -> dict[str, Any]:
     return {"startTime": None, "recurrence": document}
 
 
-@app.command("next")
+@app.command("next", epilog="Example: scheduler next --count 3 "
+                            """-r '{"frequency": "Day", "schedule": {"hours": [9], "minutes": [0]}}'""")
 @guarded
 def next_occurrences(ctx: typer.Context,
                      file: Path = typer.Option(None, "--file", "-f", help="A job, its properties or a recurrence."),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -51,6 +52,9 @@ def test_collections_and_jobs_end_to_end(cli, host_url: str, tmp_path: Path) -> 
     assert [e["properties"]["status"] for e in entries] == ["Completed"]
     history = cli("jobs", "history", "-g", RG, "-c", JC, "-n", "ping")
     assert "Completed" in history.stdout and "Lateness" in history.stdout
+    # The message holds the whole response (here the OpenAPI document): cut, saying where it is whole.
+    assert len(entries[0]["properties"]["message"]) > 300
+    assert "...(-ojsonforall)" in re.sub(r"[\s│]", "", history.stdout)  # however the table folds it
 
     assert "disabled" in cli("jobs", "disable", "-g", RG, "-c", JC, "-n", "ping").stdout
     assert cli("jobs", "list", "-g", RG, "-c", JC, "--state", "Enabled", "-o", "json").stdout.strip() == "[]"
@@ -74,6 +78,7 @@ def test_errors_are_one_line_with_the_api_code_and_a_reliable_exit_code(cli, tmp
     missing = cli("jobs", "show", "-g", RG, "-c", "nope", "-n", "x")
     assert missing.exit_code == 1
     assert missing.stderr.startswith("error: ResourceNotFound (HTTP 404): ") and missing.stderr.count("\n") == 1
+    assert missing.stderr.endswith(f" (resource group '{RG}', subscription 'cli-sub')\n")
     assert cli("collections", "create", "-g", RG, "-c", "errs", "-l", "westus").exit_code == 0
     bad = tmp_path / "bad.json"
     bad.write_text('{"properties": {"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", '

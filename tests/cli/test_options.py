@@ -97,5 +97,28 @@ def test_the_default_endpoint_is_the_local_host(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(requests.Session, "request", refuse)
     ran = invoke("-s", "sub", "collections", "list")
     assert ran.exit_code == 3
-    assert ran.stderr.startswith("error: Unreachable: http://127.0.0.1:7071/api: ConnectionError")
+    assert ran.stderr == ("error: Unreachable: nothing answers at http://127.0.0.1:7071/api: is `make run` running? "
+                          "(or set SCHEDULER_ENDPOINT)\n")
     assert asked == ["http://127.0.0.1:7071/api/subscriptions/sub/providers/Microsoft.Scheduler/jobCollections"]
+
+
+def test_help_names_values_plainly_and_shows_one_example_per_command() -> None:
+    for path, _ in _leaf_commands(typer.main.get_command(app)):
+        shown = invoke(*path.split()[1:], "--help")
+        assert shown.exit_code == 0, path
+        text = " ".join(shown.stdout.split())
+        assert f"Example: {path} " in text, path  # e.g. "Example: scheduler jobs list -g my-rg -c my-jobs"
+        for typed in ("<bool>", "<str>", "<int>", "<list[", "<datetime>"):
+            assert typed not in text, (path, typed)
+    imported = " ".join(invoke("import", "--help").stdout.split())
+    assert "--what-if Only say" in imported and "--set PATH=VALUE" in imported and "-p NAME=VALUE" in imported
+
+
+def test_a_404_without_an_api_error_asks_about_the_endpoint(http_target) -> None:
+    http_target.status, http_target.body = 404, b""
+    without_api = invoke("--endpoint", http_target.url, "-s", "sub", "collections", "list")
+    assert without_api.exit_code == 1
+    assert without_api.stderr == (f"error: HttpError (HTTP 404): {http_target.url} answered 404 without an API error: "
+                                  "is /api missing from SCHEDULER_ENDPOINT?\n")
+    elsewhere = invoke("--endpoint", f"{http_target.url}/other", "-s", "sub", "collections", "list")
+    assert "is SCHEDULER_ENDPOINT the scheduler's API (as http://127.0.0.1:7071/api)?" in elsewhere.stderr
