@@ -6,11 +6,15 @@ module only launches it: it never downloads anything, because machines here reac
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +26,29 @@ AZURITE_BIN = REPO_ROOT / ".local" / "npm" / "node_modules" / ".bin" / "azurite"
 # The well-known development account every Azure SDK accepts against Azurite (not a secret): shared's.
 ACCOUNT_NAME = DEVELOPMENT_ACCOUNT_NAME
 ACCOUNT_KEY = DEVELOPMENT_ACCOUNT_KEY
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _dies_with_parent() -> Callable[[], None] | None:
+    """A preexec_fn that has the kernel send SIGTERM to the child when the process that started it dies, even
+    by SIGKILL (Linux), so a killed host never leaves Azurite behind. The libc function is looked up here, in
+    the parent: after a fork the child only calls it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+
+    return arm
 
 
 def free_port() -> int:
@@ -83,7 +110,9 @@ class Azurite:
         # Azurite refuses --location together with --inMemoryPersistence; the folder still holds the log.
         args += ["--inMemoryPersistence"] if self.in_memory else ["--location", str(self.location)]
         log = open(self.location / "azurite.log", "ab")  # noqa: SIM115 - owned by the child for its lifetime
-        self._process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        # Its own session: Ctrl-C in the terminal reaches the host, which stops Azurite after the app.
+        self._process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                         preexec_fn=_dies_with_parent())
         log.close()
         deadline = time.monotonic() + timeout
         ports = (self.ports.blob, self.ports.queue, self.ports.table)
