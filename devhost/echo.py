@@ -1,8 +1,8 @@
 """`python -m devhost.echo`: a local HTTP target for trying jobs on a machine without a network.
 
 Contract: listens on 127.0.0.1 (`--port`, default 8080) and answers every request, whatever its method and
-path, with `200 OK` and a short text of what it received: the request line, the `x-ms-*` headers the
-scheduler sends (job id, execution tag, attempt) and the body. `?status=NNN` answers with that status instead
+path, with `200 OK` and a short text of what it received: the request line, the body, and the `x-ms-*`
+headers the scheduler sends (job id, execution tag, attempt). `?status=NNN` answers with that status instead
 (e.g. `?status=500` to see a failure and its retries). Prints its address on stdout when ready and one line
 per request on stderr; Ctrl-C, SIGTERM or SIGHUP stop it. It is a development aid, never part of the app.
 """
@@ -25,13 +25,17 @@ MAX_ECHOED = 2000  # characters of the body echoed back
 class EchoHandler(BaseHTTPRequestHandler):
     server_version = "devhost-echo"
 
+    def version_string(self) -> str:
+        return self.server_version  # short: the scheduler's history message quotes the response headers
+
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
         wanted = (parse_qs(urlsplit(self.path).query).get("status") or ["200"])[0]
         status = int(wanted) if wanted.isdigit() and 200 <= int(wanted) <= 599 else 200
         scheduler = [f"{k}: {v}" for k, v in self.headers.items() if k.lower().startswith("x-ms-")]
-        text = "\n".join([f"echo: {self.command} {self.path}", *scheduler, "", body[:MAX_ECHOED]]).rstrip() + "\n"
+        lines = [f"echo: {self.command} {self.path}", *([f"body: {body[:MAX_ECHOED]}"] if body else []), *scheduler]
+        text = "\n".join(lines) + "\n"
         payload = text.encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "text/plain; charset=utf-8")

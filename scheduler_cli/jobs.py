@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -137,12 +138,44 @@ def disable(ctx: typer.Context, group: str = Group, collection: str = Collection
     _set_state(ctx, group, collection, name, "Disabled")
 
 
-@app.command("run", epilog="Example: scheduler jobs run -g my-rg -c my-jobs -n ping")
+def _latest(ctx: typer.Context, path: str) -> dict[str, Any] | None:
+    page = options(ctx).client().call("GET", f"{path}/history", query={"$top": 1}) or {}
+    return next(iter(page.get("value") or []), None)
+
+
+@app.command("run", epilog="Example: scheduler jobs run -g my-rg -c my-jobs -n ping --wait")
 @guarded
-def run(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name) -> None:
+def run(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
+        wait: bool = typer.Option(False, "--wait", help="Wait (up to a minute) for the run's history entry and show "
+                                                        "it; exit code 1 when it failed.")) -> None:
     """Run the job now, once, outside its schedule."""
-    options(ctx).client().call("POST", f"{_path(ctx, group, collection, name)}/run")
-    emit_json({"job": name, "action": "run"}) if options(ctx).json else emit_message(f"Job {name}: run requested.")
+    path = _path(ctx, group, collection, name)
+    before = _latest(ctx, path) if wait else None
+    options(ctx).client().call("POST", f"{path}/run")
+    if not wait:
+        emit_json({"job": name, "action": "run"}) if options(ctx).json else emit_message(
+            f"Job {name}: run requested.")
+        return
+    deadline = time.monotonic() + 60
+    entry = None
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        entry = _latest(ctx, path)
+        if entry and (before is None or entry.get("name") != before.get("name")):
+            break
+        entry = None
+    if entry is None:
+        raise CliError("NoHistoryYet", f"job {name} was asked to run, and no history entry came within a minute: "
+                                       f"see `scheduler jobs history -g {group} -c {collection} -n {name}`")
+    p = entry.get("properties") or {}
+    if options(ctx).json:
+        emit_json(entry)
+    else:
+        emit_message(f"Job {name} ran: {p.get('status')} ({p.get('actionName')}, attempt "
+                     f"{int(p.get('retryCount') or 0) + 1}, started {_lateness(p)} after its expected time)")
+        emit_message(_message(p.get("message")))
+    if str(p.get("status", "")).lower() == "failed":
+        raise typer.Exit(1)
 
 
 @app.command("delete", epilog="Example: scheduler jobs delete -g my-rg -c my-jobs -n ping --yes")

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -25,25 +26,26 @@ def emit_json(document: Any) -> None:
 
 
 def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    table = Table(title=title, show_lines=False, header_style="bold")
+    # Cells are text, never Rich markup: "[parameters('site')]" or a message in brackets is shown as it is.
+    table = Table(title=escape(title) if title else None, show_lines=False, header_style="bold")
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(*("" if cell is None else str(cell) for cell in row))
+        table.add_row(*("" if cell is None else escape(str(cell)) for cell in row))
     _console().print(table)
 
 
 def emit_fields(title: str, fields: Sequence[tuple[str, Any]]) -> None:
-    table = Table(title=title, show_header=False, box=None)
+    table = Table(title=escape(title), show_header=False, box=None)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     for name, value in fields:
-        table.add_row(name, "" if value is None else str(value))
+        table.add_row(escape(name), "" if value is None else escape(str(value)))
     _console().print(table)
 
 
 def emit_message(text: str) -> None:
-    _console().print(text, highlight=False)
+    _console().print(text, highlight=False, markup=False)
 
 
 def warn(messages: Sequence[str]) -> None:

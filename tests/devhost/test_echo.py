@@ -20,7 +20,7 @@ def test_it_echoes_the_request_and_answers_the_status_asked_for() -> None:
         ok = requests.post(f"{base}/ping", data=b"hello", timeout=10,
                            headers={"x-ms-scheduler-jobid": "/subscriptions/s/.../jobs/ping", "x-other": "no"})
         assert ok.status_code == 200
-        assert ok.text == "echo: POST /ping\nx-ms-scheduler-jobid: /subscriptions/s/.../jobs/ping\n\nhello\n"
+        assert ok.text == "echo: POST /ping\nbody: hello\nx-ms-scheduler-jobid: /subscriptions/s/.../jobs/ping\n"
         failed = requests.get(f"{base}/broken?status=500", timeout=10)
         assert failed.status_code == 500 and failed.text == "echo: GET /broken?status=500\n"
     finally:
