@@ -9,6 +9,8 @@ Contract of `handle(method, path, url, body)` (`path` is what follows `console/`
   `{"value": [{"description", "occurrences"} | {"error": {"code", "message"}}]}`: the schedule in words and
   the next occurrences computed by the engine (shared/console/schedule.py). It reads nothing stored, so
   it needs no credentials and can leak nothing;
+- POST ``check`` and ``limits``: the members of a job or collection document the API would ignore, and
+  collections' effective limits (shared/console/checks.py); stateless in the same way;
 - anything else: 404 (the shell for an unknown page would hide mistakes in shared links).
 The shell and assets hold no data, so they are served without a key; every datum comes from the API. The
 shell carries how to sign in (shared/console/signin.py: public values only) in a meta element, and its
@@ -27,6 +29,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
+from . import checks
 from .schedule import MAX_OCCURRENCES, ScheduleError, describe, upcoming
 from .signin import SignIn
 
@@ -138,6 +141,9 @@ def handle(method: str, path: str, url: str, body: bytes, now: datetime | None =
     verb = method.upper()
     if verb == "POST" and path == "schedule":
         return schedule(body, now or datetime.now(UTC))
+    if verb == "POST" and path in ("check", "limits"):
+        status, answer = checks.members(body) if path == "check" else checks.limits(body)
+        return _json(status, answer)
     if verb != "GET":
         return _error(405, "InvalidHttpVerb", f"{verb} is not supported here.")
     if path.startswith("assets/"):

@@ -59,3 +59,35 @@ def screenshot(driver: webdriver.Chrome, name: str) -> Path:
     driver.save_screenshot(str(path))
     print(f"screenshot: {path}")
     return path
+
+
+def set_width(driver: webdriver.Chrome, width: int, height: int = 900) -> None:
+    """The page laid out as on a screen `width` CSS pixels wide (a phone below 600: a mobile viewport)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+
+
+def reset_width(driver: webdriver.Chrome) -> None:
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def sideways_overflow(driver: webdriver.Chrome) -> int:
+    """How many pixels the page is wider than the window (0: it does not scroll sideways)."""
+    wide, inner = driver.execute_script(
+        "return [Math.max(document.documentElement.scrollWidth, document.body.scrollWidth), window.innerWidth]")
+    return max(0, int(wide) - int(inner))
+
+
+def full_page_screenshot(driver: webdriver.Chrome, name: str, width: int) -> Path:
+    """The whole page, top to bottom, at `width` (a window as tall as the page, then the usual height)."""
+    import base64
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    height = int(driver.execute_script("return document.documentElement.scrollHeight"))
+    set_width(driver, width, min(max(height, 600), 12000))
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+    path.write_bytes(base64.b64decode(shot["data"]))
+    set_width(driver, width)
+    print(f"screenshot: {path}")
+    return path

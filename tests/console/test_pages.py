@@ -40,7 +40,8 @@ def test_the_shell_follows_the_route_prefix() -> None:
 
 
 def test_assets_are_served_by_fixed_name_only() -> None:
-    assert {"console.js", "console.css", "api.js", "job.js", "jobs.js", "chart.js", "editor.js"} <= set(asset_names())
+    assert {"console.js", "console.css", "api.js", "job.js", "jobs.js", "chart.js", "json-locate.js",
+            "job-form.js", "zones.js"} <= set(asset_names())
     status, body, headers = _get("assets/console.js")
     assert status == 200 and headers["Content-Type"].startswith("text/javascript") and "import" in body
     assert _get("assets/console.css")[2]["Content-Type"].startswith("text/css")

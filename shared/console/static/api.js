@@ -102,3 +102,16 @@ export async function schedules(jobs, count = 0) {
   });
   return answer.value;
 }
+
+// Each collection's effective limits (the plan's, tightened by its quota), as the API enforces them.
+export async function limitsOf(collections) {
+  const answer = await call("POST", `${consoleBase()}/limits`, { body: { collections } });
+  return answer.value;
+}
+
+// The members of a job or collection document that the API's schema does not know (api-version 2016-03-01
+// ignores them): [{path, message}].
+export async function unknownMembers(kind, document) {
+  const answer = await call("POST", `${consoleBase()}/check`, { body: { kind, document } });
+  return answer.value;
+}

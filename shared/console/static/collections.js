@@ -1,5 +1,5 @@
 // Collections of a subscription: state, SKU, quota use (jobs used / max) and job counts by state.
-import { collectionPath, consoleBase, listAll } from "./api.js";
+import { collectionPath, consoleBase, limitsOf, listAll } from "./api.js";
 import { announce, failure, h, show, stateBadge, table } from "./dom.js";
 
 const STATES = ["enabled", "disabled", "faulted", "completed"];
@@ -31,7 +31,9 @@ export async function renderCollections(sub) {
     show(h("h1", {}, "Job collections"), failure(error, "Could not list the collections"));
     return;
   }
-  const rows = await Promise.all(collections.map(async (c) => {
+  const limits = collections.length
+    ? await limitsOf(collections.map((c) => ({ properties: c.properties || {} }))).catch(() => []) : [];
+  const rows = await Promise.all(collections.map(async (c, index) => {
     const group = parseId(c.id);
     const p = c.properties || {};
     let counts = null;
@@ -46,12 +48,13 @@ export async function renderCollections(sub) {
     } catch (error) {
       counts = { error: String(error) };
     }
-    const max = (p.quota || {}).maxJobCount;
+    const limit = limits[index];
+    const max = limit && !limit.error ? limit.maxJobs : "?"; // the plan's limit tightened by the quota
     const used = counts.error ? "?" : counts.total;
     return [
       h("a", { href: consoleBase() + collectionPath(sub, group, c.name) }, c.name),
-      group, c.location || "—", stateBadge(p.state), (p.sku || {}).name || "—",
-      max ? `${used} / ${max}` : `${used} / no limit`,
+      group, c.location || "—", stateBadge(p.state), (p.sku || {}).name || "Standard",
+      `${used} / ${max}`,
       ...STATES.map((s) => (counts.error ? "?" : String(counts[s]))),
     ];
   }));

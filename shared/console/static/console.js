@@ -2,14 +2,14 @@
 //   {console}?subscription=S                                   collections of S
 //   {console}?subscription=S&action=create                     a new collection
 //   {console}/subscriptions/S/resourceGroups/G/providers/Microsoft.Scheduler/jobCollections/C   its jobs
-//   .../jobCollections/C?action=create                         a new job from JSON
+//   .../jobCollections/C?action=create                         a new job (a form, or JSON)
 //   .../jobCollections/C/jobs/J[?action=edit]                  one job (or its editor)
 import { collectionPath, consoleBase, credentials, saveCredentials } from "./api.js";
 import { completeSignIn, currentToken, session, signIn, signInConfig, signInEnabled, signOut } from "./auth.js";
 import { renderCollectionForm } from "./collection-form.js";
 import { renderCollections, renderSubscriptionPrompt } from "./collections.js";
 import { h, show, failure } from "./dom.js";
-import { renderEditor } from "./editor.js";
+import { renderJobForm } from "./job-form.js";
 import { renderJob } from "./job.js";
 import { renderJobs } from "./jobs.js";
 
@@ -76,8 +76,8 @@ async function route() {
   }
   const ids = { sub, group, collection, job, path: collectionPath(sub, group, collection) };
   const action = query.get("action");
-  if (job) return action === "edit" ? renderEditor(ids, job) : renderJob(ids);
-  return action === "create" ? renderEditor(ids, null) : renderJobs(ids, query);
+  if (job) return action === "edit" ? renderJobForm(ids, job) : renderJob(ids);
+  return action === "create" ? renderJobForm(ids, null) : renderJobs(ids, query);
 }
 
 async function start() {

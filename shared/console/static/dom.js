@@ -64,13 +64,25 @@ export function seconds(ms) {
   return `${(s / 60).toFixed(1)} min`;
 }
 
+// On a narrow screen each row becomes a card whose cells carry their column's name (data-label), so no
+// table makes the page scroll sideways.
 export function table(caption, head, rows, numeric = []) {
-  return h("table", {},
+  return h("table", { class: "data" },
     h("caption", {}, caption),
     h("thead", {}, h("tr", {}, head.map((c, i) => h("th", { scope: "col", class: numeric.includes(i) ? "num" : null }, c)))),
     h("tbody", {}, rows.length ? rows.map((r) => h("tr", {}, r.map((c, i) => (i === 0
-      ? h("th", { scope: "row" }, c) : h("td", { class: numeric.includes(i) ? "num" : null }, c)))))
+      ? h("th", { scope: "row", "data-label": head[i] }, c)
+      : h("td", { class: numeric.includes(i) ? "num" : null, "data-label": head[i] }, c)))))
       : h("tr", {}, h("td", { colspan: head.length, class: "muted" }, "None."))));
+}
+
+// A long text (an Http action's history message holds the whole response) folded behind an expander: its
+// start on one line, the whole of it, wrapped, when opened.
+export function folded(text, limit = 140) {
+  const flat = (text || "").replace(/\s+/g, " ").trim();
+  if (flat.length <= limit) return h("span", { class: "message" }, flat);
+  return h("details", { class: "message" }, h("summary", {}, `${flat.slice(0, limit)}…`),
+    h("pre", { class: "message-full" }, text));
 }
 
 // The dialog asks before anything destructive; resolves true only on an explicit confirmation.

@@ -3,7 +3,8 @@
 // and a chart. "Run now" polls the history until the new entry appears.
 import { call, consoleBase, schedules } from "./api.js";
 import { historyChart } from "./chart.js";
-import { announce, confirmAction, failure, h, seconds, show, stateBadge, table, when } from "./dom.js";
+import { announce, confirmAction, failure, folded, h, seconds, show, stateBadge, table } from "./dom.js";
+import { zoned } from "./zones.js";
 
 const HISTORY_TOP = 50;
 // The API never returns a write-only secret, so the page can only infer whether one is set. It requires these
@@ -52,13 +53,13 @@ function target(action) {
   return action.type || "—";
 }
 
-function historyTable(entries) {
+function historyTable(entries, zone) {
   const rows = entries.map((e) => {
     const p = e.properties || {};
     const late = p.startTime && p.expectedExecutionTime ? Date.parse(p.startTime) - Date.parse(p.expectedExecutionTime) : null;
-    return [when(p.startTime), h("span", { class: `outcome-${(p.status || "").toLowerCase()}` }, p.status || "—"),
-      when(p.expectedExecutionTime), late === null ? "—" : seconds(late), p.actionName || "—",
-      String(p.retryCount ?? 0), String(p.repeatCount ?? "—"), p.message || ""];
+    return [zoned(p.startTime, zone), h("span", { class: `outcome-${(p.status || "").toLowerCase()}` }, p.status || "—"),
+      zoned(p.expectedExecutionTime, zone), late === null ? "—" : seconds(late), p.actionName || "—",
+      String(p.retryCount ?? 0), String(p.repeatCount ?? "—"), folded(p.message)];
   });
   const t = table(`The latest ${entries.length} history entries, newest first`,
     ["Started", "Status", "Expected", "Lateness", "Action", "Retry", "Repeat", "Message"], rows, [3, 5, 6]);
@@ -93,6 +94,9 @@ export async function renderJob(ids) {
   const [plan] = await schedules([{ ...p, from: status.nextExecutionTime }], 10)
     .catch((error) => [{ error: { message: String(error) } }]);
   const state = (p.state || "").toLowerCase();
+  const zone = (p.recurrence || {}).timeZone;
+  // The API returns no status for a disabled job (as the old service did): no counters, no next run.
+  const unreported = state === "disabled" && !p.status;
 
   const act = async (label, work) => {
     for (const b of document.querySelectorAll("#job-actions button")) b.disabled = true;
@@ -157,17 +161,20 @@ export async function renderJob(ids) {
       h("dt", {}, "State"), h("dd", {}, stateBadge(p.state)),
       h("dt", {}, "Schedule"), h("dd", { id: "schedule-words" }, plan && plan.description ? plan.description : "—"),
       h("dt", {}, "Action"), h("dd", {}, `${(p.action || {}).type || "?"}: ${target(p.action)}`),
-      h("dt", {}, "Start time"), h("dd", {}, when(p.startTime)),
-      h("dt", {}, "Next run"), h("dd", {}, when(status.nextExecutionTime)),
-      h("dt", {}, "Last run"), h("dd", {}, when(status.lastExecutionTime)),
+      h("dt", {}, "Start time"), h("dd", {}, zoned(p.startTime, zone)),
+      h("dt", {}, "Next run"), h("dd", {}, unreported ? "— (the job is disabled)" : zoned(status.nextExecutionTime, zone)),
+      h("dt", {}, "Last run"), h("dd", {}, unreported ? "not reported while the job is disabled"
+        : zoned(status.lastExecutionTime, zone)),
       h("dt", {}, "Runs / failures / faulted"),
-      h("dd", {}, `${status.executionCount ?? 0} / ${status.failureCount ?? 0} / ${status.faultedCount ?? 0}`)),
+      h("dd", { id: "counters" }, unreported
+        ? "Not reported while the job is disabled: the API returns no status for a disabled job. Its history below lists its runs."
+        : `${status.executionCount ?? 0} / ${status.failureCount ?? 0} / ${status.faultedCount ?? 0}`)),
     section("occurrences", "Next 10 occurrences",
       state !== "enabled" ? h("p", { class: "muted" }, `The job is ${state || "not enabled"}: these are its schedule's next times.`) : null,
       plan && plan.error ? failure(plan.error.message) : null,
-      occurrences.length ? h("ol", { class: "occurrences" }, occurrences.map((o) => h("li", {}, when(o))))
+      occurrences.length ? h("ol", { class: "occurrences" }, occurrences.map((o) => h("li", {}, zoned(o, zone))))
         : h("p", { class: "muted" }, "None: the schedule has no occurrence left.")),
-    section("history", "History", historyChart(history), historyTable(history)),
+    section("history", "History", historyChart(history), historyTable(history, zone)),
     section("definition", "Definition",
       secrets.length ? table("Secrets (values are never shown)", ["Property", "Set?"], secrets) : h("p", { class: "muted" }, "No secrets."),
       h("pre", { class: "json", tabindex: "0", "aria-label": "Job definition as JSON" }, JSON.stringify(definition, null, 2))),

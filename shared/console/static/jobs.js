@@ -1,9 +1,10 @@
 // Jobs of a collection: state, schedule in words, next and last run (with the last outcome), counters;
 // filtered by state through the API's $filter, paged with $top/$skip (one extra row tells whether a next
 // page exists, whatever the API does with nextLink).
-import { call, consoleBase, schedules } from "./api.js";
+import { call, consoleBase, limitsOf, schedules } from "./api.js";
 import { collectionActions } from "./collection-actions.js";
-import { announce, failure, h, show, stateBadge, table, when } from "./dom.js";
+import { announce, failure, h, show, stateBadge, table } from "./dom.js";
+import { zoned } from "./zones.js";
 
 const PAGE_SIZE = 25;
 const STATES = ["Enabled", "Disabled", "Faulted", "Completed"];
@@ -23,16 +24,26 @@ async function lastOutcome(ids, name) {
   }
 }
 
-function collectionSummary(collection, ids) {
+// What the API enforces: the plan's limits, tightened by the collection's quota (never "no limit").
+export function limitWords(limits, quota = {}) {
+  if (!limits || limits.error) return { jobs: "?", recurrence: "?", auth: "?" };
+  const plan = `the ${limits.sku} plan`;
+  const jobs = quota.maxJobCount && quota.maxJobCount < limits.planMaxJobs
+    ? `${limits.maxJobs} (maxJobCount; ${plan} allows ${limits.planMaxJobs})` : `${limits.maxJobs} (${plan})`;
+  return { jobs, recurrence: `at most once every ${limits.minInterval}`,
+    auth: limits.outboundAuthentication ? "allowed" : `not allowed on ${plan}` };
+}
+
+function collectionSummary(collection, ids, limits, count) {
   const p = collection.properties || {};
-  const quota = p.quota || {};
-  const recurrence = quota.maxRecurrence ? `every ${quota.maxRecurrence.interval} ${quota.maxRecurrence.frequency}` : "—";
+  const words = limitWords(limits, p.quota || {});
   return h("dl", { class: "props" },
     h("dt", {}, "State"), h("dd", {}, stateBadge(p.state)),
-    h("dt", {}, "SKU"), h("dd", {}, (p.sku || {}).name || "—"),
+    h("dt", {}, "SKU"), h("dd", {}, (p.sku || {}).name || "Standard"),
     h("dt", {}, "Location"), h("dd", {}, collection.location || "—"),
-    h("dt", {}, "Max jobs"), h("dd", {}, String(quota.maxJobCount ?? "no limit")),
-    h("dt", {}, "Most frequent recurrence"), h("dd", {}, recurrence),
+    h("dt", {}, "Jobs"), h("dd", { id: "max-jobs" }, count === null ? `at most ${words.jobs}` : `${count} of at most ${words.jobs}`),
+    h("dt", {}, "Each job runs"), h("dd", { id: "min-interval" }, words.recurrence),
+    h("dt", {}, "Outbound authentication"), h("dd", {}, words.auth),
     h("dt", {}, "Resource id"), h("dd", {}, collection.id || ids.path));
 }
 
@@ -56,20 +67,25 @@ export async function renderJobs(ids, query) {
   const more = jobs.length > PAGE_SIZE;
   jobs = jobs.slice(0, PAGE_SIZE);
   const words = jobs.length ? await schedules(jobs.map((j) => j.properties || {})).catch(() => []) : [];
+  const [limits] = await limitsOf([{ properties: collection.properties || {} }]).catch(() => [null]);
   const outcomes = await Promise.all(jobs.map((j) => lastOutcome(ids, jobName(j))));
   const rows = jobs.map((job, i) => {
     const p = job.properties || {};
     const s = p.status || {};
+    const zone = (p.recurrence || {}).timeZone;
     const described = words[i] || {};
     const outcome = outcomes[i];
+    // The API returns no status for a disabled job: its counters are not reported, not zero.
+    const unreported = (p.state || "").toLowerCase() === "disabled" && !p.status;
+    const counter = (n) => (unreported ? h("span", { title: "not reported while the job is disabled" }, "—") : String(n ?? 0));
     return [
       h("a", { href: `${consoleBase()}${ids.path}/jobs/${encodeURIComponent(jobName(job))}` }, jobName(job)),
       stateBadge(p.state),
       described.description || (described.error ? described.error.message : "—"),
-      when(s.nextExecutionTime),
-      h("span", {}, when(s.lastExecutionTime), outcome ? " " : "",
+      unreported ? "— (disabled)" : zoned(s.nextExecutionTime, zone),
+      h("span", {}, unreported ? "not reported" : zoned(s.lastExecutionTime, zone), outcome ? " " : "",
         outcome ? h("span", { class: `outcome-${outcome.toLowerCase()}` }, `(${outcome})`) : ""),
-      String(s.executionCount ?? 0), String(s.failureCount ?? 0), String(s.faultedCount ?? 0),
+      counter(s.executionCount), counter(s.failureCount), counter(s.faultedCount),
     ];
   });
   const here = (changes) => {
@@ -97,13 +113,16 @@ export async function renderJobs(ids, query) {
   show(
     heading,
     h("p", { class: "sub" }, `Resource group ${ids.group}, subscription ${ids.sub}`),
-    collectionSummary(collection, ids),
+    collectionSummary(collection, ids, limits, !state && page === 0 && !more ? jobs.length : null),
     ...collectionActions(ids, collection, !state && page === 0 && !more ? jobs.length : null,
       () => renderJobs(ids, query)),
     h("div", { class: "toolbar" },
       h("a", { class: "button", href: `${consoleBase()}${ids.path}?action=create` }, "New job"), filter),
     table(`Jobs${state ? ` in state ${state}` : ""}, page ${page + 1}`,
       ["Job", "State", "Schedule", "Next run", "Last run (outcome)", "Runs", "Failures", "Faulted"], rows, [5, 6, 7]),
+    jobs.some((j) => ((j.properties || {}).state || "").toLowerCase() === "disabled")
+      ? h("p", { class: "note" }, "— The API returns no status for a disabled job, so its runs are not counted here; "
+        + "its page lists its history.") : null,
     pager,
   );
   announce(`${jobs.length} jobs shown.`);
