@@ -127,7 +127,13 @@ export function retryFields(ctx, base, idp, errorAction) {
   const kind = choice(get(ctx.doc, [...path, "retryType"]), RETRY);
   const choices = errorAction ? [["", "Default: none"], ...RETRY.slice(1)] : RETRY;
   const parts = [field(ctx, `${idp}-retry`, "Retry policy", [...path, "retryType"], { choices, structural: true,
-    format: () => kind, parse: (v) => { if (!v) put(ctx.doc, path, undefined); return v || undefined; } })];
+    format: () => kind, parse: (v) => {
+      // What the chosen policy does not have goes: None keeps no interval, Fixed no longest interval.
+      const drop = !v ? ["retryInterval", "retryCount", "maxRetryInterval"] : v === "None"
+        ? ["retryInterval", "retryCount", "maxRetryInterval"] : v === "Fixed" ? ["maxRetryInterval"] : [];
+      for (const member of drop) put(ctx.doc, [...path, member], undefined);
+      return v || undefined;
+    } })];
   if (kind === "Fixed" || kind === "Exponential") {
     parts.push(h("div", { class: "row" },
       field(ctx, `${idp}-retry-interval`, kind === "Fixed" ? "Interval (seconds)" : "First interval (seconds)",
