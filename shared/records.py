@@ -32,8 +32,10 @@ class CollectionRecord:
     etag: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class JobRecord:
+    """A stored job; frozen: every change is a new record (shared/jobstate says which)."""
+
     key: JobKey
     properties: JobProperties  # startTime, action, recurrence (with secrets); state/status live below
     state: JobState = JobState.ENABLED
@@ -56,6 +58,8 @@ class JobRecord:
     etag: str | None = None
     # The stored sealed secrets, kept as they are when the keyring could not open them (store/sealing.py).
     unopened_secrets: str | None = field(default=None, repr=False)
+    # The job's occurrence series, built once per record on first use (jobstate/series.py); not stored.
+    series_cache: object = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass

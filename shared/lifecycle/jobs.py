@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..jobstate import new_generation
 from ..keys import JobKey
 from ..model import HttpAuthenticationType, JobDefinition, JobProperties, JobState
 from ..records import CollectionRecord, JobRecord
@@ -25,7 +26,7 @@ from .quotas import check_job, check_job_count, limits_of
 from .reads import live_collection
 from .states import resolve_state
 from .validation import effective_start, validate_job
-from .writes import new_generation, store_job
+from .writes import store_job
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -74,8 +75,7 @@ def write_job(
         generation=new_generation(existing, now), etag=existing.etag if existing else None,
     )
     if existing is not None:
-        _store(rt, record, existing, now)
-        return record
+        return _store(rt, record, existing, now)
     # A create takes a place in the collection's count (the last check that can refuse). A collection seen
     # full refuses before anything is written; a place lost to a concurrent create after that refuses at
     # the reservation, which runs beside the due entry (an entry without its job is dropped as stale).
@@ -89,18 +89,17 @@ def write_job(
         reserved = True
 
     try:
-        _store(rt, record, None, now, reserve)
+        return _store(rt, record, None, now, reserve)
     except BaseException:
         if reserved:
             release_job(rt, key.collection_key)
         raise
-    return record
 
 
 def _store(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime,
-           alongside: Callable[[], None] | None = None) -> None:
+           alongside: Callable[[], None] | None = None) -> JobRecord:
     try:
-        store_job(rt, record, existing, now, alongside)
+        return store_job(rt, record, existing, now, alongside)
     except ConcurrencyError as exc:
         raise Conflict("The job was changed by another request; retry.") from exc
 

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from ..actions.framing import is_framing_header
 from ..actions.oauth import valid_tenant
+from ..jobstate import engine_recurrence
 from ..model import (
     HttpAuthentication,
     HttpAuthenticationType,
@@ -20,7 +21,6 @@ from ..model import (
     JobProperties,
     RetryPolicy,
 )
-from ..planning import engine_recurrence
 from ..recurrence import OccurrenceSeries, RecurrenceError
 from .documents import ACTION_TARGETS
 from .errors import InvalidDefinition as Invalid

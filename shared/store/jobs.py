@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -36,14 +36,14 @@ class JobStore:
         return read_one("job", entity, self._record) if entity else None
 
     def insert(self, record: JobRecord) -> JobRecord:
-        record.etag = self.table.insert(self._entity(record))
-        return record
+        """The record as stored: `record` with the new ETag."""
+        return replace(record, etag=self.table.insert(self._entity(record)))
 
     def replace(self, record: JobRecord) -> JobRecord:
-        """Write back a record read earlier; ConcurrencyError when it changed in between."""
+        """Write back a record read earlier (the record as stored, with its new ETag); ConcurrencyError when it
+        changed in between."""
         assert record.etag is not None, "replace needs the ETag of the record it read"
-        record.etag = self.table.replace(self._entity(record), record.etag)
-        return record
+        return replace(record, etag=self.table.replace(self._entity(record), record.etag))
 
     def delete(self, key: JobKey, etag: str | None = None) -> bool:
         """True if this call removed the job (so exactly one of two concurrent deletes counts it)."""
@@ -134,9 +134,7 @@ class JobStore:
                 log.error("job row %s: secrets not available: %s", entity.get("RowKey", "?")[:100].encode(
                     "unicode_escape").decode("ascii"), exc)
                 unopened = entity["Sealed"]
-        record = _record(entity, document)
-        record.unopened_secrets = unopened
-        return record
+        return replace(_record(entity, document), unopened_secrets=unopened)
 
     def summaries(self) -> Iterator[JobSummary]:
         """Every job of every collection, as a projection read paged by the SDK (one pass over the table)."""
