@@ -12,8 +12,8 @@ from shared.records import HistoryRecord
 from shared.retention import Retention
 from shared.runtime import Runtime
 from shared.settings import Settings
-from tests.conftest import ManualClock
 from tests.executor.support import history, job_status, make_collection, put_job
+from tests.support.clock import ManualClock
 
 ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
 
