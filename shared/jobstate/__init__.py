@@ -6,7 +6,7 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
 
 - series.py: `JobSeries`, a job's occurrences (first, following, latest missed, repeat count), built once
   per record (`series_of`).
-- plan.py: written (created, rewritten, state changed: `resolve_state`, `planned`, `moved`) and dispatched
+- plan.py: written (created, rewritten, state changed: `written`, `resolve_state`, `planned`, `moved`) and dispatched
   (`dispatch_step`, `advanced`, `postponed_note`).
 - attempt.py: may this attempt run (`may_run`), and the job after it (`after_attempt`).
 - outcome.py: what follows an attempt (`decide` -> `AttemptOutcome`).
@@ -32,6 +32,7 @@ from .plan import (
     postponed_note,
     resolve_state,
     still_due,
+    written,
 )
 from .series import JobSeries, engine_recurrence, series_of
 from .view import FINISHED_JOB_AGE, expired, status
@@ -40,5 +41,5 @@ __all__ = [
     "COLLECTION_CASCADE", "FINAL_STATES", "FINISHED_JOB_AGE", "MISSED_AFTER", "RECENT_CLAIMS", "Attempt",
     "AttemptOutcome", "DispatchStep", "JobSeries", "Outcome", "StateRefused", "advanced", "after_attempt",
     "decide", "dispatch_step", "engine_recurrence", "expired", "has_advanced", "is_done", "may_run", "moved",
-    "new_generation", "planned", "postponed_note", "resolve_state", "series_of", "status", "still_due",
+    "new_generation", "planned", "postponed_note", "resolve_state", "series_of", "status", "still_due", "written",
 ]

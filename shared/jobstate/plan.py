@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from ..model import JobCollectionState, JobExecutionStatus, JobHistoryActionName, JobState
+from ..keys import JobKey
+from ..model import JobCollectionState, JobExecutionStatus, JobHistoryActionName, JobProperties, JobState
 from ..records import HistoryRecord, JobRecord
 from .series import keep_series, series_of
 
@@ -61,6 +62,29 @@ def resolve_state(requested: JobState | None, existing: JobRecord | None, defaul
 def new_generation(existing: JobRecord | None, now: datetime) -> int:
     """Increases across rewrites and across delete + re-create, so no stale queued occurrence matches."""
     return max(existing.generation + 1 if existing else 0, int(now.timestamp() * 1000))
+
+
+def written(key: JobKey, properties: JobProperties, state: JobState, existing: JobRecord | None,
+            now: datetime) -> JobRecord:
+    """A job created (`existing` None) or rewritten with a new definition, not yet planned (`planned`).
+
+    A rewrite keeps the job's identity, creation, counters and ETag, and gets a new generation. `count` is
+    counted from startTime, or from now when startTime is past; a rewrite that leaves the schedule alone
+    (same startTime and recurrence) keeps its count origin, so a PATCH does not restart `count`."""
+    start = properties.start_time
+    same_schedule = existing is not None and existing.properties.start_time == start and (
+        existing.properties.recurrence == properties.recurrence)
+    origin = max(start, now) if start is not None else now
+    if existing is None:
+        return JobRecord(key=key, properties=properties, state=state, created_time=now, count_origin=origin,
+                         generation=new_generation(None, now))
+    return JobRecord(
+        key=existing.key, properties=properties, state=state, created_time=existing.created_time,
+        count_origin=existing.count_origin if same_schedule else origin,
+        last_execution_time=existing.last_execution_time, execution_count=existing.execution_count,
+        failure_count=existing.failure_count, faulted_count=existing.faulted_count,
+        generation=new_generation(existing, now), etag=existing.etag,
+    )
 
 
 def planned(record: JobRecord, now: datetime) -> JobRecord:

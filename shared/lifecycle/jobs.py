@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..jobstate import new_generation
+from .. import jobstate
 from ..keys import JobKey
 from ..model import HttpAuthenticationType, JobDefinition, JobProperties, JobState
 from ..records import CollectionRecord, JobRecord
@@ -61,19 +61,7 @@ def write_job(
     if size > MAX_DEFINITION_BYTES:
         raise InvalidDefinition(f"The job is {size} bytes as stored; the maximum job size is {MAX_DEFINITION_BYTES}.",
                                 "properties")
-    # Rewriting a job without touching its schedule keeps its count: `count` is not restarted by a PATCH.
-    same_schedule = existing is not None and existing.properties.start_time == start and (
-        existing.properties.recurrence == properties.recurrence)
-    record = JobRecord(
-        key=existing.key if existing else key, properties=stored, state=state,
-        created_time=existing.created_time if existing else now,
-        count_origin=existing.count_origin if existing and same_schedule else max(start, now),
-        last_execution_time=existing.last_execution_time if existing else None,
-        execution_count=existing.execution_count if existing else 0,
-        failure_count=existing.failure_count if existing else 0,
-        faulted_count=existing.faulted_count if existing else 0,
-        generation=new_generation(existing, now), etag=existing.etag if existing else None,
-    )
+    record = jobstate.written(key, stored, state, existing, now)
     if existing is not None:
         return _store(rt, record, existing, now)
     # A create takes a place in the collection's count (the last check that can refuse). A collection seen

@@ -51,6 +51,31 @@ def test_a_written_job_is_planned_at_its_first_occurrence_or_finished(record, st
     assert stored.next_execution_time == NOW - MIN  # the input is untouched: a new record came back
 
 
+def test_a_created_job_starts_counting_from_its_start_or_now() -> None:
+    created = jobstate.written(JobKey("s", "g", "c", "j"), job(start=NOW + MIN).properties, JobState.ENABLED,
+                               None, NOW)
+    assert (created.created_time, created.count_origin, created.execution_count) == (NOW, NOW + MIN, 0)
+    past = jobstate.written(created.key, job(start=NOW - MIN).properties, JobState.ENABLED, None, NOW)
+    assert past.count_origin == NOW
+
+
+@pytest.mark.parametrize(("change", "keeps_origin"), [
+    ({}, True),  # the same schedule: a PATCH of the action does not restart `count`
+    ({"start_time": NOW + 2 * MIN}, False),
+])
+def test_a_rewrite_keeps_identity_and_counters(change, keeps_origin) -> None:
+    existing = replace(job(start=NOW - MIN, **EVERY_MINUTE), count_origin=NOW - MIN, execution_count=5,
+                       failure_count=2, faulted_count=1, etag="e1", created_time=NOW - timedelta(days=1))
+    properties = existing.properties.model_copy(update=change)
+    later = NOW + timedelta(hours=1)
+    rewritten = jobstate.written(existing.key, properties, JobState.DISABLED, existing, later)
+    assert (rewritten.execution_count, rewritten.failure_count, rewritten.faulted_count) == (5, 2, 1)
+    assert (rewritten.etag, rewritten.created_time, rewritten.state) == ("e1", existing.created_time,
+                                                                        JobState.DISABLED)
+    assert rewritten.generation > existing.generation
+    assert (rewritten.count_origin == existing.count_origin) is keeps_origin
+
+
 @pytest.mark.parametrize(("requested", "existing", "default", "expected"), [
     (None, None, JobState.ENABLED, JobState.ENABLED),
     (JobState.DISABLED, None, JobState.ENABLED, JobState.DISABLED),
