@@ -17,11 +17,11 @@ from typing import Any
 
 from ..auth.assignments import Assignment, assign, get_assignment, list_assignments, remove_assignment
 from ..auth.roles import ROLES, role_of
-from ..auth.scopes import scope_of
 from ..errors import ApiError, bad_request
 from ..model.base import format_utc
 from ..runtime import Runtime
 from ..store import RoleAssignmentRecord
+from .access import scope_of
 from .common import query_value, read_json
 from .http import ApiRequest, ApiResponse
 
