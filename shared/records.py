@@ -6,7 +6,7 @@ back, and the store refuses the write when somebody else changed the entity in b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from .keys import CollectionKey, JobKey
@@ -60,6 +60,13 @@ class JobRecord:
     unopened_secrets: str | None = field(default=None, repr=False)
     # The job's occurrence series, built once per record on first use (jobstate/series.py); not stored.
     series_cache: object = field(default=None, init=False, repr=False, compare=False)
+
+
+def with_etag(record: JobRecord, etag: str) -> JobRecord:
+    """The record as stored under a new ETag; it keeps its series (its definition did not change)."""
+    stored = replace(record, etag=etag)
+    object.__setattr__(stored, "series_cache", record.series_cache)
+    return stored
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..keys import CollectionKey, JobKey
 from ..model import JobProperties, JobState
-from ..records import JobRecord
+from ..records import JobRecord, with_etag
 from .keys import job_partition, job_row
 from .pages import page_after, skip_rows
 from .readable import read_each, read_one
@@ -37,13 +37,13 @@ class JobStore:
 
     def insert(self, record: JobRecord) -> JobRecord:
         """The record as stored: `record` with the new ETag."""
-        return replace(record, etag=self.table.insert(self._entity(record)))
+        return with_etag(record, self.table.insert(self._entity(record)))
 
     def replace(self, record: JobRecord) -> JobRecord:
         """Write back a record read earlier (the record as stored, with its new ETag); ConcurrencyError when it
         changed in between."""
         assert record.etag is not None, "replace needs the ETag of the record it read"
-        return replace(record, etag=self.table.replace(self._entity(record), record.etag))
+        return with_etag(record, self.table.replace(self._entity(record), record.etag))
 
     def delete(self, key: JobKey, etag: str | None = None) -> bool:
         """True if this call removed the job (so exactly one of two concurrent deletes counts it)."""

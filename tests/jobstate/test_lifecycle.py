@@ -242,3 +242,11 @@ def test_a_job_series_is_built_once_per_record_and_kept_through_its_changes() ->
     advanced = jobstate.advanced(planned, step)
     after = jobstate.after_attempt(advanced, SCHEDULED, DONE, NOW, True)
     assert after is not None and jobstate.series_of(after) is series
+
+
+def test_a_stored_record_keeps_its_series() -> None:
+    from shared.records import with_etag
+
+    record = job(**EVERY_MINUTE)
+    series = jobstate.series_of(record)
+    assert jobstate.series_of(with_etag(record, "e2")) is series
