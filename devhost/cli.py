@@ -29,6 +29,7 @@ from types import FrameType
 
 from devhost.azurite import Azurite, AzuritePorts
 from devhost.host import LocalHost
+from devhost.keys import KeyConfigurationError
 from devhost.settings import DEFAULT_CONNECTION, DEVELOPMENT_STORAGE, apply_settings, read_local_settings
 
 log = logging.getLogger("devhost")
@@ -105,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         port = args.port or int(os.environ.get("PORT") or settings.local_http_port or DEFAULT_HTTP_PORT)
         azurite = ensure_development_storage(app_dir)
         code = _run_in_process(app_dir, args.host, port, stop)
+    except KeyConfigurationError as error:  # one line: what to change, no traceback
+        log.error("devhost refuses to start: %s", error)
+        code = 1
     except Exception as error:
         log.exception("devhost failed: %s", error)
         code = 1
