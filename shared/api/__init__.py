@@ -41,7 +41,7 @@ def _admitted(operation: str, handler: Handler, rt: Runtime, request: ApiRequest
     """Authenticate and authorize first (401/403 before anything is read or stored), then run the handler."""
     access = admit(rt, operation, request)
     if access.principal is not None:
-        request = dataclasses.replace(request, caller=access.principal.object_id)
+        request = dataclasses.replace(request, caller=access.principal.object_id, readable=access.visible)
     return filtered(access, handler(rt, request))
 
 

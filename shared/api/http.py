@@ -58,6 +58,8 @@ class ApiRequest:
     body: bytes = b""
     headers: Mapping[str, str] = field(default_factory=dict)
     caller: str | None = None  # the authenticated caller's object id (shared/auth), when the app checks callers
+    # A filtered list's cut (shared/auth): the scopes whose items the caller may read; None: every item.
+    readable: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

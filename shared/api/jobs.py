@@ -16,7 +16,7 @@ from ..records import JobRecord
 from .common import read_json, require_api_version
 from .filters import history_status_filter, job_state_filter
 from .http import ApiRequest, ApiResponse
-from .paging import list_body, next_link, page_request, token_text
+from .paging import list_body, next_link, page_request, resume, resume_text
 from .paths import collection_key, job_key
 from .render import render_history, render_job
 
@@ -73,26 +73,26 @@ def list_jobs(rt: Runtime, request: ApiRequest) -> ApiResponse:
     key = collection_key(request)
     state = job_state_filter(request)
     page = page_request(request)
-    after = token_text(page.token, "after") if page.token is not None else None
+    query = f"state={state.value if state else ''}"
+    after = resume_text(rt, request, page, "jobs", query)
     records, cursor = lifecycle.jobs_page(rt, key, state, page.size, after, page.skip if page.token is None else 0)
     now = rt.clock.now()
-    link = next_link(request, {"after": cursor} if cursor else None)
+    link = next_link(rt, request, "jobs", cursor, query)
     return ApiResponse(200, list_body([render_job(r, now) for r in records], link))
 
 
 def list_history(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    """Newest first, `$filter=status eq '...'`, paged with an absolute nextLink whose `$skiptoken` carries the
+    """Newest first, `$filter=status eq '...'`, paged with an absolute nextLink whose `$skiptoken` seals the
     store's continuation."""
     require_api_version(request)
     key = job_key(request)
     status = history_status_filter(request)
     page = page_request(request)
-    continuation: Any = None
-    if page.token is not None:
-        continuation = page.token.get("c")
-        if not isinstance(continuation, dict):
-            raise bad_request("$skiptoken is not a token this service issued.", "$skiptoken")
+    query = f"status={status.value if status else ''}"
+    continuation = resume(rt, request, page, "history", query)
+    if continuation is not None and not isinstance(continuation, dict):
+        raise bad_request("The continuation token is not one of this list's.", "$skiptoken")
     records, token = lifecycle.history_page(rt, key, status, page.size, continuation,
                                             page.skip if page.token is None else 0)
-    link = next_link(request, {"c": token} if token else None)
+    link = next_link(rt, request, "history", token or None, query)
     return ApiResponse(200, list_body([render_history(r) for r in records], link))

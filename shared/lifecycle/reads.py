@@ -7,6 +7,7 @@ that cannot be read is left out of a page (logged by the store); reading it alon
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..keys import CollectionKey, JobKey
@@ -42,13 +43,15 @@ def get_job(rt: Runtime, key: JobKey) -> JobRecord:
 
 
 def collections_page(rt: Runtime, subscription: str, group: str | None, size: int, after: str | None,
-                     skip: int) -> tuple[list[CollectionRecord], str | None]:
-    """A page of a subscription's (or one resource group's) collections, and the cursor of the next."""
+                     skip: int, visible: Callable[[CollectionKey], bool] | None = None,
+                     ) -> tuple[list[CollectionRecord], str | None]:
+    """A page of a subscription's (or one resource group's) collections, and the cursor of the next; only
+    those `visible` accepts (the caller may read) when given, which `skip` counts too."""
     if after is None and skip:
-        after, exhausted = rt.store.collections.skip(subscription, group, skip)
+        after, exhausted = rt.store.collections.skip(subscription, group, skip, visible)
         if exhausted:
             return [], None
-    return rt.store.collections.page_after(subscription, group, size, after)
+    return rt.store.collections.page_after(subscription, group, size, after, visible)
 
 
 def jobs_page(rt: Runtime, key: CollectionKey, state: JobState | None, size: int, after: str | None,
