@@ -10,7 +10,7 @@ Contract:
 4. When ready, write exactly one line to stdout: the base URL, e.g. http://127.0.0.1:7071/api. Logs go to
    stderr.
 5. Ctrl-C / SIGTERM stop the host and the Azurite this command started; exit status 0. A startup failure
-   exits 1.
+   exits 1 (keys the host cannot check, devhost/keys.py: one line, no traceback).
 Port: --port, else env PORT, else local.settings.json Host.LocalHttpPort, else 7071.
 """
 
