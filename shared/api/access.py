@@ -83,7 +83,9 @@ def admit(rt: Runtime, operation: str, request: ApiRequest) -> auth.Access:
 
 
 def filtered(access: auth.Access, response: ApiResponse) -> ApiResponse:
-    """Drop the list items the caller may not read (a page may come out short; nextLink still continues)."""
+    """Drop the list items the caller may not read. A second guard: the filtered lists cut themselves down
+    while reading (`ApiRequest.readable`, shared/api/collections.py), so that pages stay full and a page's
+    continuation never lies on an item the caller may not read."""
     if access.visible is None or response.status != 200 or not isinstance(response.body, dict):
         return response
     items: list[Any] = response.body.get("value") or []

@@ -25,7 +25,7 @@ import binascii
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
@@ -51,10 +51,10 @@ _BLOCK = 64
 _MAX_TEXT = 4096  # far above any token issued; longer text is refused before decoding
 
 
-def binding(kind: str, route: dict[str, str] | Any, query: str, caller: str | None,
+def binding(kind: str, route: Mapping[str, str], query: str, caller: str | None,
             readable: Sequence[str] | None) -> bytes:
     """What a token is bound to (its AEAD associated data): the list, its route, filter and the caller's access."""
-    values = sorted((str(k).lower(), fold_case(str(v))) for k, v in dict(route).items())
+    values = sorted((name.lower(), fold_case(value)) for name, value in route.items())
     scopes = None if readable is None else sorted(fold_case(s) for s in readable)
     return json.dumps([kind, values, query, caller, scopes], separators=(",", ":")).encode("utf-8")
 
