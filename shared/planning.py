@@ -2,8 +2,9 @@
 
 Rules (docs/decisions.md, "Recurrence"): occurrences are anchored at startTime and past ones are skipped;
 a job without startTime is anchored at its creation (so a plain recurrence runs at once, a schedule at
-its first slot); a job without recurrence runs once, at startTime, or immediately when that is absent
-or past. Every planned instant is therefore an occurrence of the job's series.
+its first slot), and keeps that anchor (`JobRecord.anchor`) through rewrites that still give none; a job
+without recurrence runs once, at startTime, or immediately when that is absent or past. Every planned
+instant is therefore an occurrence of the job's series.
 """
 
 from __future__ import annotations
@@ -46,12 +47,17 @@ def engine_recurrence(recurrence: JobRecurrence) -> Recurrence:
     )
 
 
+def start_of(job: JobRecord) -> datetime:
+    """Where the job's series starts: its startTime, else its anchor (a job written without startTime)."""
+    start = job.properties.start_time or job.anchor or job.created_time
+    assert start is not None, "a stored job has a startTime, an anchor or a creation time"
+    return start
+
+
 def series_of(job: JobRecord) -> OccurrenceSeries:
-    """The job's occurrence series; its startTime is always set once the job is stored."""
-    start = job.properties.start_time or job.created_time
-    assert start is not None, "a stored job has a startTime or a creation time"
+    """The job's occurrence series."""
     recurrence = job.properties.recurrence
-    return OccurrenceSeries(start, engine_recurrence(recurrence) if recurrence else None, job.count_origin)
+    return OccurrenceSeries(start_of(job), engine_recurrence(recurrence) if recurrence else None, job.count_origin)
 
 
 def first_occurrence(job: JobRecord, now: datetime) -> datetime | None:

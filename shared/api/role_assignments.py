@@ -19,7 +19,7 @@ from ..auth.assignments import Assignment, assign, get_assignment, list_assignme
 from ..auth.roles import ROLES, role_of
 from ..auth.scopes import scope_of
 from ..errors import ApiError, bad_request
-from ..model.base import format_utc
+from ..model import format_utc
 from ..runtime import Runtime
 from ..store import RoleAssignmentRecord
 from .common import query_value, read_json

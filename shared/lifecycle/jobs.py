@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..keys import JobKey
 from ..model import HttpAuthenticationType, JobDefinition, JobProperties, JobState
+from ..planning import start_of
 from ..records import CollectionRecord, JobRecord
 from ..store import ConcurrencyError
 from .certificates import describe_pfx
@@ -49,23 +50,27 @@ def write_job(
 ) -> JobRecord:
     """Validate a complete job definition against its collection and store it planned."""
     now = rt.clock.now().replace(microsecond=0)
-    series = validate_job(properties, now)
+    # A job that had no startTime and still has none keeps its anchor: reading it and writing it back (which
+    # sends no startTime, since none is shown) leaves its schedule where it was.
+    kept = existing.anchor if existing is not None and existing.properties.start_time is None else None
+    series = validate_job(properties, now, kept)
     state = resolve_state(properties.state, existing, default_state)
     limits = limits_of(collection.definition)
     check_job(limits, properties, series, key.job)
     _add_certificate_facts(properties)
-    start = effective_start(properties, now)
-    stored = properties.model_copy(update={"start_time": start, "state": None, "status": None})
+    start = effective_start(properties, now, kept)
+    stored = properties.model_copy(update={"state": None, "status": None})  # startTime as sent, or none
     size = document_size(stored.to_document())
     if size > MAX_DEFINITION_BYTES:
         raise InvalidDefinition(f"The job is {size} bytes as stored; the maximum job size is {MAX_DEFINITION_BYTES}.",
                                 "properties")
     # Rewriting a job without touching its schedule keeps its count: `count` is not restarted by a PATCH.
-    same_schedule = existing is not None and existing.properties.start_time == start and (
+    same_schedule = existing is not None and start_of(existing) == start and (
         existing.properties.recurrence == properties.recurrence)
     record = JobRecord(
         key=existing.key if existing else key, properties=stored, state=state,
         created_time=existing.created_time if existing else now,
+        anchor=start if properties.start_time is None else None,
         count_origin=existing.count_origin if existing and same_schedule else max(start, now),
         last_execution_time=existing.last_execution_time if existing else None,
         execution_count=existing.execution_count if existing else 0,

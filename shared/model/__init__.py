@@ -17,7 +17,7 @@ from .actions import (
     ServiceBusTopicMessage,
     StorageQueueMessage,
 )
-from .base import WITH_SECRETS, CaseInsensitiveEnum, WireModel, format_utc, to_utc
+from .base import WITH_SECRETS, CaseInsensitiveEnum, WireModel
 from .collection import JobCollectionDefinition, JobCollectionProperties, JobCollectionQuota, JobMaxRecurrence, Sku
 from .durations import format_duration, parse_duration
 from .enums import (
@@ -35,6 +35,7 @@ from .enums import (
     SkuName,
 )
 from .history import JobHistoryDefinition, JobHistoryProperties
+from .instants import Instant, UtcDateTime, format_utc, to_utc
 from .job import JobDefinition, JobProperties, JobStatus
 from .lists import ErrorDetail, ErrorResponse, JobCollectionListResult, JobHistoryListResult, JobListResult
 from .recurrence import JobRecurrence, JobRecurrenceSchedule, JobRecurrenceScheduleMonthlyOccurrence

@@ -182,6 +182,7 @@ def _entity(record: JobRecord) -> Entity:
         "Document": None,  # set by JobStore._entity, with the secrets sealed apart
         "State": record.state.value,
         "CreatedTime": record.created_time,
+        "Anchor": record.anchor,
         "CountOrigin": record.count_origin,
         "NextExecutionTime": record.next_execution_time,
         "DispatchedOccurrence": record.dispatched_occurrence,
@@ -204,6 +205,7 @@ def _record(entity: Entity, document: dict[str, Any]) -> JobRecord:
         properties=JobProperties.model_validate(document),
         state=JobState(entity["State"]),
         created_time=as_datetime(entity.get("CreatedTime")),
+        anchor=as_datetime(entity.get("Anchor")),
         count_origin=as_datetime(entity.get("CountOrigin")),
         next_execution_time=as_datetime(entity.get("NextExecutionTime")),
         dispatched_occurrence=as_datetime(entity.get("DispatchedOccurrence")),

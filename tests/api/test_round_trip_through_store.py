@@ -5,8 +5,9 @@ duration (retryInterval, maxRetryInterval, Service Bus timeToLive, of the action
 every instant (startTime, recurrence.endTime, scheduledEnqueueTimeUtc) and every number (retryCount,
 recurrence interval and count, the schedule's minutes, hours, monthDays and occurrences, the collection's
 quota). Each is PUT through the API, then:
-- the GET answer holds each value as documented (durations in canonical ISO 8601, instants in UTC, numbers
-  as JSON integers), and equals the PUT answer: what the store kept reads back as what was accepted;
+- the GET answer holds each value as documented (durations in canonical ISO 8601, instants in UTC to the
+  100 ns tick, numbers as JSON integers; no startTime a job was not given, no quota.maxJobOccurrence), and
+  equals the PUT answer: what the store kept reads back as what was accepted;
 - the list answers hold the same resource (one value the store cannot read back would drop it from lists);
 - PUT of the GET answer is accepted and answers the same again, and so does the next GET: the rendering
   is a fixed point.
@@ -78,7 +79,7 @@ class Drawn:
     def instant(self, path: Path, low: datetime = FIRST_INSTANT, high: datetime = LAST_INSTANT) -> tuple[str, datetime]:
         text, moment = self.draw(instant_texts(low, high))
         self.expected[path] = canonical_instant(moment)
-        return text, moment
+        return text, moment.at
 
     def number(self, path: Path, low: int, high: int) -> Any:
         sent, value = self.draw(json_integers(st.integers(low, high)))
@@ -193,8 +194,8 @@ def jobs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[Path, Any]]:
     end = None
     if d.maybe():
         properties["recurrence"], end = _recurrence(d, ("properties", "recurrence"), start)
-    if start is None:  # the job starts at its creation, or at an endTime already past (docs/decisions.md)
-        d.expected[("properties", "startTime")] = canonical_instant(min(NOW, end) if end else NOW)
+    if start is None:  # it runs from its creation, but shows no startTime it was not given (wire-contract.md §7)
+        d.expected[("properties", "startTime")] = ABSENT
     return {"properties": properties}, d.expected
 
 
@@ -204,11 +205,13 @@ def collections(draw: st.DrawFn) -> tuple[dict[str, Any], dict[Path, Any]]:
     d = Drawn(draw)
     quota: dict[str, Any] = {}
     where = ("properties", "quota")
-    for name, low in (("maxJobCount", 1), ("maxJobOccurrence", INT32_MIN)):
-        if d.maybe():
-            quota[name] = d.number((*where, name), low, INT32_MAX)
-        else:
-            d.expected[(*where, name)] = ABSENT
+    if d.maybe():
+        quota["maxJobCount"] = d.number((*where, "maxJobCount"), 1, INT32_MAX)
+    else:
+        d.expected[(*where, "maxJobCount")] = ABSENT
+    if d.maybe():  # accepted, never returned (wire-contract.md §7)
+        quota["maxJobOccurrence"] = d.draw(json_integers(st.integers(INT32_MIN, INT32_MAX)))[0]
+    d.expected[(*where, "maxJobOccurrence")] = ABSENT
     if d.maybe():
         frequency = d.draw(st.sampled_from(list(RecurrenceFrequency)))
         quota["maxRecurrence"] = {"frequency": d.draw(_case(frequency.value))}
