@@ -102,3 +102,12 @@ def test_the_official_client_read_modify_write_sends_no_start_time(client, clock
     written = client.jobs.create_or_update("rg-api", JC, JOB, job)
     assert written.properties.start_time is None
     assert written.properties.status.next_execution_time == job.properties.status.next_execution_time
+
+
+def test_a_job_anchored_at_an_end_time_long_past_reads_back(jobs_api) -> None:
+    # No startTime and an endTime before the year 1601, where a table's DateTime starts: created Completed, and
+    # its anchor (that endTime) is stored so that it reads back.
+    put = jobs_api.put_job(JC, JOB, _hourly(recurrence={"frequency": "Hour", "endTime": "0001-01-01T00:00:01Z"})).body
+    assert put["properties"]["state"] == "completed" and "startTime" not in put["properties"]
+    assert jobs_api.get_job(JC, JOB).body == put
+    assert _listed(jobs_api) == [put]
