@@ -1,9 +1,9 @@
 """Job definition writes: PUT (create or replace) and PATCH (merge), one pipeline for both.
 
-canonical JSON (secrets carried over / PATCH merged) -> model validation -> job rules -> state rules ->
-quota and plan -> size limit -> record -> store_job (writes.py). Everything that can refuse runs before
-the first store write, so a refused write changes nothing stored. Refusals are lifecycle errors
-(errors.py); the API maps them to ARM errors.
+canonical JSON (what the caller keeps and secrets carried over / PATCH merged) -> model validation -> job
+rules -> state rules -> quota and plan -> size limit -> record -> store_job (writes.py). Everything that can
+refuse runs before the first store write, so a refused write changes nothing stored. Refusals are lifecycle
+errors (errors.py); the API maps them to ARM errors.
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ from .writes import new_generation, store_job
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
+
+# `keep(incoming, stored)`: the caller's rule for what of the stored document a write keeps although the
+# request left it out (the API's: what its api-version does not know). Changes `incoming` in place.
+Keep = Callable[[dict[str, Any], dict[str, Any]], None]
 
 
 def _add_certificate_facts(properties: JobProperties) -> None:
@@ -115,18 +119,21 @@ def _read_both(rt: Runtime, key: JobKey) -> tuple[CollectionRecord, JobRecord | 
     return side_by_side(lambda: live_collection(rt, key.collection_key), lambda: rt.store.jobs.get(key))
 
 
-def put_job(rt: Runtime, key: JobKey, properties: dict[str, Any]) -> tuple[JobRecord, bool]:
+def put_job(rt: Runtime, key: JobKey, properties: dict[str, Any], keep: Keep | None = None) -> tuple[JobRecord, bool]:
     """Create or replace a job from its `properties` document (canonical member names); (record, created)."""
     collection, existing = _read_both(rt, key)
     if existing is not None:
-        carry_secrets(properties.get("action"), existing.properties.to_document().get("action"))
+        stored = existing.properties.to_document()
+        if keep is not None:
+            keep(properties, stored)
+        carry_secrets(properties.get("action"), stored.get("action"))
     definition = validate(JobDefinition, {"properties": properties})
     job = definition.properties or JobProperties()
     record = write_job(rt, key, job, existing, collection, default_state=JobState.ENABLED)
     return record, existing is None
 
 
-def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any]) -> JobRecord:
+def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any], keep: Keep | None = None) -> JobRecord:
     """Merge a partial `properties` document into the stored one; absent secrets and state are kept (Q9)."""
     patch = dict(patch)
     collection, existing = _read_both(rt, key)
@@ -136,6 +143,8 @@ def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any]) -> JobRecord:
     if patch.get("state") is None:
         patch.pop("state", None)  # null state means "unchanged" (PowerShell's PATCH sends it so)
     stored = existing.properties.to_document()
+    if keep is not None:
+        keep(patch, stored)
     merged = merge(stored, patch)
     if isinstance(merged.get("action"), dict):
         patch_action = patch.get("action")

@@ -1,5 +1,5 @@
-"""Wire models of Microsoft.Scheduler 2016-03-01: they validate requests, render responses and define the
-OpenAPI document (one source of truth)."""
+"""Wire models of Microsoft.Scheduler 2016-03-01 and its extensions: they validate requests, render responses and
+define the OpenAPI documents (one source of truth); versions.py says which api-version shows which extension."""
 
 from .actions import (
     DEFAULT_MAX_RETRY_INTERVAL,
