@@ -13,7 +13,9 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
-API_VERSION = "2016-03-01"
+from shared.model.versions import NEWEST
+
+API_VERSION = NEWEST.name  # the newest api-version: it shows every extension (timeZone, exponential retry)
 DEFAULT_ENDPOINT = "http://127.0.0.1:7071/api"
 API_ERROR, USAGE_ERROR, UNREACHABLE = 1, 2, 3
 

@@ -40,6 +40,9 @@ class JobRecord:
     properties: JobProperties  # startTime, action, recurrence (with secrets); state/status live below
     state: JobState = JobState.ENABLED
     created_time: datetime | None = None
+    # Where the series of a job written without startTime is anchored (its startTime is not on the wire, as
+    # the real service left it out): the instant it was first written so, or an endTime already past.
+    anchor: datetime | None = None
     # `count` is counted from here: startTime, or the creation time when startTime was already past.
     count_origin: datetime | None = None
     # The dispatch cursor: the next occurrence not yet queued; the due index holds an entry for it.

@@ -1,8 +1,9 @@
-"""The management API of Microsoft.Scheduler 2016-03-01, one function per operation.
+"""The management API of Microsoft.Scheduler (api-versions: shared/model/versions.py), one function per operation.
 
 `OPERATIONS` (operations.py) lists every operation with its method, route and handler; `handle` runs one
 by name with the process runtime, after the caller passed shared/auth, and turns every failure into an ARM error.
-`OpenApi_Get` (anonymous) serves our OpenAPI document, `Health_Get` (anonymous) the health report (health.py).
+`OpenApi_Get` (anonymous) serves our OpenAPI documents (one per documented api-version), `Health_Get`
+(anonymous) the health report (health.py).
 """
 
 from __future__ import annotations

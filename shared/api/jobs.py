@@ -6,12 +6,14 @@ the lifecycle refuses becomes an ARM error in http.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import lifecycle
 from ..errors import bad_request
 from ..lifecycle.documents import canonical_keys
-from ..model import JobDefinition, JobState
+from ..model import JobDefinition, JobProperties, JobState
+from ..model.versions import ApiVersion, carry_over
 from ..records import JobRecord
 from .common import read_json, require_api_version
 from .filters import history_status_filter, job_state_filter
@@ -33,27 +35,32 @@ def _properties_of(request: ApiRequest) -> dict[str, Any]:
     return properties
 
 
-def _answer(rt: Runtime, record: JobRecord, status: int) -> ApiResponse:
-    body = render_job(record, rt.clock.now(), with_status=record.state != JobState.DISABLED)
+def _answer(rt: Runtime, record: JobRecord, status: int, version: ApiVersion) -> ApiResponse:
+    body = render_job(record, rt.clock.now(), version, with_status=record.state != JobState.DISABLED)
     return ApiResponse(status, body)
 
 
+def _keeping(version: ApiVersion) -> Callable[[dict[str, Any], dict[str, Any]], None]:
+    """What a write in `version` keeps of the stored job: the properties that version does not know."""
+    return lambda incoming, stored: carry_over(version, JobProperties, incoming, stored)
+
+
 def get_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    require_api_version(request)
-    return ApiResponse(200, render_job(lifecycle.get_job(rt, job_key(request)), rt.clock.now()))
+    version = require_api_version(request)
+    return ApiResponse(200, render_job(lifecycle.get_job(rt, job_key(request)), rt.clock.now(), version))
 
 
 def put_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    require_api_version(request)
+    version = require_api_version(request)
     key = job_key(request)
-    record, created = lifecycle.put_job(rt, key, _properties_of(request))
-    return _answer(rt, record, 201 if created else 200)
+    record, created = lifecycle.put_job(rt, key, _properties_of(request), _keeping(version))
+    return _answer(rt, record, 201 if created else 200, version)
 
 
 def patch_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    require_api_version(request)
+    version = require_api_version(request)
     key = job_key(request)
-    return _answer(rt, lifecycle.patch_job(rt, key, _properties_of(request)), 200)
+    return _answer(rt, lifecycle.patch_job(rt, key, _properties_of(request), _keeping(version)), 200, version)
 
 
 def delete_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
@@ -69,7 +76,7 @@ def run_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
 
 
 def list_jobs(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    require_api_version(request)
+    version = require_api_version(request)
     key = collection_key(request)
     state = job_state_filter(request)
     page = page_request(request)
@@ -78,7 +85,7 @@ def list_jobs(rt: Runtime, request: ApiRequest) -> ApiResponse:
     records, cursor = lifecycle.jobs_page(rt, key, state, page.size, after, page.skip if page.token is None else 0)
     now = rt.clock.now()
     link = next_link(rt, request, "jobs", cursor, query)
-    return ApiResponse(200, list_body([render_job(r, now) for r in records], link))
+    return ApiResponse(200, list_body([render_job(r, now, version) for r in records], link))
 
 
 def list_history(rt: Runtime, request: ApiRequest) -> ApiResponse:

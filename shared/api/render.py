@@ -1,4 +1,5 @@
-"""Records to wire JSON: ARM identity (id/type/name), no secrets, enum casing as the service emitted it."""
+"""Records to wire JSON: ARM identity (id/type/name), no secrets, enum casing as the service emitted it, and
+only what the request's api-version knows (shared/model/versions.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..model import (
     JobHistoryDefinition,
     JobHistoryProperties,
 )
+from ..model.versions import ApiVersion, hide
 from ..records import CollectionRecord, HistoryRecord, JobRecord
 
 
@@ -25,14 +27,14 @@ def render_collection(record: CollectionRecord) -> dict[str, Any]:
     ).to_wire()
 
 
-def render_job(record: JobRecord, now: datetime, with_status: bool = True) -> dict[str, Any]:
-    """The job as the service answered it. A Disabled job has no `status` (GET, list and PUT answers alike,
-    docs/wire-contract.md §2.12); `with_status=False` leaves it out for any state."""
+def render_job(record: JobRecord, now: datetime, version: ApiVersion, with_status: bool = True) -> dict[str, Any]:
+    """The job as the service answered it, in `version`. A Disabled job has no `status` (GET, list and PUT
+    answers alike, docs/wire-contract.md §2.12); `with_status=False` leaves it out for any state."""
     status = jobstate.status(record, now) if with_status else None
     properties = record.properties.model_copy(update={"state": record.state, "status": status})
-    return JobDefinition(
+    return hide(version, JobDefinition, JobDefinition(
         id=record.key.resource_id, type=JOB_TYPE, name=record.key.name, properties=properties
-    ).to_wire()
+    ).to_wire())
 
 
 def render_history(record: HistoryRecord) -> dict[str, Any]:

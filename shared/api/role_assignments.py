@@ -19,7 +19,7 @@ from ..auth.assignments import Assignment, assign, get_assignment, list_assignme
 from ..auth.roles import ROLES, role_of
 from ..errors import ApiError, bad_request
 from ..keys import fold_case
-from ..model.base import format_utc
+from ..model import format_utc
 from ..runtime import Runtime
 from ..store import RoleAssignmentRecord
 from .access import scope_of

@@ -34,12 +34,13 @@ from .plan import (
     still_due,
     written,
 )
-from .series import JobSeries, engine_recurrence, series_of
+from .series import JobSeries, engine_recurrence, series_of, start_of
 from .view import FINISHED_JOB_AGE, expired, status
 
 __all__ = [
     "COLLECTION_CASCADE", "FINAL_STATES", "FINISHED_JOB_AGE", "MISSED_AFTER", "RECENT_CLAIMS", "Attempt",
     "AttemptOutcome", "DispatchStep", "JobSeries", "Outcome", "StateRefused", "advanced", "after_attempt",
     "decide", "dispatch_step", "engine_recurrence", "expired", "has_advanced", "is_done", "may_run", "moved",
-    "new_generation", "planned", "postponed_note", "resolve_state", "series_of", "status", "still_due", "written",
+    "new_generation", "planned", "postponed_note", "resolve_state", "series_of", "start_of", "status", "still_due",
+    "written",
 ]

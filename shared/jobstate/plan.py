@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from ..keys import JobKey
 from ..model import JobCollectionState, JobExecutionStatus, JobHistoryActionName, JobProperties, JobState
 from ..records import HistoryRecord, JobRecord
-from .series import keep_series, series_of
+from .series import keep_series, series_of, start_of
 
 FINAL_STATES = frozenset({JobState.COMPLETED, JobState.FAULTED})
 SETTABLE_STATES = frozenset({JobState.ENABLED, JobState.DISABLED})
@@ -65,21 +65,23 @@ def new_generation(existing: JobRecord | None, now: datetime) -> int:
 
 
 def written(key: JobKey, properties: JobProperties, state: JobState, existing: JobRecord | None,
-            now: datetime) -> JobRecord:
+            now: datetime, start: datetime) -> JobRecord:
     """A job created (`existing` None) or rewritten with a new definition, not yet planned (`planned`).
 
-    A rewrite keeps the job's identity, creation, counters and ETag, and gets a new generation. `count` is
-    counted from startTime, or from now when startTime is past; a rewrite that leaves the schedule alone
-    (same startTime and recurrence) keeps its count origin, so a PATCH does not restart `count`."""
-    start = properties.start_time
-    same_schedule = existing is not None and existing.properties.start_time == start and (
+    `start` is where its series starts: its startTime, else its anchor (kept from a job that had no startTime
+    either, else now; lifecycle/validation.py `effective_start`), which a job without startTime keeps. A
+    rewrite keeps the job's identity, creation, counters and ETag, and gets a new generation. `count` is
+    counted from the start, or from now when that is past; a rewrite that leaves the schedule alone (same
+    start and recurrence) keeps its count origin, so a PATCH does not restart `count`."""
+    same_schedule = existing is not None and start_of(existing) == start and (
         existing.properties.recurrence == properties.recurrence)
-    origin = max(start, now) if start is not None else now
+    origin = max(start, now)
+    anchor = start if properties.start_time is None else None
     if existing is None:
-        return JobRecord(key=key, properties=properties, state=state, created_time=now, count_origin=origin,
-                         generation=new_generation(None, now))
+        return JobRecord(key=key, properties=properties, state=state, created_time=now, anchor=anchor,
+                         count_origin=origin, generation=new_generation(None, now))
     return JobRecord(
-        key=existing.key, properties=properties, state=state, created_time=existing.created_time,
+        key=existing.key, properties=properties, state=state, created_time=existing.created_time, anchor=anchor,
         count_origin=existing.count_origin if same_schedule else origin,
         last_execution_time=existing.last_execution_time, execution_count=existing.execution_count,
         failure_count=existing.failure_count, faulted_count=existing.faulted_count,

@@ -2,7 +2,8 @@
 
 Rules (docs/decisions.md, "Recurrence"): occurrences are anchored at startTime and past ones are skipped;
 a job without startTime is anchored at its creation (so a plain recurrence runs at once, a schedule at
-its first slot); a job without recurrence runs once, at startTime, or immediately when that is absent
+its first slot), and keeps that anchor (`JobRecord.anchor`) through rewrites that still give none; a job
+without recurrence runs once, at startTime, or immediately when that is absent
 or past. Every planned instant is therefore an occurrence of the job's series.
 
 `series_of(record)` builds a record's `JobSeries` once and keeps it with the record (records are frozen:
@@ -50,17 +51,24 @@ def engine_recurrence(recurrence: JobRecurrence) -> Recurrence:
     )
 
 
+def start_of(job: JobRecord) -> datetime:
+    """Where the job's series starts: its startTime, else its anchor (a job written without startTime)."""
+    start = job.properties.start_time or job.anchor or job.created_time
+    assert start is not None, "a stored job has a startTime, an anchor or a creation time"
+    return start
+
+
 class JobSeries:
     """The occurrences of one job definition, its engine series built once (lazily: a one-shot needs none).
 
-    It holds only what the series depends on (startTime, recurrence, creation, count origin), so a record
+    It holds only what the series depends on (startTime or anchor, recurrence, count origin), so a record
     changed in anything else (state, counters, plan) keeps the same series (`keep_series`)."""
 
     __slots__ = ("_start_time", "_anchor", "_recurrence", "_origin", "_series")
 
     def __init__(self, job: JobRecord) -> None:
         self._start_time = job.properties.start_time
-        self._anchor = job.properties.start_time or job.created_time
+        self._anchor = start_of(job)
         self._recurrence = job.properties.recurrence
         self._origin = job.count_origin
         self._series: OccurrenceSeries | None = None
@@ -71,9 +79,8 @@ class JobSeries:
 
     @property
     def engine(self) -> OccurrenceSeries:
-        """The engine's series; a stored job has a startTime or a creation time to anchor it."""
+        """The engine's series."""
         if self._series is None:
-            assert self._anchor is not None, "a stored job has a startTime or a creation time"
             recurrence = self._recurrence
             self._series = OccurrenceSeries(self._anchor, engine_recurrence(recurrence) if recurrence else None,
                                             self._origin)

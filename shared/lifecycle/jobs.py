@@ -1,9 +1,9 @@
 """Job definition writes: PUT (create or replace) and PATCH (merge), one pipeline for both.
 
-canonical JSON (secrets carried over / PATCH merged) -> model validation -> job rules -> state rules ->
-quota and plan -> size limit -> record -> store_job (writes.py). Everything that can refuse runs before
-the first store write, so a refused write changes nothing stored. Refusals are lifecycle errors
-(errors.py); the API maps them to ARM errors.
+canonical JSON (what the caller keeps and secrets carried over / PATCH merged) -> model validation -> job
+rules -> state rules -> quota and plan -> size limit -> record -> store_job (writes.py). Everything that can
+refuse runs before the first store write, so a refused write changes nothing stored. Refusals are lifecycle
+errors (errors.py); the API maps them to ARM errors.
 """
 
 from __future__ import annotations
@@ -31,6 +31,10 @@ from .writes import store_job
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
+# `keep(incoming, stored)`: the caller's rule for what of the stored document a write keeps although the
+# request left it out (the API's: what its api-version does not know). Changes `incoming` in place.
+Keep = Callable[[dict[str, Any], dict[str, Any]], None]
+
 
 def _add_certificate_facts(properties: JobProperties) -> None:
     action = properties.action
@@ -50,18 +54,21 @@ def write_job(
 ) -> JobRecord:
     """Validate a complete job definition against its collection and store it planned."""
     now = rt.clock.now().replace(microsecond=0)
-    series = validate_job(properties, now)
+    # A job that had no startTime and still has none keeps its anchor: reading it and writing it back (which
+    # sends no startTime, since none is shown) leaves its schedule where it was.
+    kept = existing.anchor if existing is not None and existing.properties.start_time is None else None
+    series = validate_job(properties, now, kept)
     state = resolve_state(properties.state, existing, default_state)
     limits = limits_of(collection.definition)
     check_job(limits, properties, series, key.job)
     _add_certificate_facts(properties)
-    start = effective_start(properties, now)
-    stored = properties.model_copy(update={"start_time": start, "state": None, "status": None})
+    start = effective_start(properties, now, kept)
+    stored = properties.model_copy(update={"state": None, "status": None})  # startTime as sent, or none
     size = document_size(stored.to_document())
     if size > MAX_DEFINITION_BYTES:
         raise InvalidDefinition(f"The job is {size} bytes as stored; the maximum job size is {MAX_DEFINITION_BYTES}.",
                                 "properties")
-    record = jobstate.written(key, stored, state, existing, now)
+    record = jobstate.written(key, stored, state, existing, now, start)
     if existing is not None:
         return _store(rt, record, existing, now)
     # A create takes a place in the collection's count (the last check that can refuse). A collection seen
@@ -97,18 +104,21 @@ def _read_both(rt: Runtime, key: JobKey) -> tuple[CollectionRecord, JobRecord | 
     return side_by_side(lambda: live_collection(rt, key.collection_key), lambda: rt.store.jobs.get(key))
 
 
-def put_job(rt: Runtime, key: JobKey, properties: dict[str, Any]) -> tuple[JobRecord, bool]:
+def put_job(rt: Runtime, key: JobKey, properties: dict[str, Any], keep: Keep | None = None) -> tuple[JobRecord, bool]:
     """Create or replace a job from its `properties` document (canonical member names); (record, created)."""
     collection, existing = _read_both(rt, key)
     if existing is not None:
-        carry_secrets(properties.get("action"), existing.properties.to_document().get("action"))
+        stored = existing.properties.to_document()
+        if keep is not None:
+            keep(properties, stored)
+        carry_secrets(properties.get("action"), stored.get("action"))
     definition = validate(JobDefinition, {"properties": properties})
     job = definition.properties or JobProperties()
     record = write_job(rt, key, job, existing, collection, default_state=JobState.ENABLED)
     return record, existing is None
 
 
-def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any]) -> JobRecord:
+def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any], keep: Keep | None = None) -> JobRecord:
     """Merge a partial `properties` document into the stored one; absent secrets and state are kept (Q9)."""
     patch = dict(patch)
     collection, existing = _read_both(rt, key)
@@ -118,6 +128,8 @@ def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any]) -> JobRecord:
     if patch.get("state") is None:
         patch.pop("state", None)  # null state means "unchanged" (PowerShell's PATCH sends it so)
     stored = existing.properties.to_document()
+    if keep is not None:
+        keep(patch, stored)
     merged = merge(stored, patch)
     if isinstance(merged.get("action"), dict):
         patch_action = patch.get("action")

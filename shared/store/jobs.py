@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from ..keys import CollectionKey, JobKey
-from ..model import JobProperties, JobState
+from ..model import JobProperties, JobState, format_utc
 from ..records import JobRecord, with_etag
 from .keys import job_partition, job_row
 from .pages import page_after, skip_rows
@@ -180,6 +180,8 @@ def _entity(record: JobRecord) -> Entity:
         "Document": None,  # set by JobStore._entity, with the secrets sealed apart
         "State": record.state.value,
         "CreatedTime": record.created_time,
+        # As text: an anchor may be an endTime long past, and a table's DateTime starts at 1601.
+        "Anchor": format_utc(record.anchor) if record.anchor is not None else None,
         "CountOrigin": record.count_origin,
         "NextExecutionTime": record.next_execution_time,
         "DispatchedOccurrence": record.dispatched_occurrence,
@@ -202,6 +204,7 @@ def _record(entity: Entity, document: dict[str, Any]) -> JobRecord:
         properties=JobProperties.model_validate(document),
         state=JobState(entity["State"]),
         created_time=as_datetime(entity.get("CreatedTime")),
+        anchor=datetime.fromisoformat(entity["Anchor"]) if entity.get("Anchor") else None,
         count_origin=as_datetime(entity.get("CountOrigin")),
         next_execution_time=as_datetime(entity.get("NextExecutionTime")),
         dispatched_occurrence=as_datetime(entity.get("DispatchedOccurrence")),

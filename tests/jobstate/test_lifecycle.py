@@ -53,9 +53,13 @@ def test_a_written_job_is_planned_at_its_first_occurrence_or_finished(record, st
 
 def test_a_created_job_starts_counting_from_its_start_or_now() -> None:
     created = jobstate.written(JobKey("s", "g", "c", "j"), job(start=NOW + MIN).properties, JobState.ENABLED,
-                               None, NOW)
+                               None, NOW, NOW + MIN)
     assert (created.created_time, created.count_origin, created.execution_count) == (NOW, NOW + MIN, 0)
-    past = jobstate.written(created.key, job(start=NOW - MIN).properties, JobState.ENABLED, None, NOW)
+    past = jobstate.written(created.key, job(start=NOW - MIN).properties, JobState.ENABLED, None, NOW, NOW - MIN)
+    assert past.anchor is None  # it has a startTime
+    unanchored = job(start=NOW).properties.model_copy(update={"start_time": None})
+    anchored = jobstate.written(created.key, unanchored, JobState.ENABLED, None, NOW, NOW)
+    assert anchored.anchor == NOW and jobstate.start_of(anchored) == NOW
     assert past.count_origin == NOW
 
 
@@ -68,7 +72,9 @@ def test_a_rewrite_keeps_identity_and_counters(change, keeps_origin) -> None:
                        failure_count=2, faulted_count=1, etag="e1", created_time=NOW - timedelta(days=1))
     properties = existing.properties.model_copy(update=change)
     later = NOW + timedelta(hours=1)
-    rewritten = jobstate.written(existing.key, properties, JobState.DISABLED, existing, later)
+    start = properties.start_time
+    assert start is not None
+    rewritten = jobstate.written(existing.key, properties, JobState.DISABLED, existing, later, start)
     assert (rewritten.execution_count, rewritten.failure_count, rewritten.faulted_count) == (5, 2, 1)
     assert (rewritten.etag, rewritten.created_time, rewritten.state) == ("e1", existing.created_time,
                                                                         JobState.DISABLED)
