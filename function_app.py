@@ -1,6 +1,7 @@
 """Azure Functions bindings of the scheduler. Only translation lives here; all logic is in `shared/`.
 
-- HTTP: the Microsoft.Scheduler 2016-03-01 management API under /api/subscriptions/..., and role assignments
+- HTTP: the Microsoft.Scheduler management API (2016-03-01, and 2026-12-01-preview with the extensions) under
+  /api/subscriptions/..., its OpenAPI documents, and role assignments
   shaped like ARM's (.../providers/Microsoft.Authorization/roleAssignments) at subscription, group, collection.
 - Timer (every minute at second 0): the dispatcher fans out one task per (minute bucket, shard) of the due index.
 - Queue (scheduler-dispatch): one task's due entries become queued occurrences, on whichever instance takes it.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import azure.functions as func
 
 from shared import api, telemetry
-from shared.api.operations import COLLECTION, GROUP, JOB, PROVIDER, ROLE, ROLES, SUBSCRIPTION
+from shared.api.operations import COLLECTION, GROUP, JOB, OPENAPI_ROUTES, PROVIDER, ROLE, ROLES, SUBSCRIPTION
 from shared.console import pages as console_pages
 from shared.retention import Retention
 from shared.runtime import runtime
@@ -124,6 +125,14 @@ def role_assignment_of_job_collection(req: func.HttpRequest) -> func.HttpRespons
 @app.route(route="openapi.json", methods=api.methods_at("openapi.json"), auth_level=func.AuthLevel.ANONYMOUS)
 def openapi(req: func.HttpRequest) -> func.HttpResponse:
     return _serve("openapi.json", req)
+
+
+_OPENAPI_PREVIEW = next(route for route in OPENAPI_ROUTES if route != "openapi.json")  # the newer api-version's
+
+
+@app.route(route=_OPENAPI_PREVIEW, methods=api.methods_at(_OPENAPI_PREVIEW), auth_level=func.AuthLevel.ANONYMOUS)
+def openapi_preview(req: func.HttpRequest) -> func.HttpResponse:
+    return _serve(_OPENAPI_PREVIEW, req)
 
 
 def _console(req: func.HttpRequest) -> func.HttpResponse:

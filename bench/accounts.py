@@ -35,6 +35,7 @@ from shared import api
 from shared.dispatcher import Dispatcher
 from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
+from tests.support.clock import ManualClock
 from tests.support.scheduler_client import drain_dispatch
 
 SUB = "accounts-sub"
@@ -54,14 +55,6 @@ def _counting_send(self: RequestsTransport, request: object, **kwargs: object) -
 
 
 RequestsTransport.send = _counting_send  # type: ignore[method-assign]
-
-
-class Clock:
-    def __init__(self, now: datetime) -> None:
-        self.current = now
-
-    def now(self) -> datetime:
-        return self.current
 
 
 class _Target(BaseHTTPRequestHandler):
@@ -113,7 +106,7 @@ def run(azurites: list[Azurite], accounts: int, collections: int, jobs: int, tar
         storage=StorageSettings(connection_string=azurites[0].connection_string), allow_private_targets=True,
         table_prefix=f"a{suffix}", occurrence_queue=f"occ-{suffix}", dispatch_queue=f"dsp-{suffix}",
         data_accounts=tuple(StorageSettings(connection_string=a.connection_string) for a in azurites[1:accounts]))
-    clock = Clock(datetime.now(UTC).replace(second=30, microsecond=0))
+    clock = ManualClock(datetime.now(UTC).replace(second=30, microsecond=0))
     rt = Runtime.create(settings, clock)
     due = clock.now().replace(second=0) + timedelta(minutes=3)
 

@@ -50,6 +50,7 @@ from shared.records import HistoryRecord, JobRecord
 from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
 from shared.store.clients import table_service
+from tests.support.clock import ManualClock
 
 SUB, RG = "scale-sub", "scale-rg"
 HOT = "hot"
@@ -74,14 +75,6 @@ def _counting_send(self: RequestsTransport, request: object, **kwargs: object) -
 
 
 RequestsTransport.send = _counting_send  # type: ignore[method-assign]
-
-
-class Clock:
-    def __init__(self, now: datetime) -> None:
-        self.current = now
-
-    def now(self) -> datetime:
-        return self.current
 
 
 def rss_mb(pid: int | str = "self") -> tuple[float, float]:
@@ -122,7 +115,7 @@ def ms(samples: list[float]) -> float:
 
 
 class Bench:
-    def __init__(self, rt: Runtime, clock: Clock, azurite_pid: int) -> None:
+    def __init__(self, rt: Runtime, clock: ManualClock, azurite_pid: int) -> None:
         self.rt = rt
         self.clock = clock
         self.azurite_pid = azurite_pid
@@ -290,7 +283,7 @@ def main() -> None:
         settings = Settings(storage=StorageSettings(connection_string=azurite.connection_string),
                             table_prefix=f"s{uuid.uuid4().hex[:8]}", occurrence_queue=f"scale-{uuid.uuid4().hex[:8]}",
                             dispatch_queue=f"scaled-{uuid.uuid4().hex[:8]}")
-        clock = Clock(datetime.now(UTC).replace(microsecond=0))
+        clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
         rt = Runtime.create(settings, clock)
         assert azurite._process is not None
         bench = Bench(rt, clock, azurite._process.pid)

@@ -13,8 +13,8 @@ Contract:
    status 0. The Azurite it starts also dies with this process if it is killed outright (Linux: a parent-death
    signal, devhost/azurite.py), so none is left behind on 10000-10002.
 6. A startup failure exits 1 with one line on stderr and no traceback: a port already in use says so with
-   the way out (`PORT=7072 make run`), before Azurite is touched; an unexpected failure is logged with its
-   traceback.
+   the way out (`PORT=7072 make run`), before Azurite is touched; keys the host cannot check
+   (devhost/keys.py) say what to change; an unexpected failure is logged with its traceback.
 Port: --port, else env PORT, else local.settings.json Host.LocalHttpPort, else 7071. Azurite's ports: 10000-10002,
 or DEVHOST_AZURITE_PORTS=blob,queue,table (for a machine where those are taken, and the tests).
 """
@@ -34,6 +34,7 @@ from types import FrameType
 
 from devhost.azurite import Azurite, AzuritePorts
 from devhost.host import LocalHost
+from devhost.keys import KeyConfigurationError
 from devhost.settings import DEFAULT_CONNECTION, DEVELOPMENT_STORAGE, apply_settings, read_local_settings
 
 log = logging.getLogger("devhost")
@@ -158,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = 0 if stop.is_set() else _run_in_process(app_dir, args.host, port, stop, azurite)
     except PortInUse as error:
         sys.stderr.write(f"{error}\n")
+        code = 1
+    except KeyConfigurationError as error:  # one line: what to change, no traceback
+        log.error("devhost refuses to start: %s", error)
         code = 1
     except Exception as error:
         log.exception("devhost failed: %s", error)

@@ -7,6 +7,9 @@ Contract:
   cannot be hosted (unsupported trigger, bad schedule, missing connection setting, storage unreachable).
 - After start: `port`, `base_url` ("http://127.0.0.1:<port>/<routePrefix>"), `functions` (the indexed
   FunctionInfo tuple), `app_module` (the imported module).
+- Routes that need a Functions key get one checked (keys.py); `keys` holds the keys (None when every route is
+  anonymous), and a generated one is logged once at start. Keys it cannot check raise KeyConfigurationError
+  from `start()`, before anything runs.
 - `stop()` is idempotent and returns within about `stop_timeout` seconds even if functions still run;
   those are abandoned (their queue messages reappear after the receive visibility timeout).
 - Usable as a context manager (start on enter, stop on exit).
@@ -24,6 +27,7 @@ from devhost.hostconfig import HostConfig
 from devhost.http_server import HttpFrontend
 from devhost.indexing import HTTP_TRIGGER, QUEUE_TRIGGER, TIMER_TRIGGER, FunctionInfo, index_app
 from devhost.invoker import Invoker
+from devhost.keys import ADMIN, FUNCTION_KEY_SETTING, MASTER_KEY_SETTING, FunctionKeys, level_of
 from devhost.queues import QueueListener
 from devhost.routing import Router
 from devhost.settings import apply_settings, read_local_settings
@@ -58,6 +62,7 @@ class LocalHost:
         self._module: ModuleType | None = None
         self._http: HttpFrontend | None = None
         self._running: list[_Stoppable] = []
+        self.keys: FunctionKeys | None = None
 
     def _require_started(self) -> None:
         if self._functions is None:
@@ -98,6 +103,7 @@ class LocalHost:
         by_type = {kind: [f for f in index.functions if f.trigger_type == kind]
                    for kind in (HTTP_TRIGGER, TIMER_TRIGGER, QUEUE_TRIGGER)}
         router = Router(config.route_prefix, [(f.route or f.name, f.methods, f) for f in by_type[HTTP_TRIGGER]])
+        keys = FunctionKeys.for_app(index.functions)
         try:
             invoker.start()
             self._running.append(invoker)
@@ -109,15 +115,31 @@ class LocalHost:
                 scheduler = TimerScheduler(by_type[TIMER_TRIGGER], invoker)
                 scheduler.start()
                 self._running.append(scheduler)
-            self._http = HttpFrontend(router, invoker, self.host, self.requested_port)
+            self._http = HttpFrontend(router, invoker, self.host, self.requested_port, keys)
             self._http.start()
             self._running.append(self._http)
         except BaseException:
             self.stop()
             raise
-        self._functions, self._module = index.functions, index.module
+        self._functions, self._module, self.keys = index.functions, index.module, keys
         self._log_functions()
+        self._log_generated_keys()
         return self
+
+    def _log_generated_keys(self) -> None:
+        """Print each generated key the routes take, once (a key from the settings is never printed)."""
+        keys = self.keys
+        if keys is None:
+            return
+        shown = []
+        if FUNCTION_KEY_SETTING in keys.generated:
+            shown.append(f"function key {keys.function_key}")
+        if MASTER_KEY_SETTING in keys.generated and any(level_of(f) == ADMIN for f in self.functions
+                                                         if f.trigger_type == HTTP_TRIGGER):
+            shown.append(f"master key {keys.master_key}")
+        if shown:
+            log.warning("Generated for this run (send as the x-functions-key header or ?code=; set %s to choose "
+                        "them): %s", " or ".join(keys.generated), ", ".join(shown))
 
     def _log_functions(self) -> None:
         lines = []

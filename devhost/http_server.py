@@ -6,8 +6,8 @@ Contract: each request is routed (see routing.py) and handed to the function as 
 (status, headers, body; Content-Type from mimetype/charset unless set, like the worker). No route → 404; a
 route matching only with another method → 404 too, like the real host (the access line says why). An
 exception or another return type → 500 with a generic body; the traceback goes to the log only. Auth
-levels are not enforced, as under `func start`. Every request writes one access line to the
-`devhost.http_server` logger.
+levels are enforced as in Azure (keys.py): a route that needs a key and gets no valid one → 401 with an empty
+body, before the function runs. Every request writes one access line to the `devhost.http_server` logger.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from werkzeug.wrappers import Request, Response
 
 from devhost.indexing import FunctionInfo
 from devhost.invoker import Invoker
+from devhost.keys import FunctionKeys
 from devhost.routing import MethodMismatch, Router
 
 log = logging.getLogger(__name__)
@@ -56,9 +57,11 @@ def to_wsgi_response(result: Any) -> Response:
 
 
 class HttpFrontend:
-    def __init__(self, router: Router[FunctionInfo], invoker: Invoker, host: str, port: int) -> None:
+    def __init__(self, router: Router[FunctionInfo], invoker: Invoker, host: str, port: int,
+                 keys: FunctionKeys | None = None) -> None:
         self._router = router
         self._invoker = invoker
+        self._keys = keys  # None: every route is anonymous
         try:
             self._server: BaseWSGIServer = make_server(host, port, self, threaded=True,
                                                        request_handler=_QuietHandler)
@@ -102,6 +105,11 @@ class HttpFrontend:
         if isinstance(resolved, MethodMismatch):
             return Response(status=404), f"route exists for {', '.join(resolved.allowed)} only"
         function = resolved.target
+        if self._keys is not None and not self._keys.admits(
+                function, request.headers.items(), request.args.items(multi=True)):
+            refused = Response(status=401)  # as the host's UnauthorizedResult: no body, no content type
+            del refused.headers["Content-Type"]
+            return refused, f"{function.name}: no valid Functions key"
         http_request = func.HttpRequest(
             request.method,
             request.url,

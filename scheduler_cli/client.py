@@ -14,7 +14,9 @@ from urllib.parse import quote, unquote, urlsplit
 
 import requests
 
-API_VERSION = "2016-03-01"
+from shared.model.versions import NEWEST, STABLE
+
+API_VERSION = NEWEST.name  # the newest api-version: it shows every extension (timeZone, exponential retry)
 DEFAULT_ENDPOINT = "http://127.0.0.1:7071/api"
 API_ERROR, USAGE_ERROR, UNREACHABLE = 1, 2, 3
 
@@ -112,10 +114,12 @@ class ApiClient:
         return document
 
     def schemas(self) -> dict[str, Any]:
-        """The API's wire schemas (`components.schemas` of its GET /openapi.json); the CLI's own copy when the
-        endpoint serves none."""
+        """The wire schemas of the api-version the CLI speaks (`components.schemas` of the API's OpenAPI document
+        for it); the CLI's own copy when the endpoint serves none."""
+        # The API's naming (shared/api/operations.py OPENAPI_ROUTES), not imported: that loads the whole API.
+        route = "openapi.json" if API_VERSION == STABLE else f"openapi-{API_VERSION}.json"
         try:
-            document = self.call("GET", "/openapi.json")
+            document = self.call("GET", f"/{route}")
             found = ((document or {}).get("components") or {}).get("schemas") if isinstance(document, dict) else None
             if isinstance(found, dict) and found:
                 return found
@@ -124,7 +128,7 @@ class ApiClient:
                 raise
         from shared.api.openapi import openapi_document  # heavy (the whole API): only when the endpoint has none
 
-        return dict(openapi_document()["components"]["schemas"])
+        return dict(openapi_document(f"/api/{route}")["components"]["schemas"])
 
     def list_all(self, path: str, query: dict[str, Any] | None = None, limit: int | None = None) -> list[Any]:
         """Every item, following nextLink until it is absent or null (or `limit` items are read)."""

@@ -11,7 +11,10 @@ rather than loses: the entries stay, a later task re-reads them, and the executo
 duplicate occurrence. A task is idempotent; the timer re-sends the last buckets (OVERLAP) and sweeps
 older buckets for leftovers, so a task lost or failed is done again by a later tick.
 
-`tick` does a whole tick in this process (tests, tools). A writer (the API) calls `dispatch` directly
+What the job becomes at each step (the occurrence to queue, a missed run, the advance) is shared/jobstate's
+to say (`dispatch_step`, `advanced`); the dispatcher is its I/O shell.
+
+`tick` does a whole tick in this process (tests, tools). A writer (the lifecycle) calls `dispatch` directly
 for an occurrence before the horizon, so a job created seconds ahead runs on time although nothing
 polls faster than the minute timer.
 """
@@ -26,10 +29,10 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import TypeVar
 
+from . import jobstate
 from .clock import Clock
-from .model import JobExecutionStatus, JobHistoryActionName, JobState
+from .jobstate import DispatchStep
 from .occurrence import OccurrenceMessage, Trigger, batches
-from .planning import following_occurrence, latest_missed, repeat_count
 from .records import HistoryRecord, JobRecord
 from .store import ConcurrencyError, DueEntry, Store, bucket_of, bucket_start, read_modify_write
 from .store.dispatch_queue import MalformedTask, ShardTask
@@ -47,8 +50,6 @@ class _Replanned(Exception):
 TICK = timedelta(minutes=1)
 # Buckets re-read behind the watermark: an API write racing a tick may land in a bucket just processed.
 OVERLAP = timedelta(minutes=2)
-# An occurrence later than this is "missed" (the service was down), not merely late.
-MISSED_AFTER = timedelta(minutes=2)
 # Buckets read by one tick at most, so recovery from a long outage spreads over several ticks.
 MAX_BUCKETS_PER_TICK = 720
 PARALLELISM = 16
@@ -98,18 +99,17 @@ class _Plan:
 
     entry: DueEntry
     job: JobRecord
-    occurrence: datetime
-    following: datetime | None
+    step: DispatchStep
     message: OccurrenceMessage | None
     postponed: HistoryRecord | None = None
-    advanced: bool = field(default=False)
+    advanced: JobRecord | None = field(default=None)  # the job as its advance left it
     failed: bool = field(default=False)  # a storage fault while advancing: not a race, whatever the write saw
 
     @property
     def outcome(self) -> DispatchOutcome:
         if self.failed:
             return DispatchOutcome.FAILED
-        if not self.advanced:
+        if self.advanced is None:
             return DispatchOutcome.RACED
         return DispatchOutcome.QUEUED if self.message is not None else DispatchOutcome.SKIPPED
 
@@ -220,7 +220,7 @@ class Dispatcher:
             plans = []
         for plan in plans:
             report.count(plan.outcome)
-            if plan.advanced:
+            if plan.advanced is not None:
                 done.append(plan.entry)
         self.store.due.remove_entries(done)
         return report
@@ -231,17 +231,12 @@ class Dispatcher:
     # -- one occurrence: plan, then write in order ---------------------------------------------------------
 
     def _plan(self, job: JobRecord, entry: DueEntry, now: datetime) -> _Plan:
-        due = entry.due
-        occurrence = due
-        postponed = None
-        if job.state == JobState.ENABLED and now - due > MISSED_AFTER:
-            occurrence = latest_missed(job, now) or due
-            if occurrence > due:
-                postponed = _postponed(job, due, occurrence, now)
+        step = jobstate.dispatch_step(job, entry.due, now)
         message = None
-        if job.state == JobState.ENABLED:
-            message = OccurrenceMessage(job.key, occurrence, occurrence, Trigger.SCHEDULE, generation=job.generation)
-        return _Plan(entry, job, occurrence, following_occurrence(job, occurrence), message, postponed)
+        if step.runs:
+            message = OccurrenceMessage(job.key, step.occurrence, step.occurrence, Trigger.SCHEDULE,
+                                        generation=job.generation)
+        return _Plan(entry, job, step, message, jobstate.postponed_note(job, step, now))
 
     def _write(self, plans: list[_Plan], pool: ThreadPoolExecutor | None) -> None:
         """Postponed notes, then the messages, then the following entries, then the jobs: a failure after
@@ -252,7 +247,7 @@ class Dispatcher:
         self._send([p.message for p in plans if p.message is not None])
         # The index entry goes before the job advances (as in the API's planning): a failure after it
         # leaves a stale entry, which a tick drops, whereas a job advanced without its entry would never run.
-        self.store.due.add_many((p.job.key, p.following, p.job.generation) for p in plans if p.following)
+        self.store.due.add_many((p.job.key, p.step.following, p.job.generation) for p in plans if p.step.following)
         for plan, advanced in zip(plans, _each(pool, self._advance, plans), strict=True):
             if isinstance(advanced, Exception):
                 plan.failed = True
@@ -268,37 +263,35 @@ class Dispatcher:
             # the delay must be measured from now, not from the tick's start.
             self.store.queue.send(batch, self.clock.now())
 
-    def _advance(self, plan: _Plan) -> bool:
-        """Move the job past the dispatched occurrence under its ETag; False if another write won the race."""
-        planned, due, generation = plan.job, plan.entry.due, plan.job.generation
+    def _advance(self, plan: _Plan) -> JobRecord | None:
+        """Move the job past the dispatched occurrence under its ETag: the job as written, or None if another
+        write won the race."""
+        planned, step, generation = plan.job, plan.step, plan.job.generation
 
         def advance(job: JobRecord) -> JobRecord | None:
-            landed = (job.generation, job.next_execution_time, job.dispatched_occurrence) == (
-                generation, plan.following, plan.occurrence)
-            if job is not planned and landed:
+            if job is not planned and jobstate.has_advanced(job, generation, step):
                 return None  # our write landed, but its answer was lost and the SDK's retry saw our new ETag
             # The executor updates counters on the same entity: after a conflict, advance only if the job
             # is still the one we planned for (a PUT/PATCH re-plans it by itself).
-            if job is not planned and (job.generation != generation or job.next_execution_time != due):
+            if job is not planned and not jobstate.still_due(job, generation, step.due):
                 raise _Replanned
-            job.next_execution_time = plan.following
-            job.dispatched_occurrence = plan.occurrence
-            return job
+            return jobstate.advanced(job, step)
 
         try:
-            written = read_modify_write(lambda: self.store.jobs.get(planned.key), advance,
-                                        lambda job, _: self.store.jobs.replace(job), attempts=ADVANCE_ATTEMPTS,
-                                        current=planned)
+            # None: deleted meanwhile, a race lost to the delete
+            return read_modify_write(lambda: self.store.jobs.get(planned.key), advance,
+                                     lambda job, _: self.store.jobs.replace(job), attempts=ADVANCE_ATTEMPTS,
+                                     current=planned)
         except (_Replanned, ConcurrencyError):
-            return False  # lost to another write (ConcurrencyError: every one of ADVANCE_ATTEMPTS)
-        return written is not None  # None: deleted meanwhile, a race lost to the delete
+            return None  # lost to another write (ConcurrencyError: every one of ADVANCE_ATTEMPTS)
 
-    def dispatch(self, job: JobRecord, due: datetime, now: datetime) -> bool:
-        """Enqueue the job's occurrence at `due`, then advance it to the next one. False if it lost a race
-        or a storage fault stopped the advance (the entry stays either way: a tick finishes or drops it)."""
+    def dispatch(self, job: JobRecord, due: datetime, now: datetime) -> JobRecord | None:
+        """Enqueue the job's occurrence at `due`, then advance it to the next one: the job as advanced, or None
+        if it lost a race or a storage fault stopped the advance (the entry stays either way: a tick finishes
+        or drops it)."""
         plan = self._plan(job, DueEntry(job.key, due, job.generation), now)
         self._write([plan], None)
-        if plan.advanced:
+        if plan.advanced is not None:
             self.store.due.remove(job.key, due)
         return plan.advanced
 
@@ -311,17 +304,3 @@ def _each(pool: ThreadPoolExecutor | None, fn: Callable[[T], R], items: Iterable
         except Exception as exc:  # one bad item must not stop the others
             return exc
     return list(pool.map(guarded, items)) if pool is not None else [guarded(item) for item in items]
-
-
-def _postponed(job: JobRecord, first: datetime, latest: datetime, now: datetime) -> HistoryRecord:
-    first_index = repeat_count(job, first)
-    skipped = repeat_count(job, latest) - first_index
-    message = (
-        f"{skipped} occurrence(s) from {first.isoformat()} were missed while the scheduler was unavailable "
-        f"and skipped; the latest, {latest.isoformat()}, runs now."
-    )
-    return HistoryRecord(
-        key=job.key, execution_id=f"postponed|{first.isoformat()}", expected_execution_time=first,
-        start_time=now, end_time=now, action_name=JobHistoryActionName.MAIN_ACTION,
-        status=JobExecutionStatus.POSTPONED, message=message, retry_count=0, repeat_count=first_index,
-    )

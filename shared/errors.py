@@ -23,11 +23,3 @@ class ApiError(Exception):
 def bad_request(message: str, path: str | None = None) -> ApiError:
     """400 BadRequest; `path` is the offending property, e.g. `properties.recurrence.schedule.hours[2]`."""
     return ApiError(400, "BadRequest", f"{path}: {message}" if path else message)
-
-
-def not_found(what: str) -> ApiError:
-    return ApiError(404, "ResourceNotFound", f"The {what} was not found.")
-
-
-def conflict(message: str) -> ApiError:
-    return ApiError(409, "Conflict", message)

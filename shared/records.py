@@ -6,7 +6,7 @@ back, and the store refuses the write when somebody else changed the entity in b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from .keys import CollectionKey, JobKey
@@ -32,12 +32,17 @@ class CollectionRecord:
     etag: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class JobRecord:
+    """A stored job; frozen: every change is a new record (shared/jobstate says which)."""
+
     key: JobKey
     properties: JobProperties  # startTime, action, recurrence (with secrets); state/status live below
     state: JobState = JobState.ENABLED
     created_time: datetime | None = None
+    # Where the series of a job written without startTime is anchored (its startTime is not on the wire, as
+    # the real service left it out): the instant it was first written so, or an endTime already past.
+    anchor: datetime | None = None
     # `count` is counted from here: startTime, or the creation time when startTime was already past.
     count_origin: datetime | None = None
     # The dispatch cursor: the next occurrence not yet queued; the due index holds an entry for it.
@@ -56,6 +61,15 @@ class JobRecord:
     etag: str | None = None
     # The stored sealed secrets, kept as they are when the keyring could not open them (store/sealing.py).
     unopened_secrets: str | None = field(default=None, repr=False)
+    # The job's occurrence series, built once per record on first use (jobstate/series.py); not stored.
+    series_cache: object = field(default=None, init=False, repr=False, compare=False)
+
+
+def with_etag(record: JobRecord, etag: str) -> JobRecord:
+    """The record as stored under a new ETag; it keeps its series (its definition did not change)."""
+    stored = replace(record, etag=etag)
+    object.__setattr__(stored, "series_cache", record.series_cache)
+    return stored
 
 
 @dataclass

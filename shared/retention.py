@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from .clock import Clock
-from .lifecycle import FINAL_STATES, purge_job
+from .jobstate import expired
+from .lifecycle import purge_job
 from .store import Store
 
 log = logging.getLogger(__name__)
 
 HISTORY_MAX_ENTRIES = 1000
 HISTORY_MAX_AGE = timedelta(days=60)
-FINISHED_JOB_AGE = timedelta(days=60)
 CLAIM_MAX_AGE = timedelta(days=7)
 
 
@@ -54,10 +54,8 @@ class Retention:
         report = RetentionReport()
         for job in self.store.jobs.summaries():
             report.jobs += 1
-            ended = job.last_execution_time or job.created_time  # never ran: its creation
-            expired = job.state in FINAL_STATES and ended is not None and ended + FINISHED_JOB_AGE <= now
             # The ETag: a job re-created or changed meanwhile is left alone.
-            if expired and purge_job(self.store, job.key, etag=job.etag):
+            if expired(job, now) and purge_job(self.store, job.key, etag=job.etag):
                 report.jobs_deleted += 1
                 continue
             report.history_deleted += self.store.history.delete_before(job.key, now - HISTORY_MAX_AGE)

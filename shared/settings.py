@@ -65,7 +65,6 @@ class StorageSettings:
     connection_string: str | None = field(default=None, repr=False)  # holds the account key
     table_service_uri: str | None = None
     queue_service_uri: str | None = None
-    blob_service_uri: str | None = None
     credential: str | None = None
     client_id: str | None = None
 
@@ -109,14 +108,13 @@ class StorageSettings:
         account = nested.get("accountname")
         table = nested.get("tableserviceuri") or (account and f"https://{account}.table.core.windows.net")
         queue = nested.get("queueserviceuri") or (account and f"https://{account}.queue.core.windows.net")
-        blob = nested.get("blobserviceuri") or (account and f"https://{account}.blob.core.windows.net")
         if not table or not queue:
             raise ConfigurationError(
                 f"Set {name} to a connection string, or {prefix}tableServiceUri and {prefix}queueServiceUri "
                 f"(or {prefix}accountName) for identity-based access"
             )
         return cls(
-            table_service_uri=table, queue_service_uri=queue, blob_service_uri=blob or None,
+            table_service_uri=table, queue_service_uri=queue,
             credential=nested.get("credential"), client_id=nested.get("clientid"),
         )
 

@@ -1,6 +1,6 @@
 """Members of a request body that the API's schema does not declare, found against the OpenAPI document.
 
-api-version 2016-03-01 ignores unknown members, as the real service did: a misspelt `"recurence"` turns a
+The API ignores unknown members (every api-version today), as the real service did: a misspelt `"recurence"` turns a
 recurring job into a one-shot, and a `retryPolicy` placed under `request` silently becomes the default
 policy. Tools warn about them instead (the CLI's `jobs create|update`, `collections create -f` and `import`,
 and the console's editor through `POST /api/console/check`).
@@ -14,10 +14,11 @@ Contract:
   for a likely misspelling, the declared name it resembles. Names match case-insensitively (ASCII only), as
   the API binds them. Read-only members (`id`, `properties.status`) are declared, so not reported; members
   of free-form maps (`headers`, `tags`, `customMessageProperties`) are never unknown.
-- `refusal(api_version, document, schemas, root[, refusing])`: the 400 a refusing api-version answers for the first
-  unknown member (an ApiError naming its path), or None. No api-version refuses today: 2016-03-01 stays
-  lenient as the real service was; the newer extension api-version is switched on by adding it to
-  `REFUSING_API_VERSIONS`, and the API calls this before it validates a PUT or PATCH body.
+- `refusal(api_version, document, schemas, root[, refusing])`: the 400 a refusing api-version answers for the
+  first unknown member (an ApiError naming its path), or None. No api-version refuses today: 2016-03-01 stays
+  lenient as the real service was; the extension api-version (2026-12-01-preview) is switched on by adding
+  it to `REFUSING_API_VERSIONS` and having the API call this, with that version's schemas, before it
+  validates a PUT or PATCH body.
 Pure: no I/O, no clock.
 """
 

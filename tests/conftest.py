@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,8 @@ from devhost.azurite import Azurite
 from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
 from shared.store.sealing import new_key_material
+from tests.executor.peers.servers import Hit, Server, serve
+from tests.support.clock import ManualClock
 
 
 @pytest.fixture(scope="session")
@@ -41,19 +41,6 @@ def settings(azurite: Azurite) -> Settings:
     )
 
 
-class ManualClock:
-    """A clock the test moves by hand (the Clock protocol is injectable by design)."""
-
-    def __init__(self, now: datetime) -> None:
-        self.current = now
-
-    def now(self) -> datetime:
-        return self.current
-
-    def advance(self, delta: timedelta) -> None:
-        self.current += delta
-
-
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock(datetime(2026, 3, 1, 12, 0, 30, tzinfo=UTC))
@@ -65,24 +52,23 @@ def runtime(settings: Settings) -> Runtime:
 
 
 @dataclass
-class Received:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-    at: datetime
-
-
-@dataclass
 class HttpTarget:
-    """A real local HTTP server that records every request and answers with `status`."""
+    """A real local HTTP server (tests/executor/peers/servers.py) that records every request and answers
+    with `status` and `body`."""
 
-    url: str
-    requests: list[Received] = field(default_factory=list)
+    server: Server
     status: int = 200
     body: bytes = b"hello from the target"
 
-    def wait_for(self, count: int, timeout: float) -> list[Received]:
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def requests(self) -> list[Hit]:
+        return self.server.hits
+
+    def wait_for(self, count: int, timeout: float) -> list[Hit]:
         deadline = time.monotonic() + timeout
         while len(self.requests) < count and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -91,30 +77,12 @@ class HttpTarget:
 
 @pytest.fixture
 def http_target() -> Iterator[HttpTarget]:
-    target = HttpTarget(url="")
+    target: HttpTarget | None = None
 
-    class Handler(BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            target.requests.append(Received(
-                self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body, datetime.now(UTC)
-            ))
-            self.send_response(target.status)
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Content-Length", str(len(target.body)))
-            self.end_headers()
-            self.wfile.write(target.body)
+    def answer(_: Hit) -> tuple[int, dict[str, str], bytes]:
+        assert target is not None
+        return target.status, {"Content-Type": "text/plain"}, target.body
 
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _answer
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    target.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    target = HttpTarget(serve(answer))
     yield target
-    server.shutdown()
-    server.server_close()
+    target.server.close()

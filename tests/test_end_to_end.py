@@ -3,42 +3,26 @@ and its queue trigger, against Azurite and a local HTTP target. Nothing is calle
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 import requests
 
-from devhost.azurite import free_port
+from tests.support.local_host import local_host
 
-ROOT = Path(__file__).resolve().parents[1]
 COLLECTION = "subscriptions/s1/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/e2e"
 V = {"api-version": "2016-03-01"}
 
 
 @pytest.fixture(scope="module")
 def host_url(azurite) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "AzureWebJobsStorage": azurite.connection_string, "SCHEDULER_TABLE_PREFIX": "endtoend",
-           "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true", "REGION_NAME": "local"}
-    process = subprocess.Popen([sys.executable, "-m", "devhost", "--port", str(port), "--in-process"], cwd=ROOT,
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert process.stdout is not None
-        base = process.stdout.readline().strip()  # the host prints its base URL once it serves
-        assert base == f"http://127.0.0.1:{port}/api", base
+    with local_host(azurite) as base:
         created = requests.put(f"{base}/{COLLECTION}", params=V, timeout=10,
                                json={"location": "West US", "properties": {"sku": {"name": "Standard"}}})
         assert created.status_code in (200, 201), created.text
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
 
 
 def test_http_job_fires_on_the_second(host_url: str, http_target) -> None:

@@ -1,8 +1,9 @@
-"""The management API of Microsoft.Scheduler 2016-03-01, one function per operation.
+"""The management API of Microsoft.Scheduler (api-versions: shared/model/versions.py), one function per operation.
 
 `OPERATIONS` (operations.py) lists every operation with its method, route and handler; `handle` runs one
 by name with the process runtime, after the caller passed shared/auth, and turns every failure into an ARM error.
-`OpenApi_Get` (anonymous) serves our OpenAPI document, `Health_Get` (anonymous) the health report (health.py).
+`OpenApi_Get` (anonymous) serves our OpenAPI documents (one per documented api-version), `Health_Get`
+(anonymous) the health report (health.py).
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from .. import auth
 from ..errors import ApiError
 from ..runtime import Runtime, runtime
 from ..telemetry import traced_api
+from .access import admit, filtered
 from .health import health_response
 from .http import ApiRequest, ApiResponse, run_operation
 from .openapi import openapi_document
@@ -39,10 +40,10 @@ def handle(operation: str, request: ApiRequest, rt: Runtime | None = None) -> Ap
 
 def _admitted(operation: str, handler: Handler, rt: Runtime, request: ApiRequest) -> ApiResponse:
     """Authenticate and authorize first (401/403 before anything is read or stored), then run the handler."""
-    access = auth.admit(rt, operation, request)
+    access = admit(rt, operation, request)
     if access.principal is not None:
-        request = dataclasses.replace(request, caller=access.principal.object_id)
-    return access.apply(handler(rt, request))
+        request = dataclasses.replace(request, caller=access.principal.object_id, readable=access.visible)
+    return filtered(access, handler(rt, request))
 
 
 def _unsupported(operation: str) -> Callable[[ApiRequest], ApiResponse]:

@@ -6,14 +6,17 @@ the lifecycle refuses becomes an ARM error in http.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import lifecycle
+from ..auth.scopes import covers
+from ..keys import CollectionKey
 from ..lifecycle.documents import canonical_keys, validate
 from ..model import JobCollectionDefinition, JobCollectionState
 from .common import read_json, require_api_version
 from .http import ApiRequest, ApiResponse
-from .paging import list_body, next_link, page_request, token_text
+from .paging import list_body, next_link, page_request, resume_text
 from .paths import collection_key, resource_group, subscription_id
 from .render import render_collection
 
@@ -26,14 +29,24 @@ def get_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
     return ApiResponse(200, render_collection(lifecycle.get_collection(rt, collection_key(request))))
 
 
+def _readable(request: ApiRequest) -> Callable[[CollectionKey], bool] | None:
+    """The collections the caller may read, when shared/auth cut the list down to some scopes."""
+    scopes = request.readable
+    if scopes is None:
+        return None
+    return lambda key: any(covers(scope, key.resource_id) for scope in scopes)
+
+
 def _list(rt: Runtime, request: ApiRequest, group: str | None) -> ApiResponse:
+    """Keyset pages cut down while reading (shared/store/pages.py): a page holds up to 100 collections the
+    caller may read and the sealed cursor is one of them, so nothing tells of the others."""
     require_api_version(request)
     subscription = subscription_id(request)
     page = page_request(request)
-    after = token_text(page.token, "after") if page.token is not None else None
+    after = resume_text(rt, request, page, "jobCollections")
     records, cursor = lifecycle.collections_page(rt, subscription, group, page.size, after,
-                                                 page.skip if page.token is None else 0)
-    link = next_link(request, {"after": cursor} if cursor else None)
+                                                 page.skip if page.token is None else 0, _readable(request))
+    link = next_link(rt, request, "jobCollections", cursor)
     return ApiResponse(200, list_body([render_collection(r) for r in records], link))
 
 

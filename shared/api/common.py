@@ -11,9 +11,10 @@ from typing import Any
 
 from ..errors import ApiError, bad_request
 from ..lifecycle.documents import MAX_DEFINITION_BYTES
+from ..model.versions import VERSIONS, ApiVersion, api_version
 from .http import ApiRequest
 
-SUPPORTED_API_VERSIONS = ("2016-03-01", "2016-01-01", "2014-08-01-preview")
+SUPPORTED_API_VERSIONS = tuple(VERSIONS)  # what each one shows: shared/model/versions.py
 MAX_BODY_CHARS = MAX_DEFINITION_BYTES  # "Maximum job size is 16K": bytes of the body, as of the definition stored
 
 
@@ -25,14 +26,17 @@ def query_value(request: ApiRequest, name: str) -> str | None:
     return None
 
 
-def require_api_version(request: ApiRequest) -> None:
+def require_api_version(request: ApiRequest) -> ApiVersion:
+    """The request's api-version; 400 when it is missing or not one of ours."""
     version = query_value(request, "api-version")
-    if version not in SUPPORTED_API_VERSIONS:
+    found = api_version(version)
+    if found is None:
         raise ApiError(
             400, "MissingOrInvalidRequiredQueryParameter",
             f"The api-version query parameter is missing or not supported ('{version or ''}'); "
             f"supported versions: {', '.join(SUPPORTED_API_VERSIONS)}.",
         )
+    return found
 
 
 def _media_type(request: ApiRequest) -> str:

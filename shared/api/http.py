@@ -39,7 +39,7 @@ STORAGE_RETRY_AFTER = 5
 DomainError = LifecycleError | AssignmentError
 _ARM_ERRORS: tuple[tuple[type[DomainError], int, str], ...] = (
     (InvalidDefinition, 400, "BadRequest"),
-    (JobNotFound, 404, "ResourceNotFound"),
+    (JobNotFound, 404, "NotFound"),  # the service's own code; a missing collection is ARM's ResourceNotFound
     (CollectionNotFound, 404, "ResourceNotFound"),
     (QuotaExceeded, 409, "Conflict"),
     (Conflict, 409, "Conflict"),
@@ -58,6 +58,8 @@ class ApiRequest:
     body: bytes = b""
     headers: Mapping[str, str] = field(default_factory=dict)
     caller: str | None = None  # the authenticated caller's object id (shared/auth), when the app checks callers
+    # A filtered list's cut (shared/auth): the scopes whose items the caller may read; None: every item.
+    readable: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

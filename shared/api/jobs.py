@@ -6,17 +6,19 @@ the lifecycle refuses becomes an ARM error in http.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import lifecycle
 from ..errors import bad_request
 from ..lifecycle.documents import canonical_keys
-from ..model import JobDefinition, JobState
+from ..model import JobDefinition, JobProperties, JobState
+from ..model.versions import ApiVersion, carry_over
 from ..records import JobRecord
 from .common import read_json, require_api_version
 from .filters import history_status_filter, job_state_filter
 from .http import ApiRequest, ApiResponse
-from .paging import list_body, next_link, page_request, token_text
+from .paging import list_body, next_link, page_request, resume, resume_text
 from .paths import collection_key, job_key
 from .render import render_history, render_job
 
@@ -33,27 +35,32 @@ def _properties_of(request: ApiRequest) -> dict[str, Any]:
     return properties
 
 
-def _answer(rt: Runtime, record: JobRecord, status: int) -> ApiResponse:
-    body = render_job(record, rt.clock.now(), with_status=record.state != JobState.DISABLED)
+def _answer(rt: Runtime, record: JobRecord, status: int, version: ApiVersion) -> ApiResponse:
+    body = render_job(record, rt.clock.now(), version, with_status=record.state != JobState.DISABLED)
     return ApiResponse(status, body)
 
 
+def _keeping(version: ApiVersion) -> Callable[[dict[str, Any], dict[str, Any]], None]:
+    """What a write in `version` keeps of the stored job: the properties that version does not know."""
+    return lambda incoming, stored: carry_over(version, JobProperties, incoming, stored)
+
+
 def get_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    require_api_version(request)
-    return ApiResponse(200, render_job(lifecycle.get_job(rt, job_key(request)), rt.clock.now()))
+    version = require_api_version(request)
+    return ApiResponse(200, render_job(lifecycle.get_job(rt, job_key(request)), rt.clock.now(), version))
 
 
 def put_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    require_api_version(request)
+    version = require_api_version(request)
     key = job_key(request)
-    record, created = lifecycle.put_job(rt, key, _properties_of(request))
-    return _answer(rt, record, 201 if created else 200)
+    record, created = lifecycle.put_job(rt, key, _properties_of(request), _keeping(version))
+    return _answer(rt, record, 201 if created else 200, version)
 
 
 def patch_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    require_api_version(request)
+    version = require_api_version(request)
     key = job_key(request)
-    return _answer(rt, lifecycle.patch_job(rt, key, _properties_of(request)), 200)
+    return _answer(rt, lifecycle.patch_job(rt, key, _properties_of(request), _keeping(version)), 200, version)
 
 
 def delete_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
@@ -69,30 +76,30 @@ def run_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
 
 
 def list_jobs(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    require_api_version(request)
+    version = require_api_version(request)
     key = collection_key(request)
     state = job_state_filter(request)
     page = page_request(request)
-    after = token_text(page.token, "after") if page.token is not None else None
+    query = f"state={state.value if state else ''}"
+    after = resume_text(rt, request, page, "jobs", query)
     records, cursor = lifecycle.jobs_page(rt, key, state, page.size, after, page.skip if page.token is None else 0)
     now = rt.clock.now()
-    link = next_link(request, {"after": cursor} if cursor else None)
-    return ApiResponse(200, list_body([render_job(r, now) for r in records], link))
+    link = next_link(rt, request, "jobs", cursor, query)
+    return ApiResponse(200, list_body([render_job(r, now, version) for r in records], link))
 
 
 def list_history(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    """Newest first, `$filter=status eq '...'`, paged with an absolute nextLink whose `$skiptoken` carries the
+    """Newest first, `$filter=status eq '...'`, paged with an absolute nextLink whose `$skiptoken` seals the
     store's continuation."""
     require_api_version(request)
     key = job_key(request)
     status = history_status_filter(request)
     page = page_request(request)
-    continuation: Any = None
-    if page.token is not None:
-        continuation = page.token.get("c")
-        if not isinstance(continuation, dict):
-            raise bad_request("$skiptoken is not a token this service issued.", "$skiptoken")
+    query = f"status={status.value if status else ''}"
+    continuation = resume(rt, request, page, "history", query)
+    if continuation is not None and not isinstance(continuation, dict):
+        raise bad_request("The continuation token is not one of this list's.", "$skiptoken")
     records, token = lifecycle.history_page(rt, key, status, page.size, continuation,
                                             page.skip if page.token is None else 0)
-    link = next_link(request, {"c": token} if token else None)
+    link = next_link(rt, request, "history", token or None, query)
     return ApiResponse(200, list_body([render_history(r) for r in records], link))

@@ -1,14 +1,17 @@
-"""The OpenAPI 3 document of our API, generated from the pydantic models that validate requests.
+"""The OpenAPI 3 documents of our API, one per documented api-version, generated from the pydantic models that
+validate requests.
 
-Schemas come from `models_json_schema` (one source of truth with validation); the operations (the 15 of
-Microsoft.Scheduler 2016-03-01, with their parameters) come from the operation table (operations.py).
-Served at GET /api/openapi.json.
+Schemas come from `models_json_schema` (one source of truth with validation), less what the api-version does
+not know (shared/model/versions.py: 2016-03-01's document has no extension); the operations (the 15 of
+Microsoft.Scheduler, with their parameters) come from the operation table (operations.py). Served at
+GET /api/openapi.json (2016-03-01) and GET /api/openapi-2026-12-01-preview.json (operations.OPENAPI_ROUTES).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -22,13 +25,11 @@ from ..model import (
     JobHistoryListResult,
     JobListResult,
 )
-from .common import SUPPORTED_API_VERSIONS
-from .operations import OPERATIONS
+from ..model.versions import EXTENSIONS, STABLE, VERSIONS, ApiVersion, hide_in_schemas
+from .operations import OPENAPI_ROUTES, OPERATIONS
 
 _REF = "#/components/schemas/{model}"
 _QUERY: dict[str, dict[str, Any]] = {
-    "api-version": {"name": "api-version", "in": "query", "required": True,
-                    "schema": {"type": "string", "enum": list(SUPPORTED_API_VERSIONS)}},
     "$top": {"name": "$top", "in": "query", "description": "Caps the number of items (1-100); no nextLink beyond.",
              "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
     "$skip": {"name": "$skip", "in": "query", "description": "0-based index of the first entry.",
@@ -50,19 +51,25 @@ def _content(model: type[BaseModel]) -> dict[str, Any]:
     return {"application/json": {"schema": {"$ref": _REF.format(model=model.__name__)}}}
 
 
-@lru_cache(maxsize=1)
-def _components() -> dict[str, Any]:
+@cache
+def _components(version: str) -> dict[str, Any]:
     models: list[type[BaseModel]] = [JobCollectionDefinition, JobDefinition, JobCollectionListResult, JobListResult,
                                      JobHistoryListResult, ErrorResponse]
     _, schema = models_json_schema([(m, "validation") for m in models], ref_template=_REF)
-    return dict(schema.get("$defs", {}))
+    return hide_in_schemas(VERSIONS[version], copy.deepcopy(dict(schema.get("$defs", {}))))
+
+
+def _api_version_parameter(version: ApiVersion) -> dict[str, Any]:
+    """The api-version values this document describes: the version and its aliases (same rank)."""
+    names = [name for name, known in VERSIONS.items() if known.rank == version.rank]
+    return {"name": "api-version", "in": "query", "required": True, "schema": {"type": "string", "enum": names}}
 
 
 def _operation(op_id: str, path: str, body: type[BaseModel] | None, responses: Mapping[str, type[BaseModel] | None],
-               query: tuple[str, ...]) -> dict[str, Any]:
+               query: tuple[str, ...], version: ApiVersion) -> dict[str, Any]:
     operation: dict[str, Any] = {
         "operationId": op_id,
-        "parameters": [*_path_parameters(path), _QUERY["api-version"], *(_QUERY[q] for q in query)],
+        "parameters": [*_path_parameters(path), _api_version_parameter(version), *(_QUERY[q] for q in query)],
         "responses": {
             **{status: ({"description": "OK", "content": _content(model)} if model else
                         {"description": "OK, empty body"}) for status, model in responses.items()},
@@ -75,18 +82,23 @@ def _operation(op_id: str, path: str, body: type[BaseModel] | None, responses: M
 
 
 def openapi_document(url: str = "") -> dict[str, Any]:
-    """The document; `url` (of the request for it) sets the server so the paths resolve against this host."""
-    base = url.split("?", 1)[0].rsplit("/openapi.json", 1)[0] if url else "/api"
+    """The document the request's address names (openapi.json: 2016-03-01); `url` (of the request for it) also
+    sets the server so the paths resolve against this host."""
+    base, _, name = url.split("?", 1)[0].rpartition("/") if url else ("/api", "", "openapi.json")
+    version = VERSIONS[OPENAPI_ROUTES.get(name, STABLE)]
     paths: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
         if op.documented:
             paths.setdefault(op.path, {})[op.method.lower()] = _operation(op.name, op.path, op.body, op.responses,
-                                                                          op.query)
+                                                                          op.query, version)
+    added = [f"{e.model.__name__}.{e.member}" + (f" {e.value.value}" if e.value is not None else "")
+             for e in EXTENSIONS if version.knows(e) and not VERSIONS[STABLE].knows(e)]
+    extensions = f" Extensions to {STABLE}: {', '.join(added)}." if added else ""
     return {
         "openapi": "3.1.0",
-        "info": {"title": "Microsoft.Scheduler (successor)", "version": "2016-03-01",
-                 "description": "Management API of Azure Scheduler, api-version 2016-03-01."},
+        "info": {"title": "Microsoft.Scheduler (successor)", "version": version.name,
+                 "description": f"Management API of Azure Scheduler, api-version {version.name}.{extensions}"},
         "servers": [{"url": base or "/api"}],
         "paths": paths,
-        "components": {"schemas": _components()},
+        "components": {"schemas": _components(version.name)},
     }

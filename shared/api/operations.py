@@ -23,6 +23,7 @@ from ..model import (
     JobHistoryListResult,
     JobListResult,
 )
+from ..model.versions import DOCUMENTED, STABLE
 from ..runtime import Runtime
 from .collections import (
     delete_collection,
@@ -52,20 +53,23 @@ COLLECTION = f"{GROUP}/{PROVIDER}/{{jobCollectionName}}"
 JOB = f"{COLLECTION}/jobs/{{jobName}}"
 ROLES = "providers/Microsoft.Authorization/roleAssignments"
 ROLE = f"{ROLES}/{{roleAssignmentName}}"
+# One OpenAPI document per documented api-version, side by side: 2016-03-01's at the address it always had.
+OPENAPI_ROUTES = {("openapi.json" if version == STABLE else f"openapi-{version}.json"): version
+                  for version in DOCUMENTED}
 PAGING = ("$top", "$skip", "$skiptoken")
 FILTERED_PAGING = ("$top", "$skip", "$filter", "$skiptoken")
 
 
 @dataclass(frozen=True)
 class Operation:
-    name: str  # the OpenAPI operationId; the role assignment list has one name at three scopes
+    name: str  # the OpenAPI operationId; role assignments have one name at three scopes, OpenApi_Get one per document
     method: str
     route: str
     handler: Handler | None = None  # None: answered by api.handle itself (OpenApi_Get, Health_Get)
     body: type[BaseModel] | None = None
     responses: Mapping[str, type[BaseModel] | None] = field(default_factory=dict)  # 2xx status -> body model
     query: tuple[str, ...] = ()  # query parameters beyond api-version
-    documented: bool = True  # in our OpenAPI document (the 15 operations of Microsoft.Scheduler 2016-03-01)
+    documented: bool = True  # in our OpenAPI documents (the 15 operations of Microsoft.Scheduler)
 
     @property
     def path(self) -> str:
@@ -104,7 +108,7 @@ OPERATIONS: tuple[Operation, ...] = (
         Operation("RoleAssignments_Create", "PUT", f"{scope}/{ROLE}", create_role_assignment, documented=False),
         Operation("RoleAssignments_Delete", "DELETE", f"{scope}/{ROLE}", delete_role_assignment, documented=False),
     )),
-    Operation("OpenApi_Get", "GET", "openapi.json", documented=False),
+    *(Operation("OpenApi_Get", "GET", route, documented=False) for route in OPENAPI_ROUTES),
     Operation("Health_Get", "GET", "health", documented=False),
 )
 

@@ -5,21 +5,25 @@ recorded service did (history `$top=5` of 135 entries answered 5 entries and `"n
 `$top` there is no nextLink, so a client that follows nextLink (the SDK pagers do) still gets `$top` items.
 Without `$top` a long list is paged, 100 items a page, and nextLink continues it: the link is absolute,
 keeps the request's api-version and `$filter`, and replaces `$skip` with an opaque `$skiptoken`, so later
-pages resume where the previous one ended instead of skipping rows again.
+pages resume where the previous one ended instead of skipping rows again. The token is sealed
+(continuation.py): opaque, authenticated, bound to the list, its filter and the caller's access; a token that
+does not open is a 400, never a silent restart.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..errors import bad_request
+from . import continuation
 from .common import query_value
 from .http import ApiRequest
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 MAX_PAGE = 100
 _DIGITS = re.compile(r"^[0-9]{1,9}$")  # ASCII only: str.isdigit() also takes 'Â²'
@@ -29,7 +33,7 @@ _DIGITS = re.compile(r"^[0-9]{1,9}$")  # ASCII only: str.isdigit() also takes 'Â
 class PageRequest:
     size: int
     skip: int
-    token: dict[str, Any] | None  # the decoded $skiptoken of a nextLink, None on a first page
+    token: str | None  # the $skiptoken of a nextLink (still sealed), None on a first page
 
 
 def _non_negative_int(request: ApiRequest, name: str) -> int | None:
@@ -42,42 +46,56 @@ def _non_negative_int(request: ApiRequest, name: str) -> int | None:
 
 
 def page_request(request: ApiRequest) -> PageRequest:
-    """Validate $top, $skip and $skiptoken; 400 naming the parameter otherwise."""
+    """Validate $top and $skip; 400 naming the parameter otherwise. The $skiptoken is opened by `resume`."""
     top = _non_negative_int(request, "$top")
     if top is not None and not 1 <= top <= MAX_PAGE:
         raise bad_request(f"$top must be an integer from 1 to {MAX_PAGE}.", "$top")
     skip = _non_negative_int(request, "$skip") or 0
-    token: dict[str, Any] | None = None
+    return PageRequest(size=top or MAX_PAGE, skip=skip, token=skiptoken(request))
+
+
+def skiptoken(request: ApiRequest) -> str | None:
+    """The request's $skiptoken, None without one; 400 when it is there but empty (a token cut to nothing is
+    refused like any other altered token, never read as a first page)."""
     text = query_value(request, "$skiptoken")
-    if text:
-        try:
-            token = json.loads(base64.urlsafe_b64decode(text.encode("ascii") + b"==="))
-        except (ValueError, UnicodeError) as exc:
-            raise bad_request("$skiptoken is not a token this service issued.", "$skiptoken") from exc
-        if not isinstance(token, dict):
-            raise bad_request("$skiptoken is not a token this service issued.", "$skiptoken")
-    return PageRequest(size=top or MAX_PAGE, skip=skip, token=token)
+    if text is not None and not text.strip():
+        raise bad_request("The continuation token is empty; list again from the start, without $skiptoken.",
+                          "$skiptoken")
+    return text
 
 
-def token_text(token: dict[str, Any], name: str) -> str | None:
-    """A string member of a decoded token; 400 when a forged token holds something else."""
-    value = token.get(name)
-    if value is not None and not isinstance(value, str):
-        raise bad_request("$skiptoken is not a token this service issued.", "$skiptoken")
-    return value
+def _binding(request: ApiRequest, kind: str, query: str) -> bytes:
+    return continuation.binding(kind, request.route, query, request.caller, request.readable)
 
 
-def next_link(request: ApiRequest, token: dict[str, Any] | None) -> str | None:
-    """Absolute URL of the next page, or None when this page is the last or `$top` capped the list."""
-    if token is None or query_value(request, "$top") is not None:
+def resume(rt: Runtime, request: ApiRequest, page: PageRequest, kind: str, query: str = "") -> Any:
+    """Where this page starts: the position sealed in the request's $skiptoken for this list (`kind`, with
+    its filter in canonical form as `query`), or None on a first page; 400 for a token that does not open."""
+    if page.token is None:
         return None
-    encoded = base64.urlsafe_b64encode(json.dumps(token, separators=(",", ":")).encode()).decode("ascii").rstrip("=")
+    return continuation.unseal(rt.settings, rt.clock.now(), _binding(request, kind, query), page.token)
+
+
+def resume_text(rt: Runtime, request: ApiRequest, page: PageRequest, kind: str, query: str = "") -> str | None:
+    """`resume` for lists whose position is a row key."""
+    position = resume(rt, request, page, kind, query)
+    if position is not None and not isinstance(position, str):
+        raise bad_request("The continuation token is not one of this list's.", "$skiptoken")
+    return position
+
+
+def next_link(rt: Runtime, request: ApiRequest, kind: str, position: Any, query: str = "") -> str | None:
+    """Absolute URL of the next page (starting at `position`), or None when this page is the last or `$top`
+    capped the list."""
+    if position is None or query_value(request, "$top") is not None:
+        return None
+    token = continuation.seal(rt.settings, rt.clock.now(), _binding(request, kind, query), position)
     kept = [(k, v) for k, v in request.query.items() if k.lower() not in {"$skiptoken", "$skip"}]
-    kept.append(("$skiptoken", encoded))
+    kept.append(("$skiptoken", token))
     # `$` stays literal and spaces become %20, as ARM clients write these parameters themselves.
-    query = "&".join(f"{quote(k, safe='$')}={quote(v, safe='')}" for k, v in kept)
+    encoded = "&".join(f"{quote(k, safe='$')}={quote(v, safe='')}" for k, v in kept)
     parts = urlsplit(request.url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, encoded, ""))
 
 
 def list_body(values: list[Any], link: str | None) -> dict[str, Any]:

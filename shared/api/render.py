@@ -1,19 +1,20 @@
-"""Records to wire JSON: ARM identity (id/type/name), no secrets, enum casing as the service emitted it."""
+"""Records to wire JSON: ARM identity (id/type/name), no secrets, enum casing as the service emitted it, and
+only what the request's api-version knows (shared/model/versions.py)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
+from .. import jobstate
 from ..keys import COLLECTION_TYPE, HISTORY_TYPE, JOB_TYPE
 from ..model import (
     JobCollectionDefinition,
     JobDefinition,
     JobHistoryDefinition,
     JobHistoryProperties,
-    JobState,
-    JobStatus,
 )
+from ..model.versions import ApiVersion, hide
 from ..records import CollectionRecord, HistoryRecord, JobRecord
 
 
@@ -26,31 +27,14 @@ def render_collection(record: CollectionRecord) -> dict[str, Any]:
     ).to_wire()
 
 
-def job_status(record: JobRecord, now: datetime) -> JobStatus:
-    upcoming = record.next_execution_time
-    queued = record.dispatched_occurrence
-    # A queued occurrence is the next execution until it has run; once its instant has passed it stays so
-    # only when nothing follows it (the real service showed an Enabled one-shot job's pending immediate
-    # run, docs/wire-contract.md §2.12; a recurring job shows its following occurrence instead).
-    if (queued is not None and record.state == JobState.ENABLED
-            and (record.last_execution_time is None or record.last_execution_time < queued)
-            and (queued > now or upcoming is None)):
-        upcoming = queued
-    return JobStatus(
-        last_execution_time=record.last_execution_time, next_execution_time=upcoming,
-        execution_count=record.execution_count, failure_count=record.failure_count,
-        faulted_count=record.faulted_count,
-    )
-
-
-def render_job(record: JobRecord, now: datetime, with_status: bool = True) -> dict[str, Any]:
-    """The job as the service answered it. A Disabled job has no `status` (GET, list and PUT answers alike,
-    docs/wire-contract.md §2.12); `with_status=False` leaves it out for any state."""
-    status = job_status(record, now) if with_status and record.state != JobState.DISABLED else None
+def render_job(record: JobRecord, now: datetime, version: ApiVersion, with_status: bool = True) -> dict[str, Any]:
+    """The job as the service answered it, in `version`. A Disabled job has no `status` (GET, list and PUT
+    answers alike, docs/wire-contract.md §2.12); `with_status=False` leaves it out for any state."""
+    status = jobstate.status(record, now) if with_status else None
     properties = record.properties.model_copy(update={"state": record.state, "status": status})
-    return JobDefinition(
+    return hide(version, JobDefinition, JobDefinition(
         id=record.key.resource_id, type=JOB_TYPE, name=record.key.name, properties=properties
-    ).to_wire()
+    ).to_wire())
 
 
 def render_history(record: HistoryRecord) -> dict[str, Any]:

@@ -17,13 +17,15 @@ from typing import Any
 
 from ..auth.assignments import Assignment, assign, get_assignment, list_assignments, remove_assignment
 from ..auth.roles import ROLES, role_of
-from ..auth.scopes import scope_of
 from ..errors import ApiError, bad_request
-from ..model.base import format_utc
+from ..keys import fold_case
+from ..model import format_utc
 from ..runtime import Runtime
 from ..store import RoleAssignmentRecord
+from .access import scope_of
 from .common import query_value, read_json
 from .http import ApiRequest, ApiResponse
+from .paging import MAX_PAGE, PageRequest, next_link, resume, skiptoken
 
 API_VERSIONS = ("2022-04-01", "2020-10-01-preview", "2020-04-01-preview", "2018-09-01-preview",
                 "2018-01-01-preview", "2015-07-01")
@@ -120,4 +122,22 @@ def list_role_assignments(rt: Runtime, request: ApiRequest) -> ApiResponse:
         else:
             raise bad_request("Supported filters are atScope() and principalId eq '{id}'.", "$filter")
     found = list_assignments(rt, subscription, scope, at_scope=at_scope, principal=principal)
-    return ApiResponse(200, {"value": [render(r) for r in found]})
+    # Paged as ARM pages them: `nextLink` (with our sealed $skiptoken, paging.py) only when more follow.
+    query = f"atScope={at_scope};principal={principal or ''}"
+    page = PageRequest(size=MAX_PAGE, skip=0, token=skiptoken(request))
+    after = resume(rt, request, page, "roleAssignments", query)
+    if after is not None:
+        if not (isinstance(after, list) and len(after) == 2 and all(isinstance(part, str) for part in after)):
+            raise bad_request("The continuation token is not one of this list's.", "$skiptoken")
+        found = [r for r in found if _position(r) > (after[0], after[1])]
+    more = len(found) > page.size
+    found = found[:page.size]
+    body: dict[str, Any] = {"value": [render(r) for r in found]}
+    if more:
+        body["nextLink"] = next_link(rt, request, "roleAssignments", list(_position(found[-1])), query)
+    return ApiResponse(200, body)
+
+
+def _position(record: RoleAssignmentRecord) -> tuple[str, str]:
+    """Where an assignment lies in a list's order (auth/assignments.py sorts by folded scope, then name)."""
+    return fold_case(record.scope), record.name

@@ -1,8 +1,8 @@
-"""The API boundary's access check: authenticate the caller, then authorize the operation over its scope.
+"""The access check: authenticate the caller, then authorize a requirement (an action over a scope).
 
-Contract: `admit(rt, operation, request)` runs before any operation touches storage for the request. It
-returns an `Access` (who called, and for a list the scopes whose items the caller may see) or raises the
-401/403 ApiError; a refused request therefore runs nothing and stores nothing. In `key` and `none` modes
+Contract: the API calls `admit(rt, headers, requirement, filtered)` before any operation touches storage for
+the request. It returns an `Access` (who called, and for a list the scopes whose items the caller may see)
+or raises the 401/403 ApiError; a refused request therefore runs nothing and stores nothing. In `key` and `none` modes
 the app admits everything (the Functions host, or nobody, has checked the caller). In `entra` mode the
 caller's grants are the role assignments of the request's subscription naming its object id or one of
 its groups, plus Owner over every scope for the bootstrap owners (`SCHEDULER_AUTH_OWNER`: object ids of
@@ -11,18 +11,18 @@ users, service principals or groups).
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..settings import AuthSettings
 from . import errors
 from .principal import Principal
 from .roles import OWNER, Role, role_of
-from .scopes import FILTERED_LISTS, ROOT, covers, requirement_for
+from .scopes import ROOT, Requirement, covers
 from .tokens import validator_for
 
-if TYPE_CHECKING:  # the API imports this module: no import back at run time
-    from ..api.http import ApiRequest, ApiResponse
+if TYPE_CHECKING:
     from ..runtime import Runtime
 
 
@@ -37,29 +37,30 @@ class Access:
     principal: Principal | None  # None: the app does not authenticate (key or none mode)
     visible: tuple[str, ...] | None = None  # a list cut down to items under these scopes; None: all
 
-    def apply(self, response: ApiResponse) -> ApiResponse:
-        """Drop the list items the caller may not read (a page may come out short; nextLink still continues)."""
-        if self.visible is None or response.status != 200 or not isinstance(response.body, dict):
-            return response
-        items: list[Any] = response.body.get("value") or []
-        kept = [item for item in items if isinstance(item, dict) and isinstance(item.get("id"), str)
-                and any(covers(scope, item["id"]) for scope in self.visible)]
-        return dataclasses.replace(response, body={**response.body, "value": kept})
+    def may_read(self, resource_id: str) -> bool:
+        """The caller may see this item of a list."""
+        return self.visible is None or any(covers(scope, resource_id) for scope in self.visible)
 
 
 UNRESTRICTED = Access(principal=None)
 
 
-def admit(rt: Runtime, operation: str, request: ApiRequest) -> Access:
+def authenticates(settings: AuthSettings) -> bool:
+    """The app checks callers itself (entra mode); in key and none modes the host, or nobody, has."""
+    return settings.mode == "entra"
+
+
+def admit(rt: Runtime, headers: Mapping[str, str], need: Requirement, filtered: bool = False) -> Access:
+    """The caller's access for `need`; with `filtered`, a caller who may read only some scopes below it gets
+    an Access limited to those (a list cut down) instead of a 403."""
     settings = rt.settings.auth
-    if settings.mode != "entra":
+    if not authenticates(settings):
         return UNRESTRICTED
-    principal = validator_for(settings).principal(request.headers)
-    need = requirement_for(operation, request)
+    principal = validator_for(settings).principal(headers)
     grants = grants_of(rt, principal, need.subscription)
     if any(covers(g.scope, need.scope) and g.role.allows(need.action) for g in grants):
         return Access(principal)
-    if operation in FILTERED_LISTS:
+    if filtered:
         below = tuple(g.scope for g in grants if covers(need.scope, g.scope) and g.role.allows(need.action))
         if below:
             return Access(principal, below)

@@ -4,8 +4,8 @@ effective limits. Like `schedule`, they read nothing stored, so they need no cre
 Contract:
 - `members(body)`: `{"kind": "job" | "collection", "document": {...}}` answers `{"value": [{"path", "owner",
   "suggestion", "message"}]}`, every member of the document the API's OpenAPI schema does not declare
-  (shared/wire_members.py), which api-version 2016-03-01 ignores; the console's editor shows them as
-  warnings. 400 for a body that is not such an object.
+  in the api-version the console speaks (the newest; shared/wire_members.py): the API ignores them, and
+  the console's editor shows them as warnings. 400 for a body that is not such an object.
 - `limits(body)`: `{"collections": [definition, ...]}` (at most 200) answers `{"value": [{"sku", "maxJobs",
   "planMaxJobs", "minInterval", "minIntervalSeconds", "outboundAuthentication"}]}` per collection: what the
   API enforces (the plan's limits tightened by the collection's quota, shared/lifecycle/quotas.py), or
@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..model import JobCollectionDefinition
+from ..model.versions import NEWEST
 from ..wire_members import unknown_members
 
 ROOTS = {"job": "JobDefinition", "collection": "JobCollectionDefinition"}
@@ -35,13 +36,15 @@ def _read(body: bytes) -> Any:
 
 def members(body: bytes) -> tuple[int, dict[str, Any]]:
     from ..api.openapi import openapi_document  # the document the API serves: one source with its validation
+    from ..api.operations import OPENAPI_ROUTES
 
     document = _read(body)
     kind = document.get("kind") if isinstance(document, dict) else None
     if kind not in ROOTS or not isinstance(document.get("document"), dict):
         return 400, {"error": {"code": "BadRequest", "message": 'kind ("job" or "collection") and document (an '
                                                                'object) are required.'}}
-    schemas = openapi_document()["components"]["schemas"]
+    route = next(name for name, version in OPENAPI_ROUTES.items() if version == NEWEST.name)  # the console's
+    schemas = openapi_document(f"/api/{route}")["components"]["schemas"]
     return 200, {"value": [u.to_json() for u in unknown_members(document["document"], schemas, ROOTS[kind])]}
 
 

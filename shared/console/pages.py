@@ -12,7 +12,8 @@ Contract of `handle(method, path, url, body)` (`path` is what follows `console/`
 - POST ``check`` and ``limits``: the members of a job or collection document the API would ignore, and
   collections' effective limits (shared/console/checks.py); stateless in the same way;
 - anything else: 404 (the shell for an unknown page would hide mistakes in shared links).
-The shell and assets hold no data, so they are served without a key; every datum comes from the API. The
+The shell and assets hold no data, so they are served without a key; every datum comes from the API, in its
+newest api-version (named in a meta element of the shell), which shows every extension. The
 shell carries how to sign in (shared/console/signin.py: public values only) in a meta element, and its
 Content-Security-Policy lets the page's requests reach its own origin and, when it signs users in with
 Entra ID, the tenant's token endpoint.
@@ -29,6 +30,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..model.versions import NEWEST
 from . import checks
 from .schedule import MAX_OCCURRENCES, ScheduleError, describe, upcoming
 from .signin import SignIn
@@ -82,7 +84,8 @@ def _prefixes(url: str) -> tuple[str, str]:
 def shell(url: str, sign_in: SignIn) -> ConsoleResponse:
     api, console = _prefixes(url)
     page = _static("index.html").decode("utf-8")
-    page = (page.replace("{{api}}", html.escape(api)).replace("{{console}}", html.escape(console))
+    page = (page.replace("{{api}}", html.escape(api)).replace("{{apiVersion}}", html.escape(NEWEST.name))
+            .replace("{{console}}", html.escape(console))
             .replace("{{signin}}", html.escape(json.dumps(sign_in.browser_config()))))
     policy = _CSP.format(connect=" ".join(("'self'", *sign_in.connect_sources())))
     # no-referrer also keeps a returning sign-in's ?code= out of any Referer header.

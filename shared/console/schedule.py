@@ -3,7 +3,7 @@
 Contract: `describe(start, recurrence)` reads the wire JSON of `properties.startTime` and
 `properties.recurrence` (as the API returns or accepts them) and answers one English sentence, e.g.
 "every Monday and Friday at 09:00 Europe/London". `upcoming(start, recurrence, after, limit)` answers the
-first `limit` occurrences at or after `after`, through `shared.planning` and the recurrence engine, so the
+first `limit` occurrences at or after `after`, through `shared.jobstate` and the recurrence engine, so the
 console and the CLI show exactly what the dispatcher will run. Both are pure (no storage, no clock other
 than the `after` they are given) and raise `ScheduleError` with the offending property for input the API
 would reject. Counting (`recurrence.count`) is from startTime: the API's internal count origin of a job
@@ -19,9 +19,9 @@ from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
 
+from ..jobstate import engine_recurrence
 from ..model.job import JobProperties
 from ..model.recurrence import JobRecurrence, JobRecurrenceSchedule
-from ..planning import engine_recurrence
 from ..recurrence import OccurrenceSeries, RecurrenceError
 
 MAX_OCCURRENCES = 100

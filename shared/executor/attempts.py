@@ -1,9 +1,11 @@
 """One attempt of one occurrence: claim it, run it when its second comes, record it.
 
 The batch (batch.py) calls `prepare` for each of its occurrences before their second (the job may run
-and this delivery holds the claim; a duplicate stops here) and `run` at the second: check the job and
-its collection may run now, run the action, write history, enqueue what follows (`decide`: a retry, the
-error action), and update the job's status under its ETag. That update also marks the attempt done, so
+and this delivery holds the claim; a duplicate stops here), `fire` at the second, and `record` once its
+actions went out. `fire` and `record`: check the job and
+its collection may run now, run the action, write history, enqueue what follows (`jobstate.decide`: a
+retry, the error action), and update the job's status under its ETag (`jobstate.after_attempt`). What the
+job becomes is shared/jobstate's to say; this module is its I/O shell. That update also marks the attempt done, so
 counters and done-ness change together; everything before it is repeated, never lost, after a crash
 (duplicate follow-ups die at their own claims).
 """
@@ -21,27 +23,23 @@ from azure.core.exceptions import HttpResponseError, ServiceRequestError, Servic
 
 from ..actions import ActionResult, ActionRunner, ExecutionContext
 from ..clock import Clock
+from ..jobstate import Attempt, AttemptOutcome, Outcome, after_attempt, decide, is_done, may_run, series_of
 from ..keys import CollectionKey
 from ..leases import Guard, Guards
-from ..lifecycle.states import FINAL_STATES
-from ..model import JobCollectionState, JobErrorAction, JobExecutionStatus, JobHistoryActionName, JobState
+from ..model import JobCollectionState, JobErrorAction, JobExecutionStatus, JobHistoryActionName
 from ..occurrence import OccurrenceMessage, Trigger
-from ..planning import following_occurrence, repeat_count
 from ..records import HistoryRecord, JobRecord
 from ..retry import MAIN_ACTION_DEFAULT, effective_retry
 from ..settings import Settings
 from ..store import Claim, ConcurrencyError, Store, read_modify_write
 from ..telemetry import attempt_done, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
-from .decide import AttemptOutcome, Outcome, decide
 
 log = logging.getLogger(__name__)
 
 # An Enabled collection is re-read at most this often per worker: Disable also disables every job (read
 # fresh each time), so only Suspend waits this long to stop a collection's executions.
 COLLECTION_STATE_TTL = 5.0
-# How many recent attempts a job remembers as done (see JobRecord.recent_claims).
-RECENT_CLAIMS = 32
 # After the action ran, its record is written with retries for this long (seconds): giving up would hand
 # the attempt back and run the action again, so a storage outage is waited out instead.
 RECORD_PATIENCE = 300.0
@@ -69,20 +67,16 @@ class Fired:
     outcome: AttemptOutcome
     succeeded: bool
 
-    def apply(self, record: JobRecord) -> None:
-        """The attempt's change to its job's status (applied under the job's ETag, maybe again on a conflict)."""
-        message, outcome = self.message, self.outcome
-        if message.claim_id in record.recent_claims:
-            return  # a write we could not confirm did land: counting it again would double it
-        record.execution_count += 1
-        record.failure_count += 0 if self.succeeded else 1
-        record.faulted_count += 1 if outcome.faults_occurrence else 0
-        record.last_execution_time = self.history.start_time
-        record.recent_claims = (*record.recent_claims, message.claim_id)[-RECENT_CLAIMS:]
-        last = record.next_execution_time is None and following_occurrence(record, message.occurrence) is None
-        scheduled = message.trigger == Trigger.SCHEDULE
-        if outcome.kind.ends_occurrence and scheduled and record.state == JobState.ENABLED and last:
-            record.state = JobState.FAULTED if outcome.faults_job else JobState.COMPLETED
+    def apply(self, record: JobRecord) -> JobRecord | None:
+        """The job after this attempt (None: already counted); applied under the job's ETag, maybe again."""
+        return after_attempt(record, attempt_of(self.message), self.outcome, self.history.start_time,
+                             self.succeeded)
+
+
+def attempt_of(message: OccurrenceMessage) -> Attempt:
+    """The attempt a message carries, as the job state machine sees it."""
+    return Attempt(message.claim_id, message.occurrence, message.trigger == Trigger.SCHEDULE, message.action,
+                   message.attempt)
 
 
 class Attempts:
@@ -120,7 +114,7 @@ class Attempts:
         try:
             if claim.taken_over:
                 fresh = self._current_job(message)  # fresh recent_claims: its first runner may have finished
-                if fresh is not None and message.claim_id in fresh.recent_claims:
+                if fresh is not None and is_done(fresh, message.claim_id):
                     fresh = None  # its first runner finished it, then died before the claim said so
                 runnable = self._runnable_job(fresh, message) if fresh is not None else None
             else:
@@ -166,13 +160,8 @@ class Attempts:
         return job
 
     def _runnable_job(self, job: JobRecord, message: OccurrenceMessage) -> JobRecord | None:
-        """The job if its state and its collection's let this message run now."""
-        allowed = {JobState.ENABLED, JobState.DISABLED} if message.trigger == Trigger.RUN_NOW else {JobState.ENABLED}
-        if message.attempt > 0 or message.action == JobHistoryActionName.ERROR_ACTION:
-            # A retry or error action finishes an occurrence that already started: a later occurrence
-            # completing (or faulting) the job must not cut its retry policy short.
-            allowed |= FINAL_STATES
-        if job.state not in allowed:
+        """The job if its state (jobstate.may_run) and its collection's let this message run now."""
+        if not may_run(job, attempt_of(message)):
             return None
         if not self._collection_enabled(job.key.collection_key):
             return None  # a Disabled or Suspended collection runs nothing
@@ -209,7 +198,7 @@ class Attempts:
         # Everything that could fail is computed before the action runs: a failure after it would
         # release the claim and run the action again on redelivery.
         scheduled = message.trigger == Trigger.SCHEDULE
-        repeat = repeat_count(job, message.occurrence) if scheduled else 0
+        repeat = series_of(job).repeat_count(message.occurrence) if scheduled else 0
         retry = effective_retry(action.retry_policy, None if is_error_action else MAIN_ACTION_DEFAULT)
         result = self.actions.run(action, context)
         ended = self.clock.now()
@@ -256,13 +245,9 @@ class Attempts:
                 time.sleep(delay)
                 delay = min(delay * 2, 2.0)
 
-    def _update(self, job: JobRecord, apply: Callable[[JobRecord], None]) -> None:
-        """Apply a change to the job's status under its ETag, re-reading after a concurrent write (a job deleted
+    def _update(self, job: JobRecord, change: Callable[[JobRecord], JobRecord | None]) -> None:
+        """Write a change to the job's status under its ETag, re-reading after a concurrent write (a job deleted
         meanwhile has nothing left to update)."""
-        def change(record: JobRecord) -> JobRecord:
-            apply(record)
-            return record
-
         try:
             read_modify_write(lambda: self.store.jobs.get(job.key), change,
                               lambda record, _: self.store.jobs.replace(record), attempts=10, current=job)

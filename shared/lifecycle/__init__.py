@@ -1,13 +1,14 @@
-"""The lifecycle of jobs and collections: the one owner of their state, between the API and the store.
+"""The lifecycle of jobs and collections: the writes of definitions and states, between the API and the store.
 
-request -> API (HTTP only: parse, call here, render, map errors) -> lifecycle -> store. The dispatcher and
-retention come here too where they touch job state (retention's deletes are `purge_job`).
+request -> API (HTTP only: parse, call here, render, map errors) -> lifecycle -> store. What a job record
+becomes is shared/jobstate's to say; the lifecycle is its I/O shell for writes (as the dispatcher is for
+advances and the executor for attempts). Retention's deletes come here too (`purge_job`).
 
 - reads.py: one record, or one page of a list.
 - jobs.py: job definition writes (PUT, PATCH): validate, merge, quota, then store.
 - collections.py: collection definition writes (PUT, PATCH), with the cascade of a state change.
 - writes.py: `store_job`, the one place a job's definition or state is stored (planned, due-indexed).
-- states.py: state rules and transitions (final states, enable/disable, the cascade to jobs).
+- states.py: state changes under ETags (enable/disable, the cascade to jobs).
 - purge.py: removing a job (DELETE, collection delete, retention) or a collection.
 - runs.py: run now.
 - job_count.py, quotas.py: maxJobCount under concurrency; plan and quota limits.
@@ -31,10 +32,10 @@ from .jobs import patch_job, put_job
 from .purge import delete_collection, delete_job, purge_job
 from .reads import collections_page, get_collection, get_job, history_page, jobs_page, live_collection
 from .runs import run_job
-from .states import FINAL_STATES, transition_collection
+from .states import transition_collection
 
 __all__ = [
-    "FINAL_STATES", "CollectionNotFound", "Conflict", "InvalidDefinition", "JobNotFound", "LifecycleError",
+    "CollectionNotFound", "Conflict", "InvalidDefinition", "JobNotFound", "LifecycleError",
     "QuotaExceeded", "collections_page", "delete_collection", "delete_job", "get_collection", "get_job",
     "history_page", "jobs_page", "live_collection", "patch_collection", "patch_job", "purge_job",
     "put_collection", "put_job", "run_job", "transition_collection",

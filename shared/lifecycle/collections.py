@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..jobstate import FINAL_STATES, series_of
 from ..keys import CollectionKey, fold_case
 from ..model import JobCollectionDefinition, JobCollectionProperties, JobCollectionState, Sku, SkuName
-from ..planning import series_of
 from ..records import CollectionRecord
 from ..recurrence import RecurrenceError
 from ..store import ConcurrencyError
@@ -19,7 +19,7 @@ from .documents import MAX_DEFINITION_BYTES, document_size, merge, validate
 from .errors import CollectionNotFound, Conflict, InvalidDefinition, QuotaExceeded
 from .quotas import check_job, check_job_count, limits_of, sku_of
 from .regions import display_location, same_location
-from .states import FINAL_STATES, cascade_state
+from .states import cascade_state
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -80,7 +80,7 @@ def _check_plan(rt: Runtime, key: CollectionKey, definition: JobCollectionDefini
         if job.state in FINAL_STATES:
             continue  # it will never run again
         try:
-            series = series_of(job) if job.properties.recurrence is not None else None
+            series = series_of(job).engine if job.properties.recurrence is not None else None
         except RecurrenceError:
             series = None
         check_job(limits, job.properties, series, job.key.job)

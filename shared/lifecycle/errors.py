@@ -27,8 +27,10 @@ class InvalidDefinition(LifecycleError):
 
 
 class JobNotFound(LifecycleError):
+    """A job missing from a live collection (a missing collection is CollectionNotFound, reads.missing_job)."""
+
     def __init__(self, key: JobKey) -> None:
-        super().__init__(f"The job '{key.job}' was not found.")
+        super().__init__(f"Job '{key.job}' cannot be found.")  # the real service's words (wire-contract.md §1.3)
         self.key = key
 
 

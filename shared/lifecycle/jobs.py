@@ -1,9 +1,9 @@
 """Job definition writes: PUT (create or replace) and PATCH (merge), one pipeline for both.
 
-canonical JSON (secrets carried over / PATCH merged) -> model validation -> job rules -> state rules ->
-quota and plan -> size limit -> record -> store_job (writes.py). Everything that can refuse runs before
-the first store write, so a refused write changes nothing stored. Refusals are lifecycle errors
-(errors.py); the API maps them to ARM errors.
+canonical JSON (what the caller keeps and secrets carried over / PATCH merged) -> model validation -> job
+rules -> state rules -> quota and plan -> size limit -> record -> store_job (writes.py). Everything that can
+refuse runs before the first store write, so a refused write changes nothing stored. Refusals are lifecycle
+errors (errors.py); the API maps them to ARM errors.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .. import jobstate
 from ..keys import JobKey
 from ..model import HttpAuthenticationType, JobDefinition, JobProperties, JobState
 from ..records import CollectionRecord, JobRecord
@@ -25,10 +26,14 @@ from .quotas import check_job, check_job_count, limits_of
 from .reads import live_collection
 from .states import resolve_state
 from .validation import effective_start, validate_job
-from .writes import new_generation, store_job
+from .writes import store_job
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
+
+# `keep(incoming, stored)`: the caller's rule for what of the stored document a write keeps although the
+# request left it out (the API's: what its api-version does not know). Changes `incoming` in place.
+Keep = Callable[[dict[str, Any], dict[str, Any]], None]
 
 
 def _add_certificate_facts(properties: JobProperties) -> None:
@@ -49,33 +54,23 @@ def write_job(
 ) -> JobRecord:
     """Validate a complete job definition against its collection and store it planned."""
     now = rt.clock.now().replace(microsecond=0)
-    series = validate_job(properties, now)
+    # A job that had no startTime and still has none keeps its anchor: reading it and writing it back (which
+    # sends no startTime, since none is shown) leaves its schedule where it was.
+    kept = existing.anchor if existing is not None and existing.properties.start_time is None else None
+    series = validate_job(properties, now, kept)
     state = resolve_state(properties.state, existing, default_state)
     limits = limits_of(collection.definition)
     check_job(limits, properties, series, key.job)
     _add_certificate_facts(properties)
-    start = effective_start(properties, now)
-    stored = properties.model_copy(update={"start_time": start, "state": None, "status": None})
+    start = effective_start(properties, now, kept)
+    stored = properties.model_copy(update={"state": None, "status": None})  # startTime as sent, or none
     size = document_size(stored.to_document())
     if size > MAX_DEFINITION_BYTES:
         raise InvalidDefinition(f"The job is {size} bytes as stored; the maximum job size is {MAX_DEFINITION_BYTES}.",
                                 "properties")
-    # Rewriting a job without touching its schedule keeps its count: `count` is not restarted by a PATCH.
-    same_schedule = existing is not None and existing.properties.start_time == start and (
-        existing.properties.recurrence == properties.recurrence)
-    record = JobRecord(
-        key=existing.key if existing else key, properties=stored, state=state,
-        created_time=existing.created_time if existing else now,
-        count_origin=existing.count_origin if existing and same_schedule else max(start, now),
-        last_execution_time=existing.last_execution_time if existing else None,
-        execution_count=existing.execution_count if existing else 0,
-        failure_count=existing.failure_count if existing else 0,
-        faulted_count=existing.faulted_count if existing else 0,
-        generation=new_generation(existing, now), etag=existing.etag if existing else None,
-    )
+    record = jobstate.written(key, stored, state, existing, now, start)
     if existing is not None:
-        _store(rt, record, existing, now)
-        return record
+        return _store(rt, record, existing, now)
     # A create takes a place in the collection's count (the last check that can refuse). A collection seen
     # full refuses before anything is written; a place lost to a concurrent create after that refuses at
     # the reservation, which runs beside the due entry (an entry without its job is dropped as stale).
@@ -89,18 +84,17 @@ def write_job(
         reserved = True
 
     try:
-        _store(rt, record, None, now, reserve)
+        return _store(rt, record, None, now, reserve)
     except BaseException:
         if reserved:
             release_job(rt, key.collection_key)
         raise
-    return record
 
 
 def _store(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime,
-           alongside: Callable[[], None] | None = None) -> None:
+           alongside: Callable[[], None] | None = None) -> JobRecord:
     try:
-        store_job(rt, record, existing, now, alongside)
+        return store_job(rt, record, existing, now, alongside)
     except ConcurrencyError as exc:
         raise Conflict("The job was changed by another request; retry.") from exc
 
@@ -110,18 +104,21 @@ def _read_both(rt: Runtime, key: JobKey) -> tuple[CollectionRecord, JobRecord | 
     return side_by_side(lambda: live_collection(rt, key.collection_key), lambda: rt.store.jobs.get(key))
 
 
-def put_job(rt: Runtime, key: JobKey, properties: dict[str, Any]) -> tuple[JobRecord, bool]:
+def put_job(rt: Runtime, key: JobKey, properties: dict[str, Any], keep: Keep | None = None) -> tuple[JobRecord, bool]:
     """Create or replace a job from its `properties` document (canonical member names); (record, created)."""
     collection, existing = _read_both(rt, key)
     if existing is not None:
-        carry_secrets(properties.get("action"), existing.properties.to_document().get("action"))
+        stored = existing.properties.to_document()
+        if keep is not None:
+            keep(properties, stored)
+        carry_secrets(properties.get("action"), stored.get("action"))
     definition = validate(JobDefinition, {"properties": properties})
     job = definition.properties or JobProperties()
     record = write_job(rt, key, job, existing, collection, default_state=JobState.ENABLED)
     return record, existing is None
 
 
-def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any]) -> JobRecord:
+def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any], keep: Keep | None = None) -> JobRecord:
     """Merge a partial `properties` document into the stored one; absent secrets and state are kept (Q9)."""
     patch = dict(patch)
     collection, existing = _read_both(rt, key)
@@ -131,6 +128,8 @@ def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any]) -> JobRecord:
     if patch.get("state") is None:
         patch.pop("state", None)  # null state means "unchanged" (PowerShell's PATCH sends it so)
     stored = existing.properties.to_document()
+    if keep is not None:
+        keep(patch, stored)
     merged = merge(stored, patch)
     if isinstance(merged.get("action"), dict):
         patch_action = patch.get("action")

@@ -16,7 +16,7 @@ from ..keys import CollectionKey, JobKey
 from ..model import JobCollectionState
 from ..store import ConcurrencyError, Store
 from ..store.readable import UnreadableEntity
-from .errors import JobNotFound
+from .reads import missing_job
 from .states import set_collection_state
 
 if TYPE_CHECKING:
@@ -47,14 +47,15 @@ def purge_job(store: Store, key: JobKey, *, due: datetime | None = None, etag: s
 
 
 def delete_job(rt: Runtime, key: JobKey) -> None:
-    """DELETE job; JobNotFound when there is none. A stored job that cannot be read is removed by key."""
+    """DELETE job; JobNotFound (CollectionNotFound without its collection) when there is none. A stored job
+    that cannot be read is removed by key."""
     try:
         record = rt.store.jobs.get(key)
     except UnreadableEntity:
         purge_job(rt.store, key)
         return
     if record is None:
-        raise JobNotFound(key)
+        raise missing_job(rt, key)
     purge_job(rt.store, record.key, due=record.next_execution_time)
 
 

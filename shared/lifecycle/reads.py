@@ -7,12 +7,13 @@ that cannot be read is left out of a page (logged by the store); reading it alon
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..keys import CollectionKey, JobKey
 from ..model import JobCollectionState, JobExecutionStatus, JobState
 from ..records import CollectionRecord, HistoryRecord, JobRecord
-from .errors import CollectionNotFound, JobNotFound
+from .errors import CollectionNotFound, JobNotFound, LifecycleError
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -34,21 +35,32 @@ def live_collection(rt: Runtime, key: CollectionKey) -> CollectionRecord:
     return record
 
 
+def missing_job(rt: Runtime, key: JobKey) -> LifecycleError:
+    """What to refuse a request for a job that is not stored: CollectionNotFound when its collection is missing
+    or being deleted too (the collection is answered first, as ARM resolves the parent), else JobNotFound."""
+    collection = rt.store.collections.get(key.collection_key)
+    if collection is None or collection.state == JobCollectionState.DELETED:
+        return CollectionNotFound(key.collection_key)
+    return JobNotFound(key)
+
+
 def get_job(rt: Runtime, key: JobKey) -> JobRecord:
     record = rt.store.jobs.get(key)
     if record is None:
-        raise JobNotFound(key)
+        raise missing_job(rt, key)
     return record
 
 
 def collections_page(rt: Runtime, subscription: str, group: str | None, size: int, after: str | None,
-                     skip: int) -> tuple[list[CollectionRecord], str | None]:
-    """A page of a subscription's (or one resource group's) collections, and the cursor of the next."""
+                     skip: int, visible: Callable[[CollectionKey], bool] | None = None,
+                     ) -> tuple[list[CollectionRecord], str | None]:
+    """A page of a subscription's (or one resource group's) collections, and the cursor of the next; only
+    those `visible` accepts (the caller may read) when given, which `skip` counts too."""
     if after is None and skip:
-        after, exhausted = rt.store.collections.skip(subscription, group, skip)
+        after, exhausted = rt.store.collections.skip(subscription, group, skip, visible)
         if exhausted:
             return [], None
-    return rt.store.collections.page_after(subscription, group, size, after)
+    return rt.store.collections.page_after(subscription, group, size, after, visible)
 
 
 def jobs_page(rt: Runtime, key: CollectionKey, state: JobState | None, size: int, after: str | None,
@@ -67,7 +79,7 @@ def history_page(rt: Runtime, key: JobKey, status: JobExecutionStatus | None, si
     """A page of the job's history, newest first, and the continuation of the next. History partitions are
     small (1,000 entries per job at most), so `skip` simply reads past the skipped entries once."""
     if rt.store.jobs.get(key) is None:
-        raise JobNotFound(key)
+        raise missing_job(rt, key)
     if continuation is None and skip:
         while skip > 0:
             records, continuation = rt.store.history.page(key, status, min(skip, 1000), continuation)

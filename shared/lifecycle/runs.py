@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..jobstate import FINAL_STATES
 from ..keys import JobKey
 from ..occurrence import OccurrenceMessage, Trigger
 from .errors import Conflict
 from .reads import get_job, live_collection
-from .states import FINAL_STATES
 
 if TYPE_CHECKING:
     from ..runtime import Runtime

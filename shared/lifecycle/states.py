@@ -1,10 +1,10 @@
-"""State transitions of jobs and collections, and the cascade from a collection to its jobs.
+"""State changes of jobs and collections, and the cascade from a collection to its jobs: the I/O shell.
 
-Rules (docs/decisions.md [12]): only Enabled and Disabled may be set on a job; Completed and Faulted are
-final (a job that reached one keeps it; it can still be deleted). Disabling a collection disables every
-Enabled job; enabling it re-enables every Disabled job, re-planned from now. Suspended: nothing runs (the
-executor gates on the collection) and job states are untouched. Deleted: the collection takes no more
-writes while its delete finishes (purge.py).
+What a job becomes is shared/jobstate's to say (`resolve_state`, `moved`, `COLLECTION_CASCADE`); this module
+reads, writes under ETags and pages through a collection. Disabling a collection disables every Enabled
+job; enabling it re-enables every Disabled job, re-planned from now. Suspended: nothing runs (the executor
+gates on the collection) and job states are untouched. Deleted: the collection takes no more writes while
+its delete finishes (purge.py).
 """
 
 from __future__ import annotations
@@ -13,38 +13,29 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from .. import jobstate
 from ..keys import CollectionKey
 from ..model import JobCollectionState, JobState
 from ..records import CollectionRecord, JobRecord
 from ..store import ConcurrencyError, read_modify_write
 from .errors import CollectionNotFound, Conflict, InvalidDefinition
-from .writes import new_generation, store_job
+from .writes import store_job
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-FINAL_STATES = frozenset({JobState.COMPLETED, JobState.FAULTED})
-
-_JOB_TRANSITIONS = {
-    JobCollectionState.DISABLED: (JobState.ENABLED, JobState.DISABLED),
-    JobCollectionState.ENABLED: (JobState.DISABLED, JobState.ENABLED),
-}
 _BATCH = 100
 _ATTEMPTS = 5
 
 
 def resolve_state(requested: JobState | None, existing: JobRecord | None, default: JobState) -> JobState:
-    """The state a write leaves the job in. Only Enabled/Disabled may be set; a final state stays (Conflict)."""
-    if existing is not None and existing.state in FINAL_STATES:
-        if requested is None or requested == existing.state:
-            return existing.state
-        raise Conflict(
-            f"properties.state: the job is {existing.state.value}, a final state, and cannot become "
-            f"{requested.value}; delete the job and create it again."
-        )
-    if requested in FINAL_STATES:
-        raise InvalidDefinition("state can only be set to Enabled or Disabled.", "properties.state")
-    return requested or default
+    """The state a write leaves the job in (jobstate.resolve_state); a final state refuses as a Conflict."""
+    try:
+        return jobstate.resolve_state(requested, existing, default)
+    except jobstate.StateRefused as refused:
+        if refused.final:
+            raise Conflict(str(refused)) from refused
+        raise InvalidDefinition(str(refused), "properties.state") from refused
 
 
 def set_job_state(rt: Runtime, job: JobRecord, from_state: JobState, to_state: JobState, now: datetime) -> None:
@@ -52,24 +43,18 @@ def set_job_state(rt: Runtime, job: JobRecord, from_state: JobState, to_state: J
 
     Does nothing if the job is gone or no longer in `from_state` (a concurrent write decided otherwise).
     """
-    def moved(current: JobRecord) -> JobRecord | None:
-        if current.state != from_state:
-            return None
-        return replace(current, state=to_state, generation=new_generation(current, now))
-
-    def write(updated: JobRecord, current: JobRecord) -> JobRecord:
-        store_job(rt, updated, current, now)
-        return updated
-
     try:
-        read_modify_write(lambda: rt.store.jobs.get(job.key), moved, write, attempts=_ATTEMPTS, current=job)
+        read_modify_write(lambda: rt.store.jobs.get(job.key),
+                          lambda current: jobstate.moved(current, from_state, to_state, now),
+                          lambda updated, current: store_job(rt, updated, current, now), attempts=_ATTEMPTS,
+                          current=job)
     except ConcurrencyError as exc:
         raise Conflict(f"The job '{job.key.job}' kept changing; retry.") from exc
 
 
 def cascade_state(rt: Runtime, key: CollectionKey, state: JobCollectionState, now: datetime) -> None:
     """Carry a collection's new Enabled/Disabled state to its jobs; other states leave jobs alone."""
-    transition = _JOB_TRANSITIONS.get(state)
+    transition = jobstate.COLLECTION_CASCADE.get(state)
     if transition is None:
         return
     from_state, to_state = transition

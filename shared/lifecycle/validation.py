@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from ..actions.framing import is_framing_header
 from ..actions.oauth import valid_tenant
+from ..jobstate import engine_recurrence
 from ..model import (
     HttpAuthentication,
     HttpAuthenticationType,
@@ -20,7 +21,6 @@ from ..model import (
     JobProperties,
     RetryPolicy,
 )
-from ..planning import engine_recurrence
 from ..recurrence import OccurrenceSeries, RecurrenceError
 from .documents import ACTION_TARGETS
 from .errors import InvalidDefinition as Invalid
@@ -131,17 +131,20 @@ def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> 
     validate_retry(action.retry_policy, f"{path}.retryPolicy", now)
 
 
-def effective_start(properties: JobProperties, now: datetime) -> datetime:
-    """startTime, else the creation instant (docs/decisions.md). Without a startTime, an endTime already past
-    anchors the job there instead, so it is created Completed rather than rejected as ending before it starts."""
+def effective_start(properties: JobProperties, now: datetime, kept: datetime | None = None) -> datetime:
+    """startTime, else `kept` (the anchor of a job that had no startTime before either), else the creation
+    instant (docs/decisions.md). Without a startTime, an endTime already past anchors the job there instead, so
+    it is created Completed rather than rejected as ending before it starts."""
     if properties.start_time is not None:
         return properties.start_time
+    anchor = kept if kept is not None else now
     end = properties.recurrence.end_time if properties.recurrence is not None else None
-    return min(now, end) if end is not None else now
+    return min(anchor, end) if end is not None else anchor
 
 
-def validate_job(properties: JobProperties, now: datetime) -> OccurrenceSeries | None:
-    """InvalidDefinition unless the job is acceptable on its own; its occurrence series (None for a one-shot)."""
+def validate_job(properties: JobProperties, now: datetime, kept: datetime | None = None) -> OccurrenceSeries | None:
+    """InvalidDefinition unless the job is acceptable on its own; its occurrence series (None for a one-shot),
+    from effective_start(properties, now, kept)."""
     validate_action(properties.action, "properties.action", now)
     assert properties.action is not None
     if properties.action.error_action is not None:
@@ -155,6 +158,6 @@ def validate_job(properties: JobProperties, now: datetime) -> OccurrenceSeries |
     if recurrence.end_time is not None and start is not None and recurrence.end_time < start:
         raise Invalid("endTime must not be before startTime.", "properties.recurrence.endTime")
     try:
-        return OccurrenceSeries(effective_start(properties, now), engine_recurrence(recurrence))
+        return OccurrenceSeries(effective_start(properties, now, kept), engine_recurrence(recurrence))
     except RecurrenceError as exc:
         raise Invalid(exc.message, f"properties.recurrence.{exc.path}".rstrip(".")) from exc

@@ -1,13 +1,14 @@
 """Where a job is written: `store_job` is the one function that stores a job's definition or state.
 
 Every write of a definition or a state (PUT, PATCH, enable, disable, collection enable/disable and their
-cascade) goes through it; the dispatcher's advance and the executor's counters update a stored record
-in place under its ETag and never change its definition, state rules or plan.
+cascade) goes through it; what the record becomes is `jobstate.planned`'s to say, this is its I/O shell.
+The dispatcher's advance and the executor's counters write through their own read-modify-writes and never
+change a job's definition.
 
 Contract:
-- the new record carries a new `generation`, so occurrences queued for the old definition are dropped;
-- an Enabled job has `next_execution_time` = its first occurrence from now and a due-index entry for it;
-  an Enabled job with no occurrence left becomes Completed (e.g. endTime already past);
+- the record carries a new `generation` (jobstate.new_generation), so occurrences queued for the old
+  definition are dropped;
+- an Enabled job is planned (jobstate.planned) and has a due-index entry at its `next_execution_time`;
 - a Disabled, Completed or Faulted job has no `next_execution_time` and no due-index entry;
 - the entry of the replaced record (at `existing.next_execution_time`) is removed, unless the new record is
   due at the same instant (the entry is its own then: the dispatcher matches entries by instant);
@@ -21,8 +22,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..dispatcher import dispatch_horizon
-from ..model import JobState
-from ..planning import first_occurrence
+from ..jobstate import planned
 from ..records import JobRecord
 from .parallel import side_by_side
 
@@ -30,24 +30,16 @@ if TYPE_CHECKING:
     from ..runtime import Runtime
 
 
-def new_generation(existing: JobRecord | None, now: datetime) -> int:
-    """Increases across rewrites and across delete + re-create, so no stale queued occurrence matches."""
-    return max(existing.generation + 1 if existing else 0, int(now.timestamp() * 1000))
-
-
 def store_job(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime,
-              alongside: Callable[[], None] | None = None) -> None:
-    """Plan and store `record` (replacing `existing` under its ETag); ConcurrencyError if that changed meanwhile.
+              alongside: Callable[[], None] | None = None) -> JobRecord:
+    """Plan and store `record` (replacing `existing` under its ETag); the record as stored. ConcurrencyError if
+    `existing` changed meanwhile.
 
     `alongside` (a create's count reservation) runs beside the due entry's write, before the job's; when it
     refuses, nothing else is written and the entry is left to the dispatcher, which drops it as stale.
     """
-    enabled = record.state == JobState.ENABLED
-    first = first_occurrence(record, now) if enabled else None
-    if enabled and first is None:
-        record.state = JobState.COMPLETED  # e.g. endTime already past: created Completed (docs/decisions.md)
-    record.next_execution_time = first
-    record.dispatched_occurrence = None
+    record = planned(record, now)
+    first = record.next_execution_time
     old_due = existing.next_execution_time if existing is not None else None
 
     def add_entry() -> None:
@@ -61,11 +53,10 @@ def store_job(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: d
         add_entry()
     else:
         side_by_side(alongside, add_entry)
-    if existing is None:
-        rt.store.jobs.insert(record)
-    else:
-        rt.store.jobs.replace(record)
+    record = rt.store.jobs.insert(record) if existing is None else rt.store.jobs.replace(record)
     if old_due is not None and old_due != first:
         rt.store.due.remove(record.key, old_due)
     if first is not None and first < dispatch_horizon(now):
-        rt.dispatcher.dispatch(record, first, now)
+        # A lost race leaves the record as written: whoever won re-planned or will dispatch it.
+        record = rt.dispatcher.dispatch(record, first, now) or record
+    return record

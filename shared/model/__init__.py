@@ -1,5 +1,5 @@
-"""Wire models of Microsoft.Scheduler 2016-03-01: they validate requests, render responses and define the
-OpenAPI document (one source of truth)."""
+"""Wire models of Microsoft.Scheduler 2016-03-01 and its extensions: they validate requests, render responses and
+define the OpenAPI documents (one source of truth); versions.py says which api-version shows which extension."""
 
 from .actions import (
     DEFAULT_MAX_RETRY_INTERVAL,
@@ -17,7 +17,7 @@ from .actions import (
     ServiceBusTopicMessage,
     StorageQueueMessage,
 )
-from .base import WITH_SECRETS, CaseInsensitiveEnum, WireModel, format_utc, to_utc
+from .base import WITH_SECRETS, CaseInsensitiveEnum, WireModel
 from .collection import JobCollectionDefinition, JobCollectionProperties, JobCollectionQuota, JobMaxRecurrence, Sku
 from .durations import format_duration, parse_duration
 from .enums import (
@@ -35,6 +35,7 @@ from .enums import (
     SkuName,
 )
 from .history import JobHistoryDefinition, JobHistoryProperties
+from .instants import Instant, UtcDateTime, format_utc, to_utc
 from .job import JobDefinition, JobProperties, JobStatus
 from .lists import ErrorDetail, ErrorResponse, JobCollectionListResult, JobHistoryListResult, JobListResult
 from .recurrence import JobRecurrence, JobRecurrenceSchedule, JobRecurrenceScheduleMonthlyOccurrence

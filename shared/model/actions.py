@@ -7,7 +7,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field
 
-from .base import CamelCaseOnOutput, UtcDateTime, WireModel
+from .base import CamelCaseOnOutput, WireModel
 from .durations import Duration
 from .enums import (
     HttpAuthenticationType,
@@ -16,6 +16,7 @@ from .enums import (
     ServiceBusAuthenticationType,
     ServiceBusTransportType,
 )
+from .instants import UtcDateTime
 
 
 class HttpAuthentication(WireModel):

@@ -1,4 +1,5 @@
-"""Building blocks shared by every wire model: case-insensitive input, write-only secrets, UTC instants.
+"""Building blocks shared by every wire model: case-insensitive input and write-only secrets (instants are
+instants.py's, durations durations.py's).
 
 The old service bound request bodies the .NET way: property names and enum values are case-insensitive
 on input. Output uses the OpenAPI names and the enum casing the real service emitted.
@@ -6,12 +7,10 @@ on input. Output uses the OpenAPI names and the enum casing the real service emi
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from enum import Enum
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -64,30 +63,6 @@ def _camel(value: Enum) -> str:
 CamelCaseOnOutput = PlainSerializer(_camel, return_type=str)
 
 
-def to_utc(value: datetime) -> datetime:
-    """Naive instants are UTC (the old service's rule); offsets are normalised to UTC.
-
-    ValueError (a 400 in a model) when the UTC instant falls outside years 1-9999, e.g. 0001-01-01T00:00+01:00.
-    """
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    try:
-        return value.astimezone(UTC)
-    except OverflowError:
-        raise ValueError("the instant in UTC is outside the years 1 to 9999") from None
-
-
-def format_utc(value: datetime) -> str:
-    """ISO 8601 with a `Z`; fractional seconds only when present, like the real service."""
-    value = to_utc(value)
-    # The year by hand: glibc's %Y does not pad years before 1000 ("1-01-01"), which no parser reads back.
-    text = f"{value.year:04d}-{value:%m-%dT%H:%M:%S}"
-    if value.microsecond:
-        text += f".{value.microsecond:06d}".rstrip("0")
-    return text + "Z"
-
-
-UtcDateTime = Annotated[datetime, AfterValidator(to_utc), PlainSerializer(format_utc, return_type=str)]
 
 
 def _as_list(value: Any) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from .base import CamelCaseOnOutput, WireModel
 from .enums import JobCollectionState, RecurrenceFrequency, SkuName
@@ -18,6 +18,10 @@ class Sku(WireModel):
 INT32_MAX = 2_147_483_647
 
 
+def _forgotten(value: int) -> None:
+    return None
+
+
 class JobMaxRecurrence(WireModel):
     frequency: Annotated[RecurrenceFrequency, CamelCaseOnOutput] | None = None
     interval: Annotated[int, Field(ge=1, le=INT32_MAX)] | None = None
@@ -25,8 +29,11 @@ class JobMaxRecurrence(WireModel):
 
 class JobCollectionQuota(WireModel):
     max_job_count: Annotated[int, Field(ge=1, le=INT32_MAX)] | None = Field(default=None, alias="maxJobCount")
-    max_job_occurrence: Annotated[int, Field(ge=-2_147_483_648, le=INT32_MAX)] | None = Field(
-        default=None, alias="maxJobOccurrence")
+    # Accepted (an int32, as the spec says) and then forgotten: the real service never returned it and it did
+    # nothing (docs/wire-contract.md §2.1), so the model keeps None and it is neither stored nor answered.
+    max_job_occurrence: Annotated[int, Field(ge=-2_147_483_648, le=INT32_MAX), AfterValidator(_forgotten)] | None = (
+        Field(default=None, alias="maxJobOccurrence", description="Accepted and ignored; never returned.",
+              json_schema_extra={"writeOnly": True}))
     max_recurrence: JobMaxRecurrence | None = Field(default=None, alias="maxRecurrence")
 
 

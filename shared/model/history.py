@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .base import UtcDateTime, WireModel
+from .base import WireModel
 from .enums import JobExecutionStatus, JobHistoryActionName
+from .instants import UtcDateTime
 
 
 class JobHistoryProperties(WireModel):

@@ -7,8 +7,9 @@ from typing import Annotated
 from pydantic import Field
 
 from .actions import JobAction
-from .base import CamelCaseOnOutput, UtcDateTime, WireModel
+from .base import CamelCaseOnOutput, WireModel
 from .enums import JobState
+from .instants import UtcDateTime
 from .recurrence import JobRecurrence
 
 

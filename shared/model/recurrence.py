@@ -6,8 +6,9 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field
 
-from .base import CamelCaseOnOutput, ScalarOrList, UtcDateTime, WireModel
+from .base import CamelCaseOnOutput, ScalarOrList, WireModel
 from .enums import DayOfWeek, RecurrenceFrequency
+from .instants import UtcDateTime
 
 
 def _one_when_null(value: object) -> object:

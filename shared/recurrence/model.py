@@ -2,7 +2,7 @@
 
 They carry data only: range and combination rules live in
 :mod:`shared.recurrence.validation`, the wire format in :mod:`shared.model.recurrence`
-(translated to these values by :func:`shared.planning.engine_recurrence`), and the meaning in
+(translated to these values by :func:`shared.jobstate.engine_recurrence`), and the meaning in
 :class:`shared.recurrence.OccurrenceSeries`.
 """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -13,6 +14,25 @@ from .keys import collection_partition, collection_row, escape
 from .pages import page_after, skip_rows
 from .readable import read_each, read_one
 from .tables import Entity, Table, read_modify_write
+
+# Which collections a list shows (e.g. the ones a caller may read); None: all of them.
+Visible = Callable[[CollectionKey], bool]
+KEY_NAMES = ["Subscription", "ResourceGroup", "Name"]  # the properties kept_by reads
+
+
+def kept_by(visible: Visible | None) -> Callable[[Entity], bool] | None:
+    """`visible` over stored entities; an entity without its names is not shown (it could not be read anyway)."""
+    if visible is None:
+        return None
+
+    def keep(entity: Entity) -> bool:
+        try:
+            key = CollectionKey(str(entity["Subscription"]), str(entity["ResourceGroup"]), str(entity["Name"]))
+        except KeyError:
+            return False
+        return visible(key)
+
+    return keep
 
 
 class CollectionStore:
@@ -55,16 +75,19 @@ class CollectionStore:
         return query, params
 
     def page_after(
-        self, subscription: str, resource_group: str | None, size: int, after: str | None
+        self, subscription: str, resource_group: str | None, size: int, after: str | None,
+        visible: Visible | None = None,
     ) -> tuple[list[CollectionRecord], str | None]:
-        """Collections of a subscription (or one of its resource groups) after the cursor `after` (keyset paging)."""
+        """Collections of a subscription (or one of its resource groups) after the cursor `after` (keyset paging),
+        only those `visible` accepts when given (pages.py: pages then hold `size` of those)."""
         query, params = self._scope(subscription, resource_group)
-        entities, cursor = page_after(self.table, query, params, size, after)
+        entities, cursor = page_after(self.table, query, params, size, after, keep=kept_by(visible))
         return read_each("job collection", entities, _record), cursor
 
-    def skip(self, subscription: str, resource_group: str | None, count: int) -> tuple[str | None, bool]:
+    def skip(self, subscription: str, resource_group: str | None, count: int,
+             visible: Visible | None = None) -> tuple[str | None, bool]:
         query, params = self._scope(subscription, resource_group)
-        return skip_rows(self.table, query, params, count)
+        return skip_rows(self.table, query, params, count, kept_by(visible), None if visible is None else KEY_NAMES)
 
     def keys_with_sku(self, subscription: str, sku: str) -> list[CollectionKey]:
         """The collections of a subscription on one plan (e.g. the one Free collection it may have)."""

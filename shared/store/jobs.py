@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from ..keys import CollectionKey, JobKey
-from ..model import JobProperties, JobState
-from ..records import JobRecord
+from ..model import JobProperties, JobState, format_utc
+from ..records import JobRecord, with_etag
 from .keys import job_partition, job_row
 from .pages import page_after, skip_rows
 from .readable import read_each, read_one
@@ -36,14 +36,14 @@ class JobStore:
         return read_one("job", entity, self._record) if entity else None
 
     def insert(self, record: JobRecord) -> JobRecord:
-        record.etag = self.table.insert(self._entity(record))
-        return record
+        """The record as stored: `record` with the new ETag."""
+        return with_etag(record, self.table.insert(self._entity(record)))
 
     def replace(self, record: JobRecord) -> JobRecord:
-        """Write back a record read earlier; ConcurrencyError when it changed in between."""
+        """Write back a record read earlier (the record as stored, with its new ETag); ConcurrencyError when it
+        changed in between."""
         assert record.etag is not None, "replace needs the ETag of the record it read"
-        record.etag = self.table.replace(self._entity(record), record.etag)
-        return record
+        return with_etag(record, self.table.replace(self._entity(record), record.etag))
 
     def delete(self, key: JobKey, etag: str | None = None) -> bool:
         """True if this call removed the job (so exactly one of two concurrent deletes counts it)."""
@@ -134,9 +134,7 @@ class JobStore:
                 log.error("job row %s: secrets not available: %s", entity.get("RowKey", "?")[:100].encode(
                     "unicode_escape").decode("ascii"), exc)
                 unopened = entity["Sealed"]
-        record = _record(entity, document)
-        record.unopened_secrets = unopened
-        return record
+        return replace(_record(entity, document), unopened_secrets=unopened)
 
     def summaries(self) -> Iterator[JobSummary]:
         """Every job of every collection, as a projection read paged by the SDK (one pass over the table)."""
@@ -182,6 +180,8 @@ def _entity(record: JobRecord) -> Entity:
         "Document": None,  # set by JobStore._entity, with the secrets sealed apart
         "State": record.state.value,
         "CreatedTime": record.created_time,
+        # As text: an anchor may be an endTime long past, and a table's DateTime starts at 1601.
+        "Anchor": format_utc(record.anchor) if record.anchor is not None else None,
         "CountOrigin": record.count_origin,
         "NextExecutionTime": record.next_execution_time,
         "DispatchedOccurrence": record.dispatched_occurrence,
@@ -204,6 +204,7 @@ def _record(entity: Entity, document: dict[str, Any]) -> JobRecord:
         properties=JobProperties.model_validate(document),
         state=JobState(entity["State"]),
         created_time=as_datetime(entity.get("CreatedTime")),
+        anchor=datetime.fromisoformat(entity["Anchor"]) if entity.get("Anchor") else None,
         count_origin=as_datetime(entity.get("CountOrigin")),
         next_execution_time=as_datetime(entity.get("NextExecutionTime")),
         dispatched_occurrence=as_datetime(entity.get("DispatchedOccurrence")),

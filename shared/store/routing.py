@@ -34,7 +34,7 @@ from typing import Any, NoReturn
 from ..keys import CollectionKey, JobKey
 from ..records import CollectionRecord, HistoryRecord, JobRecord
 from .claims import Claim, ClaimStore
-from .collections import CollectionStore
+from .collections import KEY_NAMES, CollectionStore, Visible, kept_by
 from .due import DueEntry, DueIndex
 from .history import HistoryStore
 from .jobs import JobStore, JobSummary
@@ -103,14 +103,16 @@ class RoutedCollections(CollectionStore):
         self._at(key).delete(key)
 
     def page_after(
-        self, subscription: str, resource_group: str | None, size: int, after: str | None
+        self, subscription: str, resource_group: str | None, size: int, after: str | None,
+        visible: Visible | None = None,
     ) -> tuple[list[CollectionRecord], str | None]:
         """One page in row-key order over every account. Each account answers its own page; the merged page
         stops at the lowest cursor among the accounts that have more, since beyond it an account may hold
-        rows not read yet. Pages stay full: that account alone contributed `size` rows up to its cursor."""
+        rows not read yet. Pages stay full: that account alone contributed `size` rows up to its cursor (rows
+        `visible` accepts, when given: the cursor is always one of them)."""
         with ThreadPoolExecutor(max_workers=len(self.stores)) as pool:  # side by side: one round trip of latency
-            answers = list(pool.map(lambda store: store.page_after(subscription, resource_group, size, after),
-                                    self.stores))
+            answers = list(pool.map(
+                lambda store: store.page_after(subscription, resource_group, size, after, visible), self.stores))
         limits = [cursor for _, cursor in answers if cursor is not None]
         limit = min(limits) if limits else None
         rows = sorted((collection_row(r.key), r) for records, _ in answers for r in records)
@@ -119,12 +121,14 @@ class RoutedCollections(CollectionStore):
             return [r for _, r in rows[:size]], rows[size - 1][0]
         return [r for _, r in rows], limit
 
-    def skip(self, subscription: str, resource_group: str | None, count: int) -> tuple[str | None, bool]:
-        """The cursor after the first `count` collections over every account: row keys only, merged in order."""
+    def skip(self, subscription: str, resource_group: str | None, count: int,
+             visible: Visible | None = None) -> tuple[str | None, bool]:
+        """The cursor after the first `count` collections (that `visible` accepts) over every account: row keys
+        only, merged in order."""
         if count <= 0:
             return None, False
         query, params = self._scope(subscription, resource_group)
-        streams = [_row_keys(store.table, query, params) for store in self.stores]
+        streams = [_row_keys(store.table, query, params, visible) for store in self.stores]
         last, seen = None, 0
         for row in islice(heapq.merge(*streams), count):
             last, seen = row, seen + 1
@@ -134,10 +138,13 @@ class RoutedCollections(CollectionStore):
         return [key for store in self.stores for key in store.keys_with_sku(subscription, sku)]
 
 
-def _row_keys(table: Table, query: str, params: dict[str, Any]) -> Iterator[str]:
+def _row_keys(table: Table, query: str, params: dict[str, Any], visible: Visible | None = None) -> Iterator[str]:
     # The service returns a partition's rows in row-key order, so each account's stream is sorted.
-    for entity in table.query(query, params, select=["RowKey"], page_size=1000):
-        yield str(entity["RowKey"])
+    keep = kept_by(visible)
+    select = ["RowKey"] if keep is None else ["RowKey", *KEY_NAMES]
+    for entity in table.query(query, params, select=select, page_size=1000):
+        if keep is None or keep(entity):
+            yield str(entity["RowKey"])
 
 
 class RoutedJobs(JobStore):

@@ -78,6 +78,13 @@ class Keyring:
         self.keys = [_derive(m) for m in materials]
         self.current = self.keys[0]
         self._by_id = {k.id: k for k in self.keys}
+        self._materials = tuple(materials)
+
+    def derived(self, purpose: bytes) -> list[AESGCM]:
+        """AES-256-GCM keys for another use of the same materials (HKDF-SHA256 with `purpose` as its info), the
+        current one first: independent of the keys that seal secrets, so neither use can serve the other."""
+        return [AESGCM(HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=purpose).derive(m.encode("utf-8")))
+                for m in self._materials]
 
     @classmethod
     def parse(cls, text: str) -> Keyring:

@@ -4,12 +4,14 @@ Hypothesis draws jobs and job collections over the accepted grammar (tests/model
 duration (retryInterval, maxRetryInterval, Service Bus timeToLive, of the action and of its error action),
 every instant (startTime, recurrence.endTime, scheduledEnqueueTimeUtc) and every number (retryCount,
 recurrence interval and count, the schedule's minutes, hours, monthDays and occurrences, the collection's
-quota). Each is PUT through the API, then:
-- the GET answer holds each value as documented (durations in canonical ISO 8601, instants in UTC, numbers
-  as JSON integers), and equals the PUT answer: what the store kept reads back as what was accepted;
+quota). Each is PUT through the API, in 2016-03-01 or in the newest api-version (with its extensions), then:
+- the GET answer holds each value as documented (durations in canonical ISO 8601, instants in UTC to the
+  100 ns tick, numbers as JSON integers; no startTime a job was not given, no quota.maxJobOccurrence), and
+  equals the PUT answer: what the store kept reads back as what was accepted;
 - the list answers hold the same resource (one value the store cannot read back would drop it from lists);
+- each api-version shows what it knows: the newest everything, 2016-03-01 no extension (docs/wire-contract.md §8);
 - PUT of the GET answer is accepted and answers the same again, and so does the next GET: the rendering
-  is a fixed point.
+  is a fixed point; a 2016-03-01 read-and-write-back leaves the newest version's answer unchanged.
 
 Answers are compared whole, `status` included: the runtime's clock is fixed, so the status each read computes
 (its nextExecutionTime read back from the store) must not change either.
@@ -26,6 +28,7 @@ from hypothesis import strategies as st
 
 from shared.lifecycle.validation import HORIZON_MONTHS, MIN_RETRY_INTERVAL, add_months
 from shared.model import RecurrenceFrequency, SkuName
+from shared.model.versions import NEWEST, STABLE
 from shared.recurrence import INTERVAL_LIMITS, Frequency
 from shared.runtime import Runtime
 from tests.model.accepted_grammar import (
@@ -78,7 +81,7 @@ class Drawn:
     def instant(self, path: Path, low: datetime = FIRST_INSTANT, high: datetime = LAST_INSTANT) -> tuple[str, datetime]:
         text, moment = self.draw(instant_texts(low, high))
         self.expected[path] = canonical_instant(moment)
-        return text, moment
+        return text, moment.at
 
     def number(self, path: Path, low: int, high: int) -> Any:
         sent, value = self.draw(json_integers(st.integers(low, high)))
@@ -117,6 +120,7 @@ def _action(d: Drawn, path: Path, kind: str) -> dict[str, Any]:
     if d.maybe():
         policy: dict[str, Any] = {"retryType": d.draw(st.sampled_from(["None", "Fixed", "Exponential", "fixed"]))}
         where = (*path, "retryPolicy")
+        d.expected[(*where, "retryType")] = policy["retryType"].lower()  # camel-cased, as the service did
         if d.maybe():
             policy["retryInterval"] = d.duration((*where, "retryInterval"), *RETRY_TICKS)
         if d.maybe():
@@ -176,6 +180,9 @@ def _recurrence(d: Drawn, path: Path, start: datetime | None) -> tuple[dict[str,
         recurrence["endTime"], end = d.instant((*path, "endTime"), low=start or FIRST_INSTANT)
     if d.maybe():
         recurrence["schedule"] = _schedule(d, (*path, "schedule"), frequency)
+    if d.maybe():  # an extension (2026-12-01-preview)
+        recurrence["timeZone"] = d.expected[(*path, "timeZone")] = d.draw(st.sampled_from(
+            ["Europe/London", "America/New_York", "UTC", "Asia/Kathmandu"]))
     return recurrence, end
 
 
@@ -193,8 +200,8 @@ def jobs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[Path, Any]]:
     end = None
     if d.maybe():
         properties["recurrence"], end = _recurrence(d, ("properties", "recurrence"), start)
-    if start is None:  # the job starts at its creation, or at an endTime already past (docs/decisions.md)
-        d.expected[("properties", "startTime")] = canonical_instant(min(NOW, end) if end else NOW)
+    if start is None:  # it runs from its creation, but shows no startTime it was not given (wire-contract.md §7)
+        d.expected[("properties", "startTime")] = ABSENT
     return {"properties": properties}, d.expected
 
 
@@ -204,11 +211,13 @@ def collections(draw: st.DrawFn) -> tuple[dict[str, Any], dict[Path, Any]]:
     d = Drawn(draw)
     quota: dict[str, Any] = {}
     where = ("properties", "quota")
-    for name, low in (("maxJobCount", 1), ("maxJobOccurrence", INT32_MIN)):
-        if d.maybe():
-            quota[name] = d.number((*where, name), low, INT32_MAX)
-        else:
-            d.expected[(*where, name)] = ABSENT
+    if d.maybe():
+        quota["maxJobCount"] = d.number((*where, "maxJobCount"), 1, INT32_MAX)
+    else:
+        d.expected[(*where, "maxJobCount")] = ABSENT
+    if d.maybe():  # accepted, never returned (wire-contract.md §7)
+        quota["maxJobOccurrence"] = d.draw(json_integers(st.integers(INT32_MIN, INT32_MAX)))[0]
+    d.expected[(*where, "maxJobOccurrence")] = ABSENT
     if d.maybe():
         frequency = d.draw(st.sampled_from(list(RecurrenceFrequency)))
         quota["maxRecurrence"] = {"frequency": d.draw(_case(frequency.value))}
@@ -250,24 +259,46 @@ def jobs_api(inproc):
     return inproc
 
 
+def _in_2016(expected: dict[Path, Any]) -> dict[Path, Any]:
+    """What 2016-03-01 shows of the same job: no extension (docs/wire-contract.md §8), so no timeZone and no
+    maxRetryInterval, and an Exponential retry shown as Fixed."""
+    view: dict[Path, Any] = {}
+    for path, value in expected.items():
+        if path[-1] in ("timeZone", "maxRetryInterval"):
+            value = ABSENT
+        elif path[-1] == "retryType" and value == "exponential":
+            value = "fixed"
+        view[path] = value
+    return view
+
+
+def _job_call(api, operation: str, method: str, version: str, body: Any = None, expect: int = 200) -> Any:
+    answer = api.call(operation, method, JC, None if operation == "Jobs_List" else JOB, body=body,
+                      query={"api-version": version})
+    assert answer.status == expect, answer.body
+    return answer.body
+
+
 @ROUND_TRIP
-@given(job=jobs())
-def test_every_accepted_job_value_reads_back_and_renders_again_identically(jobs_api, job) -> None:
+@given(job=jobs(), version=st.sampled_from([STABLE, NEWEST.name]))
+def test_every_accepted_job_value_reads_back_and_renders_again_identically(jobs_api, job, version) -> None:
     body, expected = job
     jobs_api.call("Jobs_Delete", "DELETE", JC, JOB)  # the previous example's job, if any
-    put = jobs_api.put_job(JC, JOB, body, expect=201)
-    got = jobs_api.get_job(JC, JOB)
-    assert got.status == 200, got.body
-    _assert_reads_back(got.body, expected)
-    assert got.body == put.body
+    put = _job_call(jobs_api, "Jobs_CreateOrUpdate", "PUT", version, body, expect=201)
+    newest = _job_call(jobs_api, "Jobs_Get", "GET", NEWEST.name)
+    _assert_reads_back(newest, expected)
+    old = _job_call(jobs_api, "Jobs_Get", "GET", STABLE)
+    _assert_reads_back(old, _in_2016(expected))
+    assert put == (old if version == STABLE else newest)
 
-    listed = jobs_api.call("Jobs_List", "GET", JC)
-    assert listed.status == 200, listed.body
-    assert listed.body["value"] == [got.body]
+    assert _job_call(jobs_api, "Jobs_List", "GET", NEWEST.name)["value"] == [newest]
+    assert _job_call(jobs_api, "Jobs_List", "GET", STABLE)["value"] == [old]
 
-    again = jobs_api.put_job(JC, JOB, got.body, expect=200)
-    assert again.body == got.body
-    assert jobs_api.get_job(JC, JOB).body == got.body
+    # Written back as read: a 2016-03-01 write keeps what that version does not show, so nothing changes.
+    assert _job_call(jobs_api, "Jobs_CreateOrUpdate", "PUT", STABLE, old) == old
+    assert _job_call(jobs_api, "Jobs_Get", "GET", NEWEST.name) == newest
+    assert _job_call(jobs_api, "Jobs_CreateOrUpdate", "PUT", NEWEST.name, newest) == newest
+    assert _job_call(jobs_api, "Jobs_Get", "GET", NEWEST.name) == newest
 
 
 @ROUND_TRIP

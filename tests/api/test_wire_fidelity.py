@@ -3,7 +3,10 @@ official client where it can express the call, plain HTTP (the in-process API) w
 
 One test per difference found by replaying the recordings: Service Bus enum casing, the `interval: 1`
 default, `$top`/`$skip` as cap and offset, the pending run of a one-shot job, no `status` on a Disabled
-job, 201 for a replacing collection PUT, and durations that round-trip exactly.
+job, 201 for a replacing collection PUT, durations that round-trip exactly; and from the second round
+(docs/wire-contract.md §7): the service's own 404 for a missing job, and `quota.maxJobOccurrence` accepted but
+never returned. The other two of that round have modules of their own: test_implicit_start_time.py (no
+startTime a job was not given) and test_tick_instants.py (7 fractional digits echoed).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+from azure.core.exceptions import ResourceNotFoundError
 from azure.mgmt.scheduler import models as m
 
 from shared.keys import JobKey
@@ -178,3 +183,53 @@ def test_durations_round_trip_exactly_through_the_store(client, inproc) -> None:
     too_fine["properties"]["action"]["retryPolicy"] = {"retryType": "Fixed", "retryInterval": "PT20.00000001S"}
     rejected = inproc.put_job("jc", "fine", too_fine, expect=400)
     assert "retryInterval" in rejected.body["error"]["message"]
+
+
+# Each job operation on a job the collection does not hold, as (operation, method, route suffix, body).
+_JOB_OPERATIONS = (
+    ("Jobs_Get", "GET", "", None),
+    ("Jobs_Patch", "PATCH", "", {"properties": {"state": "Disabled"}}),
+    ("Jobs_Delete", "DELETE", "", None),
+    ("Jobs_Run", "POST", "/run", None),
+    ("Jobs_ListJobHistory", "GET", "/history", None),
+)
+
+
+@pytest.mark.parametrize(("operation", "method", "suffix", "body"), _JOB_OPERATIONS)
+def test_a_missing_job_is_answered_as_the_service_did(inproc, operation, method, suffix, body) -> None:
+    inproc.put_collection("jc")
+    answer = inproc.call(operation, method, "jc", "nope", body=body, suffix=suffix)
+    assert answer.status == 404
+    assert answer.body == {"error": {"code": "NotFound", "message": "Job 'nope' cannot be found."}}  # as recorded
+
+
+@pytest.mark.parametrize(("operation", "method", "suffix", "body"), _JOB_OPERATIONS)
+def test_a_job_of_a_missing_collection_is_a_missing_resource(inproc, operation, method, suffix, body) -> None:
+    answer = inproc.call(operation, method, "gone", "nope", body=body, suffix=suffix)
+    assert answer.status == 404 and answer.body["error"]["code"] == "ResourceNotFound"
+
+
+def test_the_official_client_sees_a_missing_job_as_not_found(client) -> None:
+    client.job_collections.create_or_update(RG, "jc", _collection())
+    with pytest.raises(ResourceNotFoundError) as missing:
+        client.jobs.get(RG, "jc", "HttpJobWithStartTime")
+    assert missing.value.error.code == "NotFound"
+    assert missing.value.error.message == "Job 'HttpJobWithStartTime' cannot be found."
+
+
+def test_max_job_occurrence_is_accepted_and_never_returned(client, inproc) -> None:
+    quota = {"maxJobCount": 20, "maxJobOccurrence": 5, "maxRecurrence": {"frequency": "Minute", "interval": 1}}
+    put = inproc.put_collection("jc", quota=quota).body
+    expected = {"maxJobCount": 20, "maxRecurrence": {"frequency": "minute", "interval": 1}}
+    assert put["properties"]["quota"] == expected
+    assert inproc.call("JobCollections_Get", "GET", "jc").body == put
+    for operation in ("JobCollections_ListByResourceGroup", "JobCollections_ListBySubscription"):
+        assert inproc.call(operation, "GET").body["value"] == [put]
+    patched = inproc.call("JobCollections_Patch", "PATCH", "jc", body={"properties": {"quota": {
+        "maxJobOccurrence": 7}}})
+    assert patched.status == 200 and patched.body == put
+    sdk = client.job_collections.get(RG, "jc").properties.quota
+    assert sdk.max_job_count == 20 and sdk.max_job_occurrence is None
+    refused = inproc.call("JobCollections_CreateOrUpdate", "PUT", "jc", body={
+        "location": "westus", "properties": {"quota": {"maxJobOccurrence": 2**31}}})
+    assert refused.status == 400 and "maxJobOccurrence" in refused.body["error"]["message"]

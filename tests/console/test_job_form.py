@@ -13,6 +13,8 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.select import Select
 
+from shared.model.versions import NEWEST
+
 from .browser import screenshot, wait_until
 from .conftest import V
 
@@ -38,7 +40,8 @@ def _choose(browser, element_id: str, value: str) -> None:
 
 
 def _stored(site: str, name: str) -> dict:
-    answer = requests.get(f"{site}/{COLLECTION}/jobs/{name}", params=V, timeout=10)
+    """The job as the console reads it: in the newest api-version, which shows the extensions (timeZone)."""
+    answer = requests.get(f"{site}/{COLLECTION}/jobs/{name}", params={"api-version": NEWEST.name}, timeout=10)
     assert answer.status_code == 200, answer.text
     return answer.json()["properties"]
 

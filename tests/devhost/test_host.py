@@ -79,7 +79,7 @@ def test_stop_cancels_a_running_async_function(make_app: Callable[..., Path], st
     app_dir = make_app("""
         import asyncio
         import azure.functions as func
-        app = func.FunctionApp()
+        app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)
         STARTED = []
 
         @app.route(route="sleep")

@@ -38,8 +38,9 @@ def test_literal_segments_are_case_insensitive_and_beat_parameters(sample_host: 
 
 
 def test_body_headers_methods_and_response_headers(sample_host: LocalHost) -> None:
-    response = requests.put(f"{sample_host.base_url}/items", data=b'{"name": "x"}',
-                            headers={"X-Test": "one", "Content-Type": "application/json"}, timeout=10)
+    assert sample_host.keys is not None  # save_item is declared ADMIN
+    response = requests.put(f"{sample_host.base_url}/items", data=b'{"name": "x"}', timeout=10, headers={
+        "X-Test": "one", "Content-Type": "application/json", "x-functions-key": sample_host.keys.master_key})
     assert response.status_code == 201
     assert response.headers["Location"] == "/api/items/1"
     seen = response.json()
@@ -99,9 +100,15 @@ def test_exception_is_a_generic_500_with_traceback_only_in_the_log(sample_host: 
     assert any('"POST /api/boom" 500' in line for line in access)
 
 
-def test_auth_level_is_not_enforced(sample_host: LocalHost) -> None:
-    # save_item is declared ADMIN; `func start` does not check keys either.
-    assert requests.post(f"{sample_host.base_url}/items", timeout=10).status_code == 201
+def test_an_admin_route_needs_the_master_key(sample_host: LocalHost) -> None:
+    # save_item is declared ADMIN: checked as in Azure (unlike `func start`), before the function runs.
+    assert sample_host.keys is not None
+    refused = requests.post(f"{sample_host.base_url}/items", timeout=10)
+    assert (refused.status_code, refused.content) == (401, b"")
+    function_key = {"x-functions-key": sample_host.keys.function_key}
+    assert requests.post(f"{sample_host.base_url}/items", headers=function_key, timeout=10).status_code == 401
+    master = requests.post(f"{sample_host.base_url}/items", params={"code": sample_host.keys.master_key}, timeout=10)
+    assert master.status_code == 201
 
 
 def test_concurrent_requests(sample_host: LocalHost) -> None:

@@ -14,7 +14,7 @@ from shared.model import JobState
 from shared.records import JobRecord
 from shared.runtime import Runtime
 from shared.store import ConcurrencyError, JobStore
-from tests.conftest import ManualClock
+from tests.support.clock import ManualClock
 from tests.support.scheduler_client import JC, RG, SUB, call, drain_dispatch, make_collection
 
 ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
@@ -68,8 +68,8 @@ def test_each_entry_is_counted_for_what_became_of_it(settings, clock: ManualCloc
     for name in ("plain", "lost-answer", "raced", "write-fails", "read-fails"):
         _put(rt, name, due)
     disabled = _put(rt, "disabled", due)
-    disabled.state = JobState.DISABLED  # a stored state the dispatcher must not run: it only advances
-    rt.store.jobs.replace(disabled)
+    # a stored state the dispatcher must not run: it only advances
+    rt.store.jobs.replace(replace(disabled, state=JobState.DISABLED))
     rt.store.due.add(JobKey(SUB, RG, JC, "plain"), due + timedelta(seconds=5), 1)  # not the job's instant
     rt.store.due.add(JobKey(SUB, RG, JC, "deleted"), due, 1)  # no such job
     jobs = FaultyJobs(rt.store.jobs, rt)

@@ -15,7 +15,7 @@ from shared.records import JobRecord
 from shared.runtime import Runtime
 from shared.store import DispatchQueue, JobStore, OccurrenceQueue, Store, bucket_of
 from shared.store.dispatch_queue import ShardTask
-from tests.conftest import ManualClock
+from tests.support.clock import ManualClock
 from tests.support.scheduler_client import JC, RG, SUB, call, drain_dispatch, make_collection
 
 ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}

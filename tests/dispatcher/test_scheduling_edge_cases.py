@@ -17,7 +17,7 @@ from shared.occurrence import OccurrenceMessage
 from shared.records import JobRecord
 from shared.runtime import Runtime
 from shared.store import DueIndex
-from tests.conftest import ManualClock
+from tests.support.clock import ManualClock
 from tests.support.scheduler_client import JC, RG, SUB, call, drain, make_collection
 
 T0 = datetime(2026, 3, 1, 12, 1, 0, tzinfo=UTC)

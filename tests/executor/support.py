@@ -50,7 +50,7 @@ def put_job(rt: Runtime, name: str, properties: dict[str, Any], retry: RetryPoli
             action.retry_policy = retry
         if error_retry is not None and action.error_action is not None:
             action.error_action.retry_policy = error_retry
-        rt.store.jobs.replace(record)
+        record = rt.store.jobs.replace(record)
     return record
 
 

@@ -14,9 +14,9 @@ from shared.occurrence import OccurrenceMessage
 from shared.runtime import Runtime
 from shared.settings import Settings
 from shared.store.queue import MAX_VISIBILITY
-from tests.conftest import ManualClock
 from tests.executor.peers.servers import serve
 from tests.executor.support import fixed, history, job_status, make_collection, put_job, queued
+from tests.support.clock import ManualClock
 
 
 def test_a_retry_17_months_out_hops_through_the_queue_and_runs_on_time(settings: Settings) -> None:

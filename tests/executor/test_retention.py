@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from shared.keys import JobKey
@@ -11,8 +12,8 @@ from shared.records import HistoryRecord
 from shared.retention import Retention
 from shared.runtime import Runtime
 from shared.settings import Settings
-from tests.conftest import ManualClock
 from tests.executor.support import history, job_status, make_collection, put_job
+from tests.support.clock import ManualClock
 
 ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
 
@@ -32,8 +33,7 @@ def add_history(rt: Runtime, key: JobKey, dues: list[datetime]) -> None:
 def finished_job(rt: Runtime, name: str, state: JobState, last_run: datetime) -> JobKey:
     record = put_job(rt, name, {"startTime": (rt.clock.now() + timedelta(days=1)).isoformat(), "action": ACTION})
     record = job_status(rt, name)
-    record.state, record.last_execution_time, record.execution_count = state, last_run, 1
-    rt.store.jobs.replace(record)
+    record = rt.store.jobs.replace(replace(record, state=state, last_execution_time=last_run, execution_count=1))
     add_history(rt, record.key, [last_run])
     return record.key
 
@@ -47,8 +47,7 @@ def test_retention_caps_history_drops_old_entries_and_deletes_finished_jobs(sett
     old = [now - timedelta(days=61, minutes=i) for i in range(5)]
     add_history(rt, busy, recent + old)
     record = job_status(rt, "busy")
-    record.execution_count = 1055
-    rt.store.jobs.replace(record)
+    rt.store.jobs.replace(replace(record, execution_count=1055))
     quiet = put_job(rt, "quiet", {"startTime": (now + timedelta(days=1)).isoformat(), "action": ACTION}).key
     add_history(rt, quiet, [now - timedelta(days=1), now - timedelta(days=59), now - timedelta(days=70)])
     finished_job(rt, "completed-long-ago", JobState.COMPLETED, now - timedelta(days=61))

@@ -6,9 +6,9 @@ as, in the form the API documents (docs/decisions.md, "Wire values"):
   (`[d.]h:mm:ss[.fffffff]`), to the 100 ns tick, with any number of trailing zero digits; emitted as ISO 8601
   with `D`, `H`, `M`, `S` only (weeks become days), `PT0S` for zero;
 - instants: `Z` (either case), an offset (`+hh:mm` or `+hhmm`) or none (UTC), `T` (either case) or a space,
-  seconds optional, fractional seconds with `.` or `,` and any number of digits (kept to the microsecond: further
-  digits are dropped), or a date alone (midnight UTC); emitted in UTC with `Z`, fractional digits only when
-  present;
+  seconds optional, fractional seconds with `.` or `,` and any number of digits (kept to the 100 ns tick of a
+  .NET DateTime, 7 digits: further digits are dropped), or a date alone (midnight UTC); emitted in UTC with `Z`,
+  fractional digits only when present, trailing zeros trimmed;
 - numbers: a JSON integer, a JSON number with a zero fraction (`5.0`), or a string of digits (sign, leading
   zeros and surrounding white space allowed); emitted as a JSON integer.
 
@@ -18,7 +18,7 @@ The expected renderings are written out here independently of shared/model, so t
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from hypothesis import strategies as st
 
@@ -47,12 +47,20 @@ def canonical_duration(ticks: int) -> str:
     return f"P{text}" if text else "PT0S"
 
 
-def canonical_instant(value: datetime) -> str:
-    """The documented rendering of an instant: UTC, `Z`, fractional digits only when present."""
-    value = value.astimezone(UTC)
+class Moment(NamedTuple):
+    """An instant to the 100 ns tick: a UTC datetime (to the microsecond) and the tenths of a microsecond."""
+
+    at: datetime
+    tenths: int = 0
+
+
+def canonical_instant(moment: Moment) -> str:
+    """The documented rendering of an instant: UTC, `Z`, fractional digits (up to 7) only when present."""
+    value = moment.at.astimezone(UTC)
     text = f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
-    if value.microsecond:
-        text += f".{value.microsecond:06d}".rstrip("0")
+    ticks = value.microsecond * 10 + moment.tenths
+    if ticks:
+        text += f".{ticks:07d}".rstrip("0")
     return text + "Z"
 
 
@@ -67,14 +75,15 @@ def _fraction(draw: st.DrawFn, digits: str) -> str:
 
 
 @st.composite
-def _instant_fraction(draw: st.DrawFn, microsecond: int) -> str:
-    """Fractional seconds as sent, with `.` or `,`: exact, or to the microsecond and then any digits (dropped)."""
+def _instant_fraction(draw: st.DrawFn, ticks: int) -> str:
+    """Fractional seconds as sent (`ticks` of 100 ns), with `.` or `,`: exact, or to the tick and then any digits
+    (dropped)."""
     separator = draw(st.sampled_from(".,"))
-    if not microsecond:
+    if not ticks:
         return draw(st.sampled_from(["", separator + "0" * draw(st.integers(1, 9))]))
     if draw(st.integers(0, 3)) == 0:
-        return f"{separator}{microsecond:06d}" + draw(st.text("0123456789", min_size=1, max_size=3))
-    significant = f"{microsecond:06d}".rstrip("0")
+        return f"{separator}{ticks:07d}" + draw(st.text("0123456789", min_size=1, max_size=3))
+    significant = f"{ticks:07d}".rstrip("0")
     return separator + significant + "0" * draw(st.integers(0, 9 - len(significant)))
 
 
@@ -121,15 +130,16 @@ def _naive(value: datetime) -> datetime:
 
 @st.composite
 def instant_texts(draw: st.DrawFn, low: datetime = FIRST_INSTANT,
-                  high: datetime = LAST_INSTANT) -> tuple[str, datetime]:
+                  high: datetime = LAST_INSTANT) -> tuple[str, Moment]:
     """An instant text the API accepts for an instant in [low, high], and the instant it stands for (to the
-    microsecond; digits beyond it are dropped, as documented)."""
+    100 ns tick; digits beyond it are dropped, as documented)."""
     moment = draw(st.datetimes(min_value=_naive(low), max_value=_naive(high))).replace(tzinfo=UTC)
+    tenths = draw(st.sampled_from([0, 0, 1, 9]) | st.integers(0, 9))
     form = draw(st.sampled_from(["Z", "z", "offset", "offset", "naive", "date"]))
     if form == "date":
         midnight = moment.replace(hour=0, minute=0, second=0, microsecond=0)
         if midnight >= low:
-            return f"{midnight.year:04d}-{midnight:%m-%d}", midnight
+            return f"{midnight.year:04d}-{midnight:%m-%d}", Moment(midnight)
         form = "Z"
     offset = timedelta(minutes=draw(st.integers(-(24 * 60 - 1), 24 * 60 - 1))) if form == "offset" else timedelta()
     try:
@@ -137,8 +147,8 @@ def instant_texts(draw: st.DrawFn, low: datetime = FIRST_INSTANT,
     except OverflowError:  # the wall time would be outside years 1-9999: that is a 400, not this grammar
         local, offset, form = moment.replace(tzinfo=None), timedelta(), "Z"
     text = f"{local.year:04d}-{local:%m-%d}" + draw(st.sampled_from(["T", "t", " "])) + f"{local:%H:%M}"
-    if local.second or local.microsecond or draw(st.booleans()):
-        text += f":{local:%S}" + draw(_instant_fraction(local.microsecond))
+    if local.second or local.microsecond or tenths or draw(st.booleans()):
+        text += f":{local:%S}" + draw(_instant_fraction(local.microsecond * 10 + tenths))
     if form in ("Z", "z"):
         text += form
     elif form == "offset":
@@ -146,7 +156,7 @@ def instant_texts(draw: st.DrawFn, low: datetime = FIRST_INSTANT,
         sign = "-" if minutes < 0 or (minutes == 0 and draw(st.booleans())) else "+"
         hh, mm = divmod(abs(minutes), 60)
         text += sign + draw(st.sampled_from([f"{hh:02d}:{mm:02d}", f"{hh:02d}{mm:02d}"]))
-    return text, moment
+    return text, Moment(moment, tenths)
 
 
 @st.composite

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from shared.recurrence import (
+    INTERVAL_LIMITS,
     Frequency,
     MonthlyOccurrence,
     OccurrenceSeries,
@@ -40,14 +41,7 @@ RR_FREQ = {
     Frequency.YEAR: rr.YEARLY,
 }
 RR_DAY = [rr.MO, rr.TU, rr.WE, rr.TH, rr.FR, rr.SA, rr.SU]
-MAX_INTERVAL = {
-    Frequency.MINUTE: 1000,
-    Frequency.HOUR: 1000,
-    Frequency.DAY: 548,
-    Frequency.WEEK: 78,
-    Frequency.MONTH: 18,
-    Frequency.YEAR: 1,
-}
+MAX_INTERVAL = INTERVAL_LIMITS  # the engine's own limits, not restated
 # RECURRENCE_EXAMPLES=5000 runs a deeper search than the default, fast one.
 PROPERTY = settings(
     max_examples=int(os.environ.get("RECURRENCE_EXAMPLES", "200")),

@@ -29,8 +29,8 @@ from shared.store.routing import (
     account_of,
     jump_hash,
 )
-from tests.conftest import ManualClock
 from tests.support.accounts import SUB, call, make_collections
+from tests.support.clock import ManualClock
 from tests.support.scheduler_client import drain, drain_dispatch
 
 

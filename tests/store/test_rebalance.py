@@ -17,8 +17,8 @@ from shared.settings import Settings, StorageSettings
 from shared.store import bucket_of
 from shared.store.rebalance import main, rebalance
 from shared.store.routing import account_of
-from tests.conftest import ManualClock
 from tests.support.accounts import SUB, call, make_collections
+from tests.support.clock import ManualClock
 from tests.support.scheduler_client import drain_dispatch
 
 

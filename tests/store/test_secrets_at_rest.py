@@ -136,8 +136,7 @@ def test_key_rotation(settings: Settings, runtime: Runtime, caplog: pytest.LogCa
     assert record is not None and record.properties.action.request.authentication.password is None
     assert "secrets not available" in caplog.text and PASSWORD not in caplog.text
     sealed_before = _raw(runtime, "j1")["Sealed"]
-    record.execution_count += 1
-    stale.jobs.replace(record)
+    stale.jobs.replace(replace(record, execution_count=record.execution_count + 1))
     assert _raw(runtime, "j1")["Sealed"] == sealed_before
     reopened = rotated.jobs.get(key)
     assert reopened is not None and reopened.properties.action.request.authentication.password == PASSWORD

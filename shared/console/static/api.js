@@ -3,8 +3,9 @@
 // Credentials form holds), ARM errors turned into ApiFailure (code, message and the property path it names).
 import { bearer, dropSession, signInEnabled } from "./auth.js";
 
-export const API_VERSION = "2016-03-01";
 const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
+// The newest api-version (the shell names it): the one that shows every extension property.
+const apiVersion = () => meta("scheduler-api-version");
 export const apiBase = () => meta("scheduler-api");
 export const consoleBase = () => meta("scheduler-console");
 
@@ -51,7 +52,7 @@ function url(path, query = {}) {
   const own = path.startsWith(`${consoleBase()}/`);
   const u = path.startsWith("http") ? new URL(path) : new URL(own ? path : apiBase() + path, location.origin);
   if (!u.searchParams.has("api-version") && !own) {
-    u.searchParams.set("api-version", API_VERSION);
+    u.searchParams.set("api-version", apiVersion());
   }
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) u.searchParams.set(k, v);
   return u;

@@ -2,7 +2,7 @@
 // retry policy, error action and schedule, with a live preview of the next occurrences from the engine; the
 // JSON as an advanced tab. Both tabs edit one document, which is PUT as it stands. The API validates it: its
 // error is shown at the field (or, in the JSON tab, at the line) of the property it names. The JSON tab also
-// lists every member the API would ignore (api-version 2016-03-01 ignores unknown members). Secrets left
+// lists every member the API would ignore (it ignores unknown members, as the old service did). Secrets left
 // out of an edit are kept by the API.
 import { ApiFailure, call, consoleBase, unknownMembers } from "./api.js";
 import { announce, h, show } from "./dom.js";
@@ -90,7 +90,7 @@ export async function renderJobForm(ids, jobName) {
       try { body = JSON.parse(text.value); } catch { warnings.replaceChildren(); return; }
       const found = await unknownMembers("job", body).catch(() => []);
       warnings.replaceChildren(...(found.length ? [h("div", { class: "warnings", role: "status" },
-        h("p", {}, `The API ignores ${found.length === 1 ? "this member" : "these members"} (api-version 2016-03-01):`),
+        h("p", {}, `The API ignores ${found.length === 1 ? "this member" : "these members"}:`),
         h("ul", {}, found.map((u) => h("li", {}, u.message))))] : []));
     }, 300);
   };

@@ -9,7 +9,9 @@ import time
 
 import azure.functions as func
 
-app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION)
+# Anonymous by default, so the behaviours below are called without a key; save_item needs the master key
+# (the local host checks keys as Azure does: tests/devhost/test_function_keys.py).
+app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)
 
 TIMER_CALLS: list[dict] = []
 FAILED_ATTEMPTS: list[dict] = []

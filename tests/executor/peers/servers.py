@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ class Hit:
     headers: dict[str, str]
     body: bytes
     client_subject: str | None = None  # CN of the client certificate, when one was presented
+    at: datetime = field(default_factory=lambda: datetime.now(UTC))  # when the request arrived
 
 
 @dataclass

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from shared.jobstate import series_of
 from shared.keys import JobKey
 from shared.model import JobProperties
-from shared.planning import first_occurrence, following_occurrence, repeat_count
 from shared.records import JobRecord
 
 NOW = datetime(2026, 3, 4, 10, 20, 30, tzinfo=UTC)
@@ -21,25 +21,25 @@ def job(properties: dict, created: datetime = NOW) -> JobRecord:
 
 
 def test_one_shot_runs_at_start_or_at_once() -> None:
-    assert first_occurrence(job({}), NOW) == NOW
+    assert series_of(job({})).first(NOW) == NOW
     later = NOW + timedelta(hours=1)
-    assert first_occurrence(job({"startTime": later.isoformat()}), NOW) == later
-    assert first_occurrence(job({"startTime": (NOW - timedelta(days=1)).isoformat()}), NOW) == NOW
-    assert following_occurrence(job({}), NOW) is None
+    assert series_of(job({"startTime": later.isoformat()})).first(NOW) == later
+    assert series_of(job({"startTime": (NOW - timedelta(days=1)).isoformat()})).first(NOW) == NOW
+    assert series_of(job({})).following(NOW) is None
 
 
 def test_no_start_time_plain_recurrence_runs_at_once() -> None:
     record = job({"recurrence": {"frequency": "Hour", "interval": 2}})
-    assert first_occurrence(record, NOW) == NOW
-    assert following_occurrence(record, NOW) == NOW + timedelta(hours=2)
-    assert repeat_count(record, NOW) == 1
+    assert series_of(record).first(NOW) == NOW
+    assert series_of(record).following(NOW) == NOW + timedelta(hours=2)
+    assert series_of(record).repeat_count(NOW) == 1
 
 
 def test_no_start_time_schedule_waits_for_its_first_slot() -> None:
     record = job({"recurrence": {"frequency": "Day", "schedule": {"hours": [5], "minutes": [7]}}})
-    first = first_occurrence(record, NOW)
+    first = series_of(record).first(NOW)
     assert first == datetime(2026, 3, 5, 5, 7, tzinfo=UTC)
-    assert repeat_count(record, first) == 1
+    assert series_of(record).repeat_count(first) == 1
 
 
 def test_past_start_is_phase_aligned_and_counted_from_creation() -> None:
@@ -47,14 +47,14 @@ def test_past_start_is_phase_aligned_and_counted_from_creation() -> None:
     now = datetime(2015, 4, 8, 13, 0, tzinfo=UTC)
     record = job({"startTime": "2015-04-07T14:00:00Z", "recurrence": {"frequency": "Day", "interval": 2,
                                                                       "count": 3}}, created=now)
-    first = first_occurrence(record, now)
+    first = series_of(record).first(now)
     assert first == datetime(2015, 4, 9, 14, 0, tzinfo=UTC)
-    assert repeat_count(record, first) == 1  # count runs from the creation, not from the past startTime
+    assert series_of(record).repeat_count(first) == 1  # count runs from the creation, not from the past startTime
     third = first + timedelta(days=4)
-    assert following_occurrence(record, first + timedelta(days=2)) == third
-    assert following_occurrence(record, third) is None
+    assert series_of(record).following(first + timedelta(days=2)) == third
+    assert series_of(record).following(third) is None
 
 
 def test_repeat_count_of_an_instant_outside_the_series_is_zero() -> None:
     record = job({"recurrence": {"frequency": "Day", "schedule": {"hours": [5], "minutes": [7]}}})
-    assert repeat_count(record, NOW) == 0  # e.g. a run-now instant
+    assert series_of(record).repeat_count(NOW) == 0  # e.g. a run-now instant

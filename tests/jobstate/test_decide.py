@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from shared.executor import AttemptOutcome, Outcome, decide
+from shared.jobstate import AttemptOutcome, Outcome, decide
 from shared.retry import MAIN_ACTION_DEFAULT, NO_RETRY, EffectiveRetry
 
 THREE_FIXED = EffectiveRetry(3, timedelta(seconds=20))

@@ -1,0 +1,46 @@
+"""The job state machine: every rule that decides what a job record becomes, as pure functions.
+
+Below the lifecycle, the dispatcher and the executor (which are its I/O shells: each reads a record, calls
+one of these inside its one read-modify-write, and writes the new record back). Nothing here touches
+storage, a clock or a queue; records are frozen, and every transition returns a new one.
+
+- series.py: `JobSeries`, a job's occurrences (first, following, latest missed, repeat count), built once
+  per record (`series_of`).
+- plan.py: written (created, rewritten, state changed: `written`, `resolve_state`, `planned`, `moved`) and dispatched
+  (`dispatch_step`, `advanced`, `postponed_note`).
+- attempt.py: may this attempt run (`may_run`), and the job after it (`after_attempt`).
+- outcome.py: what follows an attempt (`decide` -> `AttemptOutcome`).
+- view.py: the status the API shows (`status`) and when a finished job expires (`expired`).
+
+Table tests of the whole lifecycle without storage: tests/jobstate/.
+"""
+
+from .attempt import RECENT_CLAIMS, Attempt, after_attempt, is_done, may_run
+from .outcome import AttemptOutcome, Outcome, decide
+from .plan import (
+    COLLECTION_CASCADE,
+    FINAL_STATES,
+    MISSED_AFTER,
+    DispatchStep,
+    StateRefused,
+    advanced,
+    dispatch_step,
+    has_advanced,
+    moved,
+    new_generation,
+    planned,
+    postponed_note,
+    resolve_state,
+    still_due,
+    written,
+)
+from .series import JobSeries, engine_recurrence, series_of, start_of
+from .view import FINISHED_JOB_AGE, expired, status
+
+__all__ = [
+    "COLLECTION_CASCADE", "FINAL_STATES", "FINISHED_JOB_AGE", "MISSED_AFTER", "RECENT_CLAIMS", "Attempt",
+    "AttemptOutcome", "DispatchStep", "JobSeries", "Outcome", "StateRefused", "advanced", "after_attempt",
+    "decide", "dispatch_step", "engine_recurrence", "expired", "has_advanced", "is_done", "may_run", "moved",
+    "new_generation", "planned", "postponed_note", "resolve_state", "series_of", "start_of", "status", "still_due",
+    "written",
+]

@@ -1,0 +1,70 @@
+"""What a job becomes around one attempt of one occurrence: may it run, and its status after it.
+
+Pure, like plan.py: the executor is the I/O shell that reads the job, asks `may_run`, runs the action,
+asks `decide` (outcome.py) what follows, and writes `after_attempt` under the job's ETag.
+
+Rules (docs/decisions.md):
+- a scheduled occurrence runs only while its job is Enabled; run-now also while Disabled; a retry or an
+  error action finishes an occurrence that already started, so it runs whatever state a later occurrence
+  left the job in (a final state included), never cut short;
+- every attempt counts as an execution (executionCount), a failed one as a failure (failureCount), an
+  occurrence whose main action failed for good as a fault (faultedCount, once per occurrence);
+- a job whose last scheduled occurrence ends becomes Completed, or Faulted when that occurrence's main
+  action failed for good;
+- an attempt is counted once: the job remembers its latest RECENT_CLAIMS attempts, and one it lists is done.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from ..model import JobHistoryActionName, JobState
+from ..records import JobRecord
+from .outcome import AttemptOutcome
+from .plan import FINAL_STATES, SETTABLE_STATES
+from .series import keep_series, series_of
+
+# How many recent attempts a job remembers as done (see JobRecord.recent_claims).
+RECENT_CLAIMS = 32
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt as the job sees it: which occurrence, how, and what came of it."""
+
+    claim_id: str
+    occurrence: datetime
+    scheduled: bool  # an occurrence of the job's schedule (not run-now)
+    action: JobHistoryActionName = JobHistoryActionName.MAIN_ACTION
+    retry: int = 0  # 0 for the action's first attempt
+
+
+def may_run(job: JobRecord, attempt: Attempt) -> bool:
+    """The job's state lets this attempt run now (its collection's state is the executor's to check)."""
+    allowed = SETTABLE_STATES if not attempt.scheduled else frozenset({JobState.ENABLED})
+    if attempt.retry > 0 or attempt.action == JobHistoryActionName.ERROR_ACTION:
+        allowed |= FINAL_STATES
+    return job.state in allowed
+
+
+def is_done(job: JobRecord, claim_id: str) -> bool:
+    """The attempt was recorded already (its first runner finished it, maybe without saying so)."""
+    return claim_id in job.recent_claims
+
+
+def after_attempt(job: JobRecord, attempt: Attempt, outcome: AttemptOutcome, started: datetime,
+                  succeeded: bool) -> JobRecord | None:
+    """The job's status after the attempt; None when it was counted already (a write whose answer was lost)."""
+    if is_done(job, attempt.claim_id):
+        return None
+    state = job.state
+    last = job.next_execution_time is None and series_of(job).following(attempt.occurrence) is None
+    if outcome.kind.ends_occurrence and attempt.scheduled and state == JobState.ENABLED and last:
+        state = JobState.FAULTED if outcome.faults_job else JobState.COMPLETED
+    return keep_series(job, replace(
+        job, state=state, execution_count=job.execution_count + 1,
+        failure_count=job.failure_count + (0 if succeeded else 1),
+        faulted_count=job.faulted_count + (1 if outcome.faults_occurrence else 0),
+        last_execution_time=started, recent_claims=(*job.recent_claims, attempt.claim_id)[-RECENT_CLAIMS:],
+    ))

@@ -1,0 +1,164 @@
+"""What a job becomes when it is written and when the dispatcher moves it past an occurrence.
+
+Pure: every function takes records and instants and returns a new record (or a named decision); the
+lifecycle and the dispatcher are the I/O shells that call them inside their one read-modify-write.
+
+Rules (docs/decisions.md [12], "Recurrence"):
+- only Enabled and Disabled may be set on a job; Completed and Faulted are final (a job that reached one
+  keeps it; it can still be deleted). Every rewrite or state change bumps the `generation`, so occurrences
+  queued for the old definition are dropped, not run;
+- an Enabled job is planned at its first occurrence from now (`next_execution_time`); an Enabled job with
+  no occurrence left becomes Completed (e.g. endTime already past); a Disabled, Completed or Faulted job
+  has no `next_execution_time`;
+- the dispatcher advances an Enabled job past each occurrence it queues; a job that is not Enabled is
+  advanced without queuing anything; an occurrence found more than MISSED_AFTER late was missed while
+  nothing could run it: the latest missed one runs instead, and a Postponed note names the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from ..keys import JobKey
+from ..model import JobCollectionState, JobExecutionStatus, JobHistoryActionName, JobProperties, JobState
+from ..records import HistoryRecord, JobRecord
+from .series import keep_series, series_of, start_of
+
+FINAL_STATES = frozenset({JobState.COMPLETED, JobState.FAULTED})
+SETTABLE_STATES = frozenset({JobState.ENABLED, JobState.DISABLED})
+# An occurrence later than this is "missed" (the service was down), not merely late.
+MISSED_AFTER = timedelta(minutes=2)
+
+# A collection's new state -> (the job state it moves, the state those jobs get). Other collection states
+# (Suspended, Deleted) leave jobs alone: the executor gates on the collection instead.
+COLLECTION_CASCADE = {
+    JobCollectionState.DISABLED: (JobState.ENABLED, JobState.DISABLED),
+    JobCollectionState.ENABLED: (JobState.DISABLED, JobState.ENABLED),
+}
+
+
+class StateRefused(ValueError):
+    """A write asked for a state the job cannot take; `final` when the job's final state is what refuses."""
+
+    def __init__(self, message: str, *, final: bool) -> None:
+        super().__init__(message)
+        self.final = final
+
+
+def resolve_state(requested: JobState | None, existing: JobRecord | None, default: JobState) -> JobState:
+    """The state a write leaves the job in (StateRefused when it cannot have the one requested)."""
+    if existing is not None and existing.state in FINAL_STATES:
+        if requested is None or requested == existing.state:
+            return existing.state
+        raise StateRefused(
+            f"properties.state: the job is {existing.state.value}, a final state, and cannot become "
+            f"{requested.value}; delete the job and create it again.", final=True)
+    if requested is not None and requested not in SETTABLE_STATES:
+        raise StateRefused("state can only be set to Enabled or Disabled.", final=False)
+    return requested or default
+
+
+def new_generation(existing: JobRecord | None, now: datetime) -> int:
+    """Increases across rewrites and across delete + re-create, so no stale queued occurrence matches."""
+    return max(existing.generation + 1 if existing else 0, int(now.timestamp() * 1000))
+
+
+def written(key: JobKey, properties: JobProperties, state: JobState, existing: JobRecord | None,
+            now: datetime, start: datetime) -> JobRecord:
+    """A job created (`existing` None) or rewritten with a new definition, not yet planned (`planned`).
+
+    `start` is where its series starts: its startTime, else its anchor (kept from a job that had no startTime
+    either, else now; lifecycle/validation.py `effective_start`), which a job without startTime keeps. A
+    rewrite keeps the job's identity, creation, counters and ETag, and gets a new generation. `count` is
+    counted from the start, or from now when that is past; a rewrite that leaves the schedule alone (same
+    start and recurrence) keeps its count origin, so a PATCH does not restart `count`."""
+    same_schedule = existing is not None and start_of(existing) == start and (
+        existing.properties.recurrence == properties.recurrence)
+    origin = max(start, now)
+    anchor = start if properties.start_time is None else None
+    if existing is None:
+        return JobRecord(key=key, properties=properties, state=state, created_time=now, anchor=anchor,
+                         count_origin=origin, generation=new_generation(None, now))
+    return JobRecord(
+        key=existing.key, properties=properties, state=state, created_time=existing.created_time, anchor=anchor,
+        count_origin=existing.count_origin if same_schedule else origin,
+        last_execution_time=existing.last_execution_time, execution_count=existing.execution_count,
+        failure_count=existing.failure_count, faulted_count=existing.faulted_count,
+        generation=new_generation(existing, now), etag=existing.etag,
+    )
+
+
+def planned(record: JobRecord, now: datetime) -> JobRecord:
+    """A job as written (created, rewritten or moved to another state): planned at its first occurrence."""
+    enabled = record.state == JobState.ENABLED
+    first = series_of(record).first(now) if enabled else None
+    state = JobState.COMPLETED if enabled and first is None else record.state  # created Completed (decisions)
+    return keep_series(record, replace(record, state=state, next_execution_time=first, dispatched_occurrence=None))
+
+
+def moved(record: JobRecord, from_state: JobState, to_state: JobState, now: datetime) -> JobRecord | None:
+    """The job moved from one settable state to another (to be planned as written); None when it is no longer
+    in `from_state` (a concurrent write decided otherwise)."""
+    if record.state != from_state:
+        return None
+    return keep_series(record, replace(record, state=to_state, generation=new_generation(record, now)))
+
+
+@dataclass(frozen=True)
+class DispatchStep:
+    """What the dispatcher does with a job's due entry: queue `occurrence` (when `runs`), then move on to
+    `following`; `missed_from` is the first occurrence skipped when an outage made it run a later one."""
+
+    due: datetime
+    occurrence: datetime
+    following: datetime | None
+    runs: bool
+    missed_from: datetime | None = None
+
+
+def dispatch_step(job: JobRecord, due: datetime, now: datetime) -> DispatchStep:
+    """The step for the job's entry at `due` (the job's `next_execution_time`)."""
+    series = series_of(job)
+    runs = job.state == JobState.ENABLED
+    occurrence, missed_from = due, None
+    if runs and now - due > MISSED_AFTER:
+        latest = series.latest_missed(now) or due
+        if latest > due:
+            occurrence, missed_from = latest, due
+    return DispatchStep(due, occurrence, series.following(occurrence), runs, missed_from)
+
+
+def still_due(job: JobRecord, generation: int, due: datetime) -> bool:
+    """The job is still the one a dispatch planned for (a PUT, PATCH or state change re-plans by itself)."""
+    return job.generation == generation and job.next_execution_time == due
+
+
+def advanced(job: JobRecord, step: DispatchStep) -> JobRecord:
+    """The job moved past the dispatched occurrence."""
+    return keep_series(job, replace(job, next_execution_time=step.following, dispatched_occurrence=step.occurrence))
+
+
+def has_advanced(job: JobRecord, generation: int, step: DispatchStep) -> bool:
+    """The job already shows this step's advance (a write whose answer was lost did land)."""
+    return (job.generation, job.next_execution_time, job.dispatched_occurrence) == (
+        generation, step.following, step.occurrence)
+
+
+def postponed_note(job: JobRecord, step: DispatchStep, now: datetime) -> HistoryRecord | None:
+    """The history note of the occurrences an outage skipped, or None when none were."""
+    first = step.missed_from
+    if first is None:
+        return None
+    series = series_of(job)
+    first_index = series.repeat_count(first)
+    skipped = series.repeat_count(step.occurrence) - first_index
+    message = (
+        f"{skipped} occurrence(s) from {first.isoformat()} were missed while the scheduler was unavailable "
+        f"and skipped; the latest, {step.occurrence.isoformat()}, runs now."
+    )
+    return HistoryRecord(
+        key=job.key, execution_id=f"postponed|{first.isoformat()}", expected_execution_time=first,
+        start_time=now, end_time=now, action_name=JobHistoryActionName.MAIN_ACTION,
+        status=JobExecutionStatus.POSTPONED, message=message, retry_count=0, repeat_count=first_index,
+    )

@@ -1,0 +1,129 @@
+"""A job's occurrences: the bridge between the stored record and the pure recurrence engine.
+
+Rules (docs/decisions.md, "Recurrence"): occurrences are anchored at startTime and past ones are skipped;
+a job without startTime is anchored at its creation (so a plain recurrence runs at once, a schedule at
+its first slot), and keeps that anchor (`JobRecord.anchor`) through rewrites that still give none; a job
+without recurrence runs once, at startTime, or immediately when that is absent
+or past. Every planned instant is therefore an occurrence of the job's series.
+
+`series_of(record)` builds a record's `JobSeries` once and keeps it with the record (records are frozen:
+a changed definition is a new record, with a series of its own), so planning, dispatching and recording
+one occurrence never rebuild the engine's series.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ..model import JobRecurrence
+from ..records import JobRecord
+from ..recurrence import (
+    Frequency,
+    MonthlyOccurrence,
+    OccurrenceSeries,
+    Recurrence,
+    Schedule,
+    WeekDay,
+)
+
+
+def engine_recurrence(recurrence: JobRecurrence) -> Recurrence:
+    """The wire recurrence as the engine's pure value; `{}` as schedule means no schedule."""
+    schedule = recurrence.schedule
+    engine_schedule = None
+    if schedule is not None and not schedule.is_empty():
+        engine_schedule = Schedule(
+            minutes=tuple(schedule.minutes or ()),
+            hours=tuple(schedule.hours or ()),
+            week_days=tuple(WeekDay(d.value) for d in schedule.week_days or ()),
+            month_days=tuple(schedule.month_days or ()),
+            monthly_occurrences=tuple(
+                MonthlyOccurrence(WeekDay(o.day.value), o.occurrence) for o in schedule.monthly_occurrences or ()
+            ),
+        )
+    return Recurrence(
+        frequency=Frequency(recurrence.frequency.value),
+        interval=recurrence.interval or 1,
+        count=recurrence.count,
+        end_time=recurrence.end_time,
+        schedule=engine_schedule,
+        time_zone=recurrence.time_zone,
+    )
+
+
+def start_of(job: JobRecord) -> datetime:
+    """Where the job's series starts: its startTime, else its anchor (a job written without startTime)."""
+    start = job.properties.start_time or job.anchor or job.created_time
+    assert start is not None, "a stored job has a startTime, an anchor or a creation time"
+    return start
+
+
+class JobSeries:
+    """The occurrences of one job definition, its engine series built once (lazily: a one-shot needs none).
+
+    It holds only what the series depends on (startTime or anchor, recurrence, count origin), so a record
+    changed in anything else (state, counters, plan) keeps the same series (`keep_series`)."""
+
+    __slots__ = ("_start_time", "_anchor", "_recurrence", "_origin", "_series")
+
+    def __init__(self, job: JobRecord) -> None:
+        self._start_time = job.properties.start_time
+        self._anchor = start_of(job)
+        self._recurrence = job.properties.recurrence
+        self._origin = job.count_origin
+        self._series: OccurrenceSeries | None = None
+
+    @property
+    def recurring(self) -> bool:
+        return self._recurrence is not None
+
+    @property
+    def engine(self) -> OccurrenceSeries:
+        """The engine's series."""
+        if self._series is None:
+            recurrence = self._recurrence
+            self._series = OccurrenceSeries(self._anchor, engine_recurrence(recurrence) if recurrence else None,
+                                            self._origin)
+        return self._series
+
+    def first(self, now: datetime) -> datetime | None:
+        """The occurrence a newly written (or re-enabled) job runs first, or None when it has none left."""
+        if not self.recurring:
+            start = self._start_time
+            return max(start, now) if start else now
+        return self.engine.first_at_or_after(now)
+
+    def following(self, occurrence: datetime) -> datetime | None:
+        """The occurrence after `occurrence`, or None when the series ends there."""
+        return self.engine.next_after(occurrence) if self.recurring else None
+
+    def latest_missed(self, now: datetime) -> datetime | None:
+        """The latest occurrence at or before now (what runs once after an outage)."""
+        return self.engine.last_at_or_before(now) if self.recurring else None
+
+    def repeat_count(self, occurrence: datetime) -> int:
+        """History `repeatCount`: the occurrence's 1-based index in its series; 0 for an instant outside the
+        counted series (run-now, or an occurrence before the count origin)."""
+        if not self.recurring:
+            return 1
+        try:
+            return self.engine.index_of(occurrence)
+        except ValueError:
+            return 0
+
+
+def series_of(job: JobRecord) -> JobSeries:
+    """The record's series, built on first use and kept with the record."""
+    cached = job.series_cache
+    if isinstance(cached, JobSeries):
+        return cached
+    series = JobSeries(job)
+    object.__setattr__(job, "series_cache", series)  # a cache, not state: frozen records allow it here only
+    return series
+
+
+def keep_series(old: JobRecord, new: JobRecord) -> JobRecord:
+    """`new` (a copy of `old` with its definition unchanged) keeps `old`'s series instead of building it again."""
+    if isinstance(old.series_cache, JobSeries) and new.series_cache is None:
+        object.__setattr__(new, "series_cache", old.series_cache)
+    return new
