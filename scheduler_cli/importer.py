@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from shared.model.collection import JobCollectionDefinition
 from shared.model.job import JobDefinition
+from shared.model.versions import STABLE
 from shared.wire_members import unknown_members
 
 from .arm_expressions import Scope
@@ -31,6 +32,9 @@ from .preflight import Step, preflight
 from .template import Ask, Planned, TemplateProblems, plan
 
 ROOTS = {"collection": "JobCollectionDefinition", "job": "JobDefinition"}
+# Old Scheduler templates are written in 2016-03-01, which ignores members it does not know (they are warned
+# about); the newer api-version would refuse them.
+TEMPLATE_API_VERSION = STABLE
 
 
 @dataclass
@@ -135,7 +139,8 @@ def import_resources(client: ApiClient, subscription: str, document: Any, group:
                 outcome.result, outcome.detail = "fails", failing[steps.index(step)]
         elif step.verdict != "unchanged":
             try:
-                client.call("PUT", _resource_path(subscription, step.item), step.item.body)
+                client.call("PUT", _resource_path(subscription, step.item), step.item.body,
+                            {"api-version": TEMPLATE_API_VERSION})
                 outcome.result = "created" if step.verdict == "create" else "updated"
             except CliError as error:
                 outcome.result, outcome.detail = "failed", error.line()

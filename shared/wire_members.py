@@ -15,10 +15,9 @@ Contract:
   the API binds them. Read-only members (`id`, `properties.status`) are declared, so not reported; members
   of free-form maps (`headers`, `tags`, `customMessageProperties`) are never unknown.
 - `refusal(api_version, document, schemas, root[, refusing])`: the 400 a refusing api-version answers for the
-  first unknown member (an ApiError naming its path), or None. No api-version refuses today: 2016-03-01 stays
-  lenient as the real service was; the extension api-version (2026-12-01-preview) is switched on by adding
-  it to `REFUSING_API_VERSIONS` and having the API call this, with that version's schemas, before it
-  validates a PUT or PATCH body.
+  first unknown member (an ApiError naming its path), or None. The extension api-version (2026-12-01-preview)
+  refuses (shared/api/schemas.py calls this before a PUT or PATCH body is validated); 2016-03-01 stays
+  lenient as the real service was.
 Pure: no I/O, no clock.
 """
 
@@ -31,9 +30,10 @@ from typing import Any
 
 from .errors import ApiError, bad_request
 from .keys import fold_case
+from .model.versions import PREVIEW
 
-# api-versions that answer 400 for an unknown member instead of ignoring it (none yet; see the contract).
-REFUSING_API_VERSIONS: frozenset[str] = frozenset()
+# api-versions that answer 400 for an unknown member instead of ignoring it.
+REFUSING_API_VERSIONS: frozenset[str] = frozenset({PREVIEW})
 _REF = "#/components/schemas/"
 
 

@@ -19,6 +19,7 @@ from .http import ApiRequest, ApiResponse
 from .paging import list_body, next_link, page_request, resume_text
 from .paths import collection_key, resource_group, subscription_id
 from .render import render_collection
+from .schemas import refuse_unknown_members
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -59,17 +60,21 @@ def list_by_resource_group(rt: Runtime, request: ApiRequest) -> ApiResponse:
 
 
 def put_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    require_api_version(request)
+    version = require_api_version(request)
     key = collection_key(request)
-    definition = validate(JobCollectionDefinition, canonical_keys(read_json(request), JobCollectionDefinition))
+    body = read_json(request)
+    refuse_unknown_members(version, body, JobCollectionDefinition)
+    definition = validate(JobCollectionDefinition, canonical_keys(body, JobCollectionDefinition))
     record = lifecycle.put_collection(rt, key, definition)
     return ApiResponse(201, render_collection(record))  # created or replaced: 201, as recorded (wire-contract.md §1.2)
 
 
 def patch_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
-    require_api_version(request)
+    version = require_api_version(request)
     key = collection_key(request)
-    patch: dict[str, Any] = canonical_keys(read_json(request), JobCollectionDefinition)
+    body = read_json(request)
+    refuse_unknown_members(version, body, JobCollectionDefinition)
+    patch: dict[str, Any] = canonical_keys(body, JobCollectionDefinition)
     return ApiResponse(200, render_collection(lifecycle.patch_collection(rt, key, patch)))
 
 

@@ -21,13 +21,16 @@ from .http import ApiRequest, ApiResponse
 from .paging import list_body, next_link, page_request, resume, resume_text
 from .paths import collection_key, job_key
 from .render import render_history, render_job
+from .schemas import refuse_unknown_members
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
 
-def _properties_of(request: ApiRequest) -> dict[str, Any]:
-    properties = canonical_keys(read_json(request), JobDefinition).get("properties")
+def _properties_of(request: ApiRequest, version: ApiVersion) -> dict[str, Any]:
+    body = read_json(request)
+    refuse_unknown_members(version, body, JobDefinition)
+    properties = canonical_keys(body, JobDefinition).get("properties")
     if properties is None:
         return {}
     if not isinstance(properties, dict):
@@ -53,14 +56,14 @@ def get_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
 def put_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     version = require_api_version(request)
     key = job_key(request)
-    record, created = lifecycle.put_job(rt, key, _properties_of(request), _keeping(version))
+    record, created = lifecycle.put_job(rt, key, _properties_of(request, version), _keeping(version))
     return _answer(rt, record, 201 if created else 200, version)
 
 
 def patch_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     version = require_api_version(request)
     key = job_key(request)
-    return _answer(rt, lifecycle.patch_job(rt, key, _properties_of(request), _keeping(version)), 200, version)
+    return _answer(rt, lifecycle.patch_job(rt, key, _properties_of(request, version), _keeping(version)), 200, version)
 
 
 def delete_job(rt: Runtime, request: ApiRequest) -> ApiResponse:

@@ -9,24 +9,17 @@ GET /api/openapi.json (2016-03-01) and GET /api/openapi-2026-12-01-preview.json 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
 
 from ..model import (
     ErrorResponse,
-    JobCollectionDefinition,
-    JobCollectionListResult,
-    JobDefinition,
-    JobHistoryListResult,
-    JobListResult,
 )
-from ..model.versions import EXTENSIONS, STABLE, VERSIONS, ApiVersion, hide_in_schemas
+from ..model.versions import EXTENSIONS, STABLE, VERSIONS, ApiVersion
 from .operations import OPENAPI_ROUTES, OPERATIONS
+from .schemas import schemas_for
 
 _REF = "#/components/schemas/{model}"
 _QUERY: dict[str, dict[str, Any]] = {
@@ -49,14 +42,6 @@ def _path_parameters(path: str) -> list[dict[str, Any]]:
 
 def _content(model: type[BaseModel]) -> dict[str, Any]:
     return {"application/json": {"schema": {"$ref": _REF.format(model=model.__name__)}}}
-
-
-@cache
-def _components(version: str) -> dict[str, Any]:
-    models: list[type[BaseModel]] = [JobCollectionDefinition, JobDefinition, JobCollectionListResult, JobListResult,
-                                     JobHistoryListResult, ErrorResponse]
-    _, schema = models_json_schema([(m, "validation") for m in models], ref_template=_REF)
-    return hide_in_schemas(VERSIONS[version], copy.deepcopy(dict(schema.get("$defs", {}))))
 
 
 def _api_version_parameter(version: ApiVersion) -> dict[str, Any]:
@@ -100,5 +85,5 @@ def openapi_document(url: str = "") -> dict[str, Any]:
                  "description": f"Management API of Azure Scheduler, api-version {version.name}.{extensions}"},
         "servers": [{"url": base or "/api"}],
         "paths": paths,
-        "components": {"schemas": _components(version.name)},
+        "components": {"schemas": schemas_for(version.name)},
     }

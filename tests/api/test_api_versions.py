@@ -148,3 +148,28 @@ def test_the_cli_and_the_console_use_the_newest_version() -> None:
     assert f'<meta name="scheduler-api-version" content="{NEWEST.name}">' in shell
 
 
+
+
+def test_the_newer_version_refuses_a_member_it_does_not_know_and_2016_ignores_it(jobs_api) -> None:
+    misspelt = _job()
+    misspelt["properties"]["recurence"] = misspelt["properties"].pop("recurrence")
+    refused = jobs_api.call("Jobs_CreateOrUpdate", "PUT", JC, JOB, body=misspelt, query=NEW)
+    assert refused.status == 400 and refused.body["error"]["code"] == "BadRequest"
+    assert refused.body["error"]["message"].startswith("properties.recurence: ")
+    assert "recurrence" in refused.body["error"]["message"]  # the likely meaning
+    assert jobs_api.call("Jobs_Get", "GET", JC, JOB, query=NEW).status == 404  # nothing stored
+    misplaced = _job()
+    misplaced["properties"]["action"]["request"]["retryPolicy"] = EXPONENTIAL
+    patched = jobs_api.call("Jobs_CreateOrUpdate", "PUT", JC, JOB, body=misplaced, query=NEW)
+    assert patched.status == 400 and patched.body["error"]["message"].startswith(
+        "properties.action.request.retryPolicy: ")
+    # 2016-03-01 stays lenient, as the real service was: the member is ignored.
+    assert _call(jobs_api, "Jobs_CreateOrUpdate", "PUT", OLD, misspelt, expect=201)["properties"].get(
+        "recurrence") is None
+    refused_patch = jobs_api.call("Jobs_Patch", "PATCH", JC, JOB, body={"properties": {"stat": "Disabled"}},
+                                  query=NEW)
+    assert refused_patch.status == 400 and refused_patch.body["error"]["message"].startswith("properties.stat: ")
+    collection = jobs_api.call("JobCollections_CreateOrUpdate", "PUT", "other", None, query=NEW,
+                               body={"location": "West US", "properties": {"sku": {"name": "Standard"},
+                                                                         "quotas": {}}})
+    assert collection.status == 400 and collection.body["error"]["message"].startswith("properties.quotas: ")

@@ -37,8 +37,8 @@ def test_collection_members() -> None:
         "properties.sku.tier", "properties.quota.maxJobs"]
 
 
-def test_no_api_version_refuses_yet_and_one_can_be_switched_on() -> None:
-    assert not REFUSING_API_VERSIONS  # 2016-03-01 (and every version served today) stays lenient
+def test_only_the_newer_api_version_refuses() -> None:
+    assert frozenset({"2026-12-01-preview"}) == REFUSING_API_VERSIONS  # 2016-03-01 stays lenient
     assert refusal("2016-03-01", JOB, SCHEMAS, "JobDefinition") is None
     newer = frozenset({"2026-12-01-preview"})
     error = refusal("2026-12-01-preview", JOB, SCHEMAS, "JobDefinition", refusing=newer)
