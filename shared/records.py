@@ -7,7 +7,7 @@ back, and the store refuses the write when somebody else changed the entity in b
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from .keys import CollectionKey, JobKey
 from .model import (
@@ -50,6 +50,11 @@ class JobRecord:
     # The occurrence most recently queued; it is still "next" for users until its instant passes.
     dispatched_occurrence: datetime | None = None
     last_execution_time: datetime | None = None
+    # When the main action last succeeded (the executor sets it with the counters).
+    last_success_time: datetime | None = None
+    # Optional expectation "a success at least every D" (shared/expectations.py); None: no expectation. Stored
+    # only: the newer api-version's extension sets it, 2016-03-01 never shows it.
+    expect_success_within: timedelta | None = None
     execution_count: int = 0
     failure_count: int = 0
     faulted_count: int = 0
