@@ -4,8 +4,9 @@ Run by infra/check.sh (tree-sitter-bicep, no Bicep CLI, no Azure). It reads ever
 INFRA_DIR, the workbook's queries, and the names the app's telemetry defines (every string constant of
 ``shared/telemetry/*.py``, read with ``ast``: nothing of the app is imported), then requires:
 
-  * every ``name == "..."`` and ``customDimensions["..."]`` in a query (alert rules and workbook) is a
-    metric, span or attribute name the app defines: a renamed metric cannot leave a rule watching nothing;
+  * every ``name == "..."``, ``name in ("...")`` and ``customDimensions["..."]`` in a query (alert rules and
+    workbook) is a metric, span or attribute name the app defines: a renamed metric cannot leave a rule
+    watching nothing;
   * the dispatcher heartbeat: a log alert on ``scheduler.dispatcher.heartbeats``, evaluated every minute,
     whose threshold is two intervals of the minute timer (120 s);
   * the availability test: a standard web test of ``GET <app>/api/health`` (the anonymous route
@@ -40,6 +41,8 @@ WEB_TEST = "Microsoft.Insights/webtests"
 METRIC_ALERT = "Microsoft.Insights/metricAlerts"
 HEARTBEAT_INTERVAL_SECONDS = 60  # the dispatcher's timer: "0 * * * * *" in function_app.py
 _NAME = re.compile(r'\bname\s*==\s*"([^"]+)"')
+_NAMES = re.compile(r'\bname\s+in\s*\(([^)]*)\)')
+_QUOTED = re.compile(r'"([^"]+)"')
 _DIMENSION = re.compile(r'customDimensions\["([^"]+)"\]')
 
 
@@ -174,7 +177,8 @@ def check_names(resources: list[Resource], infra: Path, known: set[str]) -> list
     queries = [(rule.where, query) for rule, _, query in log_alerts(resources)] + list(workbook_queries(infra))
     problems = []
     for where, query in queries:
-        for name in [*_NAME.findall(query), *_DIMENSION.findall(query)]:
+        listed = [name for names in _NAMES.findall(query) for name in _QUOTED.findall(names)]
+        for name in [*_NAME.findall(query), *listed, *_DIMENSION.findall(query)]:
             if name not in known:
                 problems.append(f"{where}: the query names {name!r}, which the app's telemetry does not emit")
     return problems

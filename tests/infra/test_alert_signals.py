@@ -42,6 +42,8 @@ def test_the_templates_watch_the_heartbeat_the_health_endpoint_and_silent_jobs()
     ("modules/silence.bicep", "name: 'Job'", "name: 'Collection2'", "missing: a log alert on scheduler.job.silence"),
     ("modules/silence.bicep", 'customDimensions["scheduler.collection"]) =~', 'customDimensions["collection"]) =~',
      "names 'collection', which the app's telemetry does not emit"),
+    ("dashboards/scheduler-workbook.json", "scheduler.occurrences.fired", "scheduler.occurrences.fird",
+     "scheduler-workbook.json: the query names 'scheduler.occurrences.fird'"),
     ("main.bicep", "module silence 'modules/silence.bicep'", "module silence 'modules/workbook.bicep'",
      "silence.bicep: holds alert rules or tests, but main.bicep does not deploy it"),
 ])
