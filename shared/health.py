@@ -19,6 +19,7 @@ is an occurrence that should have been queued and was not (yet).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -26,6 +27,8 @@ from .expectations import Broken, check
 from .keys import CollectionKey
 from .store import Store, bucket_of
 from .store.tables import as_datetime, as_int
+
+log = logging.getLogger(__name__)
 
 _PARTITION = "dispatcher"
 _ROW = "heartbeat"
@@ -122,7 +125,11 @@ def poison_depth(store: Store) -> int:
 def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> TickObservation:
     """Observe the deployment after a tick and write the heartbeat; what was observed, for telemetry."""
     late = overdue(store, at)
-    broken = check(store.expectations, store.jobs, at) if store.expectations is not None else []
+    broken: list[Broken] = []
+    try:
+        broken = check(store.expectations, store.jobs, at) if store.expectations is not None else []
+    except Exception:  # the heartbeat matters more: the next tick checks the expectations again
+        log.warning("the expectations of success could not be checked", exc_info=True)
     observation = TickObservation(at, late.count, poison_depth(store), late.oldest, late.oldest_by_collection,
                                   broken)
     store.due.state.upsert({

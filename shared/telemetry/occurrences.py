@@ -22,11 +22,16 @@ that keeps the last value does not show a stale one.
 
 from __future__ import annotations
 
+import functools
+import logging
 import threading
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar, cast
 
 from .providers import Active, active
+
+log = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., None])
 
 COLLECTION_ID = "scheduler.collection"
 JOB_ID = "scheduler.job.id"
@@ -36,6 +41,17 @@ TRIGGER = "trigger"
 MAIN_ACTION = "MainAction"
 
 _lock = threading.Lock()
+
+
+def _quiet(hook: F) -> F:
+    """Counting never breaks what is counted: a failure here is logged and the caller goes on."""
+    @functools.wraps(hook)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            hook(*args, **kwargs)
+        except Exception:
+            log.warning("telemetry: %s failed", hook.__name__, exc_info=True)
+    return cast(F, wrapper)
 
 
 def _scope(current: Active, job: Any) -> dict[str, str]:
@@ -49,6 +65,7 @@ def _state_name(state: Any) -> str:
     return str(getattr(state, "value", state)).lower()
 
 
+@_quiet
 def occurrence_planned(job: Any, *, queued: bool, missed: int, state: Any) -> None:
     current = active()
     if not current.enabled:
@@ -68,6 +85,7 @@ def _first_main_attempt(message: Any) -> bool:
     return int(message.attempt) == 0 and str(getattr(message.action, "value", message.action)) == MAIN_ACTION
 
 
+@_quiet
 def occurrence_skipped(message: Any, reason: str) -> None:
     current = active()
     if not current.enabled or not _first_main_attempt(message):
@@ -76,6 +94,7 @@ def occurrence_skipped(message: Any, reason: str) -> None:
                                         TRIGGER: str(message.trigger.value)})
 
 
+@_quiet
 def occurrence_ran(current: Active, message: Any, succeeded: bool) -> None:
     if str(getattr(message.action, "value", message.action)) != MAIN_ACTION:
         return
@@ -86,6 +105,7 @@ def occurrence_ran(current: Active, message: Any, succeeded: bool) -> None:
         current.instruments.succeeded.add(1, scope)
 
 
+@_quiet
 def tick_observed(observation: Any) -> None:
     current = active()
     instruments = current.instruments
