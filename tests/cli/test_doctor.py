@@ -17,7 +17,7 @@ from shared.keys import JobKey
 from shared.runtime import Runtime
 from shared.settings import Settings
 from tests.cli.conftest import Cli
-from tests.conftest import ManualClock
+from tests.support.clock import ManualClock
 from tests.support.identity import LocalIssuer, local_issuer, new_id
 from tests.support.local_host import local_host
 

@@ -114,11 +114,11 @@ def test_a_function_disabled_by_its_app_setting_is_not_triggered(make_app: Calla
         def ticker(timer: func.TimerRequest) -> None:
             TICKS.append(True)
 
-        @app.route(route="hidden")
+        @app.route(route="hidden", auth_level=func.AuthLevel.ANONYMOUS)
         def hidden(req: func.HttpRequest) -> func.HttpResponse:
             return func.HttpResponse("here")
 
-        @app.route(route="shown")
+        @app.route(route="shown", auth_level=func.AuthLevel.ANONYMOUS)
         def shown(req: func.HttpRequest) -> func.HttpResponse:
             return func.HttpResponse("here")
         """)

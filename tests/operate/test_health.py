@@ -26,7 +26,7 @@ from shared.keys import JobKey
 from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
 from shared.store import Store
-from tests.conftest import ManualClock
+from tests.support.clock import ManualClock
 from tests.support.scheduler_client import call, make_collection
 
 REPO = Path(__file__).resolve().parents[2]

@@ -3,6 +3,7 @@ metric after the next tick; it leaves it when it succeeds again; a deleted job's
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -38,10 +39,7 @@ def _expect(rt: Runtime, name: str, within: timedelta, **changes: object) -> Non
     """Give a stored job an expectation (what the newer api-version's extension will set through the API)."""
     record = rt.store.jobs.get(JobKey(SUB, RG, JC, name))
     assert record is not None
-    record.expect_success_within = within
-    for field, value in changes.items():
-        setattr(record, field, value)
-    rt.store.jobs.replace(record)
+    rt.store.jobs.replace(replace(record, expect_success_within=within, **changes))
 
 
 def _silence(otel: Collected) -> dict[str, float]:
@@ -95,7 +93,7 @@ def test_a_deleted_jobs_expectation_is_forgotten_and_a_stale_mirror_is_confirmed
     # The mirror of "fresh" misses a success (its mirror write was lost): the job itself is the truth.
     record = rt.store.jobs.get(JobKey(SUB, RG, JC, "fresh"))
     assert record is not None
-    record.last_success_time = clock.now() + timedelta(minutes=5)
+    record = replace(record, last_success_time=clock.now() + timedelta(minutes=5))
     JobStore(rt.store.jobs.table, rt.store.jobs.keyring).replace(record)  # a job store that writes no mirror
     clock.advance(timedelta(minutes=5, seconds=30))
 
