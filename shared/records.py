@@ -50,11 +50,8 @@ class JobRecord:
     # The occurrence most recently queued; it is still "next" for users until its instant passes.
     dispatched_occurrence: datetime | None = None
     last_execution_time: datetime | None = None
-    # When the main action last succeeded (the executor sets it with the counters).
+    # When the main action last succeeded (jobstate.after_attempt): what an expectation of success counts from.
     last_success_time: datetime | None = None
-    # Optional expectation "a success at least every D" (shared/expectations.py); None: no expectation. Stored
-    # only: the newer api-version's extension sets it, 2016-03-01 never shows it.
-    expect_success_within: timedelta | None = None
     execution_count: int = 0
     failure_count: int = 0
     faulted_count: int = 0
@@ -68,6 +65,12 @@ class JobRecord:
     unopened_secrets: str | None = field(default=None, repr=False)
     # The job's occurrence series, built once per record on first use (jobstate/series.py); not stored.
     series_cache: object = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def expect_success_within(self) -> timedelta | None:
+        """The job's expectation "a success at least every D" (shared/expectations.py), or None: the extension
+        property `expectSuccessWithin` of api-version 2026-12-01-preview, stored with the definition."""
+        return self.properties.expect_success_within
 
 
 def with_etag(record: JobRecord, etag: str) -> JobRecord:

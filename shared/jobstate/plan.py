@@ -84,8 +84,7 @@ def written(key: JobKey, properties: JobProperties, state: JobState, existing: J
         key=existing.key, properties=properties, state=state, created_time=existing.created_time, anchor=anchor,
         count_origin=existing.count_origin if same_schedule else origin,
         last_execution_time=existing.last_execution_time, last_success_time=existing.last_success_time,
-        # Kept through a 2016-03-01 rewrite; the newer api-version's extension will set it from the request.
-        expect_success_within=existing.expect_success_within, execution_count=existing.execution_count,
+        execution_count=existing.execution_count,
         failure_count=existing.failure_count, faulted_count=existing.faulted_count,
         generation=new_generation(existing, now), etag=existing.etag,
     )

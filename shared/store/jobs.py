@@ -11,7 +11,7 @@ import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from ..keys import CollectionKey, JobKey
@@ -198,8 +198,6 @@ def _entity(record: JobRecord) -> Entity:
         "DispatchedOccurrence": record.dispatched_occurrence,
         "LastExecutionTime": record.last_execution_time,
         "LastSuccessTime": record.last_success_time,
-        "ExpectSuccessWithinSeconds": (float(record.expect_success_within.total_seconds())
-                                       if record.expect_success_within is not None else None),
         "ExecutionCount": record.execution_count,
         "FailureCount": record.failure_count,
         "FaultedCount": record.faulted_count,
@@ -224,7 +222,6 @@ def _record(entity: Entity, document: dict[str, Any]) -> JobRecord:
         dispatched_occurrence=as_datetime(entity.get("DispatchedOccurrence")),
         last_execution_time=as_datetime(entity.get("LastExecutionTime")),
         last_success_time=as_datetime(entity.get("LastSuccessTime")),
-        expect_success_within=_within(entity.get("ExpectSuccessWithinSeconds")),
         execution_count=int(entity.get("ExecutionCount", 0)),
         failure_count=int(entity.get("FailureCount", 0)),
         faulted_count=int(entity.get("FaultedCount", 0)),
@@ -233,6 +230,3 @@ def _record(entity: Entity, document: dict[str, Any]) -> JobRecord:
         etag=entity.get("etag"),
     )
 
-
-def _within(seconds: Any) -> timedelta | None:
-    return timedelta(seconds=float(seconds)) if isinstance(seconds, int | float) and seconds > 0 else None

@@ -220,10 +220,10 @@ def test_the_last_success_is_what_an_expectation_counts_from(attempt, outcome, s
     assert after is not None and after.last_success_time == last_success
 
 
-def test_a_rewrite_keeps_the_last_success_and_the_expectation() -> None:
-    existing = replace(job(**EVERY_MINUTE), last_success_time=NOW - MIN, expect_success_within=timedelta(hours=1))
-    rewritten = jobstate.written(existing.key, existing.properties, JobState.ENABLED, existing, NOW)
-    assert (rewritten.last_success_time, rewritten.expect_success_within) == (NOW - MIN, timedelta(hours=1))
+def test_a_rewrite_keeps_the_last_success() -> None:
+    existing = replace(job(**EVERY_MINUTE), last_success_time=NOW - MIN)
+    rewritten = jobstate.written(existing.key, existing.properties, JobState.ENABLED, existing, NOW, NOW)
+    assert rewritten.last_success_time == NOW - MIN
 
 
 def test_a_job_remembers_its_latest_attempts_only() -> None:
