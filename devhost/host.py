@@ -12,6 +12,8 @@ Contract:
   from `start()`, before anything runs.
 - `stop()` is idempotent and returns within about `stop_timeout` seconds even if functions still run;
   those are abandoned (their queue messages reappear after the receive visibility timeout).
+- A function whose app setting `AzureWebJobs.<name>.Disabled` is true is indexed but not triggered (its
+  timer does not fire, its queue is not polled, its route answers 404), as on the Functions host.
 - Usable as a context manager (start on enter, stop on exit).
 """
 
@@ -30,7 +32,7 @@ from devhost.invoker import Invoker
 from devhost.keys import ADMIN, FUNCTION_KEY_SETTING, MASTER_KEY_SETTING, FunctionKeys, level_of
 from devhost.queues import QueueListener
 from devhost.routing import Router
-from devhost.settings import apply_settings, read_local_settings
+from devhost.settings import apply_settings, function_disabled, read_local_settings
 from devhost.timers import TimerScheduler
 
 log = logging.getLogger(__name__)
@@ -100,7 +102,10 @@ class LocalHost:
         self._config = config = HostConfig.load(self.app_dir)
         index = index_app(self.app_dir)
         invoker = Invoker()
-        by_type = {kind: [f for f in index.functions if f.trigger_type == kind]
+        disabled = {f.name for f in index.functions if function_disabled(f.name)}
+        if disabled:
+            log.info("Disabled by AzureWebJobs.<name>.Disabled: %s", ", ".join(sorted(disabled)))
+        by_type = {kind: [f for f in index.functions if f.trigger_type == kind and f.name not in disabled]
                    for kind in (HTTP_TRIGGER, TIMER_TRIGGER, QUEUE_TRIGGER)}
         router = Router(config.route_prefix, [(f.route or f.name, f.methods, f) for f in by_type[HTTP_TRIGGER]])
         keys = FunctionKeys.for_app(index.functions)

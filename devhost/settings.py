@@ -9,6 +9,8 @@ Contracts:
 - `resolve_references(text)` expands `%Name%` app-setting references in binding properties (queue names,
   schedules), as the host does.
 - `storage_connection(name)` turns a binding's `connection` property into a connection string.
+- `function_disabled(name)`: the app setting `AzureWebJobs.<name>.Disabled` is true (names in any case), which
+  makes the host leave that function's trigger alone, as the Functions host does.
 """
 
 from __future__ import annotations
@@ -68,6 +70,12 @@ def apply_settings(values: Mapping[str, str], environ: MutableMapping[str, str] 
             target[name] = value
             applied.append(name)
     return applied
+
+
+def function_disabled(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    source = os.environ if environ is None else environ
+    wanted = f"azurewebjobs.{name}.disabled".lower()
+    return any(key.lower() == wanted and value.strip().lower() in ("true", "1") for key, value in source.items())
 
 
 def resolve_references(text: str, environ: Mapping[str, str] | None = None) -> str:

@@ -3,6 +3,9 @@
 #
 #   1. syntax : every infra/**/*.bicep parses with tree-sitter-bicep (no ERROR/MISSING
 #               nodes), module parameters and main.parameters.json match the templates.
+#      signals: the alert rules and the availability test watch signals the app emits (metric, span and
+#               attribute names from shared/telemetry; heartbeat, /api/health test, per-job silence,
+#               "no success since"), and main.bicep deploys them (scripts/bicep_signals.py).
 #   2. policy : checkov (--framework bicep) with the built-in and infra/checks/ custom
 #               checks: no failures, no parsing errors, and every id in REQUIRED_CHECKS
 #               below must PASS (so a file checkov could not parse cannot slip through).
@@ -90,6 +93,9 @@ status=0
 
 # 1. Syntax
 if ! "$TS_VENV/bin/python" "$INFRA_DIR/scripts/bicep_syntax.py" "$INFRA_DIR"; then
+  status=1
+fi
+if ! "$TS_VENV/bin/python" "$INFRA_DIR/scripts/bicep_signals.py" "$INFRA_DIR"; then
   status=1
 fi
 

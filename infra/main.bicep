@@ -7,7 +7,8 @@
 // Creates: user-assigned identity, storage (host + job state + deployment package; optionally more
 // accounts for job state), a Key Vault
 // holding the keyring that encrypts job secrets at rest,
-// Log Analytics + Application Insights (Entra ID auth only) with alert rules and a workbook,
+// Log Analytics + Application Insights (Entra ID auth only) with alert rules, an availability test of
+// GET /api/health and a workbook,
 // Flex Consumption plan and a
 // Python 3.11 function app, optionally a Service Bus namespace. All data-plane access is
 // through the identity's role assignments; no keys or connection strings are issued.
@@ -100,6 +101,9 @@ param alertMinimumExecutions int = 20
 @description('Alert when the 95th percentile of job lateness (start minus expected time) over 15 minutes exceeds this many seconds.')
 @minValue(1)
 param alertLatenessP95Seconds int = 30
+
+@description('Collection-level "no success since" alerts: [{ collection: \'<collection resource id>\', withinMinutes: 60 }] (modules/silence.bicep). Empty = none.')
+param noSuccessAlerts array = []
 
 @secure()
 @minLength(32)
@@ -240,6 +244,30 @@ module alerts 'modules/alerts.bicep' = {
     failureRatePercent: alertFailureRatePercent
     minimumExecutions: alertMinimumExecutions
     latenessP95Seconds: alertLatenessP95Seconds
+  }
+}
+
+module availability 'modules/availability.bicep' = {
+  name: 'availability'
+  params: {
+    location: location
+    tags: allTags
+    applicationInsightsId: monitoring.outputs.applicationInsightsId
+    functionAppUri: functionApp.outputs.uri
+    actionGroupId: alertActionGroupId
+    nameSuffix: resourceToken
+  }
+}
+
+module silence 'modules/silence.bicep' = {
+  name: 'silence'
+  params: {
+    location: location
+    tags: allTags
+    applicationInsightsId: monitoring.outputs.applicationInsightsId
+    actionGroupId: alertActionGroupId
+    nameSuffix: resourceToken
+    noSuccessAlerts: noSuccessAlerts
   }
 }
 

@@ -14,6 +14,10 @@ older buckets for leftovers, so a task lost or failed is done again by a later t
 What the job becomes at each step (the occurrence to queue, a missed run, the advance) is shared/jobstate's
 to say (`dispatch_step`, `advanced`); the dispatcher is its I/O shell.
 
+After each tick the dispatcher writes its heartbeat (shared/health.py), telemetry on or off, and hands what
+it saw to telemetry with the report; each due entry it advances past is counted (expected, dispatched or
+skipped) for the occurrence metrics.
+
 `tick` does a whole tick in this process (tests, tools). A writer (the lifecycle) calls `dispatch` directly
 for an occurrence before the horizon, so a job created seconds ahead runs on time although nothing
 polls faster than the minute timer.
@@ -22,6 +26,7 @@ polls faster than the minute timer.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,7 +34,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import TypeVar
 
-from . import jobstate
+from . import health, jobstate
 from .clock import Clock
 from .jobstate import DispatchStep
 from .occurrence import OccurrenceMessage, Trigger, batches
@@ -37,7 +42,7 @@ from .records import HistoryRecord, JobRecord
 from .store import ConcurrencyError, DueEntry, Store, bucket_of, bucket_start, read_modify_write
 from .store.dispatch_queue import MalformedTask, ShardTask
 from .store.tables import chunks
-from .telemetry import traced_dispatch, traced_tick
+from .telemetry import occurrence_planned, traced_dispatch, traced_tick
 
 log = logging.getLogger(__name__)
 # Lost ETag races before a job's advance is left to a later tick (which retries it).
@@ -80,6 +85,7 @@ class TickReport:
     stale: int = 0
     raced: int = 0
     failed: int = 0
+    observation: health.TickObservation | None = None  # what the tick's heartbeat saw (None: not written)
 
     def count(self, outcome: DispatchOutcome, n: int = 1) -> None:
         field_name = "enqueued" if outcome == DispatchOutcome.QUEUED else outcome.value
@@ -149,15 +155,17 @@ class Dispatcher:
     def fan_out(self) -> TickReport:
         """The minute timer: one dispatch task per (bucket, shard) onto the dispatch queue; then the
         watermark moves. A timer that dies part-way leaves the watermark, so the next one re-sends all."""
+        started = time.perf_counter()
         tasks, last, shards, buckets = self._window(self.clock.now())
         for task in tasks:
             self.store.dispatch.send(task)
         self.store.due.set_watermark(last, shards)
-        return TickReport(buckets=buckets, tasks=len(tasks))
+        return self._heartbeat(TickReport(buckets=buckets, tasks=len(tasks)), started)
 
     @traced_tick
     def tick(self) -> TickReport:
         """A whole tick in this process: every task of the window, dispatched here, in bucket order."""
+        started = time.perf_counter()
         now = self.clock.now()
         tasks, last, shards, buckets = self._window(now)
         report = TickReport(buckets=buckets, tasks=len(tasks))
@@ -165,6 +173,15 @@ class Dispatcher:
             for task in tasks:
                 report.add(self._dispatch_partition(task, now, pool))
         self.store.due.set_watermark(last, shards)
+        return self._heartbeat(report, started)
+
+    def _heartbeat(self, report: TickReport, started: float) -> TickReport:
+        """Write the heartbeat and keep what it saw on the report (telemetry records it from there)."""
+        try:
+            report.observation = health.record_tick(self.store, self.clock.now(), time.perf_counter() - started,
+                                                    report.tasks)
+        except Exception:  # the tick itself succeeded; the next one writes the heartbeat
+            log.warning("the dispatcher heartbeat could not be written", exc_info=True)
         return report
 
     # -- the queue trigger: one partition ---------------------------------------------------------------
@@ -254,6 +271,9 @@ class Dispatcher:
                 log.error("advancing %s failed: %s; a later tick retries it", plan.job.key.resource_id, advanced)
             else:
                 plan.advanced = advanced
+                if advanced is not None:
+                    occurrence_planned(plan.job.key, queued=plan.message is not None,
+                                       missed=jobstate.missed_count(plan.job, plan.step), state=plan.job.state)
 
     def _send(self, messages: list[OccurrenceMessage]) -> None:
         """One queue message per due second (of this task's shard), up to BATCH_MAX occurrences each: a

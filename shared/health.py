@@ -1,9 +1,16 @@
 """What an operator (and GET /api/health) needs to know without logs: is the timer ticking, is work piling up.
 
-After every dispatcher tick `record_tick` measures the due-index backlog and the poison queue's depth and
-writes a heartbeat row (`dispatcher`/`heartbeat` in the State table, next to the watermark). `snapshot`
-reads it back with a fresh backlog count; it raises `azure.core.exceptions.AzureError` when storage is
-unreachable. Nothing here holds a secret: instants and counts only.
+The dispatcher calls `record_tick` after every tick (whether telemetry is on or off): it measures the
+due-index backlog, the oldest overdue occurrence (per collection too), the poison queue's depth and the
+jobs whose expectation of success is broken (shared/expectations.py), and writes a heartbeat row
+(`dispatcher`/`heartbeat` in the State table, next to the watermark). It returns what it saw, which the
+dispatcher hands to telemetry. `snapshot` reads the heartbeat back with a fresh backlog and the host's clock
+skew against storage; `problems` judges a snapshot. Both raise `azure.core.exceptions.AzureError` when storage
+is unreachable. Nothing here holds a secret: instants and counts only.
+
+The heartbeat is watched from outside the process that writes it: GET /api/health answers 503 once it is
+older than two intervals, and an availability test and an alert rule in infra/ watch that answer and the
+heartbeat metric.
 
 Backlog: due-index entries whose minute has already passed. The dispatcher works a minute ahead and
 deletes each entry it dispatches, so on a healthy deployment this is 0 right after a tick; anything else
@@ -12,43 +19,102 @@ is an occurrence that should have been queued and was not (yet).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
+from .expectations import Broken, check
+from .keys import CollectionKey
 from .store import Store, bucket_of
 from .store.tables import as_datetime, as_int
+
+log = logging.getLogger(__name__)
 
 _PARTITION = "dispatcher"
 _ROW = "heartbeat"
 # Counting stops here: past it the exact number does not change what an operator does.
 BACKLOG_LIMIT = 1000
+# The dispatcher's timer runs every minute (function_app.py, "0 * * * * *"); two intervals without a heartbeat,
+# or an occurrence overdue that long, mean the dispatcher is behind.
+HEARTBEAT_INTERVAL = timedelta(minutes=1)
+BEHIND_AFTER = 2 * HEARTBEAT_INTERVAL
+# The host's clock may differ from storage's by this much before it is worth a word (queue visibility and
+# due instants are computed on the host's clock; storage's Date header has whole seconds).
+CLOCK_SKEW_LIMIT = timedelta(seconds=5)
+
+
+@dataclass(frozen=True)
+class Overdue:
+    count: int  # entries in minute buckets before the current one, counted up to BACKLOG_LIMIT
+    oldest: datetime | None = None
+    oldest_by_collection: dict[CollectionKey, datetime] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class TickObservation:
+    at: datetime
     backlog: int
     poison_depth: int
+    oldest_overdue: datetime | None = None
+    overdue_by_collection: dict[CollectionKey, datetime] = field(default_factory=dict)
+    broken_expectations: list[Broken] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Snapshot:
+    now: datetime
     last_tick: datetime | None
     last_tick_duration: float | None
     last_tick_tasks: int | None  # dispatch tasks the tick sent (minute buckets x shards)
     backlog: int
     poison_depth: int
+    oldest_overdue: datetime | None = None
+    watermark: datetime | None = None  # where ticks have got to (set once when the store was first made ready)
+    clock_skew: timedelta | None = None  # the host's clock minus storage's, about (None: not measured)
+
+    @property
+    def since_last_tick(self) -> timedelta | None:
+        return self.now - self.last_tick if self.last_tick else None
+
+    @property
+    def oldest_overdue_age(self) -> timedelta | None:
+        return self.now - self.oldest_overdue if self.oldest_overdue else None
+
+    @property
+    def behind(self) -> bool:
+        """The dispatcher is behind: no heartbeat for two intervals (none ever, once the store has been ready
+        that long), or an occurrence overdue for two intervals."""
+        if self.last_tick is None:
+            started = self.watermark + HEARTBEAT_INTERVAL if self.watermark else None
+            stopped = started is None or self.now - started > BEHIND_AFTER
+        else:
+            stopped = self.now - self.last_tick > BEHIND_AFTER
+        age = self.oldest_overdue_age
+        return stopped or (age is not None and age > BEHIND_AFTER)
 
 
-def overdue_entries(store: Store, now: datetime, limit: int = BACKLOG_LIMIT) -> int:
-    """Due-index entries in minute buckets before the current one, counted up to `limit`, in every storage account."""
+def overdue(store: Store, now: datetime, limit: int = BACKLOG_LIMIT) -> Overdue:
+    """Due-index entries in minute buckets before the current one (in every storage account), counted up to
+    `limit`, and the oldest of them, overall and per collection."""
     count = 0
+    oldest: dict[CollectionKey, datetime] = {}
     for account in range(store.due.accounts):
         # Partition keys start with the bucket (yyyyMMddHHmm), so one range query finds every older partition.
-        count += store.due.in_account(account).table.count(
-            "PartitionKey lt @bucket", {"bucket": bucket_of(now)}, limit - count)
+        found = store.due.in_account(account).table.query(
+            "PartitionKey lt @bucket", {"bucket": bucket_of(now)},
+            select=["Due", "Subscription", "ResourceGroup", "Collection"], page_size=min(limit, 1000))
+        for entity in found:
+            count += 1
+            due = as_datetime(entity.get("Due"))
+            if due is not None:
+                key = CollectionKey(entity.get("Subscription", ""), entity.get("ResourceGroup", ""),
+                                    entity.get("Collection", ""))
+                oldest[key] = min(due, oldest.get(key, due))
+            if count >= limit:
+                break
         if count >= limit:
-            return limit
-    return count
+            break
+    return Overdue(count, min(oldest.values(), default=None), oldest)
 
 
 def poison_depth(store: Store) -> int:
@@ -57,7 +123,15 @@ def poison_depth(store: Store) -> int:
 
 
 def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> TickObservation:
-    observation = TickObservation(overdue_entries(store, at), poison_depth(store))
+    """Observe the deployment after a tick and write the heartbeat; what was observed, for telemetry."""
+    late = overdue(store, at)
+    broken: list[Broken] = []
+    try:
+        broken = check(store.expectations, store.jobs, at) if store.expectations is not None else []
+    except Exception:  # the heartbeat matters more: the next tick checks the expectations again
+        log.warning("the expectations of success could not be checked", exc_info=True)
+    observation = TickObservation(at, late.count, poison_depth(store), late.oldest, late.oldest_by_collection,
+                                  broken)
     store.due.state.upsert({
         "PartitionKey": _PARTITION, "RowKey": _ROW, "LastTick": at, "DurationSeconds": float(duration),
         "Tasks": int(tasks), "Backlog": observation.backlog, "PoisonDepth": observation.poison_depth,
@@ -68,10 +142,36 @@ def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> Tick
 def snapshot(store: Store, now: datetime) -> Snapshot:
     entity = store.due.state.get(_PARTITION, _ROW) or {}
     duration = entity.get("DurationSeconds")
+    late = overdue(store, now)
     return Snapshot(
+        now=now,
         last_tick=as_datetime(entity.get("LastTick")),
         last_tick_duration=float(duration) if isinstance(duration, int | float) else None,
         last_tick_tasks=as_int(entity.get("Tasks")) if "Tasks" in entity else None,
-        backlog=overdue_entries(store, now),
+        backlog=late.count,
         poison_depth=poison_depth(store),
+        oldest_overdue=late.oldest,
+        watermark=store.due.watermark(),
+        clock_skew=store.due.state.clock_skew(),
     )
+
+
+def problems(found: Snapshot) -> list[str]:
+    """What is wrong, one sentence each, in the order an operator should look at it (empty: healthy)."""
+    said: list[str] = []
+    since = found.since_last_tick
+    interval = int(HEARTBEAT_INTERVAL.total_seconds())
+    if since is None:
+        said.append("the dispatcher has never ticked")
+    elif since > BEHIND_AFTER:
+        said.append(f"the dispatcher last ticked {since.total_seconds():.0f} s ago (it ticks every {interval} s)")
+    age = found.oldest_overdue_age
+    if found.backlog:
+        oldest = f", the oldest {age.total_seconds():.0f} s overdue" if age is not None else ""
+        said.append(f"{found.backlog}{'+' if found.backlog >= BACKLOG_LIMIT else ''} occurrence(s) are overdue"
+                    f"{oldest}")
+    if found.poison_depth:
+        said.append(f"{found.poison_depth} message(s) are in the poison queue")
+    if found.clock_skew is not None and abs(found.clock_skew) > CLOCK_SKEW_LIMIT:
+        said.append(f"the host's clock is {found.clock_skew.total_seconds():+.1f} s off storage's")
+    return said

@@ -7,7 +7,7 @@ back, and the store refuses the write when somebody else changed the entity in b
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from .keys import CollectionKey, JobKey
 from .model import (
@@ -50,6 +50,8 @@ class JobRecord:
     # The occurrence most recently queued; it is still "next" for users until its instant passes.
     dispatched_occurrence: datetime | None = None
     last_execution_time: datetime | None = None
+    # When the main action last succeeded (jobstate.after_attempt): what an expectation of success counts from.
+    last_success_time: datetime | None = None
     execution_count: int = 0
     failure_count: int = 0
     faulted_count: int = 0
@@ -63,6 +65,12 @@ class JobRecord:
     unopened_secrets: str | None = field(default=None, repr=False)
     # The job's occurrence series, built once per record on first use (jobstate/series.py); not stored.
     series_cache: object = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def expect_success_within(self) -> timedelta | None:
+        """The job's expectation "a success at least every D" (shared/expectations.py), or None: the extension
+        property `expectSuccessWithin` of api-version 2026-12-01-preview, stored with the definition."""
+        return self.properties.expect_success_within
 
 
 def with_etag(record: JobRecord, etag: str) -> JobRecord:

@@ -1,12 +1,16 @@
 // Alert rules on the scheduler's own telemetry (shared/telemetry: OpenTelemetry through the Azure Monitor
-// distro into Application Insights). Log search alerts over the component, evaluated every 5 minutes:
+// distro into Application Insights). Log search alerts over the component, evaluated every 5 minutes (the
+// heartbeat every minute):
 //
 //   failure rate   : failed / all attempts (scheduler.executions) over 15 minutes > failureRatePercent,
 //                    once at least minimumExecutions ran (a single failure of a quiet app is not an outage)
 //   lateness p95   : 95th percentile of start minus expected time of the attempts (the execution spans'
 //                    scheduler.lateness_ms) over 15 minutes > latenessP95Seconds
 //   poison queue   : scheduler.poison.depth (measured after every tick) > 0 in the last 15 minutes
-//   no tick        : no scheduler.dispatcher.tick.duration recorded for 5 minutes (the minute timer stopped)
+//   heartbeat      : no scheduler.dispatcher.heartbeats has arrived for two intervals (heartbeatMissedSeconds,
+//                    2 x 60 s) at two evaluations a minute apart: the dispatcher stopped writing its heartbeat.
+//                    Azure Monitor evaluates the absence, outside the process that writes it; the availability
+//                    test (availability.bicep) watches the same heartbeat through GET /api/health.
 //
 // Every rule notifies actionGroupId when one is given; with '' the alerts still fire and show in the portal.
 // README.md "Operate it" explains each threshold.
@@ -39,6 +43,10 @@ param minimumExecutions int = 20
 @minValue(1)
 param latenessP95Seconds int = 30
 
+@description('Heartbeat alert: seconds without a dispatcher heartbeat (two intervals of the minute timer).')
+@minValue(120)
+param heartbeatMissedSeconds int = 120
+
 var actions = empty(actionGroupId) ? [] : [
   actionGroupId
 ]
@@ -65,10 +73,14 @@ customMetrics
 | summarize PoisonMessages = max(valueMax)
 '''
 
-var noTickQuery = '''
+// Measured at ingestion: a heartbeat arrives with each metrics export (every 60 s), so the time since the last
+// one ingested is what Azure Monitor itself sees, whatever the export's and the pipeline's delay. None in the
+// window at all counts as never.
+var heartbeatQuery = '''
 customMetrics
-| where name == "scheduler.dispatcher.tick.duration"
-| summarize Ticks = count()
+| where name == "scheduler.dispatcher.heartbeats"
+| summarize LastHeartbeat = max(ingestion_time())
+| extend SecondsSinceHeartbeat = iff(isnull(LastHeartbeat), 86400.0, todouble(datetime_diff('second', now(), LastHeartbeat)))
 '''
 
 resource failureRate 'Microsoft.Insights/scheduledQueryRules@2022-06-15' = {
@@ -179,31 +191,32 @@ resource poison 'Microsoft.Insights/scheduledQueryRules@2022-06-15' = {
   }
 }
 
-resource noTick 'Microsoft.Insights/scheduledQueryRules@2022-06-15' = {
-  name: 'alert-sched-no-tick-${nameSuffix}'
+resource heartbeat 'Microsoft.Insights/scheduledQueryRules@2022-06-15' = {
+  name: 'alert-sched-heartbeat-${nameSuffix}'
   location: location
   tags: tags
   properties: {
-    displayName: 'Scheduler: dispatcher not ticking'
-    description: 'No dispatcher tick was recorded for 5 minutes: nothing new is being queued.'
+    displayName: 'Scheduler: dispatcher heartbeat missing'
+    description: 'No dispatcher heartbeat for ${heartbeatMissedSeconds} s (two intervals of the minute timer): nothing new is being queued. GET /api/health says more; `scheduler doctor` says what to do.'
     severity: 1
     enabled: true
     scopes: [
       applicationInsightsId
     ]
-    evaluationFrequency: 'PT5M'
-    windowSize: 'PT5M'
+    evaluationFrequency: 'PT1M'
+    windowSize: 'PT15M'
     criteria: {
       allOf: [
         {
-          query: noTickQuery
-          timeAggregation: 'Total'
-          metricMeasureColumn: 'Ticks'
-          operator: 'LessThan'
-          threshold: 1
+          query: heartbeatQuery
+          timeAggregation: 'Maximum'
+          metricMeasureColumn: 'SecondsSinceHeartbeat'
+          operator: 'GreaterThan'
+          threshold: heartbeatMissedSeconds
+          // Two evaluations a minute apart: a tick that fell just past one export leaves a single late one.
           failingPeriods: {
-            numberOfEvaluationPeriods: 1
-            minFailingPeriodsToAlert: 1
+            numberOfEvaluationPeriods: 2
+            minFailingPeriodsToAlert: 2
           }
         }
       ]
@@ -219,5 +232,5 @@ output alertRuleIds array = [
   failureRate.id
   lateness.id
   poison.id
-  noTick.id
+  heartbeat.id
 ]

@@ -1,6 +1,7 @@
 // An Azure Monitor workbook with the scheduler's main charts (dashboards/scheduler-workbook.json): attempts by
 // outcome and action type, failure rate, lateness percentiles, retries and faults, dispatcher ticks, due-index
-// backlog and poison-queue depth, API requests, and the latest failed attempts with their trace ids.
+// backlog and poison-queue depth, occurrences expected / dispatched / fired / succeeded and skipped by reason,
+// jobs whose expectation of success is broken, API requests, and the latest failed attempts with their trace ids.
 
 @description('Azure region.')
 param location string

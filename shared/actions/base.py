@@ -9,6 +9,7 @@ from typing import Protocol
 
 from ..keys import JobKey
 from ..model import JobErrorAction
+from ..telemetry.propagation import TRACEPARENT, outgoing_headers
 
 # The old service kept at most this much of a response body in history.
 MAX_BODY_BYTES = 2048
@@ -27,6 +28,12 @@ class ExecutionContext:
     # Headers the scheduler itself adds to an Http action's request beside its x-ms-* metadata (e.g. a
     # W3C `traceparent`); they win over the job's own headers of the same name.
     extra_headers: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Every Http request and Service Bus message carries W3C trace context, telemetry on or off: the
+        # attempt's span, or a fresh trace nothing records (sampled flag off). A target correlates by it.
+        if not any(name.lower() == TRACEPARENT for name in self.extra_headers):
+            object.__setattr__(self, "extra_headers", {**self.extra_headers, **outgoing_headers()})
 
 
 @dataclass(frozen=True)

@@ -1,51 +1,71 @@
 """GET /api/health: anonymous, so a probe or an operator can ask without a key; therefore it says nothing secret.
 
-It reports whether storage answers, when the dispatcher last ticked (shared/health.py's heartbeat) and the
-backlog: overdue due-index entries and messages in the poison queue. Status `Healthy`; `Degraded` (still 200)
-when the last tick is older than `STALE_TICK`, no tick was ever recorded, or anything is overdue or poisoned;
-`Unhealthy` (503) when storage cannot be reached. No names, URLs, settings or error texts are returned.
+It reports whether storage answers, when the dispatcher last ticked (shared/health.py's heartbeat), the backlog
+(overdue due-index entries, the oldest of them, messages in the poison queue) and the host's clock against
+storage's, with `problems`, one sentence each. Status:
+- `Healthy` (200): nothing to say;
+- `Degraded` (200): something to look at that does not stop jobs from running on time (poisoned messages, a
+  backlog younger than two intervals, a skewed clock, no tick yet on a store made ready moments ago);
+- `Unhealthy` (503): the dispatcher is behind (no heartbeat for two intervals, or an occurrence overdue that
+  long; `dispatcher.behind`), or storage cannot be reached. A load balancer probe or an availability test
+  (infra/modules/availability.bicep) catches it by the status alone.
+No names, URLs, settings or error texts are returned.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from ..health import snapshot
+from ..health import BEHIND_AFTER, HEARTBEAT_INTERVAL, problems, snapshot
 from ..model import format_utc
 from ..runtime import Runtime
 from .http import ApiResponse
 
 log = logging.getLogger(__name__)
 
-# The minute timer missing five ticks in a row: the same threshold as the "no dispatcher tick" alert.
-STALE_TICK = timedelta(minutes=5)
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _seconds(span: timedelta | None) -> float | None:
+    return round(span.total_seconds(), 3) if span is not None else None
+
+
+def _instant(when: datetime | None) -> str | None:
+    return format_utc(when) if when is not None else None
 
 
 def health_response(runtime: Callable[[], Runtime]) -> ApiResponse:
     try:
         rt = runtime()
-        now = rt.clock.now()
-        found = snapshot(rt.store, now)
+        found = snapshot(rt.store, rt.clock.now())
     except Exception:  # any failure to reach storage is the answer, not an error
         log.warning("health check: storage is not reachable", exc_info=True)
-        return ApiResponse(503, {"status": "Unhealthy", "storage": {"reachable": False}},
-                           {"Cache-Control": "no-store"})
-    age = (now - found.last_tick).total_seconds() if found.last_tick else None
-    ticking = age is not None and age <= STALE_TICK.total_seconds()
+        return ApiResponse(503, {"status": "Unhealthy", "storage": {"reachable": False}}, _NO_STORE)
+    said = problems(found)
+    since = found.since_last_tick
     body: dict[str, Any] = {
-        "status": "Healthy" if ticking and not found.backlog and not found.poison_depth else "Degraded",
-        "checkedAt": format_utc(now),
+        "status": "Unhealthy" if found.behind else "Degraded" if said else "Healthy",
+        "checkedAt": format_utc(found.now),
         "storage": {"reachable": True},
         "dispatcher": {
-            "lastTick": format_utc(found.last_tick) if found.last_tick else None,
-            "secondsSinceLastTick": round(age, 3) if age is not None else None,
+            "lastTick": _instant(found.last_tick),
+            "secondsSinceLastTick": _seconds(since),
             "lastTickDurationSeconds": found.last_tick_duration,
             "lastTickTasks": found.last_tick_tasks,
-            "ticking": ticking,
+            "ticking": since is not None and since <= BEHIND_AFTER,
+            "behind": found.behind,
+            "intervalSeconds": int(HEARTBEAT_INTERVAL.total_seconds()),
         },
-        "backlog": {"overdueOccurrences": found.backlog, "poisonMessages": found.poison_depth},
+        "backlog": {
+            "overdueOccurrences": found.backlog,
+            "oldestOverdueOccurrence": _instant(found.oldest_overdue),
+            "oldestOverdueSeconds": _seconds(found.oldest_overdue_age),
+            "poisonMessages": found.poison_depth,
+        },
+        "clock": {"skewSecondsAgainstStorage": _seconds(found.clock_skew)},
+        "problems": said,
     }
-    return ApiResponse(200, body, {"Cache-Control": "no-store"})
+    return ApiResponse(503 if found.behind else 200, body, _NO_STORE)

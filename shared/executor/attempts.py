@@ -32,7 +32,7 @@ from ..records import HistoryRecord, JobRecord
 from ..retry import MAIN_ACTION_DEFAULT, effective_retry
 from ..settings import Settings
 from ..store import Claim, ConcurrencyError, Store, read_modify_write
-from ..telemetry import attempt_done, outgoing_headers, traced_execution
+from ..telemetry import attempt_done, occurrence_skipped, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
 
 log = logging.getLogger(__name__)
@@ -95,6 +95,7 @@ class Attempts:
         job = self._current_job(message)
         if job is None:
             log.info("occurrence %s was planned for a deleted or redefined job; dropped", message.claim_id)
+            occurrence_skipped(message, "job_changed")
             return None
         # Claimed before the wait for the due second, so the guard covers every attempt this worker holds.
         claim = self.store.claims.try_claim(message.job, message.claim_id, self.clock.now(), runner,
@@ -162,8 +163,10 @@ class Attempts:
     def _runnable_job(self, job: JobRecord, message: OccurrenceMessage) -> JobRecord | None:
         """The job if its state (jobstate.may_run) and its collection's let this message run now."""
         if not may_run(job, attempt_of(message)):
+            occurrence_skipped(message, f"job_{job.state.value.lower()}")
             return None
         if not self._collection_enabled(job.key.collection_key):
+            occurrence_skipped(message, "collection_not_enabled")
             return None  # a Disabled or Suspended collection runs nothing
         return job
 

@@ -7,7 +7,7 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
 - series.py: `JobSeries`, a job's occurrences (first, following, latest missed, repeat count), built once
   per record (`series_of`).
 - plan.py: written (created, rewritten, state changed: `written`, `resolve_state`, `planned`, `moved`) and dispatched
-  (`dispatch_step`, `advanced`, `postponed_note`).
+  (`dispatch_step`, `advanced`, `postponed_note`, `missed_count`).
 - attempt.py: may this attempt run (`may_run`), and the job after it (`after_attempt`).
 - outcome.py: what follows an attempt (`decide` -> `AttemptOutcome`).
 - view.py: the status the API shows (`status`) and when a finished job expires (`expired`).
@@ -26,6 +26,7 @@ from .plan import (
     advanced,
     dispatch_step,
     has_advanced,
+    missed_count,
     moved,
     new_generation,
     planned,
@@ -40,7 +41,7 @@ from .view import FINISHED_JOB_AGE, expired, status
 __all__ = [
     "COLLECTION_CASCADE", "FINAL_STATES", "FINISHED_JOB_AGE", "MISSED_AFTER", "RECENT_CLAIMS", "Attempt",
     "AttemptOutcome", "DispatchStep", "JobSeries", "Outcome", "StateRefused", "advanced", "after_attempt",
-    "decide", "dispatch_step", "engine_recurrence", "expired", "has_advanced", "is_done", "may_run", "moved",
-    "new_generation", "planned", "postponed_note", "resolve_state", "series_of", "start_of", "status", "still_due",
-    "written",
+    "decide", "dispatch_step", "engine_recurrence", "expired", "has_advanced", "is_done", "may_run", "missed_count",
+    "moved", "new_generation", "planned", "postponed_note", "resolve_state", "series_of", "start_of", "status",
+    "still_due", "written",
 ]

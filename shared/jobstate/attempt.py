@@ -67,4 +67,7 @@ def after_attempt(job: JobRecord, attempt: Attempt, outcome: AttemptOutcome, sta
         failure_count=job.failure_count + (0 if succeeded else 1),
         faulted_count=job.faulted_count + (1 if outcome.faults_occurrence else 0),
         last_execution_time=started, recent_claims=(*job.recent_claims, attempt.claim_id)[-RECENT_CLAIMS:],
+        # What an expectation of success counts from (shared/expectations.py): the main action's last success.
+        last_success_time=started if succeeded and attempt.action == JobHistoryActionName.MAIN_ACTION
+        else job.last_success_time,
     ))

@@ -83,7 +83,8 @@ def written(key: JobKey, properties: JobProperties, state: JobState, existing: J
     return JobRecord(
         key=existing.key, properties=properties, state=state, created_time=existing.created_time, anchor=anchor,
         count_origin=existing.count_origin if same_schedule else origin,
-        last_execution_time=existing.last_execution_time, execution_count=existing.execution_count,
+        last_execution_time=existing.last_execution_time, last_success_time=existing.last_success_time,
+        execution_count=existing.execution_count,
         failure_count=existing.failure_count, faulted_count=existing.faulted_count,
         generation=new_generation(existing, now), etag=existing.etag,
     )
@@ -143,6 +144,14 @@ def has_advanced(job: JobRecord, generation: int, step: DispatchStep) -> bool:
     """The job already shows this step's advance (a write whose answer was lost did land)."""
     return (job.generation, job.next_execution_time, job.dispatched_occurrence) == (
         generation, step.following, step.occurrence)
+
+
+def missed_count(job: JobRecord, step: DispatchStep) -> int:
+    """How many occurrences an outage made the step skip (0 when it runs the one that was due)."""
+    if step.missed_from is None:
+        return 0
+    series = series_of(job)
+    return series.repeat_count(step.occurrence) - series.repeat_count(step.missed_from)
 
 
 def postponed_note(job: JobRecord, step: DispatchStep, now: datetime) -> HistoryRecord | None:

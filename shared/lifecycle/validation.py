@@ -30,6 +30,7 @@ from .errors import InvalidDefinition as Invalid
 _NOT_XML_CHAR = re.compile(r"[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 MIN_RETRY_INTERVAL = timedelta(seconds=15)
+MIN_EXPECTATION = timedelta(minutes=1)  # expectSuccessWithin (extension): the dispatcher's tick interval
 HORIZON_MONTHS = 18  # "Time to start time: max 18 months"; also the longest retry interval
 
 _REQUIRED_AUTH = {
@@ -152,6 +153,10 @@ def validate_job(properties: JobProperties, now: datetime, kept: datetime | None
     start = properties.start_time
     if start is not None and start > add_months(now, HORIZON_MONTHS):
         raise Invalid("startTime must be at most 18 months ahead.", "properties.startTime")
+    within = properties.expect_success_within
+    if within is not None and not MIN_EXPECTATION <= within <= add_months(now, HORIZON_MONTHS) - now:
+        # Checked after every dispatcher tick: a shorter one could not be told from a tick's own delay.
+        raise Invalid("expectSuccessWithin must be from 1 minute to 18 months.", "properties.expectSuccessWithin")
     recurrence = properties.recurrence
     if recurrence is None:
         return None

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from .actions import JobAction
 from .base import CamelCaseOnOutput, WireModel
+from .durations import Duration
 from .enums import JobState
 from .instants import UtcDateTime
 from .recurrence import JobRecurrence
@@ -27,6 +28,12 @@ class JobProperties(WireModel):
     recurrence: JobRecurrence | None = None
     state: Annotated[JobState, CamelCaseOnOutput] | None = None
     status: JobStatus | None = Field(default=None, json_schema_extra={"readOnly": True})
+    expect_success_within: Duration | None = Field(
+        default=None, alias="expectSuccessWithin",
+        description="Extension: the job's main action is expected to succeed at least this often; when it has not "
+                    "for longer (disabled, faulted, failing or not running), the job shows in the silence metric "
+                    "and alert (docs/operate.md). From PT1M to 18 months; absent: no expectation.",
+    )
 
 
 class JobDefinition(WireModel):

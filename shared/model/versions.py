@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from ..keys import fold_case
 from .actions import RetryPolicy
 from .enums import RetryType
+from .job import JobProperties
 from .recurrence import JobRecurrence
 
 STABLE = "2016-03-01"
@@ -73,6 +74,7 @@ EXTENSIONS: tuple[Extension, ...] = (
     Extension(JobRecurrence, "timeZone", PREVIEW),
     Extension(RetryPolicy, "retryType", PREVIEW, value=RetryType.EXPONENTIAL, shown_as=RetryType.FIXED),
     Extension(RetryPolicy, "maxRetryInterval", PREVIEW),
+    Extension(JobProperties, "expectSuccessWithin", PREVIEW),
 )
 
 

@@ -18,6 +18,7 @@ from .clients import queue_service, table_service
 from .collections import CollectionStore
 from .dispatch_queue import DispatchQueue
 from .due import DueEntry, DueIndex, bucket_of, bucket_start
+from .expectations import ExpectationIndex
 from .history import HistoryStore
 from .jobs import JobStore
 from .queue import OccurrenceQueue, base64_text
@@ -28,7 +29,7 @@ from .tables import ConcurrencyError, Table, read_modify_write
 
 __all__ = [
     "Claim", "ClaimStore", "CollectionStore", "ConcurrencyError", "DispatchQueue", "DueEntry", "DueIndex",
-    "HistoryStore",
+    "ExpectationIndex", "HistoryStore",
     "JobStore", "OccurrenceQueue", "RoleAssignmentRecord", "RoleAssignmentStore", "Store", "bucket_of",
     "bucket_start", "read_modify_write",
 ]
@@ -47,6 +48,8 @@ class Store:
 
     # Every table of every storage account (ensure_ready creates them); empty means the repositories' own.
     tables: tuple[Table, ...] = ()
+    # Jobs that carry an expectation of success (store/expectations.py), on the primary's State table.
+    expectations: ExpectationIndex | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
@@ -63,8 +66,9 @@ class Store:
 
         keyring = keyring_of(settings)
         state = table(0, "State")
+        expectations = ExpectationIndex(state)
         collections = [CollectionStore(table(a, "Collections")) for a in range(len(services))]
-        jobs = [JobStore(table(a, "Jobs"), keyring) for a in range(len(services))]
+        jobs = [JobStore(table(a, "Jobs"), keyring, expectations) for a in range(len(services))]
         due = [DueIndex(table(a, "Due"), state, settings.due_shards, a) for a in range(len(services))]
         history = [HistoryStore(table(a, "History")) for a in range(len(services))]
         claims = [ClaimStore(table(a, "Claims")) for a in range(len(services))]
@@ -81,7 +85,7 @@ class Store:
             ),
             dispatch=DispatchQueue(queues.get_queue_client(settings.dispatch_queue, **base64_text())),
             role_assignments=RoleAssignmentStore(table(0, "RoleAssignments")),
-            tables=tuple(made),
+            tables=tuple(made), expectations=expectations,
         )
 
     def ensure_ready(self, now: datetime) -> None:

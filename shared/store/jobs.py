@@ -17,6 +17,7 @@ from typing import Any
 from ..keys import CollectionKey, JobKey
 from ..model import JobProperties, JobState, format_utc
 from ..records import JobRecord, with_etag
+from .expectations import ExpectationIndex
 from .keys import job_partition, job_row
 from .pages import page_after, skip_rows
 from .readable import read_each, read_one
@@ -27,9 +28,11 @@ log = logging.getLogger(__name__)
 
 
 class JobStore:
-    def __init__(self, table: Table, keyring: Keyring | None = None) -> None:
+    def __init__(self, table: Table, keyring: Keyring | None = None,
+                 expectations: ExpectationIndex | None = None) -> None:
         self.table = table
         self.keyring = keyring
+        self.expectations = expectations  # mirror rows of jobs that carry an expectation (store/expectations.py)
 
     def get(self, key: JobKey) -> JobRecord | None:
         entity = self.table.get(job_partition(key.collection_key), job_row(key))
@@ -37,13 +40,21 @@ class JobStore:
 
     def insert(self, record: JobRecord) -> JobRecord:
         """The record as stored: `record` with the new ETag."""
-        return with_etag(record, self.table.insert(self._entity(record)))
+        stored = with_etag(record, self.table.insert(self._entity(record)))
+        self._mirror(stored)
+        return stored
 
     def replace(self, record: JobRecord) -> JobRecord:
         """Write back a record read earlier (the record as stored, with its new ETag); ConcurrencyError when it
         changed in between."""
         assert record.etag is not None, "replace needs the ETag of the record it read"
-        return with_etag(record, self.table.replace(self._entity(record), record.etag))
+        stored = with_etag(record, self.table.replace(self._entity(record), record.etag))
+        self._mirror(stored)
+        return stored
+
+    def _mirror(self, record: JobRecord) -> None:
+        if self.expectations is not None and record.expect_success_within is not None:
+            self.expectations.mirror(record)
 
     def delete(self, key: JobKey, etag: str | None = None) -> bool:
         """True if this call removed the job (so exactly one of two concurrent deletes counts it)."""
@@ -186,6 +197,7 @@ def _entity(record: JobRecord) -> Entity:
         "NextExecutionTime": record.next_execution_time,
         "DispatchedOccurrence": record.dispatched_occurrence,
         "LastExecutionTime": record.last_execution_time,
+        "LastSuccessTime": record.last_success_time,
         "ExecutionCount": record.execution_count,
         "FailureCount": record.failure_count,
         "FaultedCount": record.faulted_count,
@@ -209,6 +221,7 @@ def _record(entity: Entity, document: dict[str, Any]) -> JobRecord:
         next_execution_time=as_datetime(entity.get("NextExecutionTime")),
         dispatched_occurrence=as_datetime(entity.get("DispatchedOccurrence")),
         last_execution_time=as_datetime(entity.get("LastExecutionTime")),
+        last_success_time=as_datetime(entity.get("LastSuccessTime")),
         execution_count=int(entity.get("ExecutionCount", 0)),
         failure_count=int(entity.get("FailureCount", 0)),
         faulted_count=int(entity.get("FaultedCount", 0)),
@@ -216,3 +229,4 @@ def _record(entity: Entity, document: dict[str, Any]) -> JobRecord:
         recent_claims=tuple((entity.get("RecentClaims") or "").split()),
         etag=entity.get("etag"),
     )
+

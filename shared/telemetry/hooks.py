@@ -2,9 +2,10 @@
 
 - `traced_api` wraps `api.handle(operation, request, ...)`: a SERVER span per operation (parent: the
   caller's `traceparent`), and `scheduler.api.requests`.
-- `traced_tick` wraps the dispatcher's timer work (`fan_out`, or a whole in-process `tick`; `self` has `store`
-  and `clock`, the report `tasks` and `enqueued`): a span per tick and the tick duration, then the heartbeat
-  (shared/health.py), backlog and poison-queue depth. The heartbeat is written whether telemetry is on or off.
+- `traced_tick` wraps the dispatcher's timer work (`fan_out`, or a whole in-process `tick`; the report has
+  `tasks`, `enqueued` and `observation`, what the dispatcher's heartbeat saw or None): a span per tick and the
+  tick duration, then what the observation says (occurrences.py `tick_observed`). Telemetry writes nothing to
+  storage: the dispatcher writes the heartbeat (shared/health.py) and hands over what it saw.
 - `traced_dispatch` wraps the dispatch of one task (a minute bucket and shard of the due index; `task` has
   `bucket`, `shard` and the sending tick's `traceparent`): a span, the child of the tick, and the occurrences
   it queued. The occurrence messages it sends carry its span as their parent. A tick's tasks run on
@@ -13,7 +14,8 @@
   message, the child of the `traceparent` the message carries (the tick, API call or failed attempt that
   queued it), so one trace runs from a job's write or tick to its target. Outcome `skipped` unless
   `attempt_done` reports the attempt (a duplicate, a deleted job, a disabled collection).
-- `attempt_done` records one attempt's outcome, lateness, retry and fault on the current span and metrics.
+- `attempt_done` records one attempt's outcome, lateness, retry and fault on the current span and metrics,
+  and the occurrence's fired / succeeded counts (occurrences.py).
 - `poisoned` counts a message parked in the poison queue.
 
 Hooks never raise on their own account; telemetry failures are logged and the scheduler goes on.
@@ -31,6 +33,7 @@ from typing import Any, TypeVar, cast
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from .occurrences import occurrence_ran, tick_observed
 from .propagation import context_from, context_from_headers
 from .providers import active
 
@@ -97,17 +100,11 @@ def traced_tick(tick: F) -> F:
             if enqueued:  # a tick that dispatched in-process; a fan-out's occurrences are on its task spans
                 span.set_attribute("scheduler.tick.occurrences", enqueued)
             current.instruments.tick_duration.record(duration)
-            try:
-                from .. import health  # here, not at import: shared.store imports this package's propagation
-
-                observation = health.record_tick(self.store, self.clock.now(), duration, tasks)
-            except Exception:  # the tick itself succeeded; the next one writes the heartbeat
-                log.warning("the dispatcher heartbeat could not be written", exc_info=True)
-                return report
-            span.set_attributes({"scheduler.backlog": observation.backlog,
-                                 "scheduler.poison_depth": observation.poison_depth})
-            current.instruments.backlog.set(observation.backlog)
-            current.instruments.poison_depth.set(observation.poison_depth)
+            observation = getattr(report, "observation", None)
+            if observation is not None:  # None: the heartbeat could not be written (the dispatcher logged it)
+                span.set_attributes({"scheduler.backlog": int(observation.backlog),
+                                     "scheduler.poison_depth": int(observation.poison_depth)})
+                tick_observed(observation)
             return report
 
     return cast(F, wrapper)
@@ -173,6 +170,7 @@ def attempt_done(message: Any, action_type: Any, succeeded: bool, started: datet
         current.instruments.retries.add(1, {"action_type": kind})
     if faulted:
         current.instruments.faulted.add(1, {"action_type": kind})
+    occurrence_ran(current, message, succeeded)
 
 
 def poisoned(reason: str) -> None:

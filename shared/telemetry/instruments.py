@@ -1,7 +1,9 @@
 """The scheduler's metrics: names, units and attributes (README "Operate it" explains each).
 
-Attributes are low-cardinality on purpose (outcome, action type, action, trigger): a job id on a
-metric would create one time series per job. Per-job detail lives on the spans.
+Attributes are low-cardinality on purpose (outcome, action type, action, trigger, collection): a job id on a
+metric would create one time series per job. Per-job detail lives on the spans; the occurrence counts carry
+the job's id only when SCHEDULER_METRICS_PER_JOB asks for it, and the silence of a job whose expectation is
+broken always names it (there are as many series as such jobs, which opted in one by one).
 """
 
 from __future__ import annotations
@@ -18,15 +20,29 @@ TICK_DURATION = "scheduler.dispatcher.tick.duration"
 DISPATCH_OCCURRENCES = "scheduler.dispatcher.occurrences"
 BACKLOG = "scheduler.due_index.backlog"
 API_REQUESTS = "scheduler.api.requests"
+# Occurrence accounting per collection: expected (nominal, from the schedule) >= dispatched >= fired >= succeeded;
+# each gap is explained by `skipped` (by reason), by what is still under way, or by the overdue age.
+HEARTBEATS = "scheduler.dispatcher.heartbeats"
+EXPECTED = "scheduler.occurrences.expected"
+DISPATCHED = "scheduler.occurrences.dispatched"
+FIRED = "scheduler.occurrences.fired"
+SUCCEEDED = "scheduler.occurrences.succeeded"
+SKIPPED = "scheduler.occurrences.skipped"
+OVERDUE_AGE = "scheduler.occurrences.overdue_age"
+EXPECTATIONS_BROKEN = "scheduler.expectations.broken"
+JOB_SILENCE = "scheduler.job.silence"
 
 ALL_METRICS = (EXECUTIONS, LATENESS, RETRIES, FAULTED, POISON_MESSAGES, POISON_DEPTH, TICK_DURATION,
-               DISPATCH_OCCURRENCES, BACKLOG, API_REQUESTS)
+               DISPATCH_OCCURRENCES, BACKLOG, API_REQUESTS, HEARTBEATS, EXPECTED, DISPATCHED, FIRED, SUCCEEDED,
+               SKIPPED, OVERDUE_AGE, EXPECTATIONS_BROKEN, JOB_SILENCE)
 
 
 class Instruments:
     """One set of instruments on one meter; rebuilt whenever the meter provider changes."""
 
     def __init__(self, meter: Meter) -> None:
+        # Attribute sets each per-key gauge was last given (shared/telemetry/occurrences.py sets gone ones to 0).
+        self.shown: dict[str, set[tuple[tuple[str, str], ...]]] = {}
         self.executions = meter.create_counter(
             EXECUTIONS, unit="{execution}", description="Action attempts run, by outcome, action type and action")
         self.lateness = meter.create_histogram(
@@ -52,3 +68,23 @@ class Instruments:
             BACKLOG, unit="{entry}", description="Due-index entries whose minute has passed, after each tick")
         self.api_requests = meter.create_counter(
             API_REQUESTS, unit="{request}", description="Management API requests, by operation and status class")
+        self.heartbeats = meter.create_counter(
+            HEARTBEATS, unit="{heartbeat}", description="Dispatcher heartbeats written (one per tick)")
+        self.expected = meter.create_counter(
+            EXPECTED, unit="{occurrence}",
+            description="Occurrences the schedules called for, counted as the dispatcher reaches them")
+        self.dispatched = meter.create_counter(
+            DISPATCHED, unit="{occurrence}", description="Occurrences queued for the executor by the dispatcher")
+        self.fired = meter.create_counter(
+            FIRED, unit="{occurrence}", description="Occurrences whose main action ran (its first attempt)")
+        self.succeeded = meter.create_counter(
+            SUCCEEDED, unit="{occurrence}", description="Occurrences whose main action succeeded (on any attempt)")
+        self.skipped = meter.create_counter(
+            SKIPPED, unit="{occurrence}", description="Occurrences not run, by reason")
+        self.overdue_age = meter.create_gauge(
+            OVERDUE_AGE, unit="s", description="Age of the oldest overdue occurrence, per collection, after each tick")
+        self.expectations_broken = meter.create_gauge(
+            EXPECTATIONS_BROKEN, unit="{job}",
+            description="Jobs whose expectation of success is broken, per collection, after each tick")
+        self.job_silence = meter.create_gauge(
+            JOB_SILENCE, unit="s", description="Time without a success of a job whose expectation is broken")

@@ -2,6 +2,9 @@
 
 Only `traceparent` is carried (no `tracestate`, no baggage): it is all a target needs to correlate, and it
 never holds anything but ids and a sampling flag, so it is safe in a message or a header.
+
+What the scheduler sends to a target always has one (`outgoing_headers`): the current span's, or, with no
+span (telemetry off), a fresh trace id with the sampled flag off, since nothing records it.
 """
 
 from __future__ import annotations
@@ -10,10 +13,13 @@ from collections.abc import Mapping
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 TRACEPARENT = "traceparent"
 _PROPAGATOR = TraceContextTextMapPropagator()
+_IDS = RandomIdGenerator()
 
 
 def current_traceparent() -> str | None:
@@ -41,7 +47,15 @@ def context_from_headers(headers: Mapping[str, str]) -> otel_context.Context | N
     return None
 
 
+def new_traceparent() -> str:
+    """A `traceparent` of a trace nothing records: fresh trace and span ids, sampled flag off."""
+    unrecorded = NonRecordingSpan(SpanContext(_IDS.generate_trace_id(), _IDS.generate_span_id(), is_remote=False,
+                                              trace_flags=TraceFlags(TraceFlags.DEFAULT)))
+    carrier: dict[str, str] = {}
+    _PROPAGATOR.inject(carrier, context=trace.set_span_in_context(unrecorded))
+    return carrier[TRACEPARENT]
+
+
 def outgoing_headers() -> dict[str, str]:
-    """Headers for the scheduler's own outbound call: `traceparent` of the current span, if any."""
-    traceparent = current_traceparent()
-    return {TRACEPARENT: traceparent} if traceparent else {}
+    """Headers for the scheduler's own outbound call: `traceparent` of the current span, or a fresh one."""
+    return {TRACEPARENT: current_traceparent() or new_traceparent()}

@@ -12,6 +12,9 @@ Where spans and metrics go, first match wins:
   without it a warning is logged and telemetry stays off).
 - `SCHEDULER_TELEMETRY_CONSOLE` = `true`: spans and metrics printed to stdout (local debugging).
 - none of these: off. `make run` and the tests configure nothing, so they pay for no-op hooks only.
+
+`SCHEDULER_METRICS_PER_JOB` = `true` adds the job's id to the occurrence counts (one time series per job:
+for deployments with few jobs, or a short investigation).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ class TelemetrySettings:
     authentication: str | None = None
     otlp_endpoint: str | None = None
     console: bool = False
+    per_job_metrics: bool = False
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> TelemetrySettings:
@@ -58,6 +62,7 @@ class TelemetrySettings:
             authentication=env.get("APPLICATIONINSIGHTS_AUTHENTICATION_STRING") or None,
             otlp_endpoint=env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
             console=_flag(env.get("SCHEDULER_TELEMETRY_CONSOLE")),
+            per_job_metrics=_flag(env.get("SCHEDULER_METRICS_PER_JOB")),
         )
 
     @property
@@ -103,12 +108,12 @@ def _start(settings: TelemetrySettings) -> str | None:
             connection_string=settings.connection_string, credential=credential_from(settings.authentication),
             logger_name="shared", instrumentation_options={name: {"enabled": False} for name in _UNUSED},
         )
-        use_providers(trace.get_tracer_provider(), metrics.get_meter_provider())
+        use_providers(trace.get_tracer_provider(), metrics.get_meter_provider(), per_job=settings.per_job_metrics)
     elif destination in {OTLP, CONSOLE}:
         tracer_provider, meter_provider = _sdk_providers(destination)
         if tracer_provider is None or meter_provider is None:
             return None
-        use_providers(tracer_provider, meter_provider)
+        use_providers(tracer_provider, meter_provider, per_job=settings.per_job_metrics)
     return destination
 
 

@@ -100,3 +100,32 @@ def test_stop_cancels_a_running_async_function(make_app: Callable[..., Path], st
     assert time.monotonic() - began < 1.5
     caller.join(5)
     assert result == [500], "the cancelled invocation fails instead of hanging its caller"
+
+
+def test_a_function_disabled_by_its_app_setting_is_not_triggered(make_app: Callable[..., Path], storage_env: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`AzureWebJobs.<name>.Disabled=true`, as on the Functions host: its timer never fires, its route is gone."""
+    app_dir = make_app("""
+        import azure.functions as func
+        app = func.FunctionApp()
+        TICKS = []
+
+        @app.timer_trigger(schedule="* * * * * *", arg_name="timer", run_on_startup=True)
+        def ticker(timer: func.TimerRequest) -> None:
+            TICKS.append(True)
+
+        @app.route(route="hidden", auth_level=func.AuthLevel.ANONYMOUS)
+        def hidden(req: func.HttpRequest) -> func.HttpResponse:
+            return func.HttpResponse("here")
+
+        @app.route(route="shown", auth_level=func.AuthLevel.ANONYMOUS)
+        def shown(req: func.HttpRequest) -> func.HttpResponse:
+            return func.HttpResponse("here")
+        """)
+    monkeypatch.setenv("AzureWebJobs.ticker.Disabled", "true")
+    monkeypatch.setenv("AZUREWEBJOBS.HIDDEN.DISABLED", "True")  # setting names in any case, as on the host
+    with LocalHost(app_dir) as host:
+        assert requests.get(f"{host.base_url}/shown", timeout=10).status_code == 200
+        assert requests.get(f"{host.base_url}/hidden", timeout=10).status_code == 404
+        time.sleep(1.5)  # a second's timer would have fired at least once by now
+        assert host.app_module.TICKS == []

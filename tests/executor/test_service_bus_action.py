@@ -59,6 +59,8 @@ def test_queue_message_carries_body_brokered_and_custom_properties(settings: Set
         "x-ms-scheduler-expected-execution-time": "2026-03-01T12:00:00Z", "x-ms-scheduler-execution-region": "local",
         "x-ms-execution-tag": ctx.execution_id, "x-ms-client-request-id": ctx.client_request_id,
         "x-ms-scheduler-attempt": "1",
+        # W3C trace context on every message, telemetry on or off (here off: a fresh unsampled trace).
+        "traceparent": ctx.extra_headers["traceparent"], "Diagnostic-Id": ctx.extra_headers["traceparent"],
     }
 
 

@@ -155,6 +155,12 @@ def test_a_missed_run_leaves_a_postponed_note_naming_what_was_skipped() -> None:
     assert jobstate.postponed_note(record, jobstate.dispatch_step(record, NOW, NOW), NOW) is None
 
 
+def test_the_occurrences_an_outage_skipped_are_counted() -> None:
+    record = job(**EVERY_MINUTE)
+    assert jobstate.missed_count(record, jobstate.dispatch_step(record, NOW, NOW + 10 * MIN)) == 10
+    assert jobstate.missed_count(record, jobstate.dispatch_step(record, NOW, NOW + MIN)) == 0  # late, not missed
+
+
 def test_a_rewritten_job_is_no_longer_due_for_an_old_dispatch() -> None:
     record = replace(job(**EVERY_MINUTE), next_execution_time=NOW)
     assert jobstate.still_due(record, record.generation, NOW)
@@ -200,6 +206,24 @@ def test_the_job_after_an_attempt(record, attempt, outcome, succeeded, counts, s
     assert after.state == state and after.last_execution_time == NOW and after.recent_claims == ("c1",)
     assert jobstate.is_done(after, "c1")
     assert jobstate.after_attempt(after, attempt, outcome, NOW, succeeded) is None  # counted once
+
+
+@pytest.mark.parametrize(("attempt", "outcome", "succeeded", "last_success"), [
+    (SCHEDULED, DONE, True, NOW),
+    (RUN_NOW, DONE, True, NOW),  # run-now is a success of the job too
+    (SCHEDULED, FAULTED, False, NOW - MIN),  # a failure keeps the last success
+    (ERROR_ACTION, DONE, True, NOW - MIN),  # the error action succeeding is not the job succeeding
+])
+def test_the_last_success_is_what_an_expectation_counts_from(attempt, outcome, succeeded, last_success) -> None:
+    record = replace(job(**EVERY_MINUTE), last_success_time=NOW - MIN)
+    after = jobstate.after_attempt(record, attempt, outcome, NOW, succeeded)
+    assert after is not None and after.last_success_time == last_success
+
+
+def test_a_rewrite_keeps_the_last_success() -> None:
+    existing = replace(job(**EVERY_MINUTE), last_success_time=NOW - MIN)
+    rewritten = jobstate.written(existing.key, existing.properties, JobState.ENABLED, existing, NOW, NOW)
+    assert rewritten.last_success_time == NOW - MIN
 
 
 def test_a_job_remembers_its_latest_attempts_only() -> None:

@@ -26,6 +26,7 @@ from shared.keys import JobKey
 from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
 from shared.store import Store
+from tests.support.clock import ManualClock
 from tests.support.scheduler_client import call, make_collection
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,24 +53,78 @@ def _get(url: str) -> tuple[int, dict[str, Any], str]:
 def test_health_reports_the_last_tick_and_the_backlog_anonymously(hosted: LocalHost, azurite) -> None:
     status, body, text = _get(f"{hosted.base_url}/health")
     assert status == 200 and body["storage"] == {"reachable": True}
-    assert body["backlog"] == {"overdueOccurrences": 0, "poisonMessages": 0}
+    assert body["backlog"] == {"overdueOccurrences": 0, "oldestOverdueOccurrence": None, "oldestOverdueSeconds": None,
+                               "poisonMessages": 0}
 
     rt = Runtime.create(Settings.from_environment())  # the hosted app's own tables
     rt.dispatcher.tick()
     make_collection(rt)
-    past = (datetime.now(UTC) - timedelta(minutes=30)).replace(microsecond=0)
-    rt.store.due.add(JobKey("sub-1", "rg-1", "jc1", "ghost"), past, 0)  # behind every tick's window: overdue
+    # Overdue (its minute has passed) but younger than two intervals: worth a look, not yet "behind".
+    recent = (datetime.now(UTC) - timedelta(seconds=65)).replace(microsecond=0)
+    rt.store.due.add(JobKey("sub-1", "rg-1", "jc1", "ghost"), recent, 0)
     rt.store.queue.poison("unreadable")
 
     status, body, text = _get(f"{hosted.base_url}/health")
-    assert status == 200
+    assert status == 200, body
     assert body["status"] == "Degraded"
-    assert body["dispatcher"]["ticking"] is True
+    assert body["dispatcher"]["ticking"] is True and body["dispatcher"]["behind"] is False
     last = datetime.fromisoformat(body["dispatcher"]["lastTick"])
     assert abs((datetime.now(UTC) - last).total_seconds()) < 120
     assert body["dispatcher"]["lastTickTasks"] > 0
-    assert body["backlog"] == {"overdueOccurrences": 1, "poisonMessages": 1}
+    assert body["backlog"]["overdueOccurrences"] == 1 and body["backlog"]["poisonMessages"] == 1
+    assert datetime.fromisoformat(body["backlog"]["oldestOverdueOccurrence"]) == recent
+    assert 65 <= body["backlog"]["oldestOverdueSeconds"] < 120
+    assert len(body["problems"]) == 2 and "1 message(s) are in the poison queue" in body["problems"]
+    assert abs(body["clock"]["skewSecondsAgainstStorage"]) < 5  # Azurite runs on this machine's clock
     assert "AccountKey" not in text and azurite.connection_string not in text and "devstoreaccount1" not in text
+    rt.store.queue.poison_client.clear_messages()  # the host's queue names are shared by the session's hosts
+
+
+def test_health_is_503_when_the_dispatcher_stopped_more_than_two_intervals_ago(azurite, monkeypatch) -> None:
+    monkeypatch.setenv("AzureWebJobsStorage", azurite.connection_string)
+    monkeypatch.setenv("SCHEDULER_TABLE_PREFIX", f"h{uuid.uuid4().hex[:10]}")
+    monkeypatch.setenv("AzureWebJobs.dispatcher.Disabled", "true")  # the timer never fires: nothing beats
+    with LocalHost(REPO, load_settings=False) as host:
+        rt = Runtime.create(Settings.from_environment())
+        rt.dispatcher.fan_out()  # a heartbeat now
+        status, body, _ = _get(f"{host.base_url}/health")
+        # Not "Healthy" for sure: the host's queues are shared by every local host of the session's Azurite.
+        assert (status, body["dispatcher"]["behind"]) == (200, False), body["problems"]
+
+        stopped = ManualClock(datetime.now(UTC) - timedelta(seconds=150))
+        Dispatcher(rt.store, stopped).fan_out()  # the last heartbeat, two and a half intervals ago
+        status, body, _ = _get(f"{host.base_url}/health")
+    assert status == 503, body
+    assert body["status"] == "Unhealthy" and body["storage"] == {"reachable": True}
+    assert body["dispatcher"]["behind"] is True and body["dispatcher"]["ticking"] is False
+    assert 150 <= body["dispatcher"]["secondsSinceLastTick"] < 240
+    assert body["problems"][0].startswith("the dispatcher last ticked 15")
+
+
+def test_an_occurrence_overdue_for_two_intervals_means_behind(settings: Settings) -> None:
+    clock = ManualClock(datetime.now(UTC))
+    rt = Runtime.create(settings, clock)
+    health = _health(rt)  # a store made ready moments ago, never ticked: not behind yet
+    assert (health.status, health.body["status"]) == (200, "Degraded")
+    assert health.body["problems"] == ["the dispatcher has never ticked"]
+
+    rt.dispatcher.tick()
+    old = (clock.now() - timedelta(minutes=30)).replace(microsecond=0)
+    rt.store.due.add(JobKey("sub-1", "rg-1", "jc1", "ghost"), old, 0)
+    health = _health(rt)
+    assert health.status == 503 and health.body["dispatcher"]["behind"] is True
+    assert health.body["dispatcher"]["ticking"] is True  # ticking, and still behind
+    assert health.body["backlog"]["oldestOverdueSeconds"] >= 1800
+
+    rt.dispatcher.tick()  # the entry (of no job) is swept
+    assert _health(rt).status == 200
+
+    clock.advance(timedelta(minutes=3))
+    assert _health(rt).status == 503  # no heartbeat for three minutes
+
+
+def _health(rt: Runtime) -> api.ApiResponse:
+    return api.handle("Health_Get", api.ApiRequest("GET", "http://127.0.0.1/api/health", {}, {}), rt)
 
 
 def test_healthy_after_a_tick_with_nothing_overdue(runtime: Runtime) -> None:
@@ -78,8 +133,9 @@ def test_healthy_after_a_tick_with_nothing_overdue(runtime: Runtime) -> None:
         "startTime": (datetime.now(UTC) + timedelta(hours=1)).isoformat(),
         "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}})
     runtime.dispatcher.tick()
-    response = api.handle("Health_Get", api.ApiRequest("GET", "http://127.0.0.1/api/health", {}, {}), runtime)
-    assert response.status == 200 and response.body["status"] == "Healthy"
+    response = _health(runtime)
+    assert response.status == 200 and response.body["status"] == "Healthy", response.body
+    assert response.body["problems"] == []
     assert response.headers["Cache-Control"] == "no-store"
 
 

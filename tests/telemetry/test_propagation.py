@@ -1,9 +1,11 @@
 """Trace context where it leaves the scheduler: Service Bus application properties, occurrence messages
-(old ones without it still run), and nothing at all while telemetry is off."""
+(old ones without it still run), and, while telemetry is off, a fresh unsampled `traceparent` on every call
+to a target (never in the occurrence message: nothing records that trace)."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -55,13 +57,32 @@ def test_a_service_bus_message_carries_the_attempts_trace_context(settings: Sett
     assert properties["traceparent"] == properties["Diagnostic-Id"]
 
 
-def test_without_telemetry_nothing_carries_trace_context(runtime: Runtime, target: Server) -> None:
+UNSAMPLED = re.compile(r"^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-00$")
+
+
+def test_without_telemetry_every_http_action_still_carries_a_fresh_unsampled_traceparent(runtime: Runtime,
+                                                                                        target: Server) -> None:
     make_collection(runtime)
-    put_job(runtime, "quiet", {"action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}}})
-    (message,) = runtime.store.queue.client.peek_messages()
-    assert "tp" not in json.loads(message.content)
-    drain(runtime, 30, until=lambda: job_status(runtime, "quiet").state != JobState.ENABLED)
-    assert len(target.hits) == 1 and "traceparent" not in target.hits[0].headers
+    for name in ("quiet", "calm"):
+        put_job(runtime, name, {"action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}}})
+    assert all("tp" not in json.loads(m.content) for m in runtime.store.queue.client.peek_messages(max_messages=32))
+    drain(runtime, 30, until=lambda: all(job_status(runtime, n).state != JobState.ENABLED for n in ("quiet", "calm")))
+    sent = [hit.headers.get("traceparent") or hit.headers.get("Traceparent") for hit in target.hits]
+    assert len(sent) == 2 and all(UNSAMPLED.match(value or "") for value in sent), sent  # sampled flag off
+    assert len({value.split("-")[1] for value in sent if value}) == 2  # a trace of its own for each call
+
+
+def test_without_telemetry_a_service_bus_message_still_carries_trace_context(settings: Settings,
+                                                                            peer: AmqpPeer) -> None:
+    rt = Runtime.create(replace(settings, service_bus_endpoint=peer.endpoint))
+    make_collection(rt)
+    put_job(rt, "bus", {"action": {"type": "ServiceBusQueue", "serviceBusQueueMessage": {
+        "queueName": "orders", "namespace": "contoso-ns", "message": "hi", "transportType": "AMQP",
+        "authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "c2VjcmV0"}}}})
+    drain(rt, 30, until=lambda: job_status(rt, "bus").state != JobState.ENABLED)
+    [received] = peer.wait_for(1, 5)
+    properties = received.message.properties
+    assert UNSAMPLED.match(properties["traceparent"]) and properties["Diagnostic-Id"] == properties["traceparent"]
 
 
 def test_occurrence_messages_with_and_without_trace_context_read_back() -> None:
