@@ -26,10 +26,14 @@ from .history import delete_rows
 from .keys import job_scope
 from .tables import ConcurrencyError, Table, as_datetime
 
-LEASE = timedelta(seconds=10)
-RENEW_EVERY = 3.0  # seconds; a third of the lease, so two renewals may fail before the lease runs out
+# A dead runner's attempts come back LEASE + 1 s (its watchdog) + TAKEOVER_WAIT after its last renewal,
+# about 10 s: short, so what a crash held runs again within seconds (issue 23), long enough that a runner
+# alive on a busy machine renews well inside it.
+LEASE = timedelta(seconds=6)
+RENEW_EVERY = 2.0  # seconds; a third of the lease, so two renewals may fail before the lease runs out
 # How long a claimant watches an expired lease before taking it: longer than a renewal period, so a runner
-# that is alive (for instance, retrying its bookkeeping through a storage outage) shows itself first.
+# that is alive (for instance, retrying its bookkeeping through a storage outage; a failed renewal is retried
+# every second) shows itself first.
 TAKEOVER_WAIT = RENEW_EVERY + 1.0
 
 

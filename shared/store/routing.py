@@ -158,6 +158,9 @@ class RoutedJobs(JobStore):
     def replace(self, record: JobRecord) -> JobRecord:
         return self._at(record.key.collection_key).replace(record)
 
+    def replace_many(self, records: list[JobRecord]) -> list[JobRecord]:
+        return self._at(records[0].key.collection_key).replace_many(records)  # one collection: one account
+
     def delete(self, key: JobKey, *args: Any, **kwargs: Any) -> bool:
         return self._at(key.collection_key).delete(key, *args, **kwargs)
 
