@@ -26,7 +26,7 @@ from ..occurrence import OccurrenceMessage, Trigger
 from ..records import HistoryRecord, JobRecord
 from ..retry import MAIN_ACTION_DEFAULT, effective_retry
 from ..settings import Settings
-from ..store import Claim, Store
+from ..store import Claim, Expired, Store
 from ..telemetry import attempt_done, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
 from .recorder import Fired, attempt_of, persist
@@ -47,6 +47,15 @@ class Prepared:
     claim: Claim
 
 
+@dataclass(frozen=True)
+class Expiring:
+    """An attempt whose claim another runner's lapsed lease holds: `take_over` once TAKEOVER_WAIT has passed."""
+
+    message: OccurrenceMessage
+    job: JobRecord
+    expired: Expired
+
+
 class Attempts:
     def __init__(self, store: Store, clock: Clock, actions: ActionRunner, settings: Settings, guards: Guards) -> None:
         self.store = store
@@ -56,8 +65,9 @@ class Attempts:
         self.guards = guards
         self._enabled_seen: dict[CollectionKey, float] = {}  # when each collection was last read as Enabled
 
-    def prepare(self, message: OccurrenceMessage, runner: str, guard: Guard) -> Prepared | None:
-        """Check the attempt's job and claim the attempt for `runner`; None when there is nothing to run."""
+    def prepare(self, message: OccurrenceMessage, runner: str, guard: Guard) -> Prepared | Expiring | None:
+        """Check the attempt's job and claim the attempt for `runner`; None when there is nothing to run,
+        Expiring when a runner that may be dead holds it."""
         # A message of a replaced definition is dropped before it claims: a PATCH or a disable + enable
         # re-queues the same occurrence (same claim id) for the new generation, and that one must run.
         job = self._current_job(message)
@@ -70,8 +80,19 @@ class Attempts:
         if claim is None:
             log.info("occurrence %s already ran or is running; duplicate dropped", message.claim_id)
             return None
+        if isinstance(claim, Expired):
+            return Expiring(message, job, claim)
         guard.hold(claim)
         return Prepared(message, job, claim)
+
+    def take_over(self, expiring: Expiring, guard: Guard) -> Prepared | None:
+        """After TAKEOVER_WAIT: the attempt, unless its runner showed it is alive (or another worker took it)."""
+        claim = self.store.claims.take_over(expiring.expired, self.guards.lease_until(guard.batch))
+        if claim is None:
+            log.info("occurrence %s is running elsewhere; duplicate dropped", expiring.message.claim_id)
+            return None
+        guard.hold(claim)
+        return Prepared(expiring.message, expiring.job, claim)
 
     @traced_execution
     def fire(self, message: OccurrenceMessage, prepared: Prepared, guard: Guard) -> Fired | None:

@@ -5,7 +5,9 @@ Per delivery, in order:
 2. one watchdog for the whole batch (shared/leases.py; the one its sender queued before it, on a first
    delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing;
 3. before the second: every occurrence's job is read and its attempt claimed, side by side on the
-   executor's pool (the message turned visible a few seconds early for this, see store/queue.py);
+   executor's pool (the message turned visible a few seconds early for this, see store/queue.py); an
+   attempt a runner that may be dead holds is watched for TAKEOVER_WAIT (a coroutine's sleep, all of them
+   at once, no thread held) and then taken over;
 4. at each occurrence's second: the claimed attempts fire side by side (attempts.py);
 5. each attempt, as soon as its action returns and whatever its siblings still do, goes to the recorder
    (recorder.py), which writes it within moments together with whatever else answered meanwhile: history,
@@ -36,8 +38,9 @@ from ..leases import Guard, Guards
 from ..occurrence import MalformedMessage, OccurrenceBatch, OccurrenceMessage
 from ..settings import Settings
 from ..store import Store
+from ..store.claims import TAKEOVER_WAIT
 from ..telemetry import poisoned
-from .attempts import Attempts, Prepared
+from .attempts import Attempts, Expiring
 from .recorder import Recorder
 
 log = logging.getLogger(__name__)
@@ -96,12 +99,9 @@ class Executor:
             return
         guard = await self._blocking(self.guards.open, batch, first_delivery)
         try:
-            prepared = await asyncio.gather(
-                *(self._blocking(self.attempts.prepare, item, runner, guard) for item in batch.items),
-                return_exceptions=True)
-            ready = [p for p in prepared if isinstance(p, Prepared)]
             # Occurrences of a batch share their second (the dispatcher groups them so); fire each at its own.
-            done = await asyncio.gather(*(self._attempt(p, guard) for p in ready), return_exceptions=True)
+            done = await asyncio.gather(*(self._attempt(item, runner, guard) for item in batch.items),
+                                        return_exceptions=True)
         except Exception:
             await self._blocking(self.guards.close, guard)
             raise
@@ -109,14 +109,21 @@ class Executor:
             self.guards.abandon(guard)  # cancelled, the process going away: the copies bring the batch back
             raise
         await self._blocking(self.guards.close, guard)
-        failures = [r for r in (*prepared, *done) if isinstance(r, BaseException)]
+        failures = [r for r in done if isinstance(r, BaseException)]
         if failures:
             log.warning("%d of %d attempts of a batch failed; the batch is delivered again", len(failures),
                         len(batch.items))
             raise failures[0]
 
-    async def _attempt(self, prepared: Prepared, guard: Guard) -> None:
-        """At its second, fire the attempt; then have it recorded at once (its claim is held until it is)."""
+    async def _attempt(self, item: OccurrenceMessage, runner: str, guard: Guard) -> None:
+        """Claim the attempt (before its second); at its second, fire it; then have it recorded at once (its
+        claim is held until it is)."""
+        prepared = await self._blocking(self.attempts.prepare, item, runner, guard)
+        if isinstance(prepared, Expiring):
+            await asyncio.sleep(TAKEOVER_WAIT)  # a live runner renews meanwhile; a dead one cannot
+            prepared = await self._blocking(self.attempts.take_over, prepared, guard)
+        if prepared is None:
+            return
         wait = (prepared.message.due - self.clock.now()).total_seconds()
         if wait > 0:
             await asyncio.sleep(wait)

@@ -13,7 +13,7 @@ from datetime import datetime
 from azure.core.exceptions import ResourceExistsError
 
 from ..settings import ConfigurationError, Settings
-from .claims import Claim, ClaimStore
+from .claims import Claim, ClaimStore, Expired
 from .clients import queue_service, table_service
 from .collections import CollectionStore
 from .dispatch_queue import DispatchQueue
@@ -27,7 +27,7 @@ from .sealing import Keyring
 from .tables import ConcurrencyError, Table, read_modify_write
 
 __all__ = [
-    "Claim", "ClaimStore", "CollectionStore", "ConcurrencyError", "DispatchQueue", "DueEntry", "DueIndex",
+    "Claim", "ClaimStore", "CollectionStore", "Expired", "ConcurrencyError", "DispatchQueue", "DueEntry", "DueIndex",
     "HistoryStore",
     "JobStore", "OccurrenceQueue", "RoleAssignmentRecord", "RoleAssignmentStore", "Store", "bucket_of",
     "bucket_start", "read_modify_write",

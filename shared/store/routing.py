@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 
 from ..keys import CollectionKey, JobKey
 from ..records import CollectionRecord, HistoryRecord, JobRecord
-from .claims import Claim, ClaimStore
+from .claims import Claim, ClaimStore, Expired
 from .collections import CollectionStore
 from .due import DueEntry, DueIndex
 from .history import HistoryStore
@@ -219,13 +219,15 @@ class RoutedClaims(ClaimStore):
     def __init__(self, stores: list[ClaimStore]) -> None:
         self.stores = stores
         self.table = _Unrouted("claims")
-        self.takeover_wait = stores[0].takeover_wait
 
     def _at(self, job: JobKey) -> ClaimStore:
         return self.stores[account_of(job.collection_key, len(self.stores))]
 
-    def try_claim(self, job: JobKey, *args: Any, **kwargs: Any) -> Claim | None:
+    def try_claim(self, job: JobKey, *args: Any, **kwargs: Any) -> Claim | Expired | None:
         return self._at(job).try_claim(job, *args, **kwargs)
+
+    def take_over(self, expired: Expired, *args: Any, **kwargs: Any) -> Claim | None:
+        return self._at(expired.job).take_over(expired, *args, **kwargs)
 
     def renew(self, claim: Claim, *args: Any, **kwargs: Any) -> bool:
         return self._at(claim.job).renew(claim, *args, **kwargs)

@@ -32,6 +32,9 @@ from shared.store.dispatch_queue import ShardTask
 from tests.support.crash import COLLECTION, CrashingHost, Target, V
 
 BOUND = 15.0  # seconds from a host being able to run it again (issue 23)
+# A dispatch task works a minute ahead: what its watchdog brings back (10 s after the kill, then the dispatch
+# itself) is queued long before it is due. Room for a busy machine, far inside that minute.
+DISPATCHED_WITHIN = 20.0
 
 
 @pytest.fixture
@@ -95,6 +98,9 @@ def test_a_dispatch_task_killed_mid_way_is_finished_within_seconds_of_the_restar
         starts = {f"job{i:03d}": minute + timedelta(seconds=i % 60) for i in range(150)}
         create_jobs(host.url, target, starts)
         store = Store.from_settings(Settings.from_environment(env))
+        now = datetime.now(UTC)
+        if not 3 <= now.second <= 45:  # clear of the minute tick, whose own dispatch tasks would be killed instead
+            time.sleep(((3 - now.second) % 60) + 0.5)
         offset = host.log.stat().st_size
         store.dispatch.send(ShardTask(bucket_of(minute), 0))  # what the minute tick sends for that minute
         wait_for_log(host, "Executing 'Functions.dispatch'", offset, within=30)
@@ -102,11 +108,11 @@ def test_a_dispatch_task_killed_mid_way_is_finished_within_seconds_of_the_restar
         assert undispatched(store, starts), "the task finished before the kill: nothing was cut short"
         assert not list(store.dispatch.client.peek_messages()), "the task was not received"  # hidden 10 minutes
         back = host.start()
-        while time.monotonic() - back < BOUND + 10 and undispatched(store, starts):
+        while time.monotonic() - back < DISPATCHED_WITHIN + 10 and undispatched(store, starts):
             time.sleep(0.5)
         finished = time.monotonic() - back
         assert not undispatched(store, starts), undispatched(store, starts)[:5]
-        assert finished <= BOUND, finished
+        assert finished <= DISPATCHED_WITHIN, finished
         assert store.due.entries(bucket_of(minute)) == []
         print(f"the task's minute was dispatched {finished:.1f} s after the restart")
     finally:

@@ -66,8 +66,9 @@ class CrashingHost:
 
 
 class Target:
-    """A local HTTP server: records each POST's path and when it arrived (monotonic), answers after the path's
-    delay (`slow`), and calls `on_answer(name)` right after it answered (a test kills the host there)."""
+    """A local HTTP server: records each POST's path and when it arrived (monotonic), answers its first call of a
+    path after that path's delay (`slow`; a call again after a crash answers at once, so a stopping host waits
+    for no action), and calls `on_answer(name)` right after it answered (a test kills the host there)."""
 
     def __init__(self, slow: dict[str, float] | None = None,
                  on_answer: Callable[[str], None] | None = None) -> None:
@@ -81,7 +82,7 @@ class Target:
                 name = self.path.strip("/")
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 target.arrivals.append((name, time.monotonic()))
-                time.sleep(target.slow.get(name, 0.0))
+                time.sleep(target.slow.pop(name, 0.0))
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
