@@ -142,18 +142,22 @@ class Guards:
         # The first renewal is due RENEW_EVERY after the batch's second: the leases run LEASE past it.
         wait = max((batch.last_due - now).total_seconds(), 0.0)
         hidden = watchdog_delay(batch, now)
-        backstop = Receipt(*batch.backstop) if batch.backstop is not None else None
-        backstop_in = backstop_delay(batch, now)
         if batch.watchdog is not None and first_delivery and now < batch.last_due:
-            # Hidden until the batch's second + WATCHDOG_AFTER (the backstop: + BACKSTOP_AFTER), just where this
-            # delivery's leases end, and untouched: nobody renews a copy before a delivery holds it.
+            # Hidden until the batch's second + WATCHDOG_AFTER, just where this delivery's leases end, and
+            # untouched: nobody renews a watchdog before a delivery holds it.
             watchdog = Receipt(*batch.watchdog)
         else:
             # A delivery of a copy, or one received after its second, or a redelivery (whose delivery before
-            # may have renewed or deleted the copies): hide the copies anew, or send a watchdog when it is gone.
+            # may have renewed or deleted the watchdog): hide it anew, or send a watchdog when it is gone.
             watchdog = (self._rehide(Receipt(*batch.watchdog), batch, hidden) if batch.watchdog is not None
                         else self.store.queue.send_hidden(batch.without_watchdog(), hidden))
-            backstop = self._push(backstop, backstop_in) if backstop is not None else None
+        # The backstop never turns visible before BACKSTOP_AFTER past the batch's second (its sender hid it
+        # so, and a push only ever hides it longer): pushed now only when that is near.
+        backstop = Receipt(*batch.backstop) if batch.backstop is not None else None
+        backstop_in = (batch.last_due + BACKSTOP_AFTER - now).total_seconds()
+        if backstop is not None and backstop_in < BACKSTOP_GAP / 2:
+            backstop_in = backstop_delay(batch, now)
+            backstop = self._push(backstop, backstop_in)
         guard = Guard(batch, watchdog, backstop, time.monotonic() + backstop_in,
                       next_renewal=time.monotonic() + wait + RENEW_EVERY)
         self._renewer.add(guard)
