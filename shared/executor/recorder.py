@@ -51,6 +51,7 @@ _T = TypeVar("_T")
 WINDOW = 0.2
 # Writes side by side: the history rows of a herd's window (one per job, each in its own partition).
 RECORD_THREADS = 16
+FLUSHES = 4  # windows written side by side
 # After the action ran, its record is written with retries for this long (seconds): giving up would hand
 # the attempt back and run the action again, so a storage outage is waited out instead.
 RECORD_PATIENCE = 300.0
@@ -119,6 +120,7 @@ class Recorder:
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
         self._pool = ThreadPoolExecutor(RECORD_THREADS, thread_name_prefix="record")
+        self._flushes = ThreadPoolExecutor(FLUSHES, thread_name_prefix="record-window")
 
     def record(self, fired: Fired) -> Future[None]:
         """Record the attempt within about WINDOW; the future ends when its job says it is done."""
@@ -139,13 +141,18 @@ class Recorder:
             time.sleep(max(first + WINDOW - time.monotonic(), 0.0))
             with self._changed:
                 taken, self._pending = self._pending, []
-            try:
-                self._write(taken)
-            except BaseException as error:  # never leave a batch waiting on a future nobody ends
-                log.exception("recording %d attempts failed", len(taken))
-                for pending in taken:
-                    if not pending.future.done():
-                        pending.future.set_exception(error)
+            # Written beside the windows before it, still being written: a slow write (a herd's, a storage
+            # hiccup) must not hold the next window's answers back.
+            self._flushes.submit(self._flush, taken)
+
+    def _flush(self, taken: list[_Pending]) -> None:
+        try:
+            self._write(taken)
+        except BaseException as error:  # never leave a batch waiting on a future nobody ends
+            log.exception("recording %d attempts failed", len(taken))
+            for pending in taken:
+                if not pending.future.done():
+                    pending.future.set_exception(error)
 
     def _write(self, taken: list[_Pending]) -> None:
         """History and follow-ups side by side, then the jobs, one request per collection."""
