@@ -159,7 +159,7 @@ def health(req: func.HttpRequest) -> func.HttpResponse:
     return _serve("health", req)
 
 
-@app.timer_trigger(arg_name="timer", schedule="0 * * * * *", run_on_startup=False, use_monitor=False)
+@app.timer_trigger(arg_name="timer", schedule="0 * * * * *", run_on_startup=False, use_monitor=True)
 def dispatcher(timer: func.TimerRequest) -> None:
     runtime().dispatcher.fan_out()
 

@@ -3,8 +3,10 @@
 Contract:
 - `LocalHost(app_dir, port=0, host="127.0.0.1")`; `start()` applies local.settings.json (environment wins;
   skip with load_settings=False), reads host.json, indexes the app (indexing.py) and returns once the HTTP
-  server listens and the queue listeners and timers run. It raises, leaving nothing running, when the app
-  cannot be hosted (unsupported trigger, bad schedule, missing connection setting, storage unreachable).
+  server listens and the queue listeners and timers run (monitored timers keep their schedule status in
+  AzureWebJobsStorage and fire a missed occurrence at start, schedule_monitor.py). It raises, leaving
+  nothing running, when the app cannot be hosted (unsupported trigger, bad schedule, missing connection
+  setting, storage unreachable).
 - After start: `port`, `base_url` ("http://127.0.0.1:<port>/<routePrefix>"), `functions` (the indexed
   FunctionInfo tuple), `app_module` (the imported module).
 - Routes that need a Functions key get one checked (keys.py); `keys` holds the keys (None when every route is
@@ -32,7 +34,8 @@ from devhost.invoker import Invoker
 from devhost.keys import ADMIN, FUNCTION_KEY_SETTING, MASTER_KEY_SETTING, FunctionKeys, level_of
 from devhost.queues import QueueListener
 from devhost.routing import Router
-from devhost.settings import apply_settings, function_disabled, read_local_settings
+from devhost.schedule_monitor import ScheduleMonitor, host_id
+from devhost.settings import SettingsError, apply_settings, function_disabled, read_local_settings, storage_connection
 from devhost.timers import TimerScheduler
 
 log = logging.getLogger(__name__)
@@ -117,7 +120,7 @@ class LocalHost:
                 listener.start()
                 self._running.append(listener)
             if by_type[TIMER_TRIGGER]:
-                scheduler = TimerScheduler(by_type[TIMER_TRIGGER], invoker)
+                scheduler = TimerScheduler(by_type[TIMER_TRIGGER], invoker, monitor=self._schedule_monitor())
                 scheduler.start()
                 self._running.append(scheduler)
             self._http = HttpFrontend(router, invoker, self.host, self.requested_port, keys)
@@ -145,6 +148,14 @@ class LocalHost:
         if shown:
             log.warning("Generated for this run (send as the x-functions-key header or ?code=; set %s to choose "
                         "them): %s", " or ".join(keys.generated), ", ".join(shown))
+
+    def _schedule_monitor(self) -> ScheduleMonitor | None:
+        """Timers' schedule status in AzureWebJobsStorage, as the host keeps it; None without that setting."""
+        try:
+            connection = storage_connection(None)
+        except SettingsError:
+            return None
+        return ScheduleMonitor(connection, host_id(self.app_dir))
 
     def _log_functions(self) -> None:
         lines = []

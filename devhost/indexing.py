@@ -55,6 +55,7 @@ class FunctionInfo:
     auth_level: str | None = None
     schedule: str | None = None
     run_on_startup: bool = False
+    use_monitor: bool | None = None  # None: the host's default (on, unless the schedule fires within a minute)
     queue_name: str | None = None
     connection: str | None = None
 
@@ -68,7 +69,8 @@ class FunctionInfo:
         if self.trigger_type == HTTP_TRIGGER:
             described |= {"route": self.route, "methods": self.methods}
         elif self.trigger_type == TIMER_TRIGGER:
-            described |= {"schedule": self.schedule, "run_on_startup": self.run_on_startup}
+            described |= {"schedule": self.schedule, "run_on_startup": self.run_on_startup,
+                          "use_monitor": self.use_monitor}
         else:
             described |= {"queue_name": self.queue_name, "connection": self.connection}
         return described
@@ -110,7 +112,8 @@ def describe_function(function: func.Function) -> FunctionInfo:
             auth_level=None if trigger.auth_level is None else _text(trigger.auth_level),
         )
     elif isinstance(trigger, TimerTrigger):
-        info = FunctionInfo(**common, schedule=trigger.schedule, run_on_startup=bool(trigger.run_on_startup))
+        info = FunctionInfo(**common, schedule=trigger.schedule, run_on_startup=bool(trigger.run_on_startup),
+                            use_monitor=trigger.use_monitor)
     else:
         assert isinstance(trigger, QueueTrigger), "SUPPORTED_TRIGGERS lists http, timer and queue only"
         info = FunctionInfo(**common, queue_name=trigger.queue_name, connection=trigger.connection)

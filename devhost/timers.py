@@ -9,7 +9,10 @@ Contracts:
   schedule_status Last/Next/LastUpdated as ISO text), plus once at start when run_on_startup is set. The
   scheduling thread never runs user code: invocations go to a pool, and an occurrence that comes while
   the previous invocation of the same function still runs is skipped with a warning (the host's
-  singleton lock). Missed occurrences (a paused process) are not caught up.
+  singleton lock). Missed occurrences (a paused process) are not caught up while the host runs.
+- With a `ScheduleMonitor` (schedule_monitor.py), a monitored timer (use_monitor, the host's default) keeps
+  its schedule status in storage, written after each invocation: at start, an occurrence missed while no
+  host ran (or one the last host died in) fires at once with past_due True, instead of run_on_startup.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from croniter import croniter
 
 from devhost.indexing import FunctionInfo
 from devhost.invoker import Invoker
+from devhost.schedule_monitor import ScheduleMonitor, ScheduleStatus, monitored
 from devhost.settings import resolve_references
 
 log = logging.getLogger(__name__)
@@ -60,6 +64,7 @@ class _Timer:
     next_fire: datetime
     last_fire: datetime | None = None
     running: Future[None] | None = None
+    monitored: bool = False
 
 
 def _iso(moment: datetime | None) -> str:
@@ -67,22 +72,34 @@ def _iso(moment: datetime | None) -> str:
 
 
 class TimerScheduler:
-    def __init__(self, functions: Sequence[FunctionInfo], invoker: Invoker, clock: Clock | None = None) -> None:
+    def __init__(self, functions: Sequence[FunctionInfo], invoker: Invoker, clock: Clock | None = None,
+                 monitor: ScheduleMonitor | None = None) -> None:
         self._clock = clock or (lambda: datetime.now(UTC))
         self._invoker = invoker
+        self._monitor = monitor
         now = self._clock()
         self._timers = []
         for function in functions:
             schedule = parse_schedule(function.schedule or "")
-            self._timers.append(_Timer(function, schedule, schedule.next_after(now)))
+            watched = monitor is not None and monitored(function.use_monitor, schedule.expression,
+                                                         schedule.next_after, now)
+            self._timers.append(_Timer(function, schedule, schedule.next_after(now), monitored=watched))
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=max(1, len(self._timers)), thread_name_prefix="devhost-timer")
         self._thread = threading.Thread(target=self._run, name="devhost-timers", daemon=True)
 
     def start(self) -> None:
         for timer in self._timers:
-            if timer.function.run_on_startup:
-                self._fire(timer, self._clock(), reason="Timer fired on startup (run_on_startup)")
+            now = self._clock()
+            missed = (self._monitor.past_due(timer.function.name, timer.schedule.next_after, now)
+                      if self._monitor is not None and timer.monitored else None)
+            if missed is not None:
+                log.info("Timer '%s' is past due: its occurrence at %s was missed", timer.function.name,
+                         missed.next.isoformat())
+                self._fire(timer, now, reason="Timer fired past due (its schedule status missed an occurrence)",
+                           past_due=missed)
+            elif timer.function.run_on_startup:
+                self._fire(timer, now, reason="Timer fired on startup (run_on_startup)")
         self._thread.start()
 
     def stop(self, timeout: float = 2.0) -> None:
@@ -111,21 +128,23 @@ class TimerScheduler:
             # Re-check at least once a minute so a wall-clock jump cannot stall timers for long.
             self._stop.wait(min(max((earliest - self._clock()).total_seconds(), 0.0), 60.0))
 
-    def _fire(self, timer: _Timer, now: datetime, reason: str) -> None:
+    def _fire(self, timer: _Timer, now: datetime, reason: str, past_due: ScheduleStatus | None = None) -> None:
         if timer.running is not None and not timer.running.done():
             log.warning("Timer '%s' skipped the occurrence at %s: its previous invocation is still running",
                         timer.function.name, now.isoformat())
             return
+        status = (past_due.as_request_status() if past_due is not None else
+                  {"Last": _iso(timer.last_fire), "Next": _iso(timer.next_fire), "LastUpdated": _iso(now)})
         # azure.functions exports only the abstract TimerRequest; this is the worker's concrete one.
-        request = TimerRequest(
-            past_due=False,
-            schedule_status={"Last": _iso(timer.last_fire), "Next": _iso(timer.next_fire), "LastUpdated": _iso(now)},
-            schedule={"AdjustForDST": True},
-        )
+        request = TimerRequest(past_due=past_due is not None, schedule_status=status, schedule={"AdjustForDST": True})
         with contextlib.suppress(RuntimeError):  # the pool refuses work once the host is stopping
-            timer.running = self._pool.submit(self._invoke, timer.function, request, reason)
+            timer.running = self._pool.submit(self._invoke, timer, request, reason, now)
 
-    def _invoke(self, function: FunctionInfo, request: TimerRequest, reason: str) -> None:
+    def _invoke(self, timer: _Timer, request: TimerRequest, reason: str, fired: datetime) -> None:
         # The invoker logged any failure; a failing timer keeps its schedule.
         with contextlib.suppress(BaseException):
-            self._invoker.invoke(function, request, reason)
+            self._invoker.invoke(timer.function, request, reason)
+        if self._monitor is not None and timer.monitored:
+            # Written once the invocation ended (as the host does): a host that dies in it runs it again at start.
+            self._monitor.update(timer.function.name,
+                                 ScheduleStatus(fired, timer.schedule.next_after(fired), fired))

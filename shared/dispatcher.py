@@ -9,7 +9,12 @@ occurrence late. Each step is done for a page of entries at once (index writes b
 partition), and every step comes before the ones that depend on it, so a crash anywhere duplicates
 rather than loses: the entries stay, a later task re-reads them, and the executor's claim drops the
 duplicate occurrence. A task is idempotent; the timer re-sends the last buckets (OVERLAP) and sweeps
-older buckets for leftovers, so a task lost or failed is done again by a later tick.
+older buckets for leftovers, so a task lost or failed is done again by a later tick. A host that dies while it
+dispatches does not leave the work to a later tick: the tasks of the minute the tick dispatches ahead (and the
+sweeps of leftovers) are sent after a watchdog, and a task that finds entries keeps one while it works
+(shared/leases.py), so a live host takes the task up again about TASK_WATCHDOG_AFTER later. A tick missed
+while no host ran (a restart across a minute's start) is made up when a host starts again: the timer's
+schedule monitor (function_app.py, `use_monitor`) runs it at once, past due.
 
 What the job becomes at each step (the occurrence to queue, a missed run, the advance) is shared/jobstate's
 to say (`dispatch_step`, `advanced`); the dispatcher is its I/O shell.
@@ -37,6 +42,7 @@ from typing import TypeVar
 from . import health, jobstate
 from .clock import Clock
 from .jobstate import DispatchStep
+from .leases import TaskWatchdogs
 from .occurrence import OccurrenceMessage, Trigger, batches
 from .records import HistoryRecord, JobRecord
 from .store import ConcurrencyError, DueEntry, Store, bucket_of, bucket_start, read_modify_write
@@ -120,6 +126,15 @@ class _Plan:
         return DispatchOutcome.QUEUED if self.message is not None else DispatchOutcome.SKIPPED
 
 
+@dataclass(frozen=True)
+class _Window:
+    tasks: list[ShardTask]
+    fresh: set[ShardTask]  # the tasks holding work no tick dispatched yet: sent guarded
+    last: datetime  # the last bucket's start
+    shards: int
+    buckets: int
+
+
 def dispatch_horizon(now: datetime) -> datetime:
     """Occurrences before this instant are queued already, or must be queued by whoever plans them now:
     the tick running now covers them, and the next tick starts after it."""
@@ -130,12 +145,13 @@ class Dispatcher:
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
+        self.watchdogs = TaskWatchdogs(store)
 
     # -- the timer: decide the tasks ------------------------------------------------------------------
 
-    def _window(self, now: datetime) -> tuple[list[ShardTask], datetime, int, int]:
-        """The tasks of a tick (every shard of every bucket from the watermark's overlap to the horizon,
-        plus partitions older than that still holding entries), the last bucket and the shard count."""
+    def _window(self, now: datetime) -> _Window:
+        """The tasks of a tick: partitions older than the window still holding entries, then every shard of
+        every bucket from the watermark's overlap to the horizon."""
         last = dispatch_horizon(now) - TICK  # the last bucket before the horizon
         watermark, shards = self.store.due.progress()
         watermark = watermark or last - TICK
@@ -149,30 +165,34 @@ class Dispatcher:
         tasks = [ShardTask(b, s, account=a) for a in accounts
                  for b, s in sorted(self.store.due.in_account(a).leftovers_before(bucket_of(first)))]
         tasks += [ShardTask(b, s, account=a) for b in buckets for a in accounts for s in range(shards)]
-        return tasks, last, shards, len(buckets)
+        # What holds the work: the buckets no tick dispatched yet (past the watermark: the minute ahead, or
+        # every minute an outage missed) and the leftover sweeps. The overlap's re-reads are usually empty.
+        fresh = {task for task in tasks if task.bucket > bucket_of(watermark) or task.bucket < buckets[0]}
+        return _Window(tasks, fresh, last, shards, len(buckets))
 
     @traced_tick
     def fan_out(self) -> TickReport:
         """The minute timer: one dispatch task per (bucket, shard) onto the dispatch queue; then the
         watermark moves. A timer that dies part-way leaves the watermark, so the next one re-sends all."""
         started = time.perf_counter()
-        tasks, last, shards, buckets = self._window(self.clock.now())
-        for task in tasks:
-            self.store.dispatch.send(task)
-        self.store.due.set_watermark(last, shards)
-        return self._heartbeat(TickReport(buckets=buckets, tasks=len(tasks)), started)
+        window = self._window(self.clock.now())
+        for task in window.tasks:
+            # The tasks that hold the work go after a watchdog; an overlap task that finds entries guards itself.
+            self.store.dispatch.send(task, guarded=task in window.fresh)
+        self.store.due.set_watermark(window.last, window.shards)
+        return self._heartbeat(TickReport(buckets=window.buckets, tasks=len(window.tasks)), started)
 
     @traced_tick
     def tick(self) -> TickReport:
         """A whole tick in this process: every task of the window, dispatched here, in bucket order."""
         started = time.perf_counter()
         now = self.clock.now()
-        tasks, last, shards, buckets = self._window(now)
-        report = TickReport(buckets=buckets, tasks=len(tasks))
+        window = self._window(now)
+        report = TickReport(buckets=window.buckets, tasks=len(window.tasks))
         with ThreadPoolExecutor(max_workers=PARALLELISM) as pool:
-            for task in tasks:
+            for task in window.tasks:
                 report.add(self._dispatch_partition(task, now, pool))
-        self.store.due.set_watermark(last, shards)
+        self.store.due.set_watermark(window.last, window.shards)
         return self._heartbeat(report, started)
 
     def _heartbeat(self, report: TickReport, started: float) -> TickReport:
@@ -198,7 +218,7 @@ class Dispatcher:
                       self.store.due.accounts)
             return TickReport()
         with ThreadPoolExecutor(max_workers=PARALLELISM) as pool:
-            report = self._dispatch_partition(task, self.clock.now(), pool)
+            report = self._dispatch_partition(task, self.clock.now(), pool, watched=True)
         report.tasks = 1
         if any(report.of(outcome) for outcome in DispatchOutcome):
             log.info("dispatched bucket %s shard %d: %s", task.bucket, task.shard,
@@ -206,11 +226,28 @@ class Dispatcher:
         return report
 
     @traced_dispatch
-    def _dispatch_partition(self, task: ShardTask, now: datetime, pool: ThreadPoolExecutor) -> TickReport:
+    def _dispatch_partition(self, task: ShardTask, now: datetime, pool: ThreadPoolExecutor,
+                            watched: bool = False) -> TickReport:
+        """`watched`: the task came by queue; while it has entries to dispatch, a watchdog stands in for it."""
         report = TickReport()
         entries = self.store.due.in_account(task.account).entries(task.bucket, task.shard)
-        for page in chunks(entries, PAGE):
-            report.add(self._dispatch_page(page, now, pool))
+        if watched and not entries:
+            self.watchdogs.drop(task)
+            return report
+        watch = self.watchdogs.open(task) if watched else None
+        try:
+            for page in chunks(entries, PAGE):
+                report.add(self._dispatch_page(page, now, pool))
+        except Exception:
+            if watch is not None:
+                self.watchdogs.close(watch)  # a fault: the host delivers the task again
+            raise
+        except BaseException:
+            if watch is not None:
+                self.watchdogs.abandon(watch)  # the process is going away: its watchdog brings the task back
+            raise
+        if watch is not None:
+            self.watchdogs.close(watch)
         return report
 
     def _dispatch_page(self, entries: list[DueEntry], now: datetime, pool: ThreadPoolExecutor) -> TickReport:

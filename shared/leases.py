@@ -1,22 +1,34 @@
-"""Batch guards: what lets a live worker pick up, within seconds, the attempts a dead worker was holding.
+"""Watchdogs: what lets a live worker pick up, within seconds, the work a dead worker was holding.
 
-The queue trigger's own message cannot do it: the host keeps a received message invisible for ten
-minutes (renewing it while the function runs), so a worker that dies holding messages hides them that
-long. So every delivery, before it does anything else, holds a *watchdog*: a copy of its message (the
-whole batch), hidden until just after the attempts' leases would run out. Whoever queued the batch sent that
-copy just before it (store/queue.py) and the batch names it, so a first delivery takes it over; a
-redelivery, a batch received after its second, or one that names none, sends a copy of its own. Claims are
-taken with a lease that runs LEASE past the batch's due second, so nothing is renewed while the batch waits
-for its second; from then on, while the batch is alive, a renewer pushes every claim's lease and the
-watchdog's visibility forward every RENEW_EVERY seconds. When the batch ends (however it ends, short of the
-process dying) the watchdog is deleted. When the process dies, the watchdog turns visible a few seconds
+The queue trigger's own message cannot do it: the host keeps a received message invisible for ten minutes
+(renewing it while the function runs), so a worker that dies holding messages hides them that long. So
+every piece of held work has a *watchdog*: a hidden copy of its message that the holder keeps pushing
+forward while it is alive and deletes when it is done. When the holder dies, the copy turns visible
+seconds later and any live worker takes the work over.
+
+Batches of occurrences (`Guards`): whoever queued the batch sent its watchdog, visible WATCHDOG_AFTER past
+the batch's second, and a later *backstop* copy just before it (store/queue.py), and the batch names both, so
+a first delivery takes them over; a redelivery, a batch received after its second, or one that names none
+hides them anew or sends a watchdog of its own. Claims are taken with a lease that runs LEASE past the
+batch's due second, so nothing is renewed while the batch waits for its second; from then on, while the
+batch is alive, a renewer pushes every claim's lease and the watchdog's visibility forward every
+RENEW_EVERY seconds (the backstop only when it comes near). When the batch ends (however it ends, short of
+the process dying) both copies are deleted. When the process dies, the watchdog turns visible a few seconds
 later, any live worker receives it, finds the claims' leases expired and not renewed, takes them over
-(claims.py) and runs the attempts, or, for an attempt the first runner had finished, just marks it done.
+(claims.py) and runs the attempts, or, for an attempt the first runner had recorded, just marks it done.
+Should the watchdog's receive be lost as well (hidden ten minutes while no worker knows of it), the
+backstop runs the batch BACKSTOP_AFTER past its second.
 
-Costs two queue operations per delivery (send, by the sender or here; delete), whatever the batch's size,
-and, for batches that run longer than RENEW_EVERY past their second, one table operation per claim and one
-queue operation per renewal. A failed renewal (storage unreachable) is retried every second until the batch
-ends.
+Dispatch tasks (`TaskWatchdogs`): a task that has due entries to dispatch is guarded the same way, without
+claims (a task is idempotent: a second run finds what the first queued and advanced, and drops it): the
+minute timer sends a watchdog before each task of the minute it dispatches ahead, the handler takes it
+over (or sends one when the task found entries and names none), renews it while it dispatches, deletes it
+at the end. A host dying in a dispatch task leaves its entries to the watchdog, TASK_WATCHDOG_AFTER later.
+
+Costs, per batch: three sends by its sender (backstop, watchdog, batch) and two deletes at its end, whatever
+its size; for batches that run longer than RENEW_EVERY past their second, one table operation per claim
+and one queue operation per renewal. Per dispatch task with entries: about three queue operations. A failed
+renewal (storage unreachable) is retried every second until the work ends.
 """
 
 from __future__ import annotations
@@ -25,9 +37,11 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Generic, Protocol, TypeVar
 
 from azure.core.exceptions import HttpResponseError
 
@@ -35,21 +49,67 @@ from .clock import Clock
 from .occurrence import OccurrenceBatch
 from .store import Claim, Store
 from .store.claims import LEASE, RENEW_EVERY
-from .store.queue import WATCHDOG_AFTER, Receipt, watchdog_delay
+from .store.dispatch_queue import TASK_WATCHDOG_AFTER, ShardTask
+from .store.queue import BACKSTOP_AFTER, WATCHDOG_AFTER, Receipt, backstop_delay, watchdog_delay
 
 log = logging.getLogger(__name__)
 
 # The watchdog turns visible this long after the lease runs out, so it finds the lease expired.
 WATCHDOG_MARGIN = WATCHDOG_AFTER - LEASE
+# How far the backstop stays behind the watchdog; a renewal pushes it when it comes nearer than half that.
+BACKSTOP_GAP = (BACKSTOP_AFTER - WATCHDOG_AFTER).total_seconds()
 # Claims renewed side by side: a process holding a herd of slow actions (a thousand claims) renews them all
 # well within RENEW_EVERY, where one at a time (5-10 ms each in a region) would let leases lapse.
 RENEWAL_THREADS = 16
+
+
+class _Held(Protocol):
+    next_renewal: float
+
+
+H = TypeVar("H", bound=_Held)
+
+
+class _Renewer(Generic[H]):
+    """One thread per process, started on first use, that renews each held item when its renewal is due."""
+
+    def __init__(self, renew: Callable[[H], None], name: str) -> None:
+        self._renew = renew
+        self._name = name
+        self._active: set[H] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def add(self, item: H) -> None:
+        with self._lock:
+            self._active.add(item)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread.start()
+
+    def discard(self, item: H) -> None:
+        with self._lock:
+            self._active.discard(item)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(0.5)
+            now = time.monotonic()
+            with self._lock:
+                due = [item for item in self._active if item.next_renewal <= now]
+            for item in due:
+                item.next_renewal = time.monotonic() + 1.0  # a failure is retried in a second
+                with contextlib.suppress(Exception):  # logged by the renewal; retried on a later pass
+                    self._renew(item)
+                    item.next_renewal = time.monotonic() + RENEW_EVERY
 
 
 @dataclass(eq=False)
 class Guard:
     batch: OccurrenceBatch
     watchdog: Receipt | None = None
+    backstop: Receipt | None = None
+    backstop_at: float = 0.0  # when the backstop turns visible (monotonic)
     claims: dict[str, Claim] = field(default_factory=dict)  # by claim id: the attempts this delivery holds
     next_renewal: float = field(default_factory=lambda: time.monotonic() + RENEW_EVERY)
     lost: set[str] = field(default_factory=set)  # claims taken over: a renewal must not take them back
@@ -63,14 +123,12 @@ class Guard:
 
 
 class Guards:
-    """Opens, renews and closes attempt guards; one renewer thread per process, started on first use."""
+    """Opens, renews and closes the guards of batches."""
 
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
-        self._active: set[Guard] = set()
-        self._lock = threading.Lock()
-        self._renewer: threading.Thread | None = None
+        self._renewer: _Renewer[Guard] = _Renewer(self.renew, "attempt-renewer")
         self._renewals = ThreadPoolExecutor(RENEWAL_THREADS, thread_name_prefix="lease-renewal")
 
     def lease_until(self, batch: OccurrenceBatch) -> datetime:
@@ -78,55 +136,58 @@ class Guards:
         return max(batch.last_due, self.clock.now()) + LEASE
 
     def open(self, batch: OccurrenceBatch, first_delivery: bool = True) -> Guard:
-        """Take over the batch's watchdog or send one; raises on a storage fault (the host then redelivers,
-        nothing was claimed)."""
+        """Take over the batch's watchdog and backstop or send a watchdog; raises on a storage fault (the host
+        then redelivers, nothing was claimed)."""
         now = self.clock.now()
         # The first renewal is due RENEW_EVERY after the batch's second: the leases run LEASE past it.
         wait = max((batch.last_due - now).total_seconds(), 0.0)
         hidden = watchdog_delay(batch, now)
-        if batch.watchdog is None:
-            watchdog = self.store.queue.send_hidden(batch.without_watchdog(), hidden)
-        elif first_delivery and now < batch.last_due:
+        if batch.watchdog is not None and first_delivery and now < batch.last_due:
             # Hidden until the batch's second + WATCHDOG_AFTER, just where this delivery's leases end, and
             # untouched: nobody renews a watchdog before a delivery holds it.
             watchdog = Receipt(*batch.watchdog)
         else:
-            # Received after its second, its watchdog could turn visible while this delivery's leases
-            # live; a redelivery's may have been renewed or deleted by the delivery before: hide it anew
-            # (or, when it is gone, send one).
-            watchdog = self._rehide(Receipt(*batch.watchdog), batch, hidden)
-        guard = Guard(batch, watchdog, next_renewal=time.monotonic() + wait + RENEW_EVERY)
-        with self._lock:
-            self._active.add(guard)
-            if self._renewer is None:
-                self._renewer = threading.Thread(target=self._renew_forever, name="attempt-renewer", daemon=True)
-                self._renewer.start()
+            # A delivery of a copy, or one received after its second, or a redelivery (whose delivery before
+            # may have renewed or deleted the watchdog): hide it anew, or send a watchdog when it is gone.
+            watchdog = (self._rehide(Receipt(*batch.watchdog), batch, hidden) if batch.watchdog is not None
+                        else self.store.queue.send_hidden(batch.without_watchdog(), hidden))
+        # The backstop never turns visible before BACKSTOP_AFTER past the batch's second (its sender hid it
+        # so, and a push only ever hides it longer): pushed now only when that is near.
+        backstop = Receipt(*batch.backstop) if batch.backstop is not None else None
+        backstop_in = (batch.last_due + BACKSTOP_AFTER - now).total_seconds()
+        if backstop is not None and backstop_in < BACKSTOP_GAP / 2:
+            backstop_in = backstop_delay(batch, now)
+            backstop = self._push(backstop, backstop_in)
+        guard = Guard(batch, watchdog, backstop, time.monotonic() + backstop_in,
+                      next_renewal=time.monotonic() + wait + RENEW_EVERY)
+        self._renewer.add(guard)
         return guard
 
-    def close(self, guard: Guard) -> None:
-        """The attempt ended: stop renewing and delete the watchdog (best effort: a watchdog that survives
-        finds the attempt done, later, and is dropped)."""
-        with self._lock:
-            self._active.discard(guard)
-        if guard.watchdog is not None:
-            try:
-                self.store.queue.delete(guard.watchdog)
-            except Exception as error:
-                log.warning("could not delete the watchdog of %s: %s", _name(guard), type(error).__name__)
+    def abandon(self, guard: Guard) -> None:
+        """The process is going away mid-batch (cancelled): stop renewing, and leave the copies to bring the
+        batch back."""
+        self._renewer.discard(guard)
 
-    def _renew_forever(self) -> None:
-        while True:
-            time.sleep(0.5)
-            now = time.monotonic()
-            with self._lock:
-                due = [g for g in self._active if g.next_renewal <= now]
-            for guard in due:
-                with contextlib.suppress(Exception):  # logged in renew; retried on the next pass
-                    self.renew(guard)
+    def close(self, guard: Guard) -> None:
+        """The batch ended: stop renewing and delete its copies (best effort: a copy that survives finds the
+        attempts done, later, and is dropped)."""
+        self._renewer.discard(guard)
+        for copy in (guard.watchdog, guard.backstop):
+            if copy is not None:
+                try:
+                    self.store.queue.delete(copy)
+                except Exception as error:
+                    log.warning("could not delete a watchdog of %s: %s", _name(guard), type(error).__name__)
+
+    def discard_copies(self, batch: OccurrenceBatch) -> None:
+        """Delete the copies a batch names, best effort (it hopped back to the queue with copies of its own)."""
+        for copy in (batch.watchdog, batch.backstop):
+            if copy is not None:
+                with contextlib.suppress(Exception):
+                    self.store.queue.delete(Receipt(*copy))
 
     def renew(self, guard: Guard) -> None:
-        """Push the claims' leases and the watchdog's visibility forward; on failure retry in a second."""
-        guard.next_renewal = time.monotonic() + 1.0
+        """Push the claims' leases and the watchdog's visibility forward (the backstop's when it comes near)."""
         until = self.lease_until(guard.batch)
         try:
             held = [claim for claim in list(guard.claims.values()) if claim.claim_id not in guard.lost]
@@ -135,13 +196,15 @@ class Guards:
                 if not kept:
                     guard.lost.add(claim.claim_id)
                     log.warning("attempt %s was taken over while it ran", claim.claim_id)
+            hidden = (until + WATCHDOG_MARGIN - self.clock.now()).total_seconds()
             if guard.watchdog is not None:
-                hidden = (until + WATCHDOG_MARGIN - self.clock.now()).total_seconds()
                 guard.watchdog = self._rehide(guard.watchdog, guard.batch, hidden)
+            if guard.backstop is not None and guard.backstop_at - time.monotonic() < BACKSTOP_GAP / 2:
+                guard.backstop = self._push(guard.backstop, hidden + BACKSTOP_GAP)
+                guard.backstop_at = time.monotonic() + hidden + BACKSTOP_GAP
         except Exception as error:
             log.warning("renewing %s failed: %s", _name(guard), type(error).__name__)
             raise
-        guard.next_renewal = time.monotonic() + RENEW_EVERY
 
     def _rehide(self, watchdog: Receipt, message: OccurrenceBatch, hidden: float) -> Receipt:
         try:
@@ -152,6 +215,78 @@ class Guards:
             # Another worker received it (its pop receipt changed): it found these attempts alive and
             # dropped them. Send a fresh one, so the batch stays covered.
             return self.store.queue.send_hidden(message.without_watchdog(), hidden)
+
+    def _push(self, backstop: Receipt, hidden: float) -> Receipt | None:
+        """The backstop hidden anew; None when it is gone (received: its delivery runs the batch, or deleted)."""
+        try:
+            return self.store.queue.hide(backstop, hidden)
+        except HttpResponseError as error:
+            if error.status_code not in (400, 404):
+                raise
+            return None
+
+
+@dataclass(eq=False)
+class TaskWatch:
+    """A dispatch task in the hands of this process, and its watchdog."""
+
+    task: ShardTask
+    watchdog: Receipt
+    next_renewal: float = field(default_factory=lambda: time.monotonic() + RENEW_EVERY)
+
+
+class TaskWatchdogs:
+    """Opens, renews and closes the watchdogs of dispatch tasks."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._renewer: _Renewer[TaskWatch] = _Renewer(self.renew, "dispatch-renewer")
+
+    def open(self, task: ShardTask) -> TaskWatch:
+        """Take the task's watchdog over (hidden anew: the task may have waited for a worker) or send one."""
+        hidden = TASK_WATCHDOG_AFTER.total_seconds()
+        if task.watchdog is not None:
+            watchdog = self._rehide(Receipt(*task.watchdog), task)
+        else:
+            watchdog = self.store.dispatch.send_hidden(task, hidden)
+        watch = TaskWatch(task, watchdog)
+        self._renewer.add(watch)
+        return watch
+
+    def abandon(self, watch: TaskWatch) -> None:
+        """The process is going away mid-task: stop renewing, and leave the watchdog to bring the task back."""
+        self._renewer.discard(watch)
+
+    def close(self, watch: TaskWatch) -> None:
+        self._renewer.discard(watch)
+        try:
+            self.store.dispatch.delete(watch.watchdog)
+        except Exception as error:  # it turns up later, finds the entries dispatched, and costs one query
+            log.warning("could not delete the watchdog of dispatch task %s: %s", watch.task, type(error).__name__)
+
+    def drop(self, task: ShardTask) -> None:
+        """A task that found nothing to dispatch: its sender's watchdog is not needed."""
+        if task.watchdog is not None:
+            with contextlib.suppress(Exception):
+                self.store.dispatch.delete(Receipt(*task.watchdog))
+
+    def renew(self, watch: TaskWatch) -> None:
+        try:
+            watch.watchdog = self._rehide(watch.watchdog, watch.task)
+        except Exception as error:
+            log.warning("renewing the watchdog of dispatch task %s failed: %s", watch.task, type(error).__name__)
+            raise
+
+    def _rehide(self, watchdog: Receipt, task: ShardTask) -> Receipt:
+        hidden = TASK_WATCHDOG_AFTER.total_seconds()
+        try:
+            return self.store.dispatch.hide(watchdog, hidden)
+        except HttpResponseError as error:
+            if error.status_code not in (400, 404):
+                raise
+            # Gone: another worker received it and runs the task too (harmless, a task is idempotent), or a
+            # delivery before this one deleted it. This delivery keeps a watchdog of its own.
+            return self.store.dispatch.send_hidden(task, hidden)
 
 
 def _name(guard: Guard) -> str:

@@ -13,7 +13,8 @@ A batch may name its watchdog (optional `"w": [message id, pop receipt]`): a hid
 the batch sent just before it (store/queue.py), which the batch's first delivery takes over as its own
 (shared/leases.py). It exists before any worker has received the batch, so a batch whose receive was lost
 on its way to a worker (the queue hides it for the receive's ten minutes) still runs seconds late, not ten
-minutes late.
+minutes late. A batch and its watchdog may also name a backstop (optional `"b"`, the same shape): a second
+hidden copy, later than the watchdog, for when the watchdog's own receive is lost too.
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ class OccurrenceBatch:
 
     items: tuple[OccurrenceMessage, ...]
     watchdog: tuple[str, str] | None = None  # (message id, pop receipt) of the copy sent before it
+    backstop: tuple[str, str] | None = None  # the same, of the later copy that stands in for a lost watchdog
 
     def __post_init__(self) -> None:
         if not self.items:
@@ -144,10 +146,17 @@ class OccurrenceBatch:
                 else {"v": 2, "items": [item.fields() for item in self.items]})
         if self.watchdog is not None:
             data["w"] = list(self.watchdog)
+        if self.backstop is not None:
+            data["b"] = list(self.backstop)
         return _dumps(data)
 
     def without_watchdog(self) -> OccurrenceBatch:
+        """The watchdog's content: the batch, naming its backstop (so a delivery of the watchdog ends it too)."""
         return replace(self, watchdog=None)
+
+    def bare(self) -> OccurrenceBatch:
+        """The occurrences alone, naming no copy (what a sender starts from, and the backstop's content)."""
+        return replace(self, watchdog=None, backstop=None)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> OccurrenceBatch:
@@ -162,7 +171,8 @@ class OccurrenceBatch:
                 raise ValueError(f"unknown message version {version!r} or no items")
         except (ValueError, TypeError) as exc:
             raise MalformedMessage(f"not an occurrence message: {exc}") from exc
-        return cls(tuple(OccurrenceMessage.from_fields(item) for item in items), _watchdog(data.get("w")))
+        return cls(tuple(OccurrenceMessage.from_fields(item) for item in items), _watchdog(data.get("w")),
+                   _watchdog(data.get("b")))
 
 
 def batches(messages: Iterable[OccurrenceMessage]) -> Iterator[OccurrenceBatch]:

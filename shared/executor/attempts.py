@@ -1,13 +1,11 @@
-"""One attempt of one occurrence: claim it, run it when its second comes, record it.
+"""One attempt of one occurrence: claim it, then run it when its second comes.
 
 The batch (batch.py) calls `prepare` for each of its occurrences before their second (the job may run
-and this delivery holds the claim; a duplicate stops here), `fire` at the second, and `record` once its
-actions went out. `fire` and `record`: check the job and
-its collection may run now, run the action, write history, enqueue what follows (`jobstate.decide`: a
-retry, the error action), and update the job's status under its ETag (`jobstate.after_attempt`). What the
-job becomes is shared/jobstate's to say; this module is its I/O shell. That update also marks the attempt done, so
-counters and done-ness change together; everything before it is repeated, never lost, after a crash
-(duplicate follow-ups die at their own claims).
+and this delivery holds the claim; a duplicate stops here), then `fire` at the second: check the job and
+its collection may run now, run the action, and decide what follows (`jobstate.decide`: a retry, the error
+action). What `fire` returns goes to the recorder (recorder.py) at once: history, the follow-up, and the
+job's status under its ETag (`jobstate.after_attempt`), which also marks the attempt done. What the job
+becomes is shared/jobstate's to say; this module is its I/O shell.
 """
 
 from __future__ import annotations
@@ -16,14 +14,11 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-
-from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
 
 from ..actions import ActionResult, ActionRunner, ExecutionContext
 from ..clock import Clock
-from ..jobstate import Attempt, AttemptOutcome, Outcome, after_attempt, decide, is_done, may_run, series_of
+from ..jobstate import Outcome, decide, is_done, may_run, series_of
 from ..keys import CollectionKey
 from ..leases import Guard, Guards
 from ..model import JobCollectionState, JobErrorAction, JobExecutionStatus, JobHistoryActionName
@@ -31,19 +26,16 @@ from ..occurrence import OccurrenceMessage, Trigger
 from ..records import HistoryRecord, JobRecord
 from ..retry import MAIN_ACTION_DEFAULT, effective_retry
 from ..settings import Settings
-from ..store import Claim, ConcurrencyError, Store, read_modify_write
+from ..store import Claim, Expired, Store
 from ..telemetry import attempt_done, occurrence_skipped, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
+from .recorder import Fired, attempt_of, persist
 
 log = logging.getLogger(__name__)
 
 # An Enabled collection is re-read at most this often per worker: Disable also disables every job (read
 # fresh each time), so only Suspend waits this long to stop a collection's executions.
 COLLECTION_STATE_TTL = 5.0
-# After the action ran, its record is written with retries for this long (seconds): giving up would hand
-# the attempt back and run the action again, so a storage outage is waited out instead.
-RECORD_PATIENCE = 300.0
-TRANSIENT = {408, 429, 500, 502, 503, 504}  # storage answers worth retrying
 
 
 @dataclass(frozen=True)
@@ -56,27 +48,12 @@ class Prepared:
 
 
 @dataclass(frozen=True)
-class Fired:
-    """An attempt whose action ran: what is left to record."""
+class Expiring:
+    """An attempt whose claim another runner's lapsed lease holds: `take_over` once TAKEOVER_WAIT has passed."""
 
     message: OccurrenceMessage
     job: JobRecord
-    claim: Claim
-    history: HistoryRecord
-    follow_up: OccurrenceMessage | None
-    outcome: AttemptOutcome
-    succeeded: bool
-
-    def apply(self, record: JobRecord) -> JobRecord | None:
-        """The job after this attempt (None: already counted); applied under the job's ETag, maybe again."""
-        return after_attempt(record, attempt_of(self.message), self.outcome, self.history.start_time,
-                             self.succeeded)
-
-
-def attempt_of(message: OccurrenceMessage) -> Attempt:
-    """The attempt a message carries, as the job state machine sees it."""
-    return Attempt(message.claim_id, message.occurrence, message.trigger == Trigger.SCHEDULE, message.action,
-                   message.attempt)
+    expired: Expired
 
 
 class Attempts:
@@ -88,8 +65,9 @@ class Attempts:
         self.guards = guards
         self._enabled_seen: dict[CollectionKey, float] = {}  # when each collection was last read as Enabled
 
-    def prepare(self, message: OccurrenceMessage, runner: str, guard: Guard) -> Prepared | None:
-        """Check the attempt's job and claim the attempt for `runner`; None when there is nothing to run."""
+    def prepare(self, message: OccurrenceMessage, runner: str, guard: Guard) -> Prepared | Expiring | None:
+        """Check the attempt's job and claim the attempt for `runner`; None when there is nothing to run,
+        Expiring when a runner that may be dead holds it."""
         # A message of a replaced definition is dropped before it claims: a PATCH or a disable + enable
         # re-queues the same occurrence (same claim id) for the new generation, and that one must run.
         job = self._current_job(message)
@@ -103,8 +81,19 @@ class Attempts:
         if claim is None:
             log.info("occurrence %s already ran or is running; duplicate dropped", message.claim_id)
             return None
+        if isinstance(claim, Expired):
+            return Expiring(message, job, claim)
         guard.hold(claim)
         return Prepared(message, job, claim)
+
+    def take_over(self, expiring: Expiring, guard: Guard) -> Prepared | None:
+        """After TAKEOVER_WAIT: the attempt, unless its runner showed it is alive (or another worker took it)."""
+        claim = self.store.claims.take_over(expiring.expired, self.guards.lease_until(guard.batch))
+        if claim is None:
+            log.info("occurrence %s is running elsewhere; duplicate dropped", expiring.message.claim_id)
+            return None
+        guard.hold(claim)
+        return Prepared(expiring.message, expiring.job, claim)
 
     @traced_execution
     def fire(self, message: OccurrenceMessage, prepared: Prepared, guard: Guard) -> Fired | None:
@@ -127,7 +116,7 @@ class Attempts:
             fired = True  # from here on, the action may have run: never hand the attempt back
             done = self._run_action(runnable, message, claim)
             if done is None:
-                self._persist(lambda: self.store.claims.complete(claim), message)
+                persist(lambda: self.store.claims.complete(claim), message.claim_id)
                 guard.drop(claim.claim_id)
             return done
         except BaseException:
@@ -138,20 +127,6 @@ class Attempts:
                 with contextlib.suppress(Exception):
                     self.store.claims.release(claim)
             raise
-
-    def record(self, fired: Fired, guard: Guard) -> None:
-        """After the batch's actions went out: history, what follows, the job's counters and state.
-
-        Every step is retried through storage faults (`_persist`); the claim stays held meanwhile."""
-        try:
-            message = fired.message
-            self._persist(lambda: self.store.history.add(fired.history, message.due), message)
-            follow_up = fired.follow_up
-            if follow_up is not None:
-                self._persist(lambda: self.store.queue.send(follow_up, self.clock.now()), message)
-            self._persist(lambda: self._update(fired.job, fired.apply), message)
-        finally:
-            guard.drop(fired.claim.claim_id)
 
     def _current_job(self, message: OccurrenceMessage) -> JobRecord | None:
         """The job, unless it was deleted or redefined after this occurrence was planned."""
@@ -213,7 +188,7 @@ class Attempts:
         elif outcome.kind == Outcome.ERROR_ACTION:
             follow_up = message.error_action(ended)
         if follow_up is not None:
-            # It is sent after the batch's actions, outside this attempt's span: it names the span now.
+            # The recorder sends it, outside this attempt's span: it names the span now.
             follow_up = replace(follow_up, traceparent=current_traceparent() or message.traceparent)
         attempt_done(message, action.type, result.succeeded, started, retried=outcome.kind == Outcome.RETRY,
                      faulted=outcome.faults_occurrence)
@@ -226,36 +201,6 @@ class Attempts:
             message=result.message, retry_count=message.attempt, repeat_count=repeat,
         )
         return Fired(message, job, claim, history, follow_up, outcome, result.succeeded)
-
-    def _persist(self, step: Callable[[], object], message: OccurrenceMessage) -> None:
-        """Run a bookkeeping step after the action, retrying storage faults for up to RECORD_PATIENCE.
-
-        Every step is idempotent (history rows are keyed by attempt, a follow-up's duplicate dies at its
-        claim, the job update checks recent_claims), so repeating one whose answer was lost is harmless.
-        The guard keeps the claim meanwhile, so no other worker runs the attempt again.
-        """
-        deadline = time.monotonic() + RECORD_PATIENCE
-        delay = 0.2
-        while True:
-            try:
-                step()
-                return
-            except (ServiceRequestError, ServiceResponseError, HttpResponseError) as error:
-                transient = not isinstance(error, HttpResponseError) or (error.status_code or 0) in TRANSIENT
-                if not transient or time.monotonic() > deadline:
-                    raise
-                log.warning("recording attempt %s failed (%s); retrying", message.claim_id, type(error).__name__)
-                time.sleep(delay)
-                delay = min(delay * 2, 2.0)
-
-    def _update(self, job: JobRecord, change: Callable[[JobRecord], JobRecord | None]) -> None:
-        """Write a change to the job's status under its ETag, re-reading after a concurrent write (a job deleted
-        meanwhile has nothing left to update)."""
-        try:
-            read_modify_write(lambda: self.store.jobs.get(job.key), change,
-                              lambda record, _: self.store.jobs.replace(record), attempts=10, current=job)
-        except ConcurrencyError as exc:
-            raise ConcurrencyError(f"job {job.key.resource_id} kept changing; status update abandoned") from exc
 
 
 def _first_line(result: ActionResult) -> str:

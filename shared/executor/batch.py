@@ -5,10 +5,14 @@ Per delivery, in order:
 2. one watchdog for the whole batch (shared/leases.py; the one its sender queued before it, on a first
    delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing;
 3. before the second: every occurrence's job is read and its attempt claimed, side by side on the
-   executor's pool (the message turned visible a few seconds early for this, see store/queue.py);
+   executor's pool (the message turned visible a few seconds early for this, see store/queue.py); an
+   attempt a runner that may be dead holds is watched for TAKEOVER_WAIT (a coroutine's sleep, all of them
+   at once, no thread held) and then taken over;
 4. at each occurrence's second: the claimed attempts fire side by side (attempts.py);
-5. then, once every action of the batch went out, each attempt is recorded: history, what follows (retries
-   and error actions go back to the queue as messages of their own), the job's counters and state.
+5. each attempt, as soon as its action returns and whatever its siblings still do, goes to the recorder
+   (recorder.py), which writes it within moments together with whatever else answered meanwhile: history,
+   what follows (retries and error actions go back to the queue as messages of their own), the job's
+   counters and state, which mark it done. A crash after that never runs it again.
 
 The function is `async def`: the Python worker starts every message the host hands over at once and this
 coroutine only waits; blocking work (storage, actions) runs on the executor's pool of ATTEMPT_THREADS
@@ -34,8 +38,10 @@ from ..leases import Guard, Guards
 from ..occurrence import MalformedMessage, OccurrenceBatch, OccurrenceMessage
 from ..settings import Settings
 from ..store import Store
+from ..store.claims import TAKEOVER_WAIT
 from ..telemetry import poisoned
-from .attempts import Attempts, Fired, Prepared
+from .attempts import Attempts, Expiring
+from .recorder import Recorder
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +62,7 @@ class Executor:
         self.clock = clock
         self.guards = Guards(store, clock)
         self.attempts = Attempts(store, clock, actions, settings, self.guards)
+        self.recorder = Recorder(store, clock)
         self._pool_lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
 
@@ -87,33 +94,46 @@ class Executor:
     async def run_batch(self, batch: OccurrenceBatch, runner: str, first_delivery: bool = True) -> None:
         now = self.clock.now()
         if batch.due - now > EARLY_HOP:
-            await self._blocking(self.store.queue.send, batch, now)
+            await self._blocking(self.store.queue.send, batch, now)  # with copies of its own
+            await self._blocking(self.guards.discard_copies, batch)
             return
         guard = await self._blocking(self.guards.open, batch, first_delivery)
         try:
-            prepared = await asyncio.gather(
-                *(self._blocking(self.attempts.prepare, item, runner, guard) for item in batch.items),
-                return_exceptions=True)
-            ready = [p for p in prepared if isinstance(p, Prepared)]
             # Occurrences of a batch share their second (the dispatcher groups them so); fire each at its own.
-            fired = await asyncio.gather(*(self._fire(p, guard) for p in ready), return_exceptions=True)
-            # Bookkeeping only after every action of the batch went out: it must not delay the herd.
-            recorded = await asyncio.gather(
-                *(self._blocking(self.attempts.record, f, guard) for f in fired if isinstance(f, Fired)),
-                return_exceptions=True)
-        finally:
+            done = await asyncio.gather(*(self._attempt(item, runner, guard) for item in batch.items),
+                                        return_exceptions=True)
+        except Exception:
             await self._blocking(self.guards.close, guard)
-        failures = [r for r in (*prepared, *fired, *recorded) if isinstance(r, BaseException)]
+            raise
+        except BaseException:
+            self.guards.abandon(guard)  # cancelled, the process going away: the copies bring the batch back
+            raise
+        await self._blocking(self.guards.close, guard)
+        failures = [r for r in done if isinstance(r, BaseException)]
         if failures:
             log.warning("%d of %d attempts of a batch failed; the batch is delivered again", len(failures),
                         len(batch.items))
             raise failures[0]
 
-    async def _fire(self, prepared: Prepared, guard: Guard) -> Fired | None:
+    async def _attempt(self, item: OccurrenceMessage, runner: str, guard: Guard) -> None:
+        """Claim the attempt (before its second); at its second, fire it; then have it recorded at once (its
+        claim is held until it is)."""
+        prepared = await self._blocking(self.attempts.prepare, item, runner, guard)
+        if isinstance(prepared, Expiring):
+            await asyncio.sleep(TAKEOVER_WAIT)  # a live runner renews meanwhile; a dead one cannot
+            prepared = await self._blocking(self.attempts.take_over, prepared, guard)
+        if prepared is None:
+            return
         wait = (prepared.message.due - self.clock.now()).total_seconds()
         if wait > 0:
             await asyncio.sleep(wait)
-        return await self._blocking(self.attempts.fire, prepared.message, prepared, guard)
+        fired = await self._blocking(self.attempts.fire, prepared.message, prepared, guard)
+        if fired is None:
+            return
+        try:
+            await asyncio.wrap_future(self.recorder.record(fired))
+        finally:
+            guard.drop(fired.claim.claim_id)
 
     async def _blocking(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool(), fn, *args)

@@ -13,7 +13,7 @@ from datetime import datetime
 from azure.core.exceptions import ResourceExistsError
 
 from ..settings import ConfigurationError, Settings
-from .claims import Claim, ClaimStore
+from .claims import Claim, ClaimStore, Expired
 from .clients import queue_service, table_service
 from .collections import CollectionStore
 from .dispatch_queue import DispatchQueue
@@ -29,7 +29,7 @@ from .tables import ConcurrencyError, Table, read_modify_write
 
 __all__ = [
     "Claim", "ClaimStore", "CollectionStore", "ConcurrencyError", "DispatchQueue", "DueEntry", "DueIndex",
-    "ExpectationIndex", "HistoryStore",
+    "ExpectationIndex", "Expired", "HistoryStore",
     "JobStore", "OccurrenceQueue", "RoleAssignmentRecord", "RoleAssignmentStore", "Store", "bucket_of",
     "bucket_start", "read_modify_write",
 ]

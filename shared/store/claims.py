@@ -6,10 +6,11 @@ A claim names its runner: the delivery (queue message) that took it. Per deliver
   retried, or the host redelivering the message after our failure): resume it;
 - `done`: the attempt finished; stop;
 - another runner's live lease: a concurrent duplicate; stop;
-- another runner's expired lease: that runner may be dead. It is taken over only once it is provably
-  gone: its lease is not renewed during one more renewal period while this worker reaches storage (a live
-  runner renews every RENEW_EVERY and retries at once when storage comes back). The takeover is
-  ETag-guarded, so only one worker wins.
+- another runner's expired lease: that runner may be dead (`try_claim` says `Expired`). It is taken over
+  (`take_over`) only once it is provably gone: its lease is not renewed during one more renewal period
+  (TAKEOVER_WAIT, which the caller waits out, all of a batch's expired claims at once) while this worker
+  reaches storage (a live runner renews every RENEW_EVERY and retries every second when storage comes
+  back). The takeover is ETag-guarded, so only one worker wins.
 A live runner renews its lease (see `renew`), so a crashed worker's attempt is taken over within
 LEASE + TAKEOVER_WAIT of its last renewal, and a slow attempt keeps its claim for as long as it runs.
 """
@@ -17,7 +18,6 @@ LEASE + TAKEOVER_WAIT of its last renewal, and a slow attempt keeps its claim fo
 from __future__ import annotations
 
 import contextlib
-import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -26,11 +26,25 @@ from .history import delete_rows
 from .keys import job_scope
 from .tables import ConcurrencyError, Table, as_datetime
 
-LEASE = timedelta(seconds=10)
-RENEW_EVERY = 3.0  # seconds; a third of the lease, so two renewals may fail before the lease runs out
+# A dead runner's attempts come back LEASE + 1 s (its watchdog) + TAKEOVER_WAIT after its last renewal,
+# about 10 s: short, so what a crash held runs again within seconds (issue 23), long enough that a runner
+# alive on a busy machine renews well inside it.
+LEASE = timedelta(seconds=6)
+RENEW_EVERY = 2.0  # seconds; a third of the lease, so two renewals may fail before the lease runs out
 # How long a claimant watches an expired lease before taking it: longer than a renewal period, so a runner
-# that is alive (for instance, retrying its bookkeeping through a storage outage) shows itself first.
+# that is alive (for instance, retrying its bookkeeping through a storage outage; a failed renewal is retried
+# every second) shows itself first.
 TAKEOVER_WAIT = RENEW_EVERY + 1.0
+
+
+@dataclass(frozen=True)
+class Expired:
+    """Another runner's claim whose lease ran out, as `try_claim` found it (its ETag then)."""
+
+    job: JobKey
+    claim_id: str
+    runner: str  # who would take it over
+    etag: str
 
 
 @dataclass
@@ -45,17 +59,17 @@ class Claim:
 
 
 class ClaimStore:
-    def __init__(self, table: Table, takeover_wait: float = TAKEOVER_WAIT) -> None:
+    def __init__(self, table: Table) -> None:
         self.table = table
-        self.takeover_wait = takeover_wait
 
     def _entity(self, job: JobKey, claim_id: str, runner: str, lease_until: datetime) -> dict[str, object]:
         return {"PartitionKey": job_scope(job), "RowKey": claim_id, "Status": "running", "LeaseUntil": lease_until,
                 "Runner": runner}
 
     def try_claim(self, job: JobKey, claim_id: str, now: datetime, runner: str = "",
-                  lease_until: datetime | None = None) -> Claim | None:
-        """The claim if `runner` may run the attempt now; None if it ran or is running elsewhere."""
+                  lease_until: datetime | None = None) -> Claim | Expired | None:
+        """The claim if `runner` may run the attempt now; None if it ran or is running elsewhere; Expired when
+        another runner's lease ran out (`take_over` after TAKEOVER_WAIT)."""
         entity = self._entity(job, claim_id, runner, lease_until or now + LEASE)
         for _ in range(3):
             try:
@@ -72,14 +86,22 @@ class ClaimStore:
             lease = as_datetime(existing.get("LeaseUntil"))
             if lease is not None and lease > now:
                 return None
-            time.sleep(self.takeover_wait)  # a live runner renews meanwhile; a dead one cannot
-            again = self.table.get(job_scope(job), claim_id)
-            if again is None:
-                continue
-            if again["etag"] != existing["etag"]:
-                return None  # renewed, finished or taken: not ours
-            return self._take(job, entity, again)
+            return Expired(job, claim_id, runner, str(existing["etag"]))
         return None
+
+    def take_over(self, expired: Expired, lease_until: datetime) -> Claim | None:
+        """After TAKEOVER_WAIT: the claim, when nobody wrote it meanwhile (a live runner would have renewed it);
+        None when it was renewed, finished or taken by another worker."""
+        entity = self._entity(expired.job, expired.claim_id, expired.runner, lease_until)
+        again = self.table.get(job_scope(expired.job), expired.claim_id)
+        if again is None:  # released meanwhile: claim it afresh
+            try:
+                return Claim(expired.job, expired.claim_id, self.table.insert(entity), expired.runner)
+            except ConcurrencyError:
+                return None
+        if again["etag"] != expired.etag:
+            return None  # renewed, finished or taken: not ours
+        return self._take(expired.job, entity, again)
 
     def _take(self, job: JobKey, entity: dict[str, object], existing: dict[str, object]) -> Claim | None:
         runner = str(entity["Runner"])

@@ -2,22 +2,34 @@
 queue-triggered dispatcher handles each on whichever instance takes it.
 
 A message is `{"bucket": "YYYYMMDDHHMM", "shard": n}` (plus `"account": a` for a storage account other than the
-primary, and, with telemetry on, `"tp"`: the W3C traceparent of
-the tick that sent it), Base64 like every queue the app triggers on.
+primary, `"w": [message id, pop receipt]` naming its watchdog, and, with telemetry on, `"tp"`: the W3C
+traceparent of the tick that sent it), Base64 like every queue the app triggers on.
 Handling one is idempotent (entries already dispatched are gone, stale ones are dropped), so a
 duplicate or a redelivery after a crash costs one partition query and changes nothing.
+
+A task sent `guarded` is preceded by its watchdog: a hidden copy, visible TASK_WATCHDOG_AFTER later, that the
+task's handler takes over (shared/leases.py), so a host dying with the task in hand hides its entries for
+seconds, not for the host's ten-minute receive visibility.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
 
 from azure.core.exceptions import ResourceExistsError
 from azure.storage.queue import QueueClient
 
 from ..telemetry.propagation import current_traceparent
+from .queue import Receipt
+
+# A dispatch task's watchdog turns visible this long after it was sent or last renewed (every RENEW_EVERY
+# while its handler lives): long enough for a busy handler to take it over, short enough that the minute a
+# dead host was dispatching ahead is dispatched well before it begins.
+TASK_WATCHDOG_AFTER = timedelta(seconds=10)
 
 
 class MalformedTask(ValueError):
@@ -30,11 +42,16 @@ class ShardTask:
     shard: int
     traceparent: str | None = field(default=None, compare=False)  # the sending tick's, when read from a message
     account: int = 0  # whose due index (shared/store/routing.py); 0, the primary, is left out of the message
+    watchdog: tuple[str, str] | None = field(default=None, compare=False)  # (message id, pop receipt)
 
     def to_json(self) -> str:
         traceparent = current_traceparent() or self.traceparent
-        extra = ({"account": self.account} if self.account else {}) | ({"tp": traceparent} if traceparent else {})
+        extra = (({"account": self.account} if self.account else {}) | ({"tp": traceparent} if traceparent else {})
+                 | ({"w": list(self.watchdog)} if self.watchdog else {}))
         return json.dumps({"bucket": self.bucket, "shard": self.shard, **extra}, separators=(",", ":"))
+
+    def __str__(self) -> str:
+        return f"bucket {self.bucket} shard {self.shard}" + (f" account {self.account}" if self.account else "")
 
     @classmethod
     def from_json(cls, text: str) -> ShardTask:
@@ -46,7 +63,10 @@ class ShardTask:
         if not (isinstance(bucket, str) and len(bucket) == 12 and bucket.isdigit()
                 and isinstance(shard, int) and 0 <= shard < 100 and isinstance(account, int) and 0 <= account < 100):
             raise MalformedTask(f"not a bucket, shard and account: {text[:100]!r}")
-        return cls(bucket, shard, data["tp"] if isinstance(data.get("tp"), str) else None, account)
+        watchdog = data.get("w")
+        named = (watchdog[0], watchdog[1]) if (isinstance(watchdog, list) and len(watchdog) == 2 and all(
+            isinstance(part, str) and part for part in watchdog)) else None  # unreadable: the handler sends one
+        return cls(bucket, shard, data["tp"] if isinstance(data.get("tp"), str) else None, account, named)
 
 
 class DispatchQueue:
@@ -57,7 +77,24 @@ class DispatchQueue:
         with contextlib.suppress(ResourceExistsError):
             self.client.create_queue()
 
-    def send(self, task: ShardTask) -> None:
+    def send(self, task: ShardTask, guarded: bool = True) -> None:
+        """Enqueue a task, `guarded`: after its watchdog, which the task names."""
+        if guarded:
+            watchdog = self.send_hidden(task, TASK_WATCHDOG_AFTER.total_seconds()).reference()
+            task = replace(task, watchdog=watchdog)
         # An hour to live: a task nobody took by then is not lost, because every tick also sweeps the
         # buckets behind its window for entries left there (Dispatcher.fan_out).
         self.client.send_message(task.to_json(), time_to_live=3600)
+
+    def send_hidden(self, task: ShardTask, seconds: float) -> Receipt:
+        """A copy of the task (naming no watchdog) visible only after `seconds`: a watchdog; its receipt."""
+        sent = self.client.send_message(replace(task, watchdog=None).to_json(), visibility_timeout=math.ceil(seconds),
+                                        time_to_live=3600)
+        return Receipt(sent.id, sent.pop_receipt)
+
+    def hide(self, receipt: Receipt, seconds: float) -> Receipt:
+        updated = self.client.update_message(receipt.id, receipt.pop_receipt, visibility_timeout=math.ceil(seconds))
+        return Receipt(receipt.id, updated.pop_receipt)
+
+    def delete(self, receipt: Receipt) -> None:
+        self.client.delete_message(receipt.id, receipt.pop_receipt)

@@ -56,6 +56,17 @@ class JobStore:
         if self.expectations is not None and record.expect_success_within is not None:
             self.expectations.mirror(record)
 
+    def replace_many(self, records: list[JobRecord]) -> list[JobRecord]:
+        """Write back up to 100 records of one collection read earlier, in one request (an entity-group
+        transaction): the records as stored. ConcurrencyError when any one changed in between (then none
+        was written)."""
+        if len(records) == 1:
+            return [self.replace(records[0])]
+        assert all(r.etag is not None for r in records), "replace needs the ETag of the record it read"
+        assert len({r.key.collection_key for r in records}) == 1, "one transaction holds one collection's jobs"
+        etags = self.table.replace_batch([(self._entity(r), str(r.etag)) for r in records])
+        return [replace(record, etag=etag) for record, etag in zip(records, etags, strict=True)]
+
     def delete(self, key: JobKey, etag: str | None = None) -> bool:
         """True if this call removed the job (so exactly one of two concurrent deletes counts it)."""
         return self.table.delete(job_partition(key.collection_key), job_row(key), etag)

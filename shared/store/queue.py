@@ -9,14 +9,18 @@ Every batch due within those 7 days is preceded by its watchdog (shared/leases.p
 WATCHDOG_AFTER past the batch's last second, whose receipt the batch carries. Its first delivery takes the
 copy over (renews it while it runs, deletes it at the end), so it costs what a watchdog sent by the
 executor costs, and it also covers the time before any worker holds the batch: a receive whose answer was
-lost hides the batch for the host's ten minutes, but not its watchdog.
+lost hides the batch for the host's ten minutes, but not its watchdog. The watchdog's own receive may be
+lost too; so before it goes a *backstop*, a second copy visible BACKSTOP_AFTER past the batch's second,
+which the batch and the watchdog both name and whichever delivery runs the batch deletes at its end. Two
+lost receives in a row cost a batch BACKSTOP_AFTER, not ten minutes. A batch costs three sends (backstop,
+watchdog, batch) and, at its end, two deletes besides the host's own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -36,6 +40,10 @@ EARLY_VISIBILITY = timedelta(seconds=5)
 # A watchdog turns visible this long after its batch's (last) second: one second after the claims' leases
 # would run out unrenewed (claims.py), so whoever receives it finds them expired.
 WATCHDOG_AFTER = LEASE + timedelta(seconds=1)
+# The backstop turns visible this long after the batch's (last) second: well after the watchdog would have
+# run the batch (WATCHDOG_AFTER, plus a takeover's few seconds), well inside the minute a batch whose receive
+# and whose watchdog's receive were both lost may wait (issue 23).
+BACKSTOP_AFTER = timedelta(seconds=20)
 
 
 def base64_text() -> dict[str, Any]:
@@ -48,6 +56,11 @@ def watchdog_delay(batch: OccurrenceBatch, now: datetime) -> float:
     """Seconds from `now` that a batch's watchdog stays hidden: WATCHDOG_AFTER past its last second, or past
     now when that has gone (where the claims' leases then end, plus a second)."""
     return (max(batch.last_due, now) + WATCHDOG_AFTER - now).total_seconds()
+
+
+def backstop_delay(batch: OccurrenceBatch, now: datetime) -> float:
+    """Seconds from `now` that a batch's backstop stays hidden: BACKSTOP_AFTER past its last second or now."""
+    return (max(batch.last_due, now) + BACKSTOP_AFTER - now).total_seconds()
 
 
 class OccurrenceQueue:
@@ -67,14 +80,14 @@ class OccurrenceQueue:
 
     def send(self, message: Sendable, now: datetime) -> None:
         """Enqueue, visible just before `message.due` (at once when that has passed), never expiring; within
-        7 days, after its watchdog (the batch names it)."""
-        batch = message.without_watchdog() if isinstance(message, OccurrenceBatch) else OccurrenceBatch((message,))
+        7 days, after its backstop and its watchdog (the batch names both)."""
+        batch = message.bare() if isinstance(message, OccurrenceBatch) else OccurrenceBatch((message,))
         delay = min(max(batch.due - now - EARLY_VISIBILITY, timedelta(0)), MAX_VISIBILITY)
-        watch = watchdog_delay(batch, now)
-        if watch <= MAX_VISIBILITY.total_seconds():  # a batch beyond that hops back (executor) and is sent anew
-            watchdog = self.send_hidden(batch, watch)
-            if watchdog.pop_receipt:
-                batch = OccurrenceBatch(batch.items, (watchdog.id, watchdog.pop_receipt))
+        # A batch due beyond 7 days hops back (executor) and is sent anew, with its copies, nearer its second.
+        if backstop_delay(batch, now) <= MAX_VISIBILITY.total_seconds():
+            backstop = self.send_hidden(batch, backstop_delay(batch, now)).reference()
+            watchdog = self.send_hidden(replace(batch, backstop=backstop), watchdog_delay(batch, now)).reference()
+            batch = replace(batch, watchdog=watchdog, backstop=backstop)
         self.client.send_message(batch.to_json(), visibility_timeout=int(delay.total_seconds()), time_to_live=-1)
 
     def send_hidden(self, message: Sendable, seconds: float) -> Receipt:
@@ -95,6 +108,10 @@ class OccurrenceQueue:
 class Receipt:
     id: str
     pop_receipt: str | None  # as the SDK types it; the service returns one for every send and update
+
+    def reference(self) -> tuple[str, str] | None:
+        """How a message names this one ("w", "b"); None without a pop receipt (then it cannot be taken over)."""
+        return (self.id, self.pop_receipt) if self.pop_receipt else None
 
 
 def _whole(seconds: float) -> int:

@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 
 from ..keys import CollectionKey, JobKey
 from ..records import CollectionRecord, HistoryRecord, JobRecord
-from .claims import Claim, ClaimStore
+from .claims import Claim, ClaimStore, Expired
 from .collections import KEY_NAMES, CollectionStore, Visible, kept_by
 from .due import DueEntry, DueIndex
 from .history import HistoryStore
@@ -165,6 +165,9 @@ class RoutedJobs(JobStore):
     def replace(self, record: JobRecord) -> JobRecord:
         return self._at(record.key.collection_key).replace(record)
 
+    def replace_many(self, records: list[JobRecord]) -> list[JobRecord]:
+        return self._at(records[0].key.collection_key).replace_many(records)  # one collection: one account
+
     def delete(self, key: JobKey, *args: Any, **kwargs: Any) -> bool:
         return self._at(key.collection_key).delete(key, *args, **kwargs)
 
@@ -223,13 +226,15 @@ class RoutedClaims(ClaimStore):
     def __init__(self, stores: list[ClaimStore]) -> None:
         self.stores = stores
         self.table = _Unrouted("claims")
-        self.takeover_wait = stores[0].takeover_wait
 
     def _at(self, job: JobKey) -> ClaimStore:
         return self.stores[account_of(job.collection_key, len(self.stores))]
 
-    def try_claim(self, job: JobKey, *args: Any, **kwargs: Any) -> Claim | None:
+    def try_claim(self, job: JobKey, *args: Any, **kwargs: Any) -> Claim | Expired | None:
         return self._at(job).try_claim(job, *args, **kwargs)
+
+    def take_over(self, expired: Expired, *args: Any, **kwargs: Any) -> Claim | None:
+        return self._at(expired.job).take_over(expired, *args, **kwargs)
 
     def renew(self, claim: Claim, *args: Any, **kwargs: Any) -> bool:
         return self._at(claim.job).renew(claim, *args, **kwargs)

@@ -140,6 +140,21 @@ class Table:
         # by_page() is typed as a plain iterator; it returns an azure.core PageIterator, which has the token.
         return items, getattr(pages, "continuation_token", None)
 
+    def replace_batch(self, entities: list[tuple[Entity, str]]) -> list[str]:
+        """Replace up to 100 entities of one partition in one entity-group transaction, each only if unchanged
+        since its ETag was read; their new ETags. ConcurrencyError when any one changed or vanished (then
+        nothing was written)."""
+        operations = [("update", _clean(entity), {"mode": UpdateMode.REPLACE, "etag": etag,
+                                                  "match_condition": MatchConditions.IfNotModified})
+                      for entity, etag in entities]
+        try:
+            results = self._client.submit_transaction(operations)
+        except TableTransactionError as exc:
+            if exc.status_code in (404, 409, 412):
+                raise ConcurrencyError("an entity of the transaction changed or vanished") from exc
+            raise
+        return [str(result["etag"]) for result in results]
+
     def upsert_batch(self, entities: list[Entity]) -> None:
         """Upsert (replace) up to 100 entities of one partition in one entity-group transaction."""
         self._client.submit_transaction([("upsert", _clean(e), {"mode": UpdateMode.REPLACE}) for e in entities])

@@ -23,7 +23,7 @@ def test_sample_app_description_matches_its_declarations(declared: Callable[[Pat
     assert by_name["plain_text"]["route"] == "text"
     assert by_name["boom"]["methods"] is None
     assert by_name["every_second"] == {"name": "every_second", "trigger": "timerTrigger", "schedule": "* * * * * *",
-                                       "run_on_startup": False}
+                                       "run_on_startup": False, "use_monitor": None}
     assert by_name["async_record"]["connection"] == "Storage"
     assert {f.name for f in index.functions if f.is_async} == {"async_echo", "async_record"}
     assert by_name["files"]["route"] == "Files/{*path}"

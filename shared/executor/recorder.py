@@ -1,0 +1,253 @@
+"""The recorder: what an attempt's action answered, made durable moments after the answer, independently of the
+rest of its batch, and written in one go with whatever else answered meanwhile.
+
+An attempt is done once its job lists it (`JobRecord.recent_claims`, written with the counters by
+`jobstate.after_attempt`): a worker that takes the attempt over after a crash then only marks it done. So
+what an action answered must reach its job at once, not when the slowest action of its batch has answered
+(up to the action deadline later): a crash in between would run every fast attempt of the batch again.
+`record` takes an attempt as its action returns and hands back a future; the recorder waits WINDOW for more
+answers, then writes all it holds:
+
+1. the history rows (keyed by attempt: writing one again overwrites it) and the follow-up messages
+   (a retry, the error action), side by side;
+2. then the jobs (counters, state, done-ness): one request per jobs partition (a collection), an entity-group
+   transaction of up to 100 jobs, each under its ETag. When one of them changed meanwhile (the dispatcher
+   advanced it, an API write), the transaction is refused whole and its jobs are written one by one,
+   re-read where their ETag no longer matches.
+
+Each step comes before the one that depends on it, so a crash between them repeats a step, never loses one.
+Storage requests per attempt: one history write, and 1/k job write when k jobs of one collection answered
+within a window (one each when attempts were written alone). Every write is retried through storage faults
+for up to RECORD_PATIENCE (the batch's guard keeps the claims meanwhile); an attempt whose record cannot be
+written fails its own future, not the others'.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
+
+from ..clock import Clock
+from ..jobstate import Attempt, AttemptOutcome, after_attempt
+from ..keys import CollectionKey, JobKey
+from ..occurrence import OccurrenceMessage, Trigger
+from ..records import HistoryRecord, JobRecord
+from ..store import Claim, ConcurrencyError, Store, read_modify_write
+from ..store.tables import chunks
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+# How long the first answer waits for others to share its write: short against the second within which an
+# answer must be durable (issue 23), long against the few milliseconds between the answers of a herd.
+WINDOW = 0.2
+# Writes side by side: the history rows of a herd's window (one per job, each in its own partition).
+RECORD_THREADS = 16
+FLUSHES = 4  # windows written side by side
+# After the action ran, its record is written with retries for this long (seconds): giving up would hand
+# the attempt back and run the action again, so a storage outage is waited out instead.
+RECORD_PATIENCE = 300.0
+TRANSIENT = {408, 429, 500, 502, 503, 504}  # storage answers worth retrying
+JOBS_PER_REQUEST = 100  # the most an entity-group transaction holds
+
+
+def attempt_of(message: OccurrenceMessage) -> Attempt:
+    """The attempt a message carries, as the job state machine sees it."""
+    return Attempt(message.claim_id, message.occurrence, message.trigger == Trigger.SCHEDULE, message.action,
+                   message.attempt)
+
+
+@dataclass(frozen=True)
+class Fired:
+    """An attempt whose action ran: what is left to record."""
+
+    message: OccurrenceMessage
+    job: JobRecord
+    claim: Claim
+    history: HistoryRecord
+    follow_up: OccurrenceMessage | None
+    outcome: AttemptOutcome
+    succeeded: bool
+
+    def apply(self, record: JobRecord) -> JobRecord | None:
+        """The job after this attempt (None: already counted); applied under the job's ETag, maybe again."""
+        return after_attempt(record, attempt_of(self.message), self.outcome, self.history.start_time,
+                             self.succeeded)
+
+
+def persist(step: Callable[[], object], what: str) -> None:
+    """Run a write after an action, retrying storage faults for up to RECORD_PATIENCE.
+
+    Every write is idempotent (history rows are keyed by attempt, a follow-up's duplicate dies at its claim,
+    the job update checks recent_claims), so repeating one whose answer was lost is harmless."""
+    deadline = time.monotonic() + RECORD_PATIENCE
+    delay = 0.2
+    while True:
+        try:
+            step()
+            return
+        except (ServiceRequestError, ServiceResponseError, HttpResponseError) as error:
+            transient = not isinstance(error, HttpResponseError) or (error.status_code or 0) in TRANSIENT
+            if not transient or time.monotonic() > deadline:
+                raise
+            log.warning("recording %s failed (%s); retrying", what, type(error).__name__)
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+
+@dataclass
+class _Pending:
+    fired: Fired
+    at: float = field(default_factory=time.monotonic)
+    future: Future[None] = field(default_factory=Future)
+
+
+class Recorder:
+    """Writes fired attempts in windows; one writer thread per process, started on first use."""
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self.store = store
+        self.clock = clock
+        self._pending: list[_Pending] = []
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._pool = ThreadPoolExecutor(RECORD_THREADS, thread_name_prefix="record")
+        self._flushes = ThreadPoolExecutor(FLUSHES, thread_name_prefix="record-window")
+
+    def record(self, fired: Fired) -> Future[None]:
+        """Record the attempt within about WINDOW; the future ends when its job says it is done."""
+        pending = _Pending(fired)
+        with self._changed:
+            self._pending.append(pending)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="recorder", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+        return pending.future
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: bool(self._pending))
+                first = self._pending[0].at
+            time.sleep(max(first + WINDOW - time.monotonic(), 0.0))
+            with self._changed:
+                taken, self._pending = self._pending, []
+            # Written beside the windows before it, still being written: a slow write (a herd's, a storage
+            # hiccup) must not hold the next window's answers back.
+            self._flushes.submit(self._flush, taken)
+
+    def _flush(self, taken: list[_Pending]) -> None:
+        try:
+            self._write(taken)
+        except BaseException as error:  # never leave a batch waiting on a future nobody ends
+            log.exception("recording %d attempts failed", len(taken))
+            for pending in taken:
+                if not pending.future.done():
+                    pending.future.set_exception(error)
+
+    def _write(self, taken: list[_Pending]) -> None:
+        """History and follow-ups side by side, then the jobs, one request per collection."""
+        written = self._each(self._before_job, taken)
+        ready = [pending for pending, failure in zip(taken, written, strict=True) if failure is None]
+        by_collection: dict[CollectionKey, list[_Pending]] = {}
+        for pending in ready:
+            by_collection.setdefault(pending.fired.message.job.collection_key, []).append(pending)
+        requests = [group for items in by_collection.values()
+                    for group in chunks(self._by_job(items), JOBS_PER_REQUEST)]
+        self._each(self._jobs, requests)
+
+    def _each(self, write: Callable[[_T], None], items: list[_T]) -> list[BaseException | None]:
+        def guarded(item: _T) -> BaseException | None:
+            try:
+                write(item)
+            except BaseException as error:  # one attempt's failure is its own
+                return error
+            return None
+        return list(self._pool.map(guarded, items)) if len(items) > 1 else [guarded(item) for item in items]
+
+    def _before_job(self, pending: _Pending) -> None:
+        fired, message = pending.fired, pending.fired.message
+        try:
+            persist(lambda: self.store.history.add(fired.history, message.due), message.claim_id)
+            follow_up = fired.follow_up
+            if follow_up is not None:
+                persist(lambda: self.store.queue.send(follow_up, self.clock.now()), message.claim_id)
+        except BaseException as error:
+            pending.future.set_exception(error)
+            raise
+
+    @staticmethod
+    def _by_job(items: Iterable[_Pending]) -> list[list[_Pending]]:
+        """The attempts of each job together (a retry and a run-now of one job may answer in one window)."""
+        jobs: dict[JobKey, list[_Pending]] = {}
+        for pending in items:
+            jobs.setdefault(pending.fired.message.job, []).append(pending)
+        return list(jobs.values())
+
+    def _jobs(self, request: list[list[_Pending]]) -> None:
+        """One collection's jobs in one transaction; one by one when it is refused (a job changed meanwhile)."""
+        changed: list[tuple[JobRecord, list[_Pending]]] = []
+        for attempts in request:
+            job = attempts[0].fired.job
+            updated = _applied(attempts)(job)
+            if updated is None:
+                _settle(attempts, None)  # counted already (a write whose answer was lost did land)
+            else:
+                changed.append((updated, attempts))
+        if not changed:
+            return
+        try:
+            persist(lambda: self.store.jobs.replace_many([record for record, _ in changed]),
+                    f"{len(changed)} job(s) of {changed[0][0].key.collection_key}")
+        except ConcurrencyError:
+            for _, attempts in changed:  # written alone: re-read where another write came between
+                try:
+                    persist(functools.partial(self._update, attempts), attempts[0].fired.message.claim_id)
+                except BaseException as error:
+                    _settle(attempts, error)
+                else:
+                    _settle(attempts, None)
+        except BaseException as error:
+            for _, attempts in changed:
+                _settle(attempts, error)
+        else:
+            for _, attempts in changed:
+                _settle(attempts, None)
+
+    def _update(self, attempts: list[_Pending]) -> None:
+        job = attempts[0].fired.job
+        try:
+            read_modify_write(lambda: self.store.jobs.get(job.key), _applied(attempts),
+                              lambda record, _: self.store.jobs.replace(record), attempts=10, current=job)
+        except ConcurrencyError as exc:
+            raise ConcurrencyError(f"job {job.key.resource_id} kept changing; status update abandoned") from exc
+
+
+def _applied(attempts: list[_Pending]) -> Callable[[JobRecord], JobRecord | None]:
+    """The change of a job's status by its attempts, in the order they answered (None: nothing to count)."""
+    def change(record: JobRecord) -> JobRecord | None:
+        updated = record
+        for pending in attempts:
+            updated = pending.fired.apply(updated) or updated
+        return None if updated is record else updated
+    return change
+
+
+def _settle(attempts: list[_Pending], error: BaseException | None) -> None:
+    for pending in attempts:
+        if pending.future.done():
+            continue
+        if error is None:
+            pending.future.set_result(None)
+        else:
+            pending.future.set_exception(error)
+
