@@ -24,6 +24,7 @@ run: setup
 
 lint: setup
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .  # formatted once with `ruff format .`; kept so
 	$(PY) -m mypy  # files and settings: [tool.mypy] in pyproject.toml
 
 # The console's browser tests drive Debian's chromium through its chromium-driver (nothing is downloaded
