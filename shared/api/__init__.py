@@ -16,6 +16,7 @@ from ..runtime import Runtime, runtime
 from ..telemetry import traced_api
 from .health import health_response
 from .http import ApiRequest, ApiResponse, run_operation
+from .newer import older_answer
 from .openapi import openapi_document
 from .operations import HANDLERS, OPERATIONS, Handler, methods_at, operation_at
 
@@ -42,7 +43,7 @@ def _admitted(operation: str, handler: Handler, rt: Runtime, request: ApiRequest
     access = auth.admit(rt, operation, request)
     if access.principal is not None:
         request = dataclasses.replace(request, caller=access.principal.object_id)
-    return access.apply(handler(rt, request))
+    return access.apply(older_answer(operation, request, handler(rt, request)))
 
 
 def _unsupported(operation: str) -> Callable[[ApiRequest], ApiResponse]:

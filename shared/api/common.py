@@ -11,9 +11,12 @@ from typing import Any
 
 from ..errors import ApiError, bad_request
 from ..lifecycle.documents import MAX_DEFINITION_BYTES
+from ..model.extensions import PREVIEW_API_VERSION
 from .http import ApiRequest
 
 SUPPORTED_API_VERSIONS = ("2016-03-01", "2016-01-01", "2014-08-01-preview")
+# The versions a request may name: the old service's, and the newer one of the extensions (newer.py).
+ACCEPTED_API_VERSIONS = (*SUPPORTED_API_VERSIONS, PREVIEW_API_VERSION)
 MAX_BODY_CHARS = MAX_DEFINITION_BYTES  # "Maximum job size is 16K": bytes of the body, as of the definition stored
 
 
@@ -27,11 +30,11 @@ def query_value(request: ApiRequest, name: str) -> str | None:
 
 def require_api_version(request: ApiRequest) -> None:
     version = query_value(request, "api-version")
-    if version not in SUPPORTED_API_VERSIONS:
+    if version not in ACCEPTED_API_VERSIONS:
         raise ApiError(
             400, "MissingOrInvalidRequiredQueryParameter",
             f"The api-version query parameter is missing or not supported ('{version or ''}'); "
-            f"supported versions: {', '.join(SUPPORTED_API_VERSIONS)}.",
+            f"supported versions: {', '.join(ACCEPTED_API_VERSIONS)}.",
         )
 
 

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 from .. import lifecycle
 from ..errors import bad_request
 from ..lifecycle.documents import canonical_keys
-from ..model import JobDefinition, JobState
+from ..model import JobDefinition, JobExecutionStatus, JobState
 from ..records import JobRecord
 from .common import read_json, require_api_version
 from .filters import history_status_filter, job_state_filter
 from .http import ApiRequest, ApiResponse
+from .ledger import list_ledger
+from .newer import is_newer
 from .paging import list_body, next_link, page_request, token_text
 from .paths import collection_key, job_key
 from .render import render_history, render_job
@@ -83,9 +85,13 @@ def list_jobs(rt: Runtime, request: ApiRequest) -> ApiResponse:
 def list_history(rt: Runtime, request: ApiRequest) -> ApiResponse:
     """Newest first, `$filter=status eq '...'`, paged with an absolute nextLink whose `$skiptoken` carries the
     store's continuation."""
+    if is_newer(request):
+        return list_ledger(rt, request)  # the newer version's history: the occurrence ledger
     require_api_version(request)
     key = job_key(request)
     status = history_status_filter(request)
+    if status == JobExecutionStatus.SKIPPED:  # the ledger's status, not one 2016-03-01 knows
+        raise bad_request("'Skipped' is not a status; use one of Completed, Failed, Postponed.", "$filter")
     page = page_request(request)
     continuation: Any = None
     if page.token is not None:

@@ -12,7 +12,7 @@ one occurrence never rebuild the engine's series.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..model import JobRecurrence
 from ..records import JobRecord
@@ -93,6 +93,10 @@ class JobSeries:
     def latest_missed(self, now: datetime) -> datetime | None:
         """The latest occurrence at or before now (what runs once after an outage)."""
         return self.engine.last_at_or_before(now) if self.recurring else None
+
+    def previous(self, occurrence: datetime) -> datetime | None:
+        """The occurrence before `occurrence` (an occurrence of the series), or None when it is the first."""
+        return self.engine.last_at_or_before(occurrence - timedelta(seconds=1)) if self.recurring else None
 
     def repeat_count(self, occurrence: datetime) -> int:
         """History `repeatCount`: the occurrence's 1-based index in its series; 0 for an instant outside the

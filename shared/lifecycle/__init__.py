@@ -30,13 +30,21 @@ from .errors import (
 )
 from .jobs import patch_job, put_job
 from .purge import delete_collection, delete_job, purge_job
-from .reads import collections_page, get_collection, get_job, history_page, jobs_page, live_collection
+from .reads import (
+    collections_page,
+    get_collection,
+    get_job,
+    history_page,
+    jobs_page,
+    ledger_page,
+    live_collection,
+)
 from .runs import run_job
 from .states import transition_collection
 
 __all__ = [
     "CollectionNotFound", "Conflict", "InvalidDefinition", "JobNotFound", "LifecycleError",
     "QuotaExceeded", "collections_page", "delete_collection", "delete_job", "get_collection", "get_job",
-    "history_page", "jobs_page", "live_collection", "patch_collection", "patch_job", "purge_job",
+    "history_page", "jobs_page", "ledger_page", "live_collection", "patch_collection", "patch_job", "purge_job",
     "put_collection", "put_job", "run_job", "transition_collection",
 ]

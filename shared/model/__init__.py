@@ -34,6 +34,14 @@ from .enums import (
     ServiceBusTransportType,
     SkuName,
 )
+from .extensions import (
+    PREVIEW_API_VERSION,
+    HistoryRetention,
+    LedgerReason,
+    MissedRunPolicy,
+    MissedRunType,
+    OccurrenceTrigger,
+)
 from .history import JobHistoryDefinition, JobHistoryProperties
 from .job import JobDefinition, JobProperties, JobStatus
 from .lists import ErrorDetail, ErrorResponse, JobCollectionListResult, JobHistoryListResult, JobListResult

@@ -9,6 +9,7 @@ from pydantic import Field
 from .actions import JobAction
 from .base import CamelCaseOnOutput, UtcDateTime, WireModel
 from .enums import JobState
+from .extensions import MissedRunPolicy
 from .recurrence import JobRecurrence
 
 
@@ -26,6 +27,8 @@ class JobProperties(WireModel):
     recurrence: JobRecurrence | None = None
     state: Annotated[JobState, CamelCaseOnOutput] | None = None
     status: JobStatus | None = Field(default=None, json_schema_extra={"readOnly": True})
+    # Newer api-version only (extensions.py JOB_PATHS).
+    missed_run_policy: MissedRunPolicy | None = Field(default=None, alias="missedRunPolicy")
 
 
 class JobDefinition(WireModel):
