@@ -18,6 +18,7 @@ from .filters import history_status_filter, job_state_filter
 from .http import ApiRequest, ApiResponse
 from .ledger import list_ledger
 from .newer import is_newer
+from .occurrences import wants_what_if, what_if_answer
 from .paging import list_body, next_link, page_request, token_text
 from .paths import collection_key, job_key
 from .render import render_history, render_job
@@ -48,6 +49,9 @@ def get_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
 def put_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     require_api_version(request)
     key = job_key(request)
+    if wants_what_if(request):  # newer api-version: validate, answer, write nothing (occurrences.py)
+        record, created = lifecycle.put_job(rt, key, _properties_of(request), what_if=True)
+        return what_if_answer(rt, request, record, created)
     record, created = lifecycle.put_job(rt, key, _properties_of(request))
     return _answer(rt, record, 201 if created else 200)
 
@@ -55,6 +59,8 @@ def put_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
 def patch_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     require_api_version(request)
     key = job_key(request)
+    if wants_what_if(request):
+        return what_if_answer(rt, request, lifecycle.patch_job(rt, key, _properties_of(request), what_if=True), False)
     return _answer(rt, lifecycle.patch_job(rt, key, _properties_of(request)), 200)
 
 

@@ -37,6 +37,8 @@ _ACTIONS: dict[str, tuple[str, str | None]] = {
     "Jobs_Patch": (f"{JOBS}/write", "collection"),
     "Jobs_Delete": (f"{JOBS}/delete", "collection"),
     "Jobs_Run": (f"{JOBS}/run/action", "collection"),
+    "Jobs_ListOccurrences": (f"{JOBS}/read", "collection"),
+    "Jobs_Backfill": (f"{JOBS}/backfill/action", "collection"),
     "RoleAssignments_ListForScope": (f"{ROLE_ASSIGNMENTS}/read", None),
     "RoleAssignments_Get": (f"{ROLE_ASSIGNMENTS}/read", None),
     "RoleAssignments_Create": (f"{ROLE_ASSIGNMENTS}/write", None),

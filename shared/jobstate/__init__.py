@@ -10,6 +10,7 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
   (`dispatch_step`, `advanced`, `postponed_note`).
 - ledger.py: the ledger entries of occurrences that did not run, and why (`let_go`, `not_run`, `superseded`,
   `while_disabled`).
+- preview.py: the next occurrences as the dispatcher will fire them, with notes (`upcoming`).
 - missed.py: the missed-run policy (Skip, Latest, All) of a dispatch that finds the job behind (`catch_up`).
 - attempt.py: may this attempt run (`may_run`), and the job after it (`after_attempt`).
 - outcome.py: what follows an attempt (`decide` -> `AttemptOutcome`).
@@ -39,11 +40,13 @@ from .plan import (
     still_due,
     written,
 )
+from .preview import Note, Upcoming, upcoming
 from .series import JobSeries, engine_recurrence, series_of
 from .view import FINISHED_JOB_AGE, expired, status
 
 __all__ = [
-    "CATCH_UP_SPACING", "CatchUp", "catch_up", "let_go", "not_run", "superseded", "while_disabled",
+    "CATCH_UP_SPACING", "CatchUp", "Note", "Upcoming", "catch_up", "upcoming", "let_go", "not_run", "superseded",
+    "while_disabled",
     "COLLECTION_CASCADE", "FINAL_STATES", "FINISHED_JOB_AGE", "MISSED_AFTER", "RECENT_CLAIMS", "Attempt",
     "AttemptOutcome", "DispatchStep", "JobSeries", "Outcome", "StateRefused", "advanced", "after_attempt",
     "decide", "dispatch_step", "engine_recurrence", "expired", "has_advanced", "is_done", "may_run", "moved",
