@@ -57,6 +57,10 @@ class JobRecord:
     # Bumped by every PUT/PATCH: occurrences queued for an older definition are dropped, not run.
     generation: int = 0
     etag: str | None = None
+    # Since when a Disabled job's occurrences have not run (its next occurrence when it was disabled), and why
+    # (a LedgerReason value: JobDisabled, CollectionDisabled): enabling it again names them in the ledger.
+    paused_since: datetime | None = None
+    paused_by: str | None = None
     # The stored sealed secrets, kept as they are when the keyring could not open them (store/sealing.py).
     unopened_secrets: str | None = field(default=None, repr=False)
     # The job's occurrence series, built once per record on first use (jobstate/series.py); not stored.

@@ -20,7 +20,7 @@ Table tests of the whole lifecycle without storage: tests/jobstate/.
 """
 
 from .attempt import RECENT_CLAIMS, Attempt, after_attempt, is_done, may_run
-from .ledger import let_go, not_run, superseded, while_disabled
+from .ledger import let_go, not_run, resumed, superseded, while_disabled
 from .missed import MISSED_AFTER, CatchUp, catch_up
 from .outcome import AttemptOutcome, Outcome, decide
 from .plan import (
@@ -45,8 +45,8 @@ from .series import JobSeries, engine_recurrence, series_of
 from .view import FINISHED_JOB_AGE, expired, status
 
 __all__ = [
-    "CATCH_UP_SPACING", "CatchUp", "Note", "Upcoming", "catch_up", "upcoming", "let_go", "not_run", "superseded",
-    "while_disabled",
+    "CATCH_UP_SPACING", "CatchUp", "Note", "Upcoming", "catch_up", "upcoming", "let_go", "not_run", "resumed",
+    "superseded", "while_disabled",
     "COLLECTION_CASCADE", "FINAL_STATES", "FINISHED_JOB_AGE", "MISSED_AFTER", "RECENT_CLAIMS", "Attempt",
     "AttemptOutcome", "DispatchStep", "JobSeries", "Outcome", "StateRefused", "advanced", "after_attempt",
     "decide", "dispatch_step", "engine_recurrence", "expired", "has_advanced", "is_done", "may_run", "moved",

@@ -7,8 +7,8 @@ entry from whoever let it go (docs/decisions.md, "Missed runs, backfill, the led
 - the executor, for an occurrence it may not run when its second comes (`not_run`: the job or its collection
   Disabled, the collection Suspended) or that was queued for a definition since replaced (`superseded`,
   JobChanged, or JobDisabled when the replacement disabled the job);
-- the lifecycle, when a Disabled job is enabled again (`while_disabled`: the occurrences its series had while
-  it was Disabled, JobDisabled or CollectionDisabled, the newest `limit` of them).
+- the lifecycle, when a Disabled job is enabled again (`resumed`, `while_disabled`: the occurrences its series
+  had while it was Disabled, JobDisabled or CollectionDisabled, the newest `limit` of them).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from ..model import JobExecutionStatus, JobState, LedgerReason, MissedRunType, format_duration, format_utc
+from ..model.extensions import RETENTION_MAX_ENTRIES
 from ..occurrence import Trigger, execution_id
 from ..records import JobRecord, LedgerEntry
 from .plan import DispatchStep
@@ -97,3 +98,15 @@ def while_disabled(job: JobRecord, since: datetime, now: datetime, reason: Ledge
             found.append(cursor)
         cursor = series.previous(cursor)
     return [not_run(job, occurrence, Trigger.SCHEDULE, reason, now) for occurrence in found]
+
+
+def resumed(before: JobRecord, after: JobRecord, now: datetime) -> list[LedgerEntry]:
+    """The entries of the occurrences a job had while Disabled, when a write enables it again (`before` Disabled
+    since `paused_since`, `after` Enabled): the newest RETENTION_MAX_ENTRIES of them."""
+    if before.state != JobState.DISABLED or after.state != JobState.ENABLED or before.paused_since is None:
+        return []
+    try:
+        reason = LedgerReason(before.paused_by or LedgerReason.JOB_DISABLED.value)
+    except ValueError:
+        reason = LedgerReason.JOB_DISABLED
+    return while_disabled(after, before.paused_since, now, reason, RETENTION_MAX_ENTRIES)

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 
 from ..keys import JobKey
 from ..model import JobCollectionState, JobExecutionStatus, JobHistoryActionName, JobProperties, JobState
-from ..model.extensions import RETENTION_MAX_ENTRIES, MissedRunType
+from ..model.extensions import RETENTION_MAX_ENTRIES, LedgerReason, MissedRunType
 from ..records import HistoryRecord, JobRecord
 from .missed import CatchUp, catch_up
 from .series import keep_series, series_of
@@ -82,13 +82,27 @@ def written(key: JobKey, properties: JobProperties, state: JobState, existing: J
     if existing is None:
         return JobRecord(key=key, properties=properties, state=state, created_time=now, count_origin=origin,
                          generation=new_generation(None, now))
+    since, by = paused(existing, state, LedgerReason.JOB_DISABLED, now)
     return JobRecord(
         key=existing.key, properties=properties, state=state, created_time=existing.created_time,
         count_origin=existing.count_origin if same_schedule else origin,
         last_execution_time=existing.last_execution_time, execution_count=existing.execution_count,
         failure_count=existing.failure_count, faulted_count=existing.faulted_count,
-        generation=new_generation(existing, now), etag=existing.etag,
+        generation=new_generation(existing, now), etag=existing.etag, paused_since=since, paused_by=by,
     )
+
+
+def paused(existing: JobRecord, state: JobState, why: LedgerReason, now: datetime) -> tuple[datetime | None,
+                                                                                           str | None]:
+    """(paused_since, paused_by) of a job moving from `existing` to `state`: set when an Enabled job is disabled
+    (from its next occurrence), kept while it stays Disabled, cleared otherwise."""
+    if state != JobState.DISABLED:
+        return None, None
+    if existing.state == JobState.DISABLED:
+        return existing.paused_since, existing.paused_by
+    if existing.state != JobState.ENABLED:
+        return None, None
+    return existing.next_execution_time or now, why.value
 
 
 def planned(record: JobRecord, now: datetime) -> JobRecord:
@@ -104,7 +118,9 @@ def moved(record: JobRecord, from_state: JobState, to_state: JobState, now: date
     in `from_state` (a concurrent write decided otherwise)."""
     if record.state != from_state:
         return None
-    return keep_series(record, replace(record, state=to_state, generation=new_generation(record, now)))
+    since, by = paused(record, to_state, LedgerReason.COLLECTION_DISABLED, now)
+    return keep_series(record, replace(record, state=to_state, generation=new_generation(record, now),
+                                       paused_since=since, paused_by=by))
 
 
 @dataclass(frozen=True)
