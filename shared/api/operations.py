@@ -24,6 +24,7 @@ from ..model import (
     JobListResult,
 )
 from ..runtime import Runtime
+from .backfill import backfill
 from .collections import (
     delete_collection,
     disable_collection,
@@ -102,6 +103,7 @@ OPERATIONS: tuple[Operation, ...] = (
     # OpenAPI document (issue 26, item 1) lists them.
     Operation("Jobs_ListOccurrences", "GET", f"{JOB}/occurrences", list_occurrences, query=("count", "from"),
               documented=False),
+    Operation("Jobs_Backfill", "POST", f"{JOB}/backfill", backfill, documented=False),
     *(operation for scope in (SUBSCRIPTION, GROUP, COLLECTION) for operation in (
         Operation("RoleAssignments_ListForScope", "GET", f"{scope}/{ROLES}", list_role_assignments,
                   documented=False),
