@@ -1,6 +1,7 @@
 """History in the newer api-version: the occurrence ledger, one entry per nominal occurrence of the job in its
-retention window, the ones that did not run included, with the reason (docs/decisions.md, "Missed runs,
-backfill, the ledger"). 2016-03-01 history (jobs.py) keeps listing attempts, exactly as before.
+retention window, the ones that did not run included, with the reason
+(docs/decisions.md, "Missed runs, backfill, the ledger").
+2016-03-01 history (jobs.py) keeps listing attempts, exactly as before.
 
 An entry: `expectedExecutionTime` and `occurrenceTime` (the occurrence), `trigger` (Schedule, RunNow,
 Backfill), `executionTag` (the identity its actions carried), `status` (of its latest main-action attempt, or
