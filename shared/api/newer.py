@@ -6,7 +6,9 @@ Until the api-version table (issue 26, item 1) takes them over, this is the one 
   `whatIf`, the ledger's `$filter` terms): a 400 naming the version otherwise;
 - `older_answer(operation, request, response)`: an answer to an older api-version with the newer members
   (model/extensions.py JOB_PATHS, COLLECTION_PATHS, HISTORY_PATHS) taken out, so 2016-03-01 answers exactly as
-  the old service did.
+  the old service did;
+- `older_schemas(schemas)`: the OpenAPI components of the 2016-03-01 document without them (the newer
+  version's own document is item 1's).
 """
 
 from __future__ import annotations
@@ -51,3 +53,27 @@ def older_answer(operation: str, request: ApiRequest, response: ApiResponse) -> 
         items: list[Any] = [without_newer(item, paths) if isinstance(item, dict) else item for item in body["value"]]
         return dataclasses.replace(response, body={**body, "value": items})
     return dataclasses.replace(response, body=without_newer(body, paths))
+
+
+# Where each newer path's member sits in the OpenAPI components (the model that holds it), and the schemas
+# only those members use.
+_NEWER_MEMBERS = {
+    "JobProperties": [p.rsplit(".", 1)[1] for p in JOB_PATHS],
+    "JobCollectionProperties": [p.rsplit(".", 1)[1] for p in COLLECTION_PATHS],
+    "JobHistoryProperties": [p.rsplit(".", 1)[1] for p in HISTORY_PATHS],
+}
+_NEWER_SCHEMAS = ("MissedRunPolicy", "MissedRunType", "HistoryRetention", "LedgerReason", "OccurrenceTrigger")
+_NEWER_VALUES = {"JobExecutionStatus": ("Skipped",)}
+
+
+def older_schemas(schemas: dict[str, Any]) -> dict[str, Any]:
+    """The components without the newer-only members, schemas and enum values (a copy)."""
+    result = {name: schema for name, schema in schemas.items() if name not in _NEWER_SCHEMAS}
+    for name, members in _NEWER_MEMBERS.items():
+        if name in result:
+            properties = {k: v for k, v in result[name].get("properties", {}).items() if k not in members}
+            result[name] = {**result[name], "properties": properties}
+    for name, values in _NEWER_VALUES.items():
+        if name in result and "enum" in result[name]:
+            result[name] = {**result[name], "enum": [v for v in result[name]["enum"] if v not in values]}
+    return result

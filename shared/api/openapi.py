@@ -23,6 +23,7 @@ from ..model import (
     JobListResult,
 )
 from .common import SUPPORTED_API_VERSIONS
+from .newer import older_schemas
 from .operations import OPERATIONS
 
 _REF = "#/components/schemas/{model}"
@@ -55,7 +56,7 @@ def _components() -> dict[str, Any]:
     models: list[type[BaseModel]] = [JobCollectionDefinition, JobDefinition, JobCollectionListResult, JobListResult,
                                      JobHistoryListResult, ErrorResponse]
     _, schema = models_json_schema([(m, "validation") for m in models], ref_template=_REF)
-    return dict(schema.get("$defs", {}))
+    return older_schemas(dict(schema.get("$defs", {})))  # the newer api-version's members are not 2016-03-01's
 
 
 def _operation(op_id: str, path: str, body: type[BaseModel] | None, responses: Mapping[str, type[BaseModel] | None],
