@@ -38,7 +38,7 @@ def _leaf_commands(command: Any, path: str = "scheduler") -> list[tuple[str, Any
 
 def test_every_command_takes_output_after_its_name() -> None:
     leaves = _leaf_commands(typer.main.get_command(app))
-    assert len(leaves) == 17  # collections 6, jobs 9, next, import
+    assert len(leaves) == 21  # collections 6, jobs 13 (occurrences, what-if, backfill, ledger included), next, import
     for path, command in leaves:
         declared = {opt for param in command.params for opt in getattr(param, "opts", [])}
         assert {"--output", "-o"} <= declared, path
