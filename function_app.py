@@ -92,6 +92,16 @@ def job_history(req: func.HttpRequest) -> func.HttpResponse:
     return _serve(f"{JOB}/history", req)
 
 
+@app.route(route=f"{JOB}/occurrences", methods=api.methods_at(f"{JOB}/occurrences"))
+def job_occurrences(req: func.HttpRequest) -> func.HttpResponse:
+    return _serve(f"{JOB}/occurrences", req)
+
+
+@app.route(route=f"{JOB}/backfill", methods=api.methods_at(f"{JOB}/backfill"))
+def job_backfill(req: func.HttpRequest) -> func.HttpResponse:
+    return _serve(f"{JOB}/backfill", req)
+
+
 @app.route(route=f"{SUBSCRIPTION}/{ROLES}", methods=api.methods_at(f"{SUBSCRIPTION}/{ROLES}"))
 def role_assignments_of_subscription(req: func.HttpRequest) -> func.HttpResponse:
     return _serve(f"{SUBSCRIPTION}/{ROLES}", req)

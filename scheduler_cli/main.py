@@ -15,7 +15,7 @@ import typer
 
 from shared.console.schedule import ScheduleError, describe, upcoming
 
-from . import collections, doctor, jobs
+from . import collections, doctor, jobs, occurrences
 from .client import DEFAULT_ENDPOINT, USAGE_ERROR, CliError
 from .context import OneLineErrors, Options, Output, guarded, options, read_json
 from .export import export
@@ -27,6 +27,7 @@ app = typer.Typer(name="scheduler", cls=OneLineErrors, no_args_is_help=True, add
                   pretty_exceptions_enable=False,
                   help="Drive the scheduler's management API: collections, jobs, history, import of ARM templates.")
 app.add_typer(collections.app, name="collections")
+occurrences.register(jobs.app)  # occurrences, what-if, backfill, ledger (newer api-version)
 app.add_typer(jobs.app, name="jobs")
 app.command("doctor", epilog="Example: scheduler doctor --endpoint http://127.0.0.1:7071/api")(doctor.doctor)
 

@@ -44,7 +44,7 @@ from .clock import Clock
 from .jobstate import DispatchStep
 from .leases import TaskWatchdogs
 from .occurrence import OccurrenceMessage, Trigger, batches
-from .records import HistoryRecord, JobRecord
+from .records import HistoryRecord, JobRecord, LedgerEntry
 from .store import ConcurrencyError, DueEntry, Store, bucket_of, bucket_start, read_modify_write
 from .store.dispatch_queue import MalformedTask, ShardTask
 from .store.tables import chunks
@@ -112,8 +112,9 @@ class _Plan:
     entry: DueEntry
     job: JobRecord
     step: DispatchStep
-    message: OccurrenceMessage | None
+    messages: list[OccurrenceMessage]  # what the step queues (several for an All missed-run policy's catch-up)
     postponed: HistoryRecord | None = None
+    let_go: list[LedgerEntry] = field(default_factory=list)  # ledger entries of missed occurrences not run
     advanced: JobRecord | None = field(default=None)  # the job as its advance left it
     failed: bool = field(default=False)  # a storage fault while advancing: not a race, whatever the write saw
 
@@ -123,7 +124,7 @@ class _Plan:
             return DispatchOutcome.FAILED
         if self.advanced is None:
             return DispatchOutcome.RACED
-        return DispatchOutcome.QUEUED if self.message is not None else DispatchOutcome.SKIPPED
+        return DispatchOutcome.QUEUED if self.messages else DispatchOutcome.SKIPPED
 
 
 @dataclass(frozen=True)
@@ -286,19 +287,20 @@ class Dispatcher:
 
     def _plan(self, job: JobRecord, entry: DueEntry, now: datetime) -> _Plan:
         step = jobstate.dispatch_step(job, entry.due, now)
-        message = None
-        if step.runs:
-            message = OccurrenceMessage(job.key, step.occurrence, step.occurrence, Trigger.SCHEDULE,
-                                        generation=job.generation)
-        return _Plan(entry, job, step, message, jobstate.postponed_note(job, step, now))
+        messages = [OccurrenceMessage(job.key, occurrence, step.due_of(occurrence, now), Trigger.SCHEDULE,
+                                      generation=job.generation) for occurrence in step.queued]
+        return _Plan(entry, job, step, messages, jobstate.postponed_note(job, step, now),
+                     jobstate.let_go(job, step, now))
 
     def _write(self, plans: list[_Plan], pool: ThreadPoolExecutor | None) -> None:
-        """Postponed notes, then the messages, then the following entries, then the jobs: a failure after
-        any step leaves a state a later dispatch repairs (a duplicate message, or a stale entry)."""
-        for plan in plans:
-            if plan.postponed is not None:
-                self.store.history.add(plan.postponed, plan.entry.due)
-        self._send([p.message for p in plans if p.message is not None])
+        """Postponed notes and the ledger entries of what they skipped, then the messages, then the following
+        entries, then the jobs: a failure after any step leaves a state a later dispatch repairs (a duplicate
+        message, or a stale entry)."""
+        notes = [(plan.postponed, plan.entry.due) for plan in plans if plan.postponed is not None]
+        let_go = [entry for plan in plans for entry in plan.let_go]
+        if notes or let_go:  # in transactions of up to 100 rows per job: one request for a usual catch-up
+            self.store.history.add_all(notes, let_go)
+        self._send([message for p in plans for message in p.messages])
         # The index entry goes before the job advances (as in the API's planning): a failure after it
         # leaves a stale entry, which a tick drops, whereas a job advanced without its entry would never run.
         self.store.due.add_many((p.job.key, p.step.following, p.job.generation) for p in plans if p.step.following)
@@ -309,7 +311,7 @@ class Dispatcher:
             else:
                 plan.advanced = advanced
                 if advanced is not None:
-                    occurrence_planned(plan.job.key, queued=plan.message is not None,
+                    occurrence_planned(plan.job.key, queued=bool(plan.messages),
                                        missed=jobstate.missed_count(plan.job, plan.step), state=plan.job.state)
 
     def _send(self, messages: list[OccurrenceMessage]) -> None:

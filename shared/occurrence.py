@@ -41,9 +41,14 @@ BATCH_BYTES = 40_000  # the JSON of one message at most: Base64 makes 53,334 of 
 class Trigger(str, Enum):
     SCHEDULE = "schedule"  # an occurrence of the job's recurrence (or its one-shot startTime)
     RUN_NOW = "run"  # POST .../run: counts as an execution, not toward `count`
+    BACKFILL = "backfill"  # POST .../backfill: a past nominal occurrence run again, with an identity of its own
 
 
 def execution_id(job: JobKey, occurrence: datetime, trigger: Trigger) -> str:
+    """The occurrence's identity: the same for every retry, redelivery and recovery of the occurrence, and
+    different for each trigger (a backfill or a run-now at the instant of a scheduled occurrence is another
+    execution). It goes out as x-ms-execution-tag and Idempotency-Key (Http), MessageId (Service Bus) and
+    ExecutionTag (Storage queue envelope)."""
     name = f"{job.resource_id.lower()}|{format_utc(occurrence)}|{trigger.value}"
     return str(uuid.uuid5(_NAMESPACE, name))
 

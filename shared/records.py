@@ -17,6 +17,7 @@ from .model import (
     JobHistoryActionName,
     JobProperties,
     JobState,
+    LedgerReason,
 )
 
 
@@ -61,6 +62,10 @@ class JobRecord:
     # Bumped by every PUT/PATCH: occurrences queued for an older definition are dropped, not run.
     generation: int = 0
     etag: str | None = None
+    # Since when a Disabled job's occurrences have not run (its next occurrence when it was disabled), and why
+    # (a LedgerReason value: JobDisabled, CollectionDisabled): enabling it again names them in the ledger.
+    paused_since: datetime | None = None
+    paused_by: str | None = None
     # The stored sealed secrets, kept as they are when the keyring could not open them (store/sealing.py).
     unopened_secrets: str | None = field(default=None, repr=False)
     # The job's occurrence series, built once per record on first use (jobstate/series.py); not stored.
@@ -93,3 +98,30 @@ class HistoryRecord:
     retry_count: int = 0
     repeat_count: int = 0
     history_id: str = field(default="")
+    # The nominal occurrence the attempt belongs to and what made it (occurrence.Trigger's value): an attempt
+    # of the main action also writes its occurrence's ledger entry (LedgerEntry). None: a note, not an attempt.
+    occurrence: datetime | None = None
+    trigger: str = "schedule"
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One occurrence in the ledger (the newer api-version's history): what came of it, or why it did not run.
+
+    One per occurrence identity (job, instant, trigger): an attempt of its main action rewrites it with that
+    attempt's outcome; an occurrence that did not run has `reason` and status Skipped (or Postponed, when a
+    later missed occurrence ran in its place)."""
+
+    key: JobKey
+    execution_id: str
+    occurrence: datetime
+    trigger: str  # occurrence.Trigger's value
+    status: JobExecutionStatus
+    message: str
+    reason: LedgerReason | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    retry_count: int = 0  # of the latest attempt
+    attempts: int = 0
+    repeat_count: int = 0
+    entry_id: str = ""

@@ -1,20 +1,20 @@
 """Retention (daily timer): prune job history and claims, and delete long-finished jobs.
 
-Rules (docs/decisions.md, "Limits and quotas"): a job keeps the last 1,000 history entries or 60 days,
-whichever is fewer; Completed and Faulted jobs are deleted 60 days after their last occurrence (their
-last execution, or their creation when they never ran), with their history and claims. Claims only
-guard against duplicate deliveries, which arrive within minutes, so they are kept for 7 days.
+Rules (docs/decisions.md, "Limits and quotas" and "Missed runs, backfill, the ledger"): a job keeps, of its
+attempts and apart of its occurrence ledger, the newest `maxEntriesPerJob` entries, none older than `maxAge`,
+except failed ones, kept until `failureMaxAge`: its collection's `historyRetention` (newer api-version),
+by default the old service's last 1,000 entries or 60 days, whichever is fewer. Completed and Faulted jobs are
+deleted 60 days after their last occurrence (their last execution, or their creation when they never ran),
+with their history and claims. Claims only guard against duplicate deliveries, which arrive within minutes,
+so they are kept for 7 days.
 
-Cost of one run, for J jobs (every request is a single-partition or row-key-range query):
-- the jobs table is read once, as a projection of a few columns: ceil(J / 1000) requests;
-- per job, one history range query that returns only the entries older than 60 days (about one
-  day's worth, since the previous run removed the rest), and one claims query over the job's
-  partition, which this pruning keeps at no more than 7 days of attempts;
-- per job that has executed at least 1,000 times, one more read of its history keys, at most
-  1,000 plus the entries of one day;
+Cost of one run, for J jobs (every request is a single-partition query or a transaction):
+- the jobs table is read once, as a projection of a few columns: ceil(J / 1000) requests; each collection once;
+- per job, one read of its history partition's keys and statuses (ceil(rows / 1000) requests, the rows being
+  bounded by the retention itself plus what a day added: at most about 2,000 plus a day), and one claims
+  query over the job's partition, which this pruning keeps at no more than 7 days of attempts;
 - deletions go in batches of 100 per transaction.
-So a run costs O(J) requests plus O(what one day added); nothing grows with the age of the
-deployment. Jobs are capped by collection quotas (at most 1,000 each), which bounds J per collection.
+So a run costs O(J) requests plus O(what one day added); nothing grows with the age of the deployment.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from datetime import timedelta
 
 from .clock import Clock
 from .jobstate import expired
+from .keys import CollectionKey
 from .lifecycle import purge_job
+from .model.extensions import DEFAULT_RETENTION, HistoryRetention
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -52,17 +54,22 @@ class Retention:
         """One pass over every job. Idempotent; a failure part-way leaves the rest for the next run."""
         now = self.clock.now()
         report = RetentionReport()
+        retentions: dict[CollectionKey, HistoryRetention] = {}
         for job in self.store.jobs.summaries():
             report.jobs += 1
             # The ETag: a job re-created or changed meanwhile is left alone.
             if expired(job, now) and purge_job(self.store, job.key, etag=job.etag):
                 report.jobs_deleted += 1
                 continue
-            report.history_deleted += self.store.history.delete_before(job.key, now - HISTORY_MAX_AGE)
-            if job.execution_count >= HISTORY_MAX_ENTRIES:
-                # History holds one entry per execution (plus rare Postponed notes), so fewer executions
-                # cannot exceed the cap; this skips reading 1,000 keys of every ordinary job.
-                report.history_deleted += self.store.history.keep_newest(job.key, HISTORY_MAX_ENTRIES)
+            retention = retentions.get(job.key.collection_key)
+            if retention is None:
+                retention = retentions[job.key.collection_key] = self._retention_of(job.key.collection_key)
+            report.history_deleted += self.store.history.prune(job.key, retention, now)
             report.claims_deleted += self.store.claims.delete_before(job.key, now - CLAIM_MAX_AGE)
         log.info("retention: %s", report)
         return report
+
+    def _retention_of(self, key: CollectionKey) -> HistoryRetention:
+        collection = self.store.collections.get(key)
+        properties = collection.definition.properties if collection is not None else None
+        return (properties.history_retention if properties is not None else None) or DEFAULT_RETENTION

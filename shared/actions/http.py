@@ -36,6 +36,7 @@ MAX_HEADER_CHARS = 8192
 _RESERVED = frozenset({
     "x-ms-scheduler-jobid", "x-ms-scheduler-jobcollectionid", "x-ms-scheduler-expected-execution-time",
     "x-ms-scheduler-execution-region", "x-ms-execution-tag", "x-ms-client-request-id", "x-ms-scheduler-attempt",
+    "idempotency-key",
 })
 
 
@@ -58,6 +59,9 @@ def outgoing_headers(request: HttpRequest, context: ExecutionContext) -> dict[st
     headers = {k: v for k, v in (request.headers or {}).items()
                if k.lower() not in ours and not is_framing_header(k)}
     headers.update(scheduler_headers(context))
+    # The occurrence's identity (docs/execution.md, "One identity per occurrence"): the same on every retry
+    # and redelivery of the occurrence, so a target can drop a repeat (the IETF Idempotency-Key header).
+    headers["Idempotency-Key"] = context.execution_id
     headers.update(context.extra_headers)  # e.g. traceparent: added by the scheduler, never by a job
     return headers
 

@@ -75,6 +75,9 @@ def outgoing_message(wire: Wire, context: ExecutionContext) -> ServiceBusMessage
             "scheduled_enqueue_time_utc": brokered.scheduled_enqueue_time_utc, "session_id": brokered.session_id,
             "time_to_live": brokered.time_to_live, "to": brokered.to,
         }
+    # The occurrence's identity as MessageId, so a queue or topic with duplicate detection drops a repeat of
+    # the occurrence (a retry after a send whose answer was lost, a redelivery); a messageId the job sets wins.
+    fields["message_id"] = fields.get("message_id") or context.execution_id
     try:
         message = ServiceBusMessage(
             wire.message or "", application_properties=properties, **{k: v for k, v in fields.items() if v is not None}

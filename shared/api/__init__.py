@@ -17,6 +17,7 @@ from ..telemetry import traced_api
 from .access import admit, filtered
 from .health import health_response
 from .http import ApiRequest, ApiResponse, run_operation
+from .newer import older_answer
 from .openapi import openapi_document
 from .operations import HANDLERS, OPERATIONS, Handler, methods_at, operation_at
 
@@ -43,7 +44,7 @@ def _admitted(operation: str, handler: Handler, rt: Runtime, request: ApiRequest
     access = admit(rt, operation, request)
     if access.principal is not None:
         request = dataclasses.replace(request, caller=access.principal.object_id, readable=access.visible)
-    return filtered(access, handler(rt, request))
+    return filtered(access, older_answer(operation, request, handler(rt, request)))
 
 
 def _unsupported(operation: str) -> Callable[[ApiRequest], ApiResponse]:

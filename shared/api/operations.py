@@ -25,6 +25,7 @@ from ..model import (
 )
 from ..model.versions import DOCUMENTED, STABLE
 from ..runtime import Runtime
+from .backfill import backfill
 from .collections import (
     delete_collection,
     disable_collection,
@@ -37,6 +38,7 @@ from .collections import (
 )
 from .http import ApiRequest, ApiResponse
 from .jobs import delete_job, get_job, list_history, list_jobs, patch_job, put_job, run_job
+from .occurrences import list_occurrences
 from .role_assignments import (
     create_role_assignment,
     delete_role_assignment,
@@ -101,6 +103,11 @@ OPERATIONS: tuple[Operation, ...] = (
               query=FILTERED_PAGING),
     Operation("Jobs_ListJobHistory", "GET", f"{JOB}/history", list_history, responses={"200": JobHistoryListResult},
               query=FILTERED_PAGING),
+    # Newer api-version only (2026-12-01-preview): not in the 2016-03-01 document; the newer version's
+    # OpenAPI document (issue 26, item 1) lists them.
+    Operation("Jobs_ListOccurrences", "GET", f"{JOB}/occurrences", list_occurrences, query=("count", "from"),
+              documented=False),
+    Operation("Jobs_Backfill", "POST", f"{JOB}/backfill", backfill, documented=False),
     *(operation for scope in (SUBSCRIPTION, GROUP, COLLECTION) for operation in (
         Operation("RoleAssignments_ListForScope", "GET", f"{scope}/{ROLES}", list_role_assignments,
                   documented=False),

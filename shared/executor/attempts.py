@@ -29,6 +29,7 @@ from ..settings import Settings
 from ..store import Claim, Expired, Store
 from ..telemetry import attempt_done, occurrence_skipped, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
+from .not_run import record_not_run, record_superseded
 from .recorder import Fired, attempt_of, persist
 
 log = logging.getLogger(__name__)
@@ -70,10 +71,13 @@ class Attempts:
         Expiring when a runner that may be dead holds it."""
         # A message of a replaced definition is dropped before it claims: a PATCH or a disable + enable
         # re-queues the same occurrence (same claim id) for the new generation, and that one must run.
-        job = self._current_job(message)
+        current = self.store.jobs.get(message.job)
+        job = current if current is not None and current.generation == message.generation else None
         if job is None:
             log.info("occurrence %s was planned for a deleted or redefined job; dropped", message.claim_id)
             occurrence_skipped(message, "job_changed")
+            if current is not None:
+                record_superseded(self.store, current, message, self.clock.now())
             return None
         # Claimed before the wait for the due second, so the guard covers every attempt this worker holds.
         claim = self.store.claims.try_claim(message.job, message.claim_id, self.clock.now(), runner,
@@ -110,6 +114,8 @@ class Attempts:
             else:
                 runnable = self._runnable_job(job, message)
             if runnable is None:
+                if fresh_or_job := (fresh if claim.taken_over else job):
+                    record_not_run(self.store, fresh_or_job, attempt_of(message), message, self.clock.now())
                 self.store.claims.complete(claim)
                 guard.drop(claim.claim_id)
                 return None
@@ -199,6 +205,7 @@ class Attempts:
             start_time=started, end_time=ended, action_name=message.action,
             status=JobExecutionStatus.COMPLETED if result.succeeded else JobExecutionStatus.FAILED,
             message=result.message, retry_count=message.attempt, repeat_count=repeat,
+            occurrence=message.occurrence, trigger=message.trigger.value,
         )
         return Fired(message, job, claim, history, follow_up, outcome, result.succeeded)
 

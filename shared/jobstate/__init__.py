@@ -8,6 +8,10 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
   per record (`series_of`).
 - plan.py: written (created, rewritten, state changed: `written`, `resolve_state`, `planned`, `moved`) and dispatched
   (`dispatch_step`, `advanced`, `postponed_note`, `missed_count`).
+- ledger.py: the ledger entries of occurrences that did not run, and why (`let_go`, `not_run`, `superseded`,
+  `while_disabled`).
+- preview.py: the next occurrences as the dispatcher will fire them, with notes (`upcoming`).
+- missed.py: the missed-run policy (Skip, Latest, All) of a dispatch that finds the job behind (`catch_up`).
 - attempt.py: may this attempt run (`may_run`), and the job after it (`after_attempt`).
 - outcome.py: what follows an attempt (`decide` -> `AttemptOutcome`).
 - view.py: the status the API shows (`status`) and when a finished job expires (`expired`).
@@ -16,11 +20,13 @@ Table tests of the whole lifecycle without storage: tests/jobstate/.
 """
 
 from .attempt import RECENT_CLAIMS, Attempt, after_attempt, is_done, may_run
+from .ledger import let_go, not_run, resumed, superseded, while_disabled
+from .missed import MISSED_AFTER, CatchUp, catch_up
 from .outcome import AttemptOutcome, Outcome, decide
 from .plan import (
+    CATCH_UP_SPACING,
     COLLECTION_CASCADE,
     FINAL_STATES,
-    MISSED_AFTER,
     DispatchStep,
     StateRefused,
     advanced,
@@ -35,10 +41,13 @@ from .plan import (
     still_due,
     written,
 )
+from .preview import Note, Upcoming, upcoming
 from .series import JobSeries, engine_recurrence, series_of, start_of
 from .view import FINISHED_JOB_AGE, expired, status
 
 __all__ = [
+    "CATCH_UP_SPACING", "CatchUp", "Note", "Upcoming", "catch_up", "upcoming", "let_go", "not_run", "resumed",
+    "superseded", "while_disabled",
     "COLLECTION_CASCADE", "FINAL_STATES", "FINISHED_JOB_AGE", "MISSED_AFTER", "RECENT_CLAIMS", "Attempt",
     "AttemptOutcome", "DispatchStep", "JobSeries", "Outcome", "StateRefused", "advanced", "after_attempt",
     "decide", "dispatch_step", "engine_recurrence", "expired", "has_advanced", "is_done", "may_run", "missed_count",

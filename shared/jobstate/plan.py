@@ -12,7 +12,9 @@ Rules (docs/decisions.md [12], "Recurrence"):
   has no `next_execution_time`;
 - the dispatcher advances an Enabled job past each occurrence it queues; a job that is not Enabled is
   advanced without queuing anything; an occurrence found more than MISSED_AFTER late was missed while
-  nothing could run it: the latest missed one runs instead, and a Postponed note names the others.
+  nothing could run it: the job's missed-run policy (missed.py) says which of the missed ones run, and a
+  Postponed note names the others (the ledger, ledger.py, names them one by one); an Enabled job whose
+  series ends with occurrences the policy let go is Completed.
 """
 
 from __future__ import annotations
@@ -22,13 +24,15 @@ from datetime import datetime, timedelta
 
 from ..keys import JobKey
 from ..model import JobCollectionState, JobExecutionStatus, JobHistoryActionName, JobProperties, JobState
+from ..model.extensions import RETENTION_MAX_ENTRIES, LedgerReason, MissedRunType
 from ..records import HistoryRecord, JobRecord
+from .missed import CatchUp, catch_up
 from .series import keep_series, series_of, start_of
 
 FINAL_STATES = frozenset({JobState.COMPLETED, JobState.FAULTED})
 SETTABLE_STATES = frozenset({JobState.ENABLED, JobState.DISABLED})
-# An occurrence later than this is "missed" (the service was down), not merely late.
-MISSED_AFTER = timedelta(minutes=2)
+# The missed occurrences of an All policy are queued this far apart, so they start in order.
+CATCH_UP_SPACING = timedelta(seconds=1)
 
 # A collection's new state -> (the job state it moves, the state those jobs get). Other collection states
 # (Suspended, Deleted) leave jobs alone: the executor gates on the collection instead.
@@ -80,14 +84,28 @@ def written(key: JobKey, properties: JobProperties, state: JobState, existing: J
     if existing is None:
         return JobRecord(key=key, properties=properties, state=state, created_time=now, anchor=anchor,
                          count_origin=origin, generation=new_generation(None, now))
+    since, by = paused(existing, state, LedgerReason.JOB_DISABLED, now)
     return JobRecord(
         key=existing.key, properties=properties, state=state, created_time=existing.created_time, anchor=anchor,
         count_origin=existing.count_origin if same_schedule else origin,
         last_execution_time=existing.last_execution_time, last_success_time=existing.last_success_time,
         execution_count=existing.execution_count,
         failure_count=existing.failure_count, faulted_count=existing.faulted_count,
-        generation=new_generation(existing, now), etag=existing.etag,
+        generation=new_generation(existing, now), etag=existing.etag, paused_since=since, paused_by=by,
     )
+
+
+def paused(existing: JobRecord, state: JobState, why: LedgerReason, now: datetime) -> tuple[datetime | None,
+                                                                                           str | None]:
+    """(paused_since, paused_by) of a job moving from `existing` to `state`: set when an Enabled job is disabled
+    (from its next occurrence), kept while it stays Disabled, cleared otherwise."""
+    if state != JobState.DISABLED:
+        return None, None
+    if existing.state == JobState.DISABLED:
+        return existing.paused_since, existing.paused_by
+    if existing.state != JobState.ENABLED:
+        return None, None
+    return existing.next_execution_time or now, why.value
 
 
 def planned(record: JobRecord, now: datetime) -> JobRecord:
@@ -103,31 +121,51 @@ def moved(record: JobRecord, from_state: JobState, to_state: JobState, now: date
     in `from_state` (a concurrent write decided otherwise)."""
     if record.state != from_state:
         return None
-    return keep_series(record, replace(record, state=to_state, generation=new_generation(record, now)))
+    since, by = paused(record, to_state, LedgerReason.COLLECTION_DISABLED, now)
+    return keep_series(record, replace(record, state=to_state, generation=new_generation(record, now),
+                                       paused_since=since, paused_by=by))
 
 
 @dataclass(frozen=True)
 class DispatchStep:
-    """What the dispatcher does with a job's due entry: queue `occurrence` (when `runs`), then move on to
-    `following`; `missed_from` is the first occurrence skipped when an outage made it run a later one."""
+    """What the dispatcher does with a job's due entry: queue `queued` (when `runs`), then move on to
+    `following`. `occurrence` is the latest occurrence the step covers; `missed_from` is the first occurrence
+    of a catch-up (an outage made the step cover several), and `catch_up` what the missed-run policy did."""
 
     due: datetime
     occurrence: datetime
     following: datetime | None
     runs: bool
     missed_from: datetime | None = None
+    catch_up: CatchUp | None = None
+
+    @property
+    def queued(self) -> tuple[datetime, ...]:
+        """The occurrences to queue, oldest first."""
+        if not self.runs:
+            return ()
+        return self.catch_up.runs if self.catch_up is not None else (self.occurrence,)
+
+    def due_of(self, occurrence: datetime, now: datetime) -> datetime:
+        """When a queued occurrence should run: at its instant, or, for the catch-up of an All policy, one after
+        the other from now (so they start in order)."""
+        catch = self.catch_up
+        if catch is None or catch.policy != MissedRunType.ALL:
+            return occurrence
+        return now + CATCH_UP_SPACING * catch.runs.index(occurrence)
 
 
-def dispatch_step(job: JobRecord, due: datetime, now: datetime) -> DispatchStep:
-    """The step for the job's entry at `due` (the job's `next_execution_time`)."""
+def dispatch_step(job: JobRecord, due: datetime, now: datetime,
+                  ledger_limit: int = RETENTION_MAX_ENTRIES) -> DispatchStep:
+    """The step for the job's entry at `due` (the job's `next_execution_time`); `ledger_limit` bounds how many
+    let-go occurrences a catch-up names."""
     series = series_of(job)
     runs = job.state == JobState.ENABLED
-    occurrence, missed_from = due, None
-    if runs and now - due > MISSED_AFTER:
-        latest = series.latest_missed(now) or due
-        if latest > due:
-            occurrence, missed_from = latest, due
-    return DispatchStep(due, occurrence, series.following(occurrence), runs, missed_from)
+    caught = catch_up(series, job.properties.missed_run_policy, due, now, ledger_limit) if runs else None
+    if caught is None:
+        return DispatchStep(due, due, series.following(due), runs)
+    missed_from = due if caught.let_go_count > 0 else None
+    return DispatchStep(due, caught.latest, series.following(caught.latest), runs, missed_from, caught)
 
 
 def still_due(job: JobRecord, generation: int, due: datetime) -> bool:
@@ -136,8 +174,13 @@ def still_due(job: JobRecord, generation: int, due: datetime) -> bool:
 
 
 def advanced(job: JobRecord, step: DispatchStep) -> JobRecord:
-    """The job moved past the dispatched occurrence."""
-    return keep_series(job, replace(job, next_execution_time=step.following, dispatched_occurrence=step.occurrence))
+    """The job moved past the dispatched occurrence; Completed when its series ended with nothing queued (a
+    missed-run policy let its last occurrences go: no attempt is left to complete it)."""
+    state = job.state
+    if state == JobState.ENABLED and step.runs and step.following is None and not step.queued:
+        state = JobState.COMPLETED
+    return keep_series(job, replace(job, state=state, next_execution_time=step.following,
+                                    dispatched_occurrence=step.occurrence))
 
 
 def has_advanced(job: JobRecord, generation: int, step: DispatchStep) -> bool:
@@ -147,25 +190,35 @@ def has_advanced(job: JobRecord, generation: int, step: DispatchStep) -> bool:
 
 
 def missed_count(job: JobRecord, step: DispatchStep) -> int:
-    """How many occurrences an outage made the step skip (0 when it runs the one that was due)."""
+    """How many occurrences an outage made the step skip (0 when it runs the one that was due): the missed ones
+    the missed-run policy does not queue."""
     if step.missed_from is None:
         return 0
     series = series_of(job)
-    return series.repeat_count(step.occurrence) - series.repeat_count(step.missed_from)
+    missed = series.repeat_count(step.occurrence) - series.repeat_count(step.missed_from) + 1
+    return max(0, missed - len(step.queued))
 
 
 def postponed_note(job: JobRecord, step: DispatchStep, now: datetime) -> HistoryRecord | None:
-    """The history note of the occurrences an outage skipped, or None when none were."""
+    """The history note of the occurrences an outage skipped, or None when none were (the one entry 2016-03-01
+    history shows for them; the ledger names each)."""
     first = step.missed_from
     if first is None:
         return None
     series = series_of(job)
     first_index = series.repeat_count(first)
     skipped = series.repeat_count(step.occurrence) - first_index
+    caught = step.catch_up
     message = (
         f"{skipped} occurrence(s) from {first.isoformat()} were missed while the scheduler was unavailable "
         f"and skipped; the latest, {step.occurrence.isoformat()}, runs now."
     )
+    if caught is not None and caught.policy != MissedRunType.LATEST:
+        message = (
+            f"{caught.let_go_count} occurrence(s) from {first.isoformat()} were missed while the scheduler was "
+            f"unavailable and skipped (missed-run policy {caught.policy.value}); {len(caught.runs)} of them "
+            f"run now."
+        )
     return HistoryRecord(
         key=job.key, execution_id=f"postponed|{first.isoformat()}", expected_execution_time=first,
         start_time=now, end_time=now, action_name=JobHistoryActionName.MAIN_ACTION,

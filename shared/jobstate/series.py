@@ -13,7 +13,7 @@ one occurrence never rebuild the engine's series.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..model import JobRecurrence
 from ..records import JobRecord
@@ -100,6 +100,23 @@ class JobSeries:
     def latest_missed(self, now: datetime) -> datetime | None:
         """The latest occurrence at or before now (what runs once after an outage)."""
         return self.engine.last_at_or_before(now) if self.recurring else None
+
+    def previous(self, occurrence: datetime) -> datetime | None:
+        """The occurrence before `occurrence` (an occurrence of the series), or None when it is the first."""
+        return self.engine.last_at_or_before(occurrence - timedelta(seconds=1)) if self.recurring else None
+
+    def dst_shift(self, occurrence: datetime) -> str | None:
+        """"gap" or "fold" when a DST change moved the occurrence off its wall time (recurrence/series.py)."""
+        return self.engine.dst_shift(occurrence) if self.recurring else None
+
+    def ends_with(self, occurrence: datetime) -> str | None:
+        """What makes `occurrence` the last one: "count", "endTime", or "once" for a one-shot; None when more
+        follow."""
+        if not self.recurring:
+            return "once"
+        if self.engine.end != occurrence:
+            return None
+        return self.engine.ends_by
 
     def repeat_count(self, occurrence: datetime) -> int:
         """History `repeatCount`: the occurrence's 1-based index in its series; 0 for an instant outside the

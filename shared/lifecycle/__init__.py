@@ -10,7 +10,7 @@ advances and the executor for attempts). Retention's deletes come here too (`pur
 - writes.py: `store_job`, the one place a job's definition or state is stored (planned, due-indexed).
 - states.py: state changes under ETags (enable/disable, the cascade to jobs).
 - purge.py: removing a job (DELETE, collection delete, retention) or a collection.
-- runs.py: run now.
+- runs.py: run now; backfill.py: the occurrences of a past interval, again.
 - job_count.py, quotas.py: maxJobCount under concurrency; plan and quota limits.
 - documents.py, validation.py, certificates.py, regions.py: definition documents and the rules they obey.
 - errors.py: what the lifecycle refuses (JobNotFound(key), CollectionNotFound(key), QuotaExceeded,
@@ -19,6 +19,7 @@ advances and the executor for attempts). Retention's deletes come here too (`pur
 
 from __future__ import annotations
 
+from .backfill import Backfilled, backfill_job
 from .collections import patch_collection, put_collection
 from .errors import (
     CollectionNotFound,
@@ -30,13 +31,22 @@ from .errors import (
 )
 from .jobs import patch_job, put_job
 from .purge import delete_collection, delete_job, purge_job
-from .reads import collections_page, get_collection, get_job, history_page, jobs_page, live_collection
+from .reads import (
+    collections_page,
+    get_collection,
+    get_job,
+    history_page,
+    jobs_page,
+    ledger_page,
+    live_collection,
+)
 from .runs import run_job
 from .states import transition_collection
 
 __all__ = [
+    "Backfilled", "backfill_job",
     "CollectionNotFound", "Conflict", "InvalidDefinition", "JobNotFound", "LifecycleError",
     "QuotaExceeded", "collections_page", "delete_collection", "delete_job", "get_collection", "get_job",
-    "history_page", "jobs_page", "live_collection", "patch_collection", "patch_job", "purge_job",
+    "history_page", "jobs_page", "ledger_page", "live_collection", "patch_collection", "patch_job", "purge_job",
     "put_collection", "put_job", "run_job", "transition_collection",
 ]

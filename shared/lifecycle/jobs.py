@@ -50,9 +50,10 @@ def _add_certificate_facts(properties: JobProperties) -> None:
 
 def write_job(
     rt: Runtime, key: JobKey, properties: JobProperties, existing: JobRecord | None, collection: CollectionRecord,
-    *, default_state: JobState,
+    *, default_state: JobState, what_if: bool = False,
 ) -> JobRecord:
-    """Validate a complete job definition against its collection and store it planned."""
+    """Validate a complete job definition against its collection and store it planned; with `what_if`, the
+    record as it would be stored and planned, and nothing written (every refusal still raises)."""
     now = rt.clock.now().replace(microsecond=0)
     # A job that had no startTime and still has none keeps its anchor: reading it and writing it back (which
     # sends no startTime, since none is shown) leaves its schedule where it was.
@@ -69,13 +70,15 @@ def write_job(
         raise InvalidDefinition(f"The job is {size} bytes as stored; the maximum job size is {MAX_DEFINITION_BYTES}.",
                                 "properties")
     record = jobstate.written(key, stored, state, existing, now, start)
+    if existing is None and collection.job_count is not None:
+        # A create takes a place in the collection's count (the last check that can refuse). A collection seen
+        # full refuses before anything is written; a place lost to a concurrent create after that refuses at
+        # the reservation, which runs beside the due entry (an entry without its job is dropped as stale).
+        check_job_count(limits, collection.job_count)
+    if what_if:
+        return jobstate.planned(record, now)
     if existing is not None:
         return _store(rt, record, existing, now)
-    # A create takes a place in the collection's count (the last check that can refuse). A collection seen
-    # full refuses before anything is written; a place lost to a concurrent create after that refuses at
-    # the reservation, which runs beside the due entry (an entry without its job is dropped as stale).
-    if collection.job_count is not None:
-        check_job_count(limits, collection.job_count)
     reserved = False
 
     def reserve() -> None:
@@ -104,8 +107,10 @@ def _read_both(rt: Runtime, key: JobKey) -> tuple[CollectionRecord, JobRecord | 
     return side_by_side(lambda: live_collection(rt, key.collection_key), lambda: rt.store.jobs.get(key))
 
 
-def put_job(rt: Runtime, key: JobKey, properties: dict[str, Any], keep: Keep | None = None) -> tuple[JobRecord, bool]:
-    """Create or replace a job from its `properties` document (canonical member names); (record, created)."""
+def put_job(rt: Runtime, key: JobKey, properties: dict[str, Any], keep: Keep | None = None, *,
+            what_if: bool = False) -> tuple[JobRecord, bool]:
+    """Create or replace a job from its `properties` document (canonical member names); (record, created). With
+    `what_if`, nothing is written: the record is the job as it would be stored (write_job)."""
     collection, existing = _read_both(rt, key)
     if existing is not None:
         stored = existing.properties.to_document()
@@ -114,12 +119,14 @@ def put_job(rt: Runtime, key: JobKey, properties: dict[str, Any], keep: Keep | N
         carry_secrets(properties.get("action"), stored.get("action"))
     definition = validate(JobDefinition, {"properties": properties})
     job = definition.properties or JobProperties()
-    record = write_job(rt, key, job, existing, collection, default_state=JobState.ENABLED)
+    record = write_job(rt, key, job, existing, collection, default_state=JobState.ENABLED, what_if=what_if)
     return record, existing is None
 
 
-def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any], keep: Keep | None = None) -> JobRecord:
-    """Merge a partial `properties` document into the stored one; absent secrets and state are kept (Q9)."""
+def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any], keep: Keep | None = None, *,
+              what_if: bool = False) -> JobRecord:
+    """Merge a partial `properties` document into the stored one; absent secrets and state are kept (Q9). With
+    `what_if`, nothing is written (write_job)."""
     patch = dict(patch)
     collection, existing = _read_both(rt, key)
     if existing is None:
@@ -137,4 +144,4 @@ def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any], keep: Keep | None
                            patch_action if isinstance(patch_action, dict) else None)
     definition = validate(JobDefinition, {"properties": merged})
     job = definition.properties or JobProperties()
-    return write_job(rt, key, job, existing, collection, default_state=existing.state)
+    return write_job(rt, key, job, existing, collection, default_state=existing.state, what_if=what_if)

@@ -8,11 +8,12 @@ that cannot be read is left out of a page (logged by the store); reading it alon
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..keys import CollectionKey, JobKey
 from ..model import JobCollectionState, JobExecutionStatus, JobState
-from ..records import CollectionRecord, HistoryRecord, JobRecord
+from ..records import CollectionRecord, HistoryRecord, JobRecord, LedgerEntry
 from .errors import CollectionNotFound, JobNotFound, LifecycleError
 
 if TYPE_CHECKING:
@@ -87,3 +88,23 @@ def history_page(rt: Runtime, key: JobKey, status: JobExecutionStatus | None, si
             if continuation is None:
                 return [], None  # nothing follows the skipped entries
     return rt.store.history.page(key, status, size, continuation)
+
+
+def ledger_page(rt: Runtime, key: JobKey, status: JobExecutionStatus | None, since: datetime | None,
+                until: datetime | None, size: int, continuation: Any, skip: int, *, since_inclusive: bool = True,
+                until_inclusive: bool = True) -> tuple[list[LedgerEntry], Any]:
+    """A page of the job's occurrence ledger, newest first, and the continuation of the next (like history)."""
+    if rt.store.jobs.get(key) is None:
+        raise JobNotFound(key)
+
+    def read(count: int, token: Any) -> tuple[list[LedgerEntry], Any]:
+        return rt.store.history.ledger_page(key, status, since, until, count, token,
+                                            since_inclusive=since_inclusive, until_inclusive=until_inclusive)
+
+    if continuation is None and skip:
+        while skip > 0:
+            entries, continuation = read(min(skip, 1000), continuation)
+            skip -= len(entries)
+            if continuation is None:
+                return [], None
+    return read(size, continuation)

@@ -12,7 +12,8 @@ Contract:
 - a Disabled, Completed or Faulted job has no `next_execution_time` and no due-index entry;
 - the entry of the replaced record (at `existing.next_execution_time`) is removed, unless the new record is
   due at the same instant (the entry is its own then: the dispatcher matches entries by instant);
-- an occurrence before the dispatch horizon is queued right away (the dispatcher's next tick would be late).
+- an occurrence before the dispatch horizon is queued right away (the dispatcher's next tick would be late);
+- a Disabled job enabled again has ledger entries for the occurrences it had while Disabled (jobstate.resumed).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..dispatcher import dispatch_horizon
-from ..jobstate import planned
+from ..jobstate import planned, resumed
 from ..records import JobRecord
 from .parallel import side_by_side
 
@@ -56,6 +57,10 @@ def store_job(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: d
     record = rt.store.jobs.insert(record) if existing is None else rt.store.jobs.replace(record)
     if old_due is not None and old_due != first:
         rt.store.due.remove(record.key, old_due)
+    if existing is not None:  # enabled again: the ledger names the occurrences it had while Disabled
+        let_go = resumed(existing, record, now)
+        if let_go:
+            rt.store.history.add_all([], let_go)
     if first is not None and first < dispatch_horizon(now):
         # A lost race leaves the record as written: whoever won re-planned or will dispatch it.
         record = rt.dispatcher.dispatch(record, first, now) or record

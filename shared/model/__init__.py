@@ -34,10 +34,18 @@ from .enums import (
     ServiceBusTransportType,
     SkuName,
 )
+from .extensions import (
+    HistoryRetention,
+    LedgerReason,
+    MissedRunPolicy,
+    MissedRunType,
+    OccurrenceTrigger,
+)
 from .history import JobHistoryDefinition, JobHistoryProperties
 from .instants import Instant, UtcDateTime, format_utc, to_utc
 from .job import JobDefinition, JobProperties, JobStatus
 from .lists import ErrorDetail, ErrorResponse, JobCollectionListResult, JobHistoryListResult, JobListResult
 from .recurrence import JobRecurrence, JobRecurrenceSchedule, JobRecurrenceScheduleMonthlyOccurrence
+from .versions import PREVIEW as PREVIEW_API_VERSION
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -8,6 +8,7 @@ from pydantic import AfterValidator, Field
 
 from .base import CamelCaseOnOutput, WireModel
 from .enums import JobCollectionState, RecurrenceFrequency, SkuName
+from .extensions import HistoryRetention
 
 
 class Sku(WireModel):
@@ -41,6 +42,8 @@ class JobCollectionProperties(WireModel):
     sku: Sku | None = None
     state: JobCollectionState | None = None
     quota: JobCollectionQuota | None = None
+    # Newer api-version only (extensions.py COLLECTION_PATHS).
+    history_retention: HistoryRetention | None = Field(default=None, alias="historyRetention")
 
 
 class JobCollectionDefinition(WireModel):

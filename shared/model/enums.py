@@ -86,3 +86,4 @@ class JobExecutionStatus(CaseInsensitiveEnum):
     COMPLETED = "Completed"
     FAILED = "Failed"
     POSTPONED = "Postponed"
+    SKIPPED = "Skipped"  # newer api-version only: a ledger entry of an occurrence that did not run

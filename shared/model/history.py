@@ -6,6 +6,7 @@ from pydantic import Field
 
 from .base import WireModel
 from .enums import JobExecutionStatus, JobHistoryActionName
+from .extensions import LedgerReason, OccurrenceTrigger
 from .instants import UtcDateTime
 
 
@@ -18,6 +19,12 @@ class JobHistoryProperties(WireModel):
     message: str | None = None
     retry_count: int | None = Field(default=None, alias="retryCount")
     repeat_count: int | None = Field(default=None, alias="repeatCount")
+    # Newer api-version only (extensions.py HISTORY_PATHS): the occurrence ledger.
+    occurrence_time: UtcDateTime | None = Field(default=None, alias="occurrenceTime")
+    trigger: OccurrenceTrigger | None = None
+    execution_tag: str | None = Field(default=None, alias="executionTag")
+    reason: LedgerReason | None = None
+    attempts: int | None = None
 
 
 class JobHistoryDefinition(WireModel):

@@ -10,6 +10,7 @@ from .actions import JobAction
 from .base import CamelCaseOnOutput, WireModel
 from .durations import Duration
 from .enums import JobState
+from .extensions import MissedRunPolicy
 from .instants import UtcDateTime
 from .recurrence import JobRecurrence
 
@@ -34,6 +35,8 @@ class JobProperties(WireModel):
                     "for longer (disabled, faulted, failing or not running), the job shows in the silence metric "
                     "and alert (docs/operate.md). From PT1M to 18 months; absent: no expectation.",
     )
+    # Newer api-version only (extensions.py JOB_PATHS).
+    missed_run_policy: MissedRunPolicy | None = Field(default=None, alias="missedRunPolicy")
 
 
 class JobDefinition(WireModel):

@@ -27,7 +27,9 @@ from pydantic import BaseModel
 
 from ..keys import fold_case
 from .actions import RetryPolicy
-from .enums import RetryType
+from .collection import JobCollectionProperties
+from .enums import JobExecutionStatus, RetryType
+from .history import JobHistoryProperties
 from .job import JobProperties
 from .recurrence import JobRecurrence
 
@@ -67,14 +69,20 @@ class Extension:
     shown_as: Enum | None = None
 
 
-# Today every extension is in a job's document, which the API renders and merges through these rules
-# (shared/api/jobs.py); the first one of a collection or a history entry also needs those answers and writes
-# passed through `hide` and `carry_over`.
+# A job's document is rendered and merged through these rules (shared/api/jobs.py); collection and history
+# answers are hidden through them by shared/api/newer.py. The issue-26 rows (missed runs, retention, the
+# ledger) are documented in docs/decisions.md, "Missed runs, backfill, the ledger".
 EXTENSIONS: tuple[Extension, ...] = (
     Extension(JobRecurrence, "timeZone", PREVIEW),
     Extension(RetryPolicy, "retryType", PREVIEW, value=RetryType.EXPONENTIAL, shown_as=RetryType.FIXED),
     Extension(RetryPolicy, "maxRetryInterval", PREVIEW),
     Extension(JobProperties, "expectSuccessWithin", PREVIEW),
+    Extension(JobProperties, "missedRunPolicy", PREVIEW),
+    Extension(JobCollectionProperties, "historyRetention", PREVIEW),
+    *(Extension(JobHistoryProperties, member, PREVIEW)
+      for member in ("occurrenceTime", "trigger", "executionTag", "reason", "attempts")),
+    # A ledger entry's status; 2016-03-01 history never holds one (its entries are attempts and notes).
+    Extension(JobHistoryProperties, "status", PREVIEW, value=JobExecutionStatus.SKIPPED),
 )
 
 

@@ -14,6 +14,7 @@ from .validation import load_zone, validate_recurrence
 __all__ = ["OccurrenceSeries"]
 
 _UTC = UtcClock()
+_NAIVE_EPOCH = datetime(1970, 1, 1)
 _LAST_SECOND = floor_seconds(datetime.max.replace(tzinfo=None)) - 2 * 86_400  # keeps zone offsets in range
 
 
@@ -192,6 +193,34 @@ class OccurrenceSeries:
             return None
         gap = self._elapsed or self._pattern.min_gap()
         return None if gap is None else timedelta(seconds=gap)
+
+    def dst_shift(self, occurrence: datetime) -> str | None:
+        """How a DST change moved ``occurrence`` (an occurrence of the series) off its schedule's wall time:
+        ``"gap"`` when a wall time it names was skipped by a spring-forward change and runs at the first
+        instant after it, ``"fold"`` when its wall time repeats (it runs at the first instance only); None
+        otherwise, and always for a series without a time zone."""
+        clock, pattern = self._clock, self._pattern
+        if pattern is None or not isinstance(clock, ZoneClock):
+            return None
+        x = floor_seconds(occurrence)
+        for _, first_skipped, after in clock.gaps(x, x):
+            if pattern.rank(after - 1) - pattern.rank(first_skipped - 1) > 0:
+                return "gap"
+        wall = (_NAIVE_EPOCH + timedelta(seconds=clock.wall(x))).replace(tzinfo=clock.zone)
+        if wall.utcoffset() != wall.replace(fold=1).utcoffset():
+            return "fold"
+        return None
+
+    @property
+    def ends_by(self) -> str | None:
+        """What ends a finite recurring series: ``"count"`` or ``"endTime"`` (whichever comes first); None for
+        an endless or one-shot series."""
+        if self._pattern is None or self._end is None or self.recurrence is None:
+            return None
+        count = self.recurrence.count
+        if count is not None and self._nth(count) == self._end:
+            return "count"
+        return "endTime"
 
     @property
     def start(self) -> datetime:

@@ -3,17 +3,22 @@
 The real id is `{DateTime.MaxValue.Ticks - startTime.Ticks:020}:{Int64.MaxValue - n:020}`. Ours uses
 the attempt's due time and a number derived from the execution, so writing the same attempt twice
 (a redelivered message) overwrites one entry instead of adding a second.
+
+The partition also holds the occurrence ledger (ledger.py: one row per occurrence, keys starting with `L`,
+after every attempt row): `page` lists the attempts (2016-03-01 history), `ledger_page` the ledger.
 """
 
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..keys import JobKey
 from ..model import JobExecutionStatus, JobHistoryActionName
-from ..records import HistoryRecord
+from ..model.extensions import HistoryRetention
+from ..records import HistoryRecord, LedgerEntry
+from . import ledger
 from .keys import job_scope
 from .readable import read_each
 from .tables import Entity, Table, as_datetime, chunks
@@ -36,19 +41,72 @@ class HistoryStore:
         self.table = table
 
     def add(self, record: HistoryRecord, due: datetime) -> HistoryRecord:
+        """Write an attempt (or a note); an attempt of a main action writes its occurrence's ledger row in the same
+        entity-group transaction (one request either way)."""
         record.history_id = history_id(due, record.execution_id, record.action_name.value, record.retry_count)
-        self.table.upsert(_entity(record))
+        entry = ledger.of_attempt(record)
+        if entry is None:
+            self.table.upsert(_entity(record))
+        else:
+            self.table.upsert_batch([_entity(record), ledger.entity(entry)])
         return record
+
+    def add_all(self, notes: list[tuple[HistoryRecord, datetime]], entries: list[LedgerEntry]) -> None:
+        """Notes (with the due instant each is keyed by) and ledger entries, in transactions of up to 100 rows
+        per job's partition."""
+        by_partition: dict[str, list[Entity]] = {}
+        for note, due in notes:
+            note.history_id = history_id(due, note.execution_id, note.action_name.value, note.retry_count)
+            by_partition.setdefault(job_scope(note.key), []).append(_entity(note))
+        for entry in entries:
+            by_partition.setdefault(job_scope(entry.key), []).append(ledger.entity(entry))
+        for rows in by_partition.values():
+            unique = list({row["RowKey"]: row for row in rows}.values())  # a transaction names a row once
+            for batch in chunks(unique, 100):
+                if len(batch) == 1:
+                    self.table.upsert(batch[0])
+                else:
+                    self.table.upsert_batch(batch)
 
     def page(
         self, job: JobKey, status: JobExecutionStatus | None, size: int, continuation: Any = None
     ) -> tuple[list[HistoryRecord], Any]:
-        query, params = "PartitionKey eq @pk", {"pk": job_scope(job)}
-        if status is not None:
-            query += " and Status eq @status"
-            params["status"] = status.value
+        """The job's attempts and notes, newest first (2016-03-01 history: no ledger row)."""
+        query, params = ledger.attempts_query(job, status)
         entities, token = self.table.page(query, params, size, continuation)
         return read_each("history entry", entities, lambda e: _record(job, e)), token
+
+    def ledger_page(
+        self, job: JobKey, status: JobExecutionStatus | None, since: datetime | None, until: datetime | None,
+        size: int, continuation: Any = None, *, since_inclusive: bool = True, until_inclusive: bool = False,
+    ) -> tuple[list[LedgerEntry], Any]:
+        """The job's ledger, newest occurrence first, optionally of one status and of a time range."""
+        query, params = ledger.ledger_query(job, status, since, until, since_inclusive, until_inclusive)
+        entities, token = self.table.page(query, params, size, continuation)
+        return read_each("ledger entry", entities, lambda e: ledger.record(job, e)), token
+
+    def prune(self, job: JobKey, retention: HistoryRetention, now: datetime) -> int:
+        """Apply a retention to the job's attempts and, apart, to its ledger: the newest `maxEntriesPerJob` of
+        each, none older than `maxAge`, but a failed row until `failureMaxAge`. Reads the partition's keys and
+        statuses once (its size is bounded by the retention itself, plus what a day added)."""
+        keep, age, failure_age = (retention.effective_max_entries, retention.effective_max_age,
+                                  retention.effective_failure_max_age)
+        rows = self.table.query("PartitionKey eq @pk", {"pk": job_scope(job)}, select=["RowKey", "Status"])
+        seen = {"attempts": 0, "ledger": 0}
+        doomed: list[str] = []
+        for row in rows:  # newest first within each range, attempts before the ledger
+            key = str(row["RowKey"])
+            kind = "ledger" if key.startswith(ledger.PREFIX) else "attempts"
+            seen[kind] += 1
+            try:
+                instant_ticks = _MAX_TICKS - int(key.removeprefix(ledger.PREFIX).split(":", 1)[0])
+            except ValueError:
+                continue  # not a key of ours
+            elapsed = timedelta(microseconds=(_ticks(now) - instant_ticks) // 10)
+            failed = row.get("Status") == JobExecutionStatus.FAILED.value
+            if elapsed > failure_age or (not failed and (elapsed > age or seen[kind] > keep)):
+                doomed.append(key)
+        return delete_rows(self.table, job_scope(job), doomed)
 
     def delete_all(self, job: JobKey) -> None:
         self.table.delete_partition(job_scope(job))
@@ -60,14 +118,16 @@ class HistoryStore:
         the rows to delete, whatever the partition's size.
         """
         lowest = f"{_MAX_TICKS - _ticks(cutoff) + 1:020d}"
-        query = "PartitionKey eq @pk and RowKey ge @lo"
-        rows = [e["RowKey"] for e in self.table.query(query, {"pk": job_scope(job), "lo": lowest}, select=["RowKey"])]
+        query = "PartitionKey eq @pk and RowKey ge @lo and RowKey lt @ledger"
+        rows = [e["RowKey"] for e in self.table.query(query, {"pk": job_scope(job), "lo": lowest,
+                                                              "ledger": ledger.PREFIX}, select=["RowKey"])]
         return delete_rows(self.table, job_scope(job), rows)
 
     def keep_newest(self, job: JobKey, count: int) -> int:
         """Delete all but the job's `count` newest entries; returns how many. Reads every key it keeps."""
-        query = "PartitionKey eq @pk"
-        keys = (e["RowKey"] for e in self.table.query(query, {"pk": job_scope(job)}, select=["RowKey"]))
+        query = "PartitionKey eq @pk and RowKey lt @ledger"
+        keys = (e["RowKey"] for e in self.table.query(query, {"pk": job_scope(job), "ledger": ledger.PREFIX},
+                                                      select=["RowKey"]))
         rows = [row for index, row in enumerate(keys) if index >= count]  # the service returns keys in order
         return delete_rows(self.table, job_scope(job), rows)
 

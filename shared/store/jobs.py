@@ -214,6 +214,8 @@ def _entity(record: JobRecord) -> Entity:
         "FaultedCount": record.faulted_count,
         "Generation": int64(record.generation),
         "RecentClaims": " ".join(record.recent_claims) or None,
+        "PausedSince": record.paused_since,
+        "PausedBy": record.paused_by,
     }
 
 
@@ -238,6 +240,8 @@ def _record(entity: Entity, document: dict[str, Any]) -> JobRecord:
         faulted_count=int(entity.get("FaultedCount", 0)),
         generation=as_int(entity.get("Generation")),
         recent_claims=tuple((entity.get("RecentClaims") or "").split()),
+        paused_since=as_datetime(entity.get("PausedSince")),
+        paused_by=entity.get("PausedBy"),
         etag=entity.get("etag"),
     )
 

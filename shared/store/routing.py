@@ -32,7 +32,7 @@ from itertools import islice
 from typing import Any, NoReturn
 
 from ..keys import CollectionKey, JobKey
-from ..records import CollectionRecord, HistoryRecord, JobRecord
+from ..records import CollectionRecord, HistoryRecord, JobRecord, LedgerEntry
 from .claims import Claim, ClaimStore, Expired
 from .collections import KEY_NAMES, CollectionStore, Visible, kept_by
 from .due import DueEntry, DueIndex
@@ -211,6 +211,19 @@ class RoutedHistory(HistoryStore):
 
     def page(self, job: JobKey, *args: Any, **kwargs: Any) -> tuple[list[HistoryRecord], Any]:
         return self._at(job).page(job, *args, **kwargs)
+
+    def add_all(self, notes: list[tuple[HistoryRecord, datetime]], entries: list[LedgerEntry]) -> None:
+        for index, store in enumerate(self.stores):
+            mine = [n for n in notes if account_of(n[0].key.collection_key, len(self.stores)) == index]
+            theirs = [e for e in entries if account_of(e.key.collection_key, len(self.stores)) == index]
+            if mine or theirs:
+                store.add_all(mine, theirs)
+
+    def ledger_page(self, job: JobKey, *args: Any, **kwargs: Any) -> tuple[list[LedgerEntry], Any]:
+        return self._at(job).ledger_page(job, *args, **kwargs)
+
+    def prune(self, job: JobKey, *args: Any, **kwargs: Any) -> int:
+        return self._at(job).prune(job, *args, **kwargs)
 
     def delete_all(self, job: JobKey) -> None:
         self._at(job).delete_all(job)

@@ -4,6 +4,7 @@
 //   {console}/subscriptions/S/resourceGroups/G/providers/Microsoft.Scheduler/jobCollections/C   its jobs
 //   .../jobCollections/C?action=create                         a new job (a form, or JSON)
 //   .../jobCollections/C/jobs/J[?action=edit]                  one job (or its editor)
+//   .../jobCollections/C/jobs/J?action=occurrences             its next occurrences, what-if, ledger
 import { collectionPath, consoleBase, credentials, saveCredentials } from "./api.js";
 import { completeSignIn, currentToken, session, signIn, signInConfig, signInEnabled, signOut } from "./auth.js";
 import { renderCollectionForm } from "./collection-form.js";
@@ -12,6 +13,7 @@ import { h, show, failure } from "./dom.js";
 import { renderJobForm } from "./job-form.js";
 import { renderJob } from "./job.js";
 import { renderJobs } from "./jobs.js";
+import { renderOccurrences } from "./occurrences.js";
 
 const PAGE = /^\/subscriptions\/([^/]+)(?:\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Scheduler\/jobCollections\/([^/]+)(?:\/jobs\/([^/]+))?)?\/?$/i;
 
@@ -76,6 +78,7 @@ async function route() {
   }
   const ids = { sub, group, collection, job, path: collectionPath(sub, group, collection) };
   const action = query.get("action");
+  if (job && action === "occurrences") return renderOccurrences(ids);
   if (job) return action === "edit" ? renderJobForm(ids, job) : renderJob(ids);
   return action === "create" ? renderJobForm(ids, null) : renderJobs(ids, query);
 }

@@ -155,6 +155,7 @@ export async function renderJob(ids) {
       h("button", { type: "button", id: "disable", disabled: state === "disabled", onclick: () => setState("Disabled") }, "Disable"),
       h("button", { type: "button", id: "run-now", onclick: runNow }, "Run now"),
       h("a", { class: "button secondary", href: `${consoleBase()}${jobPath}?action=edit` }, "Edit"),
+      h("a", { class: "button secondary", href: `${consoleBase()}${jobPath}?action=occurrences` }, "Occurrences, what-if"),
       h("button", { type: "button", id: "delete", class: "danger", onclick: remove }, "Delete")),
     h("div", { id: "action-result" }),
     h("dl", { class: "props" },

@@ -4,6 +4,11 @@ No Service Bus emulator runs here, so this real network peer stands in for one: 
 connection (no TLS, SASL ANONYMOUS, as the SDK speaks to the emulator), answers the `$cbs`
 put-token request with status-code 200, accepts every message sent to any other address, and
 keeps what it received (messages, and the tokens presented) for the test to read back.
+
+`duplicate_detection` behaves as a Service Bus entity with duplicate detection on: a message whose
+MessageId the entity already holds is accepted (the sender succeeds) and dropped. `lose_acks` answers
+that many deliveries as if the acknowledgement were lost on its way: the message is kept, the sender is
+told the send failed (a `rejected` outcome), so it sends again.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from proton import Message
+from proton import Condition, Message
 from proton.handlers import MessagingHandler
 from proton.reactor import Container
 
@@ -31,6 +36,9 @@ class AmqpPeer:
     received: list[Received] = field(default_factory=list)
     tokens: list[tuple[str, str]] = field(default_factory=list)  # (audience, token) of each put-token
     refuse_tokens: bool = False  # answer put-token with 401, as a broker does for a wrong key
+    duplicate_detection: bool = False  # drop a message whose MessageId was received before (per address)
+    lose_acks: int = 0  # deliveries still to answer `rejected` after keeping them
+    deliveries: int = 0  # messages sent to the peer, duplicates included
 
     @property
     def endpoint(self) -> str:
@@ -84,9 +92,21 @@ class _Broker(MessagingHandler):
             reply = Message(correlation_id=message.id, properties={
                 "status-code": status, "status-description": "OK" if status == 200 else "Unauthorized"})
             self.cbs_replies[event.link.connection].send(reply)
-        else:
+            self.accept(event.delivery)
+            return
+        self.peer.deliveries += 1
+        duplicate = self.peer.duplicate_detection and any(
+            r.address == address and r.message.id == message.id for r in self.peer.received)
+        if not duplicate:
             self.peer.received.append(Received(address, message))
-        self.accept(event.delivery)
+        if self.peer.lose_acks > 0:
+            self.peer.lose_acks -= 1
+            # A rejected outcome with its error (condition, description and info: the SDK reads all three).
+            delivery = event.delivery
+            delivery.local.condition = Condition("amqp:internal-error", "the acknowledgement was lost", {"lost": True})
+            self.reject(delivery)
+        else:
+            self.accept(event.delivery)
 
 
 class RunningPeer:

@@ -1,0 +1,55 @@
+"""The ledger entries the executor writes for occurrences it does not run (jobstate/ledger.py says what they
+hold): an occurrence queued for a definition since replaced, and one whose job or collection may not run it
+when its second comes. Only on those paths: an occurrence that runs costs nothing here (its attempt writes its
+entry). Best effort: a storage fault here is logged, never a reason to deliver the batch again.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from ..jobstate import Attempt, may_run, not_run, superseded
+from ..model import JobCollectionState, JobHistoryActionName, JobState, LedgerReason
+from ..occurrence import OccurrenceMessage
+from ..records import JobRecord, LedgerEntry
+from ..store import Store
+
+log = logging.getLogger(__name__)
+
+
+def _first_attempt(message: OccurrenceMessage) -> bool:
+    # A retry or an error action that cannot run leaves the entry its earlier attempt wrote.
+    return message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0
+
+
+def record_superseded(store: Store, current: JobRecord, message: OccurrenceMessage, now: datetime) -> None:
+    """`message` was planned for an earlier generation of `current`, so it is dropped."""
+    if _first_attempt(message):
+        _write(store, superseded(current, message.occurrence, message.trigger, now), message)
+
+
+def record_not_run(store: Store, job: JobRecord, attempt: Attempt, message: OccurrenceMessage,
+                   now: datetime) -> None:
+    """`message` may not run now: its job's state or its collection's refused it."""
+    if not _first_attempt(message):
+        return
+    if not may_run(job, attempt):
+        if job.state != JobState.DISABLED:
+            return  # a final job: its series ended, so no occurrence of it is let go
+        reason = LedgerReason.JOB_DISABLED
+    else:
+        collection = store.collections.get(job.key.collection_key)
+        state = collection.state if collection is not None else None
+        reason = (LedgerReason.COLLECTION_SUSPENDED if state == JobCollectionState.SUSPENDED
+                  else LedgerReason.COLLECTION_DISABLED)
+    _write(store, not_run(job, message.occurrence, message.trigger, reason, now), message)
+
+
+def _write(store: Store, entry: LedgerEntry | None, message: OccurrenceMessage) -> None:
+    if entry is None:
+        return
+    try:
+        store.history.add_all([], [entry])
+    except Exception:  # the ledger entry is a record of a non-event: never worth running the batch again
+        log.exception("the ledger entry of occurrence %s (not run) was not written", message.claim_id)

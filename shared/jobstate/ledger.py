@@ -1,0 +1,112 @@
+"""The ledger's entries for occurrences that did not run, and why: pure, like the rest of jobstate.
+
+An occurrence that ran has its entry written with its attempt (store/ledger.py). One that did not gets an
+entry from whoever let it go (docs/decisions.md, "Missed runs, backfill, the ledger"):
+- the dispatcher, for missed occurrences its missed-run policy did not run (`let_go`: Postponed into the
+  latest under Latest, SkippedByPolicy under Skip and All);
+- the executor, for an occurrence it may not run when its second comes (`not_run`: the job or its collection
+  Disabled, the collection Suspended) or that was queued for a definition since replaced (`superseded`,
+  JobChanged, or JobDisabled when the replacement disabled the job);
+- the lifecycle, when a Disabled job is enabled again (`resumed`, `while_disabled`: the occurrences its series
+  had while it was Disabled, JobDisabled or CollectionDisabled, the newest `limit` of them).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ..model import JobExecutionStatus, JobState, LedgerReason, MissedRunType, format_duration, format_utc
+from ..model.extensions import RETENTION_MAX_ENTRIES
+from ..occurrence import Trigger, execution_id
+from ..records import JobRecord, LedgerEntry
+from .plan import DispatchStep
+from .series import series_of
+
+_WHY = {
+    LedgerReason.JOB_DISABLED: "the job was Disabled",
+    LedgerReason.COLLECTION_DISABLED: "its job collection was Disabled",
+    LedgerReason.COLLECTION_SUSPENDED: "its job collection was Suspended",
+    LedgerReason.JOB_CHANGED: "the job was changed (PUT or PATCH) after it was queued, and the new definition "
+                              "does not run it",
+    LedgerReason.QUOTA: "its job collection's plan did not allow it",
+}
+
+
+def entry(job: JobRecord, occurrence: datetime, trigger: Trigger, reason: LedgerReason, message: str,
+          now: datetime) -> LedgerEntry:
+    status = JobExecutionStatus.POSTPONED if reason == LedgerReason.POSTPONED else JobExecutionStatus.SKIPPED
+    repeat = series_of(job).repeat_count(occurrence) if trigger == Trigger.SCHEDULE else 0
+    return LedgerEntry(key=job.key, execution_id=execution_id(job.key, occurrence, trigger), occurrence=occurrence,
+                       trigger=trigger.value, status=status, message=message, reason=reason, start_time=now,
+                       end_time=now, repeat_count=repeat)
+
+
+def let_go(job: JobRecord, step: DispatchStep, now: datetime) -> list[LedgerEntry]:
+    """The entries of the missed occurrences a dispatch's catch-up did not run (newest first)."""
+    caught = step.catch_up
+    if caught is None or not caught.let_go:
+        return []
+    policy = job.properties.missed_run_policy
+    if caught.policy == MissedRunType.LATEST:
+        why = (f"Missed while the scheduler could not run it; the Latest missed-run policy ran the latest missed "
+               f"occurrence, {format_utc(caught.latest)}, in its place.")
+    elif caught.policy == MissedRunType.SKIP:
+        why = "Missed while the scheduler could not run it; skipped by the missed-run policy Skip."
+    else:
+        assert policy is not None
+        why = (f"Missed while the scheduler could not run it; the missed-run policy All runs the latest "
+               f"{policy.effective_max_runs} missed occurrences of the last {format_duration(policy.effective_window)} "
+               f"and skipped this one.")
+    return [entry(job, occurrence, Trigger.SCHEDULE, caught.reason, why, now) for occurrence in caught.let_go]
+
+
+def not_run(job: JobRecord, occurrence: datetime, trigger: Trigger, reason: LedgerReason,
+            now: datetime) -> LedgerEntry:
+    """The entry of an occurrence the executor did not run when its second came."""
+    return entry(job, occurrence, trigger, reason, f"Not run: {_WHY[reason]}.", now)
+
+
+def superseded(job: JobRecord, occurrence: datetime, trigger: Trigger, now: datetime) -> LedgerEntry | None:
+    """The entry of an occurrence queued for an earlier definition of `job` (its generation was replaced), or
+    None when the job as it is now runs that occurrence itself (re-queued under the new generation) or it was
+    not a scheduled occurrence."""
+    if trigger != Trigger.SCHEDULE:
+        return None
+    if job.state == JobState.ENABLED:
+        planned = job.dispatched_occurrence == occurrence or (
+            job.next_execution_time is not None and job.next_execution_time <= occurrence
+            and series_of(job).first(occurrence) == occurrence)
+        if planned:
+            return None
+        return not_run(job, occurrence, trigger, LedgerReason.JOB_CHANGED, now)
+    if job.state == JobState.DISABLED:
+        return not_run(job, occurrence, trigger, LedgerReason.JOB_DISABLED, now)
+    return not_run(job, occurrence, trigger, LedgerReason.JOB_CHANGED, now)
+
+
+def while_disabled(job: JobRecord, since: datetime, now: datetime, reason: LedgerReason,
+                   limit: int) -> list[LedgerEntry]:
+    """The entries of the occurrences `job`'s series had from `since` up to now while it was Disabled, newest
+    first, at most `limit`."""
+    series = series_of(job)
+    if not series.recurring:
+        return []
+    found: list[datetime] = []
+    cursor = series.latest_missed(now)
+    while cursor is not None and cursor >= since and len(found) < limit:
+        if cursor < now:
+            found.append(cursor)
+        cursor = series.previous(cursor)
+    return [not_run(job, occurrence, Trigger.SCHEDULE, reason, now) for occurrence in found]
+
+
+def resumed(before: JobRecord, after: JobRecord, now: datetime) -> list[LedgerEntry]:
+    """The entries of the occurrences a job had while Disabled, when a write enables it again (`before` Disabled
+    since `paused_since`, `after` Enabled): the newest RETENTION_MAX_ENTRIES of them."""
+    if before.state != JobState.DISABLED or after.state != JobState.ENABLED or before.paused_since is None:
+        return []
+    try:
+        reason = LedgerReason(before.paused_by or LedgerReason.JOB_DISABLED.value)
+    except ValueError:
+        reason = LedgerReason.JOB_DISABLED
+    return while_disabled(after, before.paused_since, now, reason, RETENTION_MAX_ENTRIES)

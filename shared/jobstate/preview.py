@@ -1,0 +1,100 @@
+"""Preview: the next occurrences of a job as the engine will fire them, with notes. Pure.
+
+What it answers is what the dispatcher does (plan.py `dispatch_step`), so that the preview of a job equals what
+is fired for it (tests/jobstate/test_preview.py checks it over random jobs and a simulated month):
+- a job that is not Enabled fires nothing (a note says why);
+- an occurrence already queued and not yet due comes first;
+- a job found behind its schedule (the dispatcher was held back) fires what its missed-run policy runs, when
+  the policy says (notes `MissedRunPolicy`), then its occurrences on time;
+- then each following occurrence of its series, from `start` on when that is later.
+Notes of an occurrence: `DstGap` (a wall time the schedule names was skipped by a spring-forward change: it
+runs at the first instant after it), `DstFold` (its wall time repeats: it runs at the first instance only),
+`EndByCount`, `EndByEndTime`, `OneShot` (the last occurrence), `MissedRunPolicy`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..model import JobState, MissedRunType, format_utc
+from ..records import JobRecord
+from .missed import is_missed
+from .plan import dispatch_step
+from .series import series_of
+
+
+@dataclass(frozen=True)
+class Note:
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Upcoming:
+    occurrence: datetime  # the nominal occurrence
+    fires: datetime  # when it fires (later than `occurrence` only for a missed one)
+    notes: tuple[Note, ...] = ()
+
+
+_ENDS = {
+    "count": Note("EndByCount", "The last occurrence: the recurrence's count is reached."),
+    "endTime": Note("EndByEndTime", "The last occurrence before the recurrence's endTime."),
+    "once": Note("OneShot", "The job's only occurrence."),
+}
+
+
+def _notes(job: JobRecord, occurrence: datetime) -> tuple[Note, ...]:
+    series = series_of(job)
+    notes: list[Note] = []
+    shift = series.dst_shift(occurrence)
+    zone = job.properties.recurrence.time_zone if job.properties.recurrence else None
+    if shift == "gap":
+        notes.append(Note("DstGap", f"A wall time the schedule names does not exist on this day in {zone} (the "
+                                    "clocks go forward): it runs at the first instant after the change."))
+    elif shift == "fold":
+        notes.append(Note("DstFold", f"This wall time occurs twice on this day in {zone} (the clocks go back): "
+                                     "it runs at the first instance only."))
+    end = series.ends_with(occurrence)
+    if end is not None:
+        notes.append(_ENDS[end])
+    return tuple(notes)
+
+
+def upcoming(job: JobRecord, now: datetime, count: int, start: datetime | None = None,
+             ) -> tuple[list[Upcoming], list[Note]]:
+    """The job's next `count` occurrences that fire at or after `start` (default now), and notes on the job."""
+    if job.state != JobState.ENABLED:
+        return [], [Note(f"Job{job.state.value}", f"The job is {job.state.value}: nothing fires.")]
+    since = max(start or now, now)
+    found: list[Upcoming] = []
+    job_notes: list[Note] = []
+    queued = job.dispatched_occurrence
+    if queued is not None and queued >= since and (job.last_execution_time is None or job.last_execution_time < queued):
+        found.append(Upcoming(queued, queued, _notes(job, queued)))
+    due = job.next_execution_time
+    if due is not None and is_missed(due, now):
+        step = dispatch_step(job, due, now)
+        caught = step.catch_up
+        assert caught is not None
+        policy = caught.policy.value
+        job_notes.append(Note("MissedRunPolicy", (
+            f"{caught.let_go_count + len(caught.runs)} occurrence(s) from {format_utc(due)} were missed; the "
+            f"missed-run policy {policy} runs {len(caught.runs)} of them now.")))
+        for occurrence in step.queued:
+            fires = max(step.due_of(occurrence, now), now)  # a missed occurrence fires now, or in turn
+            if fires >= since:
+                note = Note("MissedRunPolicy", f"Missed; runs late under the missed-run policy {policy}."
+                            if caught.policy != MissedRunType.LATEST else
+                            "Missed; the latest missed occurrence runs in place of the others (policy Latest).")
+                found.append(Upcoming(occurrence, fires, (note, *_notes(job, occurrence))))
+        due = step.following
+    series = series_of(job)
+    if due is not None and due < since:
+        due = series.engine.first_at_or_after(since) if series.recurring else None
+    while due is not None and len(found) < count:
+        found.append(Upcoming(due, due, _notes(job, due)))
+        due = series.following(due)
+    if due is None and not found:
+        job_notes.append(Note("NoOccurrence", "No occurrence is left to fire."))
+    return found[:count], job_notes
