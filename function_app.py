@@ -27,6 +27,7 @@ telemetry.configure()  # from app settings: Application Insights, OTLP, console,
 # the host lets requests through. none: anonymous.
 app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION if host_checks_keys() else func.AuthLevel.ANONYMOUS)
 
+
 # Routes, their methods and the operations behind them come from the API's operation table
 # (shared/api/operations.py); tests/api/test_operation_table.py checks that the routes bound here are the table's.
 def _serve(route: str, req: func.HttpRequest) -> func.HttpResponse:
@@ -36,14 +37,21 @@ def _serve(route: str, req: func.HttpRequest) -> func.HttpResponse:
 
 def _call(operation: str, req: func.HttpRequest) -> func.HttpResponse:
     request = api.ApiRequest(
-        method=req.method, url=req.url, route=dict(req.route_params), query=dict(req.params),
-        body=req.get_body() or b"", headers=dict(req.headers),
+        method=req.method,
+        url=req.url,
+        route=dict(req.route_params),
+        query=dict(req.params),
+        body=req.get_body() or b"",
+        headers=dict(req.headers),
     )
     response = api.handle(operation, request)
     body = response.encoded()
     return func.HttpResponse(
-        body=body, status_code=response.status, headers=dict(response.headers),
-        mimetype="application/json" if body else None, charset="utf-8",
+        body=body,
+        status_code=response.status,
+        headers=dict(response.headers),
+        mimetype="application/json" if body else None,
+        charset="utf-8",
     )
 
 
@@ -147,8 +155,9 @@ def openapi_preview(req: func.HttpRequest) -> func.HttpResponse:
 
 def _console(req: func.HttpRequest) -> func.HttpResponse:
     answer = console_pages.handle(req.method, req.route_params.get("path") or "", req.url, req.get_body() or b"")
-    return func.HttpResponse(body=answer.body, status_code=answer.status,
-                             headers={**answer.headers, "Content-Type": answer.content_type})
+    return func.HttpResponse(
+        body=answer.body, status_code=answer.status, headers={**answer.headers, "Content-Type": answer.content_type}
+    )
 
 
 # The console's shell and assets hold no data (every datum is read through the API with the caller's

@@ -71,8 +71,15 @@ class _Target(BaseHTTPRequestHandler):
         pass
 
 
-def call(rt: Runtime, operation: str, method: str, group: str | None = None, collection: str | None = None,
-         job: str | None = None, body: object = None) -> api.ApiResponse:
+def call(
+    rt: Runtime,
+    operation: str,
+    method: str,
+    group: str | None = None,
+    collection: str | None = None,
+    job: str | None = None,
+    body: object = None,
+) -> api.ApiResponse:
     route = {"subscriptionId": SUB}
     path = f"/api/subscriptions/{SUB}"
     if group is not None:
@@ -103,22 +110,43 @@ def _phase(azurites: list[Azurite], fn: object) -> dict[str, int]:
 def run(azurites: list[Azurite], accounts: int, collections: int, jobs: int, target: str) -> dict[str, object]:
     suffix = uuid.uuid4().hex[:8]
     settings = Settings(
-        storage=StorageSettings(connection_string=azurites[0].connection_string), allow_private_targets=True,
-        table_prefix=f"a{suffix}", occurrence_queue=f"occ-{suffix}", dispatch_queue=f"dsp-{suffix}",
-        data_accounts=tuple(StorageSettings(connection_string=a.connection_string) for a in azurites[1:accounts]))
+        storage=StorageSettings(connection_string=azurites[0].connection_string),
+        allow_private_targets=True,
+        table_prefix=f"a{suffix}",
+        occurrence_queue=f"occ-{suffix}",
+        dispatch_queue=f"dsp-{suffix}",
+        data_accounts=tuple(StorageSettings(connection_string=a.connection_string) for a in azurites[1:accounts]),
+    )
     clock = ManualClock(datetime.now(UTC).replace(second=30, microsecond=0))
     rt = Runtime.create(settings, clock)
     due = clock.now().replace(second=0) + timedelta(minutes=3)
 
     def create() -> None:
         for c in range(collections):
-            answer = call(rt, "JobCollections_CreateOrUpdate", "PUT", f"rg-{c % 3}", f"jc{c:03d}",
-                          body={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}})
+            answer = call(
+                rt,
+                "JobCollections_CreateOrUpdate",
+                "PUT",
+                f"rg-{c % 3}",
+                f"jc{c:03d}",
+                body={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}},
+            )
             assert answer.status == 201, answer.body
             for j in range(jobs):
-                answer = call(rt, "Jobs_CreateOrUpdate", "PUT", f"rg-{c % 3}", f"jc{c:03d}", f"job{j:03d}", {
-                    "properties": {"startTime": (due + timedelta(seconds=j % 60)).isoformat(), "action": {
-                        "type": "Http", "request": {"uri": f"{target}/{c}/{j}", "method": "GET"}}}})
+                answer = call(
+                    rt,
+                    "Jobs_CreateOrUpdate",
+                    "PUT",
+                    f"rg-{c % 3}",
+                    f"jc{c:03d}",
+                    f"job{j:03d}",
+                    {
+                        "properties": {
+                            "startTime": (due + timedelta(seconds=j % 60)).isoformat(),
+                            "action": {"type": "Http", "request": {"uri": f"{target}/{c}/{j}", "method": "GET"}},
+                        }
+                    },
+                )
                 assert answer.status == 201, answer.body
 
     def tick() -> None:
@@ -135,8 +163,11 @@ def run(azurites: list[Azurite], accounts: int, collections: int, jobs: int, tar
                 rt.store.queue.client.delete_message(message)
 
     before = _Target.hits
-    figures: dict[str, object] = {"create": _phase(azurites, create), "tick": _phase(azurites, tick),
-                                  "execute": _phase(azurites, execute)}
+    figures: dict[str, object] = {
+        "create": _phase(azurites, create),
+        "tick": _phase(azurites, tick),
+        "execute": _phase(azurites, execute),
+    }
     figures["executed"] = _Target.hits - before
     samples, raw = [], []
     for _ in range(LIST_SAMPLES):
@@ -161,12 +192,18 @@ def main() -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Target)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     target = f"http://127.0.0.1:{server.server_address[1]}"
-    with (tempfile.TemporaryDirectory() as folder, Azurite(Path(folder) / "one", in_memory=True) as first,
-          Azurite(Path(folder) / "two", in_memory=True) as second):
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        Azurite(Path(folder) / "one", in_memory=True) as first,
+        Azurite(Path(folder) / "two", in_memory=True) as second,
+    ):
         azurites = [first, second]
         total = args.collections * args.jobs
-        print(f"\nAccounts: {args.collections} collections x {args.jobs} jobs = {total} executions, due in one minute "
-              "(two Azurite instances in memory on this machine; other work may share its cores)", flush=True)
+        print(
+            f"\nAccounts: {args.collections} collections x {args.jobs} jobs = {total} executions, due in one minute "
+            "(two Azurite instances in memory on this machine; other work may share its cores)",
+            flush=True,
+        )
         results = {accounts: run(azurites, accounts, args.collections, args.jobs, target) for accounts in (1, 2)}
         server.shutdown()
     for accounts, figures in results.items():
@@ -176,8 +213,10 @@ def main() -> None:
         for phase in ("create", "tick", "execute"):
             counts = figures[phase].values()  # type: ignore[union-attr]
             print(f"  {phase:<10}" + "".join(f"{f'{n} ({n / total:.2f})':>22}" for n in counts))
-        print(f"  list by subscription ({args.collections} collections) p50 {figures['list_ms']:.2f} ms = "
-              f"{figures['list_ms'] / figures['raw_ms']:.2f}x a raw partition query ({figures['raw_ms']:.2f} ms)")
+        print(
+            f"  list by subscription ({args.collections} collections) p50 {figures['list_ms']:.2f} ms = "
+            f"{figures['list_ms'] / figures['raw_ms']:.2f}x a raw partition query ({figures['raw_ms']:.2f} ms)"
+        )
 
 
 if __name__ == "__main__":

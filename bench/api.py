@@ -53,8 +53,9 @@ def timed(fn: Callable[[int], object], count: int) -> list[float]:
     return samples
 
 
-def paired(fn: Callable[[int], object], raw: Callable[[int], object], count: int,
-           first: int = 0) -> tuple[list[float], list[float]]:
+def paired(
+    fn: Callable[[int], object], raw: Callable[[int], object], count: int, first: int = 0
+) -> tuple[list[float], list[float]]:
     """(API samples, raw samples), each API call timed right after its raw counterpart."""
     api_samples, raw_samples = [], []
     for i in range(first, first + count):
@@ -63,8 +64,9 @@ def paired(fn: Callable[[int], object], raw: Callable[[int], object], count: int
     return api_samples, raw_samples
 
 
-def request(method: str, job: str | None = None, body: object = None, query: dict[str, str] | None = None,
-            suffix: str = "") -> api.ApiRequest:
+def request(
+    method: str, job: str | None = None, body: object = None, query: dict[str, str] | None = None, suffix: str = ""
+) -> api.ApiRequest:
     route = {"subscriptionId": SUB, "resourceGroupName": RG, "jobCollectionName": JC}
     path = f"/api/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/{JC}"
     if job:
@@ -76,20 +78,37 @@ def request(method: str, job: str | None = None, body: object = None, query: dic
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder, Azurite(Path(folder), in_memory=True) as azurite:
-        settings = Settings(storage=StorageSettings(connection_string=azurite.connection_string),
-                            table_prefix=f"b{uuid.uuid4().hex[:8]}", occurrence_queue=f"bench-{uuid.uuid4().hex[:8]}")
+        settings = Settings(
+            storage=StorageSettings(connection_string=azurite.connection_string),
+            table_prefix=f"b{uuid.uuid4().hex[:8]}",
+            occurrence_queue=f"bench-{uuid.uuid4().hex[:8]}",
+        )
         rt = Runtime.create(settings)
-        created = api.handle("JobCollections_CreateOrUpdate", request("PUT", body={
-            "location": "westus", "properties": {"sku": {"name": "P20Premium"}}}), rt)
+        created = api.handle(
+            "JobCollections_CreateOrUpdate",
+            request("PUT", body={"location": "westus", "properties": {"sku": {"name": "P20Premium"}}}),
+            rt,
+        )
         assert created.status == 201, created.body
         start = (datetime.now(UTC) + timedelta(days=1)).replace(microsecond=0).isoformat()
 
         def job_body(i: int) -> dict[str, object]:
-            return {"properties": {"startTime": start, "recurrence": {"frequency": "Hour", "interval": 1},
-                                   "action": {"type": "Http", "request": {
-                                       "uri": f"http://127.0.0.1:9/hook/{i}", "method": "POST", "body": "x" * 64,
-                                       "headers": {"content-type": "text/plain"}},
-                                       "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT30S"}}}}
+            return {
+                "properties": {
+                    "startTime": start,
+                    "recurrence": {"frequency": "Hour", "interval": 1},
+                    "action": {
+                        "type": "Http",
+                        "request": {
+                            "uri": f"http://127.0.0.1:9/hook/{i}",
+                            "method": "POST",
+                            "body": "x" * 64,
+                            "headers": {"content-type": "text/plain"},
+                        },
+                        "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT30S"},
+                    },
+                }
+            }
 
         def create(i: int) -> None:
             answer = api.handle("Jobs_CreateOrUpdate", request("PUT", f"job{i:04d}", job_body(i)), rt)
@@ -136,8 +155,9 @@ def main() -> None:
             raw_jobs.get_entity(partition, f"job{(i * 7) % JOBS:04d}")
 
         def raw_list(_: int) -> None:
-            pages = raw_jobs.query_entities("PartitionKey eq @pk", parameters={"pk": partition},
-                                            results_per_page=100).by_page()
+            pages = raw_jobs.query_entities(
+                "PartitionKey eq @pk", parameters={"pk": partition}, results_per_page=100
+            ).by_page()
             assert sum(len(list(p)) for p in pages) == JOBS
 
         rows = [
@@ -147,8 +167,10 @@ def main() -> None:
             ("GET job", *paired(get, raw_get, SAMPLES), "get entity"),
             (f"list {JOBS} jobs, all pages", *paired(list_all, raw_list, LIST_ROUNDS), f"query {JOBS}, pages of 100"),
         ]
-        print(f"\nAPI vs raw Table Storage (Azurite, in-process API, {JOBS} jobs; each API sample paired with a "
-              "raw one taken just before it)")
+        print(
+            f"\nAPI vs raw Table Storage (Azurite, in-process API, {JOBS} jobs; each API sample paired with a "
+            "raw one taken just before it)"
+        )
         print(f"{'API call':<32}{'p50 ms':>9}{'p99 ms':>9}   {'raw storage':<26}{'p50 ms':>9}{'p99 ms':>9}{'x p50':>8}")
         for name, samples, raw_samples, raw_name in rows:
             p50, p99 = percentiles(samples)

@@ -36,23 +36,51 @@ READER = "acdd72a7-3385-48ef-bd42-f606fba81ae7"
 def _assign(rt: Runtime, principal: str, scope_route: dict[str, str]) -> None:
     name = str(uuid.uuid4())
     body = {"properties": {"roleDefinitionId": READER, "principalId": principal}}
-    answer = api.handle("RoleAssignments_Create", api.ApiRequest(
-        "PUT", "http://127.0.0.1/x", {**scope_route, "roleAssignmentName": name}, {"api-version": "2022-04-01"},
-        json.dumps(body).encode()), rt)
+    answer = api.handle(
+        "RoleAssignments_Create",
+        api.ApiRequest(
+            "PUT",
+            "http://127.0.0.1/x",
+            {**scope_route, "roleAssignmentName": name},
+            {"api-version": "2022-04-01"},
+            json.dumps(body).encode(),
+        ),
+        rt,
+    )
     assert answer.status == 201, answer.body
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as folder, Azurite(Path(folder), in_memory=True) as azurite, \
-            local_issuer() as issuer:
-        settings = Settings(storage=StorageSettings(connection_string=azurite.connection_string),
-                            table_prefix=f"b{uuid.uuid4().hex[:8]}", occurrence_queue=f"bench-{uuid.uuid4().hex[:8]}")
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        Azurite(Path(folder), in_memory=True) as azurite,
+        local_issuer() as issuer,
+    ):
+        settings = Settings(
+            storage=StorageSettings(connection_string=azurite.connection_string),
+            table_prefix=f"b{uuid.uuid4().hex[:8]}",
+            occurrence_queue=f"bench-{uuid.uuid4().hex[:8]}",
+        )
         open_rt = Runtime.create(settings)
-        created = api.handle("JobCollections_CreateOrUpdate", request("PUT", body={
-            "location": "westus", "properties": {"sku": {"name": "Standard"}}}), open_rt)
+        created = api.handle(
+            "JobCollections_CreateOrUpdate",
+            request("PUT", body={"location": "westus", "properties": {"sku": {"name": "Standard"}}}),
+            open_rt,
+        )
         assert created.status == 201, created.body
-        put = api.handle("Jobs_CreateOrUpdate", request("PUT", "job", {"properties": {"action": {
-            "type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}}), open_rt)
+        put = api.handle(
+            "Jobs_CreateOrUpdate",
+            request(
+                "PUT",
+                "job",
+                {
+                    "properties": {
+                        "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
+                    }
+                },
+            ),
+            open_rt,
+        )
         assert put.status == 201, put.body
         caller = str(uuid.uuid4())
         for _ in range(ASSIGNMENTS - 1):
@@ -81,13 +109,17 @@ def main() -> None:
             assert len(list(grants.query_entities("PartitionKey eq @pk", parameters={"pk": SUB}))) == ASSIGNMENTS
 
         get_entra(0)  # the first call fetches the issuer's metadata and keys
-        rows = [("GET job, SCHEDULER_AUTH=none", timed(get_open, SAMPLES)),
-                ("GET job, SCHEDULER_AUTH=entra", timed(get_entra, SAMPLES)),
-                ("raw: get entity", timed(raw_get, SAMPLES)),
-                (f"raw: query {ASSIGNMENTS} assignments", timed(raw_partition, SAMPLES))]
+        rows = [
+            ("GET job, SCHEDULER_AUTH=none", timed(get_open, SAMPLES)),
+            ("GET job, SCHEDULER_AUTH=entra", timed(get_entra, SAMPLES)),
+            ("raw: get entity", timed(raw_get, SAMPLES)),
+            (f"raw: query {ASSIGNMENTS} assignments", timed(raw_partition, SAMPLES)),
+        ]
         base = percentiles(rows[2][1])[0]
-        print(f"\nAuthentication + authorization cost (Azurite, in-process API, {ASSIGNMENTS} role assignments in "
-              "the subscription; ratios to one raw entity get)")
+        print(
+            f"\nAuthentication + authorization cost (Azurite, in-process API, {ASSIGNMENTS} role assignments in "
+            "the subscription; ratios to one raw entity get)"
+        )
         print(f"{'operation':<40}{'p50 ms':>9}{'p99 ms':>9}{'x get':>8}")
         for name, samples in rows:
             p50, p99 = percentiles(samples)

@@ -32,12 +32,25 @@ def insert_batch(client: TableClient, entities: list[Mapping[str, Any]]) -> None
             f"--{changeset}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n"
             f"Content-ID: {n}\r\n\r\nPOST {target} HTTP/1.1\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(payload.encode())}\r\nx-ms-version: 2019-02-02\r\nDataServiceVersion: 3.0\r\n"
-            f"Accept: application/json;odata=minimalmetadata\r\nPrefer: return-no-content\r\n\r\n{payload}\r\n")
-    body = (f"--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n" + "".join(parts)
-            + f"--{changeset}--\r\n\r\n--{batch}--\r\n").encode()
-    request = HttpRequest("POST", f"{base}/$batch", content=body, headers={
-        "Content-Type": f"multipart/mixed; boundary={batch}", "x-ms-version": "2019-02-02",
-        "DataServiceVersion": "3.0", "MaxDataServiceVersion": "3.0;NetFx", "Accept": "application/json"})
+            f"Accept: application/json;odata=minimalmetadata\r\nPrefer: return-no-content\r\n\r\n{payload}\r\n"
+        )
+    body = (
+        f"--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n"
+        + "".join(parts)
+        + f"--{changeset}--\r\n\r\n--{batch}--\r\n"
+    ).encode()
+    request = HttpRequest(
+        "POST",
+        f"{base}/$batch",
+        content=body,
+        headers={
+            "Content-Type": f"multipart/mixed; boundary={batch}",
+            "x-ms-version": "2019-02-02",
+            "DataServiceVersion": "3.0",
+            "MaxDataServiceVersion": "3.0;NetFx",
+            "Accept": "application/json",
+        },
+    )
     for attempt in range(3):
         try:
             response = client._client.send_request(request, stream=True)  # its signed pipeline
@@ -51,6 +64,10 @@ def insert_batch(client: TableClient, entities: list[Mapping[str, Any]]) -> None
     text = response.text()
     if attempt > 0 and response.status_code == 202 and "EntityAlreadyExists" in text:
         return
-    if response.status_code != 202 or " 201 Created" not in text and " 204 No Content" not in text or (
-            "HTTP/1.1 4" in text or "HTTP/1.1 5" in text):
+    if (
+        response.status_code != 202
+        or " 201 Created" not in text
+        and " 204 No Content" not in text
+        or ("HTTP/1.1 4" in text or "HTTP/1.1 5" in text)
+    ):
         raise RuntimeError(f"batch failed: {response.status_code} {text[:500]}")

@@ -121,25 +121,44 @@ def at(instant: datetime, action: Callable[[], None]) -> None:
     def run() -> None:
         sleep_until(instant)
         action()
+
     threading.Thread(target=run, daemon=True).start()
 
 
-def create(host: CrashingHost, target: Target, phase: Phase, jobs: dict[str, tuple[datetime, bool]],
-           until: datetime | None = None) -> None:
+def create(
+    host: CrashingHost,
+    target: Target,
+    phase: Phase,
+    jobs: dict[str, tuple[datetime, bool]],
+    until: datetime | None = None,
+) -> None:
     """The phase's collection and its jobs (name -> (start, every minute, ending at `until`)), side by side."""
-    status, body = request("PUT", f"{host.url}{GROUP}/{phase.collection}{VERSION}", {
-        "location": "West US", "properties": {"sku": {"name": "P20Premium"}}})
+    status, body = request(
+        "PUT",
+        f"{host.url}{GROUP}/{phase.collection}{VERSION}",
+        {"location": "West US", "properties": {"sku": {"name": "P20Premium"}}},
+    )
     assert status in (200, 201), body
 
     def put(name: str) -> None:
         start, minutely = jobs[name]
-        properties: dict[str, object] = {"startTime": start.isoformat(), "action": {"type": "Http", "request": {
-            "uri": f"{target.url}/{name}", "method": "POST", "body": name}, "retryPolicy": {"retryType": "None"}}}
+        properties: dict[str, object] = {
+            "startTime": start.isoformat(),
+            "action": {
+                "type": "Http",
+                "request": {"uri": f"{target.url}/{name}", "method": "POST", "body": name},
+                "retryPolicy": {"retryType": "None"},
+            },
+        }
         if minutely:
-            properties["recurrence"] = {"frequency": "Minute", "interval": 1,
-                                        **({"endTime": until.isoformat()} if until else {})}
-        status, body = request("PUT", f"{host.url}{GROUP}/{phase.collection}/jobs/{name}{VERSION}",
-                               {"properties": properties})
+            properties["recurrence"] = {
+                "frequency": "Minute",
+                "interval": 1,
+                **({"endTime": until.isoformat()} if until else {}),
+            }
+        status, body = request(
+            "PUT", f"{host.url}{GROUP}/{phase.collection}/jobs/{name}{VERSION}", {"properties": properties}
+        )
         assert status in (200, 201), body
 
     with ThreadPoolExecutor(8) as pool:
@@ -156,28 +175,43 @@ def report(phase: Phase, target: Target) -> None:
             lost += 1
             continue
         first = calls[0]
-        holder = next((c for c in phase.crashes if first.at >= c.died and c.died - timedelta(seconds=60) <= due
-                       < c.back + timedelta(seconds=6)), None)
+        holder = next(
+            (
+                c
+                for c in phase.crashes
+                if first.at >= c.died and c.died - timedelta(seconds=60) <= due < c.back + timedelta(seconds=6)
+            ),
+            None,
+        )
         if holder is not None:
             held.append((first.at - max(holder.back, due)).total_seconds())
         else:
             lateness.append((first.at - due).total_seconds())
         for again in calls[1:]:  # a run again after a crash that caught the call before it in flight
             before = [c for c in calls if c.at < again.at]
-            explained = any(c.died > before[-1].at and (before[-1].answered is None or before[-1].answered
-                                                         > c.died - timedelta(seconds=1)) for c in phase.crashes)
+            explained = any(
+                c.died > before[-1].at
+                and (before[-1].answered is None or before[-1].answered > c.died - timedelta(seconds=1))
+                for c in phase.crashes
+            )
             in_flight += explained
             answered += not explained
     fired = len(phase.plan) - lost
-    line = (f"[{phase.name}] fired {fired}/{len(phase.plan)}, lost {lost}; duplicated {in_flight + answered} "
-            f"(in flight at a crash {in_flight}, already answered or no crash {answered})")
+    line = (
+        f"[{phase.name}] fired {fired}/{len(phase.plan)}, lost {lost}; duplicated {in_flight + answered} "
+        f"(in flight at a crash {in_flight}, already answered or no crash {answered})"
+    )
     if lateness:
         hidden = sum(1 for late in lateness if late > 300)  # a receive's ten-minute visibility
-        line += (f"; lateness p50 {percentile(lateness, 0.5):.2f} s, p99 {percentile(lateness, 0.99):.2f} s, "
-                 f"worst {max(lateness):.2f} s ({hidden} more than 5 min late)")
+        line += (
+            f"; lateness p50 {percentile(lateness, 0.5):.2f} s, p99 {percentile(lateness, 0.99):.2f} s, "
+            f"worst {max(lateness):.2f} s ({hidden} more than 5 min late)"
+        )
     if phase.crashes:
-        line += (f"; held by a crash {len(held)}, worst {max(held, default=0.0):.2f} s after the host was back "
-                 f"(or their second)")
+        line += (
+            f"; held by a crash {len(held)}, worst {max(held, default=0.0):.2f} s after the host was back "
+            f"(or their second)"
+        )
     print(line, flush=True)
 
 
@@ -203,8 +237,9 @@ def kill_run(index: int, host: CrashingHost, target: Target, rng: random.Random)
     # Names unique to the run: the target tells calls apart by job name and expected time.
     jobs = {f"r{index}once{i:03d}": (start + timedelta(seconds=i * 0.5), False) for i in range(150)}
     jobs |= {f"r{index}minutely{k}": (start + timedelta(seconds=2 + 17 * k), True) for k in range(4)}
-    jobs |= {f"slow{index}{k}": ((kill - timedelta(seconds=1)).replace(microsecond=0), False)
-             for k, kill in enumerate(kills)}
+    jobs |= {
+        f"slow{index}{k}": ((kill - timedelta(seconds=1)).replace(microsecond=0), False) for k, kill in enumerate(kills)
+    }
     create(host, target, phase, jobs, until=end + timedelta(seconds=60))
     for name, (first, minutely) in jobs.items():
         due = first
@@ -213,8 +248,11 @@ def kill_run(index: int, host: CrashingHost, target: Target, rng: random.Random)
             if not minutely:
                 break
             due += timedelta(minutes=1)
-    print(f"[{phase.name}] window {start:%H:%M:%S}-{end:%H:%M:%S}Z, kills at "
-          + ", ".join(f"{k:%H:%M:%S.%f}"[:-5] for k in kills), flush=True)
+    print(
+        f"[{phase.name}] window {start:%H:%M:%S}-{end:%H:%M:%S}Z, kills at "
+        + ", ".join(f"{k:%H:%M:%S.%f}"[:-5] for k in kills),
+        flush=True,
+    )
     for kill in kills:
         sleep_until(kill)
         host.kill()
@@ -243,26 +281,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="kill-at-random runs")
     parser.add_argument("--seed", type=int, default=23)
-    parser.add_argument("--phases", nargs="+", choices=("storage", "double", "kills"),
-                        default=["storage", "double", "kills"])
+    parser.add_argument(
+        "--phases", nargs="+", choices=("storage", "double", "kills"), default=["storage", "double", "kills"]
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     phases: list[Phase] = []
     with tempfile.TemporaryDirectory() as tmp, Azurite(Path(tmp), in_memory=True) as azurite:
         faults = StorageFaults(azurite.connection_string)
         target = Target()
-        env = {**os.environ, "AzureWebJobsStorage": faults.connection_string,
-               "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true", "PYTHONUNBUFFERED": "1"}
+        env = {
+            **os.environ,
+            "AzureWebJobsStorage": faults.connection_string,
+            "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+            "PYTHONUNBUFFERED": "1",
+        }
         host = CrashingHost(env, Path(tmp) / "host.log")
         host.start()
         try:
             start = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=60)
-            storage_phases = (("drop 20 s (50% of answers lost)", 0, "drop", (10, 30)),
-                              ("outage 15 s", 120, "down", (12, 27))) if "storage" in args.phases else ()
+            storage_phases = (
+                (("drop 20 s (50% of answers lost)", 0, "drop", (10, 30)), ("outage 15 s", 120, "down", (12, 27)))
+                if "storage" in args.phases
+                else ()
+            )
             for name, offset, mode, (begin, stop) in storage_phases:
                 phase = Phase(name, name.split()[0])
-                jobs = {f"{phase.collection}{i}": (start + timedelta(seconds=offset + i * 0.5), False)
-                        for i in range(80)}
+                jobs = {
+                    f"{phase.collection}{i}": (start + timedelta(seconds=offset + i * 0.5), False) for i in range(80)
+                }
                 create(host, target, phase, jobs)
                 phase.plan = {(job, due) for job, (due, _) in jobs.items()}
                 at(start + timedelta(seconds=offset + begin), functools.partial(faults.set_mode, mode, drop_ratio=0.5))

@@ -67,8 +67,13 @@ class Target:
                 at = datetime.now(UTC)
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with lock:
-                    arrivals.append((self.headers["x-ms-scheduler-jobid"],
-                                     self.headers["x-ms-scheduler-expected-execution-time"], at))
+                    arrivals.append(
+                        (
+                            self.headers["x-ms-scheduler-jobid"],
+                            self.headers["x-ms-scheduler-expected-execution-time"],
+                            at,
+                        )
+                    )
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -158,12 +163,21 @@ def main() -> None:
         raw = raw_storage_ops_per_second(meter.connection_string)
         target = Target()
         port = free_port()
-        env = {**os.environ, "AzureWebJobsStorage": meter.connection_string,
-               "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true", "PYTHONUNBUFFERED": "1"}
+        env = {
+            **os.environ,
+            "AzureWebJobsStorage": meter.connection_string,
+            "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+            "PYTHONUNBUFFERED": "1",
+        }
         log_path = Path(tmp) / "host.log"
         log = log_path.open("wb")
-        host = subprocess.Popen([sys.executable, "-m", "devhost", "--port", str(port), "--in-process"], cwd=ROOT,
-                                env=env, stdout=log, stderr=subprocess.STDOUT)
+        host = subprocess.Popen(
+            [sys.executable, "-m", "devhost", "--port", str(port), "--in-process"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         base = f"http://127.0.0.1:{port}/api"
         phases: list[Phase] = []
         try:
@@ -172,30 +186,50 @@ def main() -> None:
             # occurrence before the dispatch horizon (up to two minutes ahead) itself, and creating the jobs
             # takes up to a minute and a half on a busy machine.
             tick = datetime.now(UTC).replace(second=0, microsecond=0) + timedelta(minutes=4)
-            phases.append(Phase("spread", "spread", {f"spread{i}": tick + timedelta(seconds=i % 60)
-                                           for i in range(args.spread)}, herd=False))
+            phases.append(
+                Phase(
+                    "spread",
+                    "spread",
+                    {f"spread{i}": tick + timedelta(seconds=i % 60) for i in range(args.spread)},
+                    herd=False,
+                )
+            )
             for n, size in enumerate(herds):
                 due = tick + timedelta(minutes=2 * (n + 1), seconds=20)
                 phases.append(Phase(f"herd {size}", f"herd{n}", {f"herd{n}-{i}": due for i in range(size)}, herd=True))
             plan = {name: due for phase in phases for name, due in phase.plan.items()}
             home = {name: phase.collection for phase in phases for name in phase.plan}
             for phase in phases:
-                status, body = request("PUT", f"{base}{GROUP}/{phase.collection}{VERSION}", {
-                    "location": "West US", "properties": {"sku": {"name": "P20Premium"}}})
+                status, body = request(
+                    "PUT",
+                    f"{base}{GROUP}/{phase.collection}{VERSION}",
+                    {"location": "West US", "properties": {"sku": {"name": "P20Premium"}}},
+                )
                 assert status in (200, 201), body
 
             def create(name: str) -> int:
-                job = {"properties": {"startTime": plan[name].isoformat(), "action": {"type": "Http", "request": {
-                    "uri": target.url, "method": "POST", "body": "fire"}, "retryPolicy": {"retryType": "None"}}}}
+                job = {
+                    "properties": {
+                        "startTime": plan[name].isoformat(),
+                        "action": {
+                            "type": "Http",
+                            "request": {"uri": target.url, "method": "POST", "body": "fire"},
+                            "retryPolicy": {"retryType": "None"},
+                        },
+                    }
+                }
                 return request("PUT", f"{base}{GROUP}/{home[name]}/jobs/{name}{VERSION}", job)[0]
 
             started = time.perf_counter()
             with ThreadPoolExecutor(8) as pool:
                 statuses = list(pool.map(create, plan))
             created = time.perf_counter() - started
-            print(f"created {statuses.count(201)}/{len(plan)} jobs in {created:.1f} s "
-                  f"({len(plan) / created:.0f} PUT/s); spread over {tick:%H:%M}Z, herds at "
-                  + ", ".join(f"{min(p.plan.values()):%H:%M:%S}Z" for p in phases if p.herd), flush=True)
+            print(
+                f"created {statuses.count(201)}/{len(plan)} jobs in {created:.1f} s "
+                f"({len(plan) / created:.0f} PUT/s); spread over {tick:%H:%M}Z, herds at "
+                + ", ".join(f"{min(p.plan.values()):%H:%M:%S}Z" for p in phases if p.herd),
+                flush=True,
+            )
             for phase in phases:
                 first, last = min(phase.plan.values()), max(phase.plan.values())
                 # Storage requests from the start of the minute the dispatcher queues the phase in, to the end.
@@ -236,21 +270,29 @@ def report(phase: Phase, arrivals: list[tuple[str, str, datetime]], raw: float) 
     plan, name = phase.plan, phase.name
     jobs = {job for job, _, _ in arrivals}
     lateness = [(at - plan[job]).total_seconds() for job, _, at in arrivals]
-    print(f"[{name}] fired:      {len(jobs)}/{len(plan)} jobs, {len(arrivals) - len(jobs)} duplicate(s), "
-          f"{len(plan) - len(jobs)} lost, {sum(1 for x in lateness if x < 0)} early")
+    print(
+        f"[{name}] fired:      {len(jobs)}/{len(plan)} jobs, {len(arrivals) - len(jobs)} duplicate(s), "
+        f"{len(plan) - len(jobs)} lost, {sum(1 for x in lateness if x < 0)} early"
+    )
     if not lateness:
         return
-    print(f"[{name}] lateness:   p50 {statistics.median(lateness):.3f} s, p99 {percentile(lateness, 0.99):.3f} s, "
-          f"max {max(lateness):.3f} s, min {min(lateness):.3f} s")
+    print(
+        f"[{name}] lateness:   p50 {statistics.median(lateness):.3f} s, p99 {percentile(lateness, 0.99):.3f} s, "
+        f"max {max(lateness):.3f} s, min {min(lateness):.3f} s"
+    )
     executions = max(len(arrivals), 1)
-    print(f"[{name}] cost:       {(phase.requests_after - phase.requests_before) / executions:.1f} storage "
-          f"requests and {phase.invocations / executions:.3f} function invocations (executor, dispatch, timer) "
-          "per execution")
+    print(
+        f"[{name}] cost:       {(phase.requests_after - phase.requests_before) / executions:.1f} storage "
+        f"requests and {phase.invocations / executions:.3f} function invocations (executor, dispatch, timer) "
+        "per execution"
+    )
     if phase.herd:
         span = max(at for _, _, at in arrivals) - min(at for _, _, at in arrivals)
         rate = len(arrivals) / max(span.total_seconds(), 1e-3)
-        print(f"[{name}] throughput: {rate:.1f} executions/s (first to last arrival, {span.total_seconds():.2f} s); "
-              f"ratio to raw storage ops/s = {rate / raw:.3f} (target >= {1 / 3:.3f})")
+        print(
+            f"[{name}] throughput: {rate:.1f} executions/s (first to last arrival, {span.total_seconds():.2f} s); "
+            f"ratio to raw storage ops/s = {rate / raw:.3f} (target >= {1 / 3:.3f})"
+        )
 
 
 if __name__ == "__main__":

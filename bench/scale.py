@@ -83,22 +83,47 @@ def rss_mb(pid: int | str = "self") -> tuple[float, float]:
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields.get("VmHWM", fields["VmRSS"]).split()[0]) / 1024
 
 
-def call(rt: Runtime, operation: str, method: str, collection: str, job: str | None = None, body: object = None,
-         query: dict[str, str] | None = None, suffix: str = "") -> api.ApiResponse:
+def call(
+    rt: Runtime,
+    operation: str,
+    method: str,
+    collection: str,
+    job: str | None = None,
+    body: object = None,
+    query: dict[str, str] | None = None,
+    suffix: str = "",
+) -> api.ApiResponse:
     route = {"subscriptionId": SUB, "resourceGroupName": RG, "jobCollectionName": collection}
     path = f"/api/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/{collection}"
     if job:
         route["jobName"] = job
         path += f"/jobs/{job}"
     data = json.dumps(body).encode() if body is not None else b""
-    return api.handle(operation, api.ApiRequest(method, f"http://127.0.0.1:7071{path}{suffix}", route, query or V,
-                                                data, {"Content-Type": "application/json"}), rt)
+    return api.handle(
+        operation,
+        api.ApiRequest(
+            method,
+            f"http://127.0.0.1:7071{path}{suffix}",
+            route,
+            query or V,
+            data,
+            {"Content-Type": "application/json"},
+        ),
+        rt,
+    )
 
 
 def job_body(start: datetime, frequency: str) -> dict[str, object]:
-    return {"properties": {"startTime": start.isoformat(), "recurrence": {"frequency": frequency},
-                           "action": {"type": "Http", "request": {"uri": "https://example.com/hook", "method": "POST",
-                                                                  "body": "x" * 64}}}}
+    return {
+        "properties": {
+            "startTime": start.isoformat(),
+            "recurrence": {"frequency": frequency},
+            "action": {
+                "type": "Http",
+                "request": {"uri": "https://example.com/hook", "method": "POST", "body": "x" * 64},
+            },
+        }
+    }
 
 
 def timed(fn: Callable[[int], object], count: int) -> list[float]:
@@ -129,8 +154,13 @@ class Bench:
         return table_service(self.rt.settings.storage).get_table_client(f"{self.rt.settings.table_prefix}{table}")
 
     def create_hot(self) -> None:
-        answer = call(self.rt, "JobCollections_CreateOrUpdate", "PUT", HOT,
-                      body={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}})
+        answer = call(
+            self.rt,
+            "JobCollections_CreateOrUpdate",
+            "PUT",
+            HOT,
+            body={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}},
+        )
         assert answer.status == 201, answer.body
         for i in range(PER_COLLECTION):
             start = self.first_due + timedelta(seconds=i % 60)
@@ -140,11 +170,20 @@ class Bench:
         key = JobKey(SUB, RG, HOT, "job0000")
         for n in range(300):
             at = self.first_due - timedelta(days=1) + timedelta(minutes=n)
-            self.rt.store.history.add(HistoryRecord(
-                key=key, execution_id=f"bench-{n}", expected_execution_time=at, start_time=at, end_time=at,
-                action_name=JobHistoryActionName.MAIN_ACTION, status=JobExecutionStatus.COMPLETED,
-                message="Http Action - Response from host 'example.com': 'OK' Response Headers: Date: today",
-                repeat_count=n), at)
+            self.rt.store.history.add(
+                HistoryRecord(
+                    key=key,
+                    execution_id=f"bench-{n}",
+                    expected_execution_time=at,
+                    start_time=at,
+                    end_time=at,
+                    action_name=JobHistoryActionName.MAIN_ACTION,
+                    status=JobExecutionStatus.COMPLETED,
+                    message="Http Action - Response from host 'example.com': 'OK' Response Headers: Date: today",
+                    repeat_count=n,
+                ),
+                at,
+            )
 
     def measure(self, label: str) -> dict[str, float]:
         gc.collect()
@@ -173,8 +212,9 @@ class Bench:
             assert answer.status == 200 and len(answer.body["value"]) == 100, answer.body
 
         def history_page(_: int) -> None:
-            answer = call(self.rt, "Jobs_ListJobHistory", "GET", HOT, "job0000", query={**V, "$top": "100"},
-                          suffix="/history")
+            answer = call(
+                self.rt, "Jobs_ListJobHistory", "GET", HOT, "job0000", query={**V, "$top": "100"}, suffix="/history"
+            )
             assert answer.status == 200 and len(answer.body["value"]) == 100, answer.body
 
         # Raw storage on the same tables in the same run: Azurite evaluates a partition query against every
@@ -186,34 +226,49 @@ class Bench:
             assert list(self._raw("Due").query_entities("PartitionKey eq @pk", parameters={"pk": due_partition}))
 
         def raw_page(_: int) -> None:
-            pages = self._raw("Jobs").query_entities(
-                "PartitionKey eq @pk", parameters={"pk": hot_pk}, results_per_page=100).by_page()
+            pages = (
+                self._raw("Jobs")
+                .query_entities("PartitionKey eq @pk", parameters={"pk": hot_pk}, results_per_page=100)
+                .by_page()
+            )
             assert len(list(next(pages))) == 100
 
         def raw_get(i: int) -> None:
             self._raw("Jobs").get_entity(hot_pk, f"job{(i * 31) % PER_COLLECTION:04d}")
 
         figures = {
-            "raw_due_ms": ms(timed(raw_due, 20)), "raw_page_ms": ms(timed(raw_page, 20)),
+            "raw_due_ms": ms(timed(raw_due, 20)),
+            "raw_page_ms": ms(timed(raw_page, 20)),
             "raw_get_ms": ms(timed(raw_get, GET_SAMPLES)),
-            "tick_s": statistics.median(ticks), "tick_requests": statistics.median(operations),
-            "get_ms": ms(timed(get_job, GET_SAMPLES)), "list_ms": ms(timed(list_page, PAGE_SAMPLES)),
+            "tick_s": statistics.median(ticks),
+            "tick_requests": statistics.median(operations),
+            "get_ms": ms(timed(get_job, GET_SAMPLES)),
+            "list_ms": ms(timed(list_page, PAGE_SAMPLES)),
             "history_ms": ms(timed(history_page, PAGE_SAMPLES)),
-            "rss_mb": rss_mb()[0], "azurite_rss_mb": rss_mb(self.azurite_pid)[0],
+            "rss_mb": rss_mb()[0],
+            "azurite_rss_mb": rss_mb(self.azurite_pid)[0],
         }
         each = ", ".join(f"{t:.2f}" for t in ticks)
-        print(f"  [{label}] {self.stored:,} jobs stored: tick {figures['tick_s']:.2f} s ({each}),"
-              f" {figures['tick_requests']:.0f} storage requests; GET job {figures['get_ms']:.2f} ms, list page "
-              f"{figures['list_ms']:.2f} ms, history page {figures['history_ms']:.2f} ms; bench RSS "
-              f"{figures['rss_mb']:.0f} MB, Azurite RSS {figures['azurite_rss_mb']:.0f} MB; raw: due partition query "
-              f"{figures['raw_due_ms']:.2f} ms, jobs page query {figures['raw_page_ms']:.2f} ms, get entity "
-              f"{figures['raw_get_ms']:.2f} ms", flush=True)
+        print(
+            f"  [{label}] {self.stored:,} jobs stored: tick {figures['tick_s']:.2f} s ({each}),"
+            f" {figures['tick_requests']:.0f} storage requests; GET job {figures['get_ms']:.2f} ms, list page "
+            f"{figures['list_ms']:.2f} ms, history page {figures['history_ms']:.2f} ms; bench RSS "
+            f"{figures['rss_mb']:.0f} MB, Azurite RSS {figures['azurite_rss_mb']:.0f} MB; raw: due partition query "
+            f"{figures['raw_due_ms']:.2f} ms, jobs page query {figures['raw_page_ms']:.2f} ms, get entity "
+            f"{figures['raw_get_ms']:.2f} ms",
+            flush=True,
+        )
         return figures
 
     def templates(self) -> list[JobRecord]:
         """60 daily jobs created through the API, first due tomorrow at 60 different minutes."""
-        answer = call(self.rt, "JobCollections_CreateOrUpdate", "PUT", "templates",
-                      body={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}})
+        answer = call(
+            self.rt,
+            "JobCollections_CreateOrUpdate",
+            "PUT",
+            "templates",
+            body={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}},
+        )
         assert answer.status == 201, answer.body
         records = []
         for minute in range(60):
@@ -240,11 +295,19 @@ class Bench:
                     break
                 names = [f"cold{n:04d}" for n in range(first, min(first + group, collections))]
                 for name in names:
-                    answer = call(self.rt, "JobCollections_CreateOrUpdate", "PUT", name,
-                                  body={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}})
+                    answer = call(
+                        self.rt,
+                        "JobCollections_CreateOrUpdate",
+                        "PUT",
+                        name,
+                        body={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}},
+                    )
                     assert answer.status == 201, answer.body
-                records = [replace(templates[i % 60], key=JobKey(SUB, RG, name, f"job{i:04d}"), etag=None)
-                           for name in names for i in range(PER_COLLECTION)]
+                records = [
+                    replace(templates[i % 60], key=JobKey(SUB, RG, name, f"job{i:04d}"), etag=None)
+                    for name in names
+                    for i in range(PER_COLLECTION)
+                ]
                 # The entities the store writes for these records (jobs, then their due entries), in
                 # transactions of 100 per partition, two at a time (Azurite works while Python serializes).
                 groups: dict[tuple[str, str], list[dict[str, object]]] = {}
@@ -252,11 +315,13 @@ class Bench:
                     job = self.rt.store.jobs._entity(record)
                     groups.setdefault(("jobs", job["PartitionKey"]), []).append(job)
                     assert record.next_execution_time is not None
-                    due = self.rt.store.due._entity(record.key, record.next_execution_time,
-                                                    record.generation)
+                    due = self.rt.store.due._entity(record.key, record.next_execution_time, record.generation)
                     groups.setdefault(("due", due["PartitionKey"]), []).append(due)
-                batches = [(kind, entities[k:k + 100]) for (kind, _), entities in groups.items()
-                           for k in range(0, len(entities), 100)]
+                batches = [
+                    (kind, entities[k : k + 100])
+                    for (kind, _), entities in groups.items()
+                    for k in range(0, len(entities), 100)
+                ]
                 list(pool.map(lambda b: insert_batch(clients[b[0]], b[1]), batches))
                 for name in names:  # the job counter, as the API's creates would have left it
                     collection = self.rt.store.collections.get(CollectionKey(SUB, RG, name))
@@ -267,8 +332,11 @@ class Bench:
                     now = time.perf_counter()
                     rate = (self.stored - self._last_stored) / (now - self._last_time)
                     self._last_stored, self._last_time = self.stored, now
-                    print(f"  {self.stored:,} jobs stored ({rate:,.0f} jobs/s lately); Azurite"
-                          f" RSS {rss_mb(self.azurite_pid)[0]:,.0f} MB", flush=True)
+                    print(
+                        f"  {self.stored:,} jobs stored ({rate:,.0f} jobs/s lately); Azurite"
+                        f" RSS {rss_mb(self.azurite_pid)[0]:,.0f} MB",
+                        flush=True,
+                    )
         return time.perf_counter() - started
 
 
@@ -280,15 +348,21 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["NODE_OPTIONS"] = f"--max-old-space-size={args.azurite_heap_mb}"  # Azurite keeps everything in memory
     with tempfile.TemporaryDirectory() as folder, Azurite(Path(folder), in_memory=True) as azurite:
-        settings = Settings(storage=StorageSettings(connection_string=azurite.connection_string),
-                            table_prefix=f"s{uuid.uuid4().hex[:8]}", occurrence_queue=f"scale-{uuid.uuid4().hex[:8]}",
-                            dispatch_queue=f"scaled-{uuid.uuid4().hex[:8]}")
+        settings = Settings(
+            storage=StorageSettings(connection_string=azurite.connection_string),
+            table_prefix=f"s{uuid.uuid4().hex[:8]}",
+            occurrence_queue=f"scale-{uuid.uuid4().hex[:8]}",
+            dispatch_queue=f"scaled-{uuid.uuid4().hex[:8]}",
+        )
         clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
         rt = Runtime.create(settings, clock)
         assert azurite._process is not None
         bench = Bench(rt, clock, azurite._process.pid)
-        print(f"\nScale: {args.jobs:,} stored jobs vs {PER_COLLECTION:,} (Azurite in memory, {settings.due_shards} due "
-              f"shards, in-process dispatcher tick of {PER_COLLECTION:,} due occurrences)", flush=True)
+        print(
+            f"\nScale: {args.jobs:,} stored jobs vs {PER_COLLECTION:,} (Azurite in memory, {settings.due_shards} due "
+            f"shards, in-process dispatcher tick of {PER_COLLECTION:,} due occurrences)",
+            flush=True,
+        )
         bench.create_hot()
         measured = [(bench.stored, bench.measure("1k"))]
         started = time.perf_counter()
@@ -310,23 +384,36 @@ def main() -> None:
                 break
         sizes = [f"{n:,} jobs" for n, _ in measured]
         print("\n" + f"{'figure':<29}" + "".join(f"{size:>15}" for size in sizes) + f"{'last/first':>12}")
-        for name, key in (("tick wall time s", "tick_s"), ("tick storage requests", "tick_requests"),
-                          ("GET job p50 ms", "get_ms"), ("jobs list page p50 ms", "list_ms"),
-                          ("history page p50 ms", "history_ms"), ("bench process RSS MB", "rss_mb"),
-                          ("Azurite RSS MB", "azurite_rss_mb"), ("raw: due partition query ms", "raw_due_ms"),
-                          ("raw: jobs page query ms", "raw_page_ms"), ("raw: get entity ms", "raw_get_ms")):
+        for name, key in (
+            ("tick wall time s", "tick_s"),
+            ("tick storage requests", "tick_requests"),
+            ("GET job p50 ms", "get_ms"),
+            ("jobs list page p50 ms", "list_ms"),
+            ("history page p50 ms", "history_ms"),
+            ("bench process RSS MB", "rss_mb"),
+            ("Azurite RSS MB", "azurite_rss_mb"),
+            ("raw: due partition query ms", "raw_due_ms"),
+            ("raw: jobs page query ms", "raw_page_ms"),
+            ("raw: get entity ms", "raw_get_ms"),
+        ):
             values = [figures[key] for _, figures in measured]
             print(f"{name:<29}" + "".join(f"{v:>15.2f}" for v in values) + f"{values[-1] / values[0]:>12.2f}")
         if len(measured) >= 2 and measured[-1][0] < args.jobs:
             (n1, f1), (n2, f2) = measured[-2], measured[-1]
             print(f"\nExtrapolated linearly from {n1:,} and {n2:,} jobs to {args.jobs:,}:")
-            for name, key in (("tick wall time s", "tick_s"), ("GET job p50 ms", "get_ms"),
-                              ("jobs list page p50 ms", "list_ms"), ("history page p50 ms", "history_ms"),
-                              ("Azurite RSS MB", "azurite_rss_mb"), ("raw: due partition query ms", "raw_due_ms"),
-                              ("raw: jobs page query ms", "raw_page_ms")):
+            for name, key in (
+                ("tick wall time s", "tick_s"),
+                ("GET job p50 ms", "get_ms"),
+                ("jobs list page p50 ms", "list_ms"),
+                ("history page p50 ms", "history_ms"),
+                ("Azurite RSS MB", "azurite_rss_mb"),
+                ("raw: due partition query ms", "raw_due_ms"),
+                ("raw: jobs page query ms", "raw_page_ms"),
+            ):
                 slope = (f2[key] - f1[key]) / (n2 - n1)
                 value = f2[key] + slope * (args.jobs - n2)
                 print(f"  {name:<24}{value:>12.2f}  ({value / measured[0][1][key]:.2f}x the 1k figure)")
+
 
 if __name__ == "__main__":
     main()

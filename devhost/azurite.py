@@ -102,17 +102,31 @@ class Azurite:
             raise RuntimeError("Azurite is not installed: run `make setup` (npm install of azurite@3.35.0)")
         self.location.mkdir(parents=True, exist_ok=True)
         args = [
-            executable, "--silent", "--disableTelemetry", "--skipApiVersionCheck", "--loose",
-            "--blobHost", "127.0.0.1", "--blobPort", str(self.ports.blob),
-            "--queueHost", "127.0.0.1", "--queuePort", str(self.ports.queue),
-            "--tableHost", "127.0.0.1", "--tablePort", str(self.ports.table),
+            executable,
+            "--silent",
+            "--disableTelemetry",
+            "--skipApiVersionCheck",
+            "--loose",
+            "--blobHost",
+            "127.0.0.1",
+            "--blobPort",
+            str(self.ports.blob),
+            "--queueHost",
+            "127.0.0.1",
+            "--queuePort",
+            str(self.ports.queue),
+            "--tableHost",
+            "127.0.0.1",
+            "--tablePort",
+            str(self.ports.table),
         ]
         # Azurite refuses --location together with --inMemoryPersistence; the folder still holds the log.
         args += ["--inMemoryPersistence"] if self.in_memory else ["--location", str(self.location)]
         log = open(self.location / "azurite.log", "ab")  # noqa: SIM115 - owned by the child for its lifetime
         # Its own session: Ctrl-C in the terminal reaches the host, which stops Azurite after the app.
-        self._process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                         preexec_fn=_dies_with_parent())
+        self._process = subprocess.Popen(
+            args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_dies_with_parent()
+        )
         log.close()
         deadline = time.monotonic() + timeout
         ports = (self.ports.blob, self.ports.queue, self.ports.table)

@@ -46,8 +46,10 @@ class PortInUse(Exception):
     """The HTTP port cannot be bound: one line for the user, with the way out."""
 
     def __init__(self, host: str, port: int) -> None:
-        super().__init__(f"error: {host}:{port} is already in use (another `make run`?); stop it, or choose "
-                         f"another port: PORT={port + 1} make run")
+        super().__init__(
+            f"error: {host}:{port} is already in use (another `make run`?); stop it, or choose "
+            f"another port: PORT={port + 1} make run"
+        )
 
 
 def _bindable(host: str, port: int) -> bool:
@@ -91,8 +93,11 @@ def ensure_development_storage(app_dir: Path) -> Azurite | None:
     open_ports = [p for p in ports if _port_open(p)]
     started = None
     if len(open_ports) == len(ports):
-        log.info("Reusing the Azurite already listening on ports %s (not started here: it keeps running when this "
-                 "host stops)", ports)
+        log.info(
+            "Reusing the Azurite already listening on ports %s (not started here: it keeps running when this "
+            "host stops)",
+            ports,
+        )
     elif open_ports:
         raise RuntimeError(f"ports {open_ports} are taken but not all of {ports}: cannot start or reuse Azurite")
     else:

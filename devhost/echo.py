@@ -44,8 +44,10 @@ class EchoHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(payload)
         job = self.headers.get("x-ms-scheduler-jobid", "").rsplit("/", 1)[-1]
-        sys.stderr.write(f"echo: {self.command} {self.path} -> {status} {HTTPStatus(status).phrase}"
-                         f"{f' (job {job})' if job else ''}\n")
+        sys.stderr.write(
+            f"echo: {self.command} {self.path} -> {status} {HTTPStatus(status).phrase}"
+            f"{f' (job {job})' if job else ''}\n"
+        )
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _answer
 
@@ -67,8 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         server = serve(args.port)
     except OSError:
-        sys.stderr.write(f"error: 127.0.0.1:{args.port} is already in use; choose another port: "
-                         f"python -m devhost.echo --port {args.port + 1}\n")
+        sys.stderr.write(
+            f"error: 127.0.0.1:{args.port} is already in use; choose another port: "
+            f"python -m devhost.echo --port {args.port + 1}\n"
+        )
         return 1
     stop = threading.Event()
 

@@ -55,8 +55,15 @@ def display_host(host: str) -> str:
 
 
 class LocalHost:
-    def __init__(self, app_dir: Path, port: int = 0, host: str = "127.0.0.1", *, load_settings: bool = True,
-                 stop_timeout: float = 2.0) -> None:
+    def __init__(
+        self,
+        app_dir: Path,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        *,
+        load_settings: bool = True,
+        stop_timeout: float = 2.0,
+    ) -> None:
         self.app_dir = Path(app_dir).resolve()
         self.requested_port = port
         self.host = host
@@ -108,8 +115,10 @@ class LocalHost:
         disabled = {f.name for f in index.functions if function_disabled(f.name)}
         if disabled:
             log.info("Disabled by AzureWebJobs.<name>.Disabled: %s", ", ".join(sorted(disabled)))
-        by_type = {kind: [f for f in index.functions if f.trigger_type == kind and f.name not in disabled]
-                   for kind in (HTTP_TRIGGER, TIMER_TRIGGER, QUEUE_TRIGGER)}
+        by_type = {
+            kind: [f for f in index.functions if f.trigger_type == kind and f.name not in disabled]
+            for kind in (HTTP_TRIGGER, TIMER_TRIGGER, QUEUE_TRIGGER)
+        }
         router = Router(config.route_prefix, [(f.route or f.name, f.methods, f) for f in by_type[HTTP_TRIGGER]])
         keys = FunctionKeys.for_app(index.functions)
         try:
@@ -142,12 +151,16 @@ class LocalHost:
         shown = []
         if FUNCTION_KEY_SETTING in keys.generated:
             shown.append(f"function key {keys.function_key}")
-        if MASTER_KEY_SETTING in keys.generated and any(level_of(f) == ADMIN for f in self.functions
-                                                         if f.trigger_type == HTTP_TRIGGER):
+        if MASTER_KEY_SETTING in keys.generated and any(
+            level_of(f) == ADMIN for f in self.functions if f.trigger_type == HTTP_TRIGGER
+        ):
             shown.append(f"master key {keys.master_key}")
         if shown:
-            log.warning("Generated for this run (send as the x-functions-key header or ?code=; set %s to choose "
-                        "them): %s", " or ".join(keys.generated), ", ".join(shown))
+            log.warning(
+                "Generated for this run (send as the x-functions-key header or ?code=; set %s to choose them): %s",
+                " or ".join(keys.generated),
+                ", ".join(shown),
+            )
 
     def _schedule_monitor(self) -> ScheduleMonitor | None:
         """Timers' schedule status in AzureWebJobsStorage, as the host keeps it; None without that setting."""

@@ -57,14 +57,14 @@ def to_wsgi_response(result: Any) -> Response:
 
 
 class HttpFrontend:
-    def __init__(self, router: Router[FunctionInfo], invoker: Invoker, host: str, port: int,
-                 keys: FunctionKeys | None = None) -> None:
+    def __init__(
+        self, router: Router[FunctionInfo], invoker: Invoker, host: str, port: int, keys: FunctionKeys | None = None
+    ) -> None:
         self._router = router
         self._invoker = invoker
         self._keys = keys  # None: every route is anonymous
         try:
-            self._server: BaseWSGIServer = make_server(host, port, self, threaded=True,
-                                                       request_handler=_QuietHandler)
+            self._server: BaseWSGIServer = make_server(host, port, self, threaded=True, request_handler=_QuietHandler)
         except SystemExit:
             # werkzeug reports a failed bind on stderr and exits; a library must raise instead.
             raise OSError(f"cannot listen on {host}:{port} (address in use or not available)") from None
@@ -77,7 +77,10 @@ class HttpFrontend:
     def start(self) -> None:
         """Serve in a background thread; the socket is already listening when this returns."""
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, name="devhost-http", daemon=True,
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name="devhost-http",
+            daemon=True,
         )
         self._thread.start()
 
@@ -93,9 +96,16 @@ class HttpFrontend:
         request = Request(environ)
         raw_target = environ.get("RAW_URI") or environ.get("REQUEST_URI") or request.full_path
         response, note = self._respond(request, raw_target)
-        log.info('%s "%s %s" %d %s %dms%s', request.remote_addr, request.method, raw_target,
-                 response.status_code, response.content_length if response.content_length is not None else "-",
-                 (time.monotonic() - started) * 1000, f" ({note})" if note else "")
+        log.info(
+            '%s "%s %s" %d %s %dms%s',
+            request.remote_addr,
+            request.method,
+            raw_target,
+            response.status_code,
+            response.content_length if response.content_length is not None else "-",
+            (time.monotonic() - started) * 1000,
+            f" ({note})" if note else "",
+        )
         return response(environ, start_response)
 
     def _respond(self, request: Request, raw_target: str) -> tuple[Response, str]:
@@ -106,7 +116,8 @@ class HttpFrontend:
             return Response(status=404), f"route exists for {', '.join(resolved.allowed)} only"
         function = resolved.target
         if self._keys is not None and not self._keys.admits(
-                function, request.headers.items(), request.args.items(multi=True)):
+            function, request.headers.items(), request.args.items(multi=True)
+        ):
             refused = Response(status=401)  # as the host's UnauthorizedResult: no body, no content type
             del refused.headers["Content-Type"]
             return refused, f"{function.name}: no valid Functions key"

@@ -69,8 +69,11 @@ class FunctionInfo:
         if self.trigger_type == HTTP_TRIGGER:
             described |= {"route": self.route, "methods": self.methods}
         elif self.trigger_type == TIMER_TRIGGER:
-            described |= {"schedule": self.schedule, "run_on_startup": self.run_on_startup,
-                          "use_monitor": self.use_monitor}
+            described |= {
+                "schedule": self.schedule,
+                "run_on_startup": self.run_on_startup,
+                "use_monitor": self.use_monitor,
+            }
         else:
             described |= {"queue_name": self.queue_name, "connection": self.connection}
         return described
@@ -101,19 +104,26 @@ def describe_function(function: func.Function) -> FunctionInfo:
                 "local host (only the trigger and an HTTP response)"
             )
     common: dict[str, Any] = {
-        "name": name, "trigger_type": trigger_type, "trigger_parameter": trigger.name,
+        "name": name,
+        "trigger_type": trigger_type,
+        "trigger_parameter": trigger.name,
         "user_function": function.get_user_function(),
     }
     if isinstance(trigger, HttpTrigger):
         methods = trigger.methods
         info = FunctionInfo(
-            **common, route=trigger.route or name,
+            **common,
+            route=trigger.route or name,
             methods=None if methods is None else tuple(_text(m).upper() for m in methods),
             auth_level=None if trigger.auth_level is None else _text(trigger.auth_level),
         )
     elif isinstance(trigger, TimerTrigger):
-        info = FunctionInfo(**common, schedule=trigger.schedule, run_on_startup=bool(trigger.run_on_startup),
-                            use_monitor=trigger.use_monitor)
+        info = FunctionInfo(
+            **common,
+            schedule=trigger.schedule,
+            run_on_startup=bool(trigger.run_on_startup),
+            use_monitor=trigger.use_monitor,
+        )
     else:
         assert isinstance(trigger, QueueTrigger), "SUPPORTED_TRIGGERS lists http, timer and queue only"
         info = FunctionInfo(**common, queue_name=trigger.queue_name, connection=trigger.connection)

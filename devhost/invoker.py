@@ -115,9 +115,17 @@ class Invoker:
             else:
                 result = self._run_sync(function.user_function, kwargs)
         except BaseException:
-            log.exception("Executed 'Functions.%s' (Failed, Id=%s, Duration=%dms)",
-                          function.name, invocation_id, (time.monotonic() - started) * 1000)
+            log.exception(
+                "Executed 'Functions.%s' (Failed, Id=%s, Duration=%dms)",
+                function.name,
+                invocation_id,
+                (time.monotonic() - started) * 1000,
+            )
             raise
-        log.info("Executed 'Functions.%s' (Succeeded, Id=%s, Duration=%dms)",
-                 function.name, invocation_id, (time.monotonic() - started) * 1000)
+        log.info(
+            "Executed 'Functions.%s' (Succeeded, Id=%s, Duration=%dms)",
+            function.name,
+            invocation_id,
+            (time.monotonic() - started) * 1000,
+        )
         return result

@@ -47,8 +47,10 @@ def _key(settings: Mapping[str, str], name: str, generated: list[str]) -> str:
         generated.append(name)
         return secrets.token_urlsafe(32)
     if len(value.strip()) < MIN_KEY_CHARS:
-        raise KeyConfigurationError(f"{name} must be at least {MIN_KEY_CHARS} characters (or unset: the host then "
-                                    "generates a key and prints it)")
+        raise KeyConfigurationError(
+            f"{name} must be at least {MIN_KEY_CHARS} characters (or unset: the host then "
+            "generates a key and prints it)"
+        )
     return value.strip()
 
 
@@ -59,8 +61,9 @@ class FunctionKeys:
     generated: tuple[str, ...] = ()  # the settings whose keys were generated at start
 
     @classmethod
-    def for_app(cls, functions: Iterable[FunctionInfo],
-                settings: Mapping[str, str] | None = None) -> FunctionKeys | None:
+    def for_app(
+        cls, functions: Iterable[FunctionInfo], settings: Mapping[str, str] | None = None
+    ) -> FunctionKeys | None:
         """The keys the app's HTTP routes need, None when every route is anonymous."""
         if all(level_of(f) == ANONYMOUS for f in functions if f.trigger_type == HTTP_TRIGGER):
             return None
@@ -70,8 +73,9 @@ class FunctionKeys:
         master_key = _key(source, MASTER_KEY_SETTING, generated)
         return cls(function_key, master_key, tuple(generated))
 
-    def admits(self, function: FunctionInfo, headers: Iterable[tuple[str, str]],
-               query: Iterable[tuple[str, str]]) -> bool:
+    def admits(
+        self, function: FunctionInfo, headers: Iterable[tuple[str, str]], query: Iterable[tuple[str, str]]
+    ) -> bool:
         """Whether a request with these headers and query parameters (name, value pairs in request order) may
         call `function`."""
         level = level_of(function)

@@ -46,7 +46,10 @@ def queue_client(connection_string: str, queue_name: str) -> QueueClient:
     # Few, quick retries: a local host should report a missing Azurite promptly and stop without delay. The
     # queue SDK takes its backoff from a retry_policy object only (retry_backoff_factor is ignored).
     return QueueClient.from_connection_string(
-        connection_string, queue_name, connection_timeout=5, read_timeout=10,
+        connection_string,
+        queue_name,
+        connection_timeout=5,
+        read_timeout=10,
         # The SDK annotates these seconds as int; it computes with floats.
         retry_policy=LinearRetry(backoff=0.5, random_jitter_range=0.25, retry_total=2),  # type: ignore[arg-type]
     )
@@ -66,7 +69,6 @@ def decode_message(text: str, encoding: str) -> bytes:
         return base64.b64decode("".join(text.split()), validate=True)
     except binascii.Error as error:
         raise ValueError(f"message is not valid Base64 (host.json messageEncoding is base64): {error}") from error
-
 
 
 class QueueListener:
@@ -121,7 +123,9 @@ class QueueListener:
                 # One receive request per poll, and each message handed over as it is read: a message is
                 # never held back waiting for more, so slow storage delays nothing already received.
                 pages = self._client.receive_messages(
-                    messages_per_page=batch, max_messages=batch, visibility_timeout=RECEIVE_VISIBILITY_SECONDS,
+                    messages_per_page=batch,
+                    max_messages=batch,
+                    visibility_timeout=RECEIVE_VISIBILITY_SECONDS,
                 ).by_page()
                 for message in next(pages, []):
                     self._submit(message)
@@ -140,8 +144,9 @@ class QueueListener:
                 future = self._pool.submit(self._process, message)
                 self._in_flight[future] = message
         except RuntimeError:  # stopping: the pool takes no more work; give the message back at once
-            self._storage_call("hand back", self._client.update_message, message.id, message.pop_receipt,
-                               visibility_timeout=0)
+            self._storage_call(
+                "hand back", self._client.update_message, message.id, message.pop_receipt, visibility_timeout=0
+            )
             return
         future.add_done_callback(self._finished)
 
@@ -150,8 +155,9 @@ class QueueListener:
             message = self._in_flight.pop(future)
             self._changed.notify_all()
         if future.cancelled():
-            self._storage_call("hand back", self._client.update_message, message.id, message.pop_receipt,
-                               visibility_timeout=0)
+            self._storage_call(
+                "hand back", self._client.update_message, message.id, message.pop_receipt, visibility_timeout=0
+            )
 
     def _process(self, message: QueueMessage) -> None:
         if (message.dequeue_count or 0) > self._options.max_dequeue_count:
@@ -164,8 +170,12 @@ class QueueListener:
             self._failed(message)
             return
         trigger_value = FunctionQueueMessage(
-            id=message.id, body=body, dequeue_count=message.dequeue_count, expiration_time=message.expires_on,
-            insertion_time=message.inserted_on, time_next_visible=message.next_visible_on,
+            id=message.id,
+            body=body,
+            dequeue_count=message.dequeue_count,
+            expiration_time=message.expires_on,
+            insertion_time=message.inserted_on,
+            time_next_visible=message.next_visible_on,
             pop_receipt=message.pop_receipt,
         )
         try:
@@ -180,12 +190,17 @@ class QueueListener:
             self._to_poison(message)
             return
         visibility = round(self._options.visibility_timeout)
-        self._storage_call("release", self._client.update_message, message.id, message.pop_receipt,
-                           visibility_timeout=visibility)
+        self._storage_call(
+            "release", self._client.update_message, message.id, message.pop_receipt, visibility_timeout=visibility
+        )
 
     def _to_poison(self, message: QueueMessage) -> None:
-        log.warning("Message %s has reached MaxDequeueCount of %d. Moving message to queue '%s-poison'.",
-                    message.id, self._options.max_dequeue_count, self.queue_name)
+        log.warning(
+            "Message %s has reached MaxDequeueCount of %d. Moving message to queue '%s-poison'.",
+            message.id,
+            self._options.max_dequeue_count,
+            self.queue_name,
+        )
         # The original text, so the poison message decodes exactly like the one that failed.
         if self._storage_call("poison", self._poison.send_message, message.content):
             self._storage_call("delete", self._client.delete_message, message.id, message.pop_receipt)

@@ -80,8 +80,10 @@ def _rule_paths(prefix: str, template: str) -> list[str]:
         elif parameter is not None and index == len(segments) - 1:
             catch_all = f"<rest:{parameter['name']}>"
         else:
-            raise ValueError(f"route {template!r}: segment {segment!r} is not supported by the local host "
-                             "(literal, {name} or a last {*name})")
+            raise ValueError(
+                f"route {template!r}: segment {segment!r} is not supported by the local host "
+                "(literal, {name} or a last {*name})"
+            )
     base = "/" + "/".join(parts)
     return [base] if catch_all is None else [f"{base.rstrip('/')}/{catch_all}", base]
 

@@ -48,8 +48,11 @@ class ScheduleStatus:
 
     def as_request_status(self) -> dict[str, str]:
         """The TimerRequest's schedule_status, as the worker hands it over."""
-        return {"Last": self.last.isoformat(), "Next": self.next.isoformat(),
-                "LastUpdated": self.last_updated.isoformat()}
+        return {
+            "Last": self.last.isoformat(),
+            "Next": self.next.isoformat(),
+            "LastUpdated": self.last_updated.isoformat(),
+        }
 
 
 NextAfter = Callable[[datetime], datetime]
@@ -78,7 +81,9 @@ class ScheduleMonitor:
     def __init__(self, connection_string: str, host: str) -> None:
         # Few, quick retries: the status is best effort and must not hold the host's start.
         self._container = BlobServiceClient.from_connection_string(
-            connection_string, connection_timeout=5, read_timeout=10,
+            connection_string,
+            connection_timeout=5,
+            read_timeout=10,
             retry_policy=LinearRetry(backoff=0.5, random_jitter_range=0.25, retry_total=2),  # type: ignore[arg-type]
         ).get_container_client(CONTAINER)
         self._path = f"timers/{host}"
@@ -89,8 +94,9 @@ class ScheduleMonitor:
     def status(self, name: str) -> ScheduleStatus | None:
         try:
             data = json.loads(self._container.download_blob(self._blob(name)).readall())
-            return ScheduleStatus(_instant(data.get("Last")), _instant(data.get("Next")),
-                                  _instant(data.get("LastUpdated")))
+            return ScheduleStatus(
+                _instant(data.get("Last")), _instant(data.get("Next")), _instant(data.get("LastUpdated"))
+            )
         except ResourceNotFoundError:
             return None
         except (AzureError, ValueError, TypeError, AttributeError) as error:
@@ -98,8 +104,13 @@ class ScheduleMonitor:
             return None
 
     def update(self, name: str, status: ScheduleStatus) -> None:
-        text = json.dumps({"Last": status.last.isoformat(), "Next": status.next.isoformat(),
-                           "LastUpdated": status.last_updated.isoformat()})
+        text = json.dumps(
+            {
+                "Last": status.last.isoformat(),
+                "Next": status.next.isoformat(),
+                "LastUpdated": status.last_updated.isoformat(),
+            }
+        )
         try:
             try:
                 self._container.upload_blob(self._blob(name), text, overwrite=True)

@@ -72,8 +72,13 @@ def _iso(moment: datetime | None) -> str:
 
 
 class TimerScheduler:
-    def __init__(self, functions: Sequence[FunctionInfo], invoker: Invoker, clock: Clock | None = None,
-                 monitor: ScheduleMonitor | None = None) -> None:
+    def __init__(
+        self,
+        functions: Sequence[FunctionInfo],
+        invoker: Invoker,
+        clock: Clock | None = None,
+        monitor: ScheduleMonitor | None = None,
+    ) -> None:
         self._clock = clock or (lambda: datetime.now(UTC))
         self._invoker = invoker
         self._monitor = monitor
@@ -81,8 +86,9 @@ class TimerScheduler:
         self._timers = []
         for function in functions:
             schedule = parse_schedule(function.schedule or "")
-            watched = monitor is not None and monitored(function.use_monitor, schedule.expression,
-                                                         schedule.next_after, now)
+            watched = monitor is not None and monitored(
+                function.use_monitor, schedule.expression, schedule.next_after, now
+            )
             self._timers.append(_Timer(function, schedule, schedule.next_after(now), monitored=watched))
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=max(1, len(self._timers)), thread_name_prefix="devhost-timer")
@@ -91,13 +97,23 @@ class TimerScheduler:
     def start(self) -> None:
         for timer in self._timers:
             now = self._clock()
-            missed = (self._monitor.past_due(timer.function.name, timer.schedule.next_after, now)
-                      if self._monitor is not None and timer.monitored else None)
+            missed = (
+                self._monitor.past_due(timer.function.name, timer.schedule.next_after, now)
+                if self._monitor is not None and timer.monitored
+                else None
+            )
             if missed is not None:
-                log.info("Timer '%s' is past due: its occurrence at %s was missed", timer.function.name,
-                         missed.next.isoformat())
-                self._fire(timer, now, reason="Timer fired past due (its schedule status missed an occurrence)",
-                           past_due=missed)
+                log.info(
+                    "Timer '%s' is past due: its occurrence at %s was missed",
+                    timer.function.name,
+                    missed.next.isoformat(),
+                )
+                self._fire(
+                    timer,
+                    now,
+                    reason="Timer fired past due (its schedule status missed an occurrence)",
+                    past_due=missed,
+                )
             elif timer.function.run_on_startup:
                 self._fire(timer, now, reason="Timer fired on startup (run_on_startup)")
         self._thread.start()
@@ -130,11 +146,17 @@ class TimerScheduler:
 
     def _fire(self, timer: _Timer, now: datetime, reason: str, past_due: ScheduleStatus | None = None) -> None:
         if timer.running is not None and not timer.running.done():
-            log.warning("Timer '%s' skipped the occurrence at %s: its previous invocation is still running",
-                        timer.function.name, now.isoformat())
+            log.warning(
+                "Timer '%s' skipped the occurrence at %s: its previous invocation is still running",
+                timer.function.name,
+                now.isoformat(),
+            )
             return
-        status = (past_due.as_request_status() if past_due is not None else
-                  {"Last": _iso(timer.last_fire), "Next": _iso(timer.next_fire), "LastUpdated": _iso(now)})
+        status = (
+            past_due.as_request_status()
+            if past_due is not None
+            else {"Last": _iso(timer.last_fire), "Next": _iso(timer.next_fire), "LastUpdated": _iso(now)}
+        )
         # azure.functions exports only the abstract TimerRequest; this is the worker's concrete one.
         request = TimerRequest(past_due=past_due is not None, schedule_status=status, schedule={"AdjustForDST": True})
         with contextlib.suppress(RuntimeError):  # the pool refuses work once the host is stopping
@@ -146,5 +168,4 @@ class TimerScheduler:
             self._invoker.invoke(timer.function, request, reason)
         if self._monitor is not None and timer.monitored:
             # Written once the invocation ended (as the host does): a host that dies in it runs it again at start.
-            self._monitor.update(timer.function.name,
-                                 ScheduleStatus(fired, timer.schedule.next_after(fired), fired))
+            self._monitor.update(timer.function.name, ScheduleStatus(fired, timer.schedule.next_after(fired), fired))

@@ -34,7 +34,7 @@ class TemplateError(ValueError):
 def supply_hint(where: str) -> str:
     """How a user gives the value the importer could not compute at `where` (a path in the template)."""
     if where.startswith("parameters.") and where.endswith(".defaultValue"):
-        return f"pass --parameter {where[len('parameters.'):-len('.defaultValue')]}=VALUE"
+        return f"pass --parameter {where[len('parameters.') : -len('.defaultValue')]}=VALUE"
     return f"pass --set '{where}=VALUE'"
 
 
@@ -80,7 +80,7 @@ def _tokens(text: str, where: str) -> list[tuple[str, str]]:
             break
         m = _TOKEN.match(text, at)
         if not m:
-            raise TemplateError(f"{where}: cannot parse the expression near '{text[at:at + 20]}'")
+            raise TemplateError(f"{where}: cannot parse the expression near '{text[at : at + 20]}'")
         kind = m.lastgroup or ""
         out.append((kind, m.group(kind)))
         at = m.end()
@@ -105,8 +105,11 @@ class Evaluator:
                 return value[1:]
             found = self.evaluate(value[1:-1], where)
             if isinstance(found, _Keys):
-                raise Unresolvable(where, f"[{found.text}] lists the keys of a deployed resource (in a terminal the "
-                                          f"import asks for it)", secret=True)
+                raise Unresolvable(
+                    where,
+                    f"[{found.text}] lists the keys of a deployed resource (in a terminal the import asks for it)",
+                    secret=True,
+                )
             return found
         return value
 
@@ -139,8 +142,9 @@ class Evaluator:
                         raise
                     # reference(resourceId(..., parameters('site'))): what stops the import is reference(),
                     # which no parameter value would resolve; say that, not the missing parameter.
-                    raise Unresolvable(where, f"{token}() reads a deployed resource, which an offline import "
-                                              f"cannot (in [{text}])") from None
+                    raise Unresolvable(
+                        where, f"{token}() reads a deployed resource, which an offline import cannot (in [{text}])"
+                    ) from None
                 args.append(arg)
                 if at < len(tokens) and tokens[at][1] == ",":
                     at += 1
@@ -198,8 +202,10 @@ class Evaluator:
         scope = self.scope
         if not scope.group:
             raise TemplateError(f"{where}: resourceGroup() needs --resource-group")
-        group: dict[str, Any] = {"name": scope.group, "id": f"/subscriptions/{scope.subscription}/resourceGroups/"
-                                                          f"{scope.group}"}
+        group: dict[str, Any] = {
+            "name": scope.group,
+            "id": f"/subscriptions/{scope.subscription}/resourceGroups/{scope.group}",
+        }
         if scope.location:
             group["location"] = scope.location
         return _Lazy(group, where, "resourceGroup().location needs --location")
@@ -209,7 +215,7 @@ class Evaluator:
         at = next((i for i, a in enumerate(strings) if "/" in a and "." in a.split("/")[0]), None)
         if at is None:
             raise TemplateError(f"{where}: resourceId() needs a resource type such as 'Microsoft.Scheduler/...'")
-        before, kind, names = strings[:at], strings[at], strings[at + 1:]
+        before, kind, names = strings[:at], strings[at], strings[at + 1 :]
         subscription = before[0] if len(before) == 2 else self.scope.subscription
         group = before[-1] if before else self.scope.group
         types = kind.split("/")
@@ -223,45 +229,69 @@ class Evaluator:
         table: dict[str, Callable[[], Any]] = {
             "parameters": lambda: self._parameter(args[0], where),
             "variables": lambda: self._variable(args[0], where),
-            "concat": lambda: (sum((list(a) for a in args), []) if args and isinstance(args[0], list)
-                               else "".join(_text(a) for a in args)),
+            "concat": lambda: (
+                sum((list(a) for a in args), [])
+                if args and isinstance(args[0], list)
+                else "".join(_text(a) for a in args)
+            ),
             "format": lambda: re.sub(r"\{(\d+)(?::[^}]*)?\}", lambda m: _text(args[int(m.group(1)) + 1]), args[0]),
             "resourcegroup": lambda: self._resource_group(where),
-            "subscription": lambda: {"subscriptionId": self.scope.subscription,
-                                     "id": f"/subscriptions/{self.scope.subscription}",
-                                     "displayName": self.scope.subscription},
+            "subscription": lambda: {
+                "subscriptionId": self.scope.subscription,
+                "id": f"/subscriptions/{self.scope.subscription}",
+                "displayName": self.scope.subscription,
+            },
             "resourceid": lambda: self._resource_id(args, where),
-            "tolower": lambda: str(args[0]).lower(), "toupper": lambda: str(args[0]).upper(),
-            "trim": lambda: str(args[0]).strip(), "replace": lambda: str(args[0]).replace(args[1], args[2]),
-            "string": lambda: _text(args[0]), "int": lambda: int(args[0]),
+            "tolower": lambda: str(args[0]).lower(),
+            "toupper": lambda: str(args[0]).upper(),
+            "trim": lambda: str(args[0]).strip(),
+            "replace": lambda: str(args[0]).replace(args[1], args[2]),
+            "string": lambda: _text(args[0]),
+            "int": lambda: int(args[0]),
             "bool": lambda: args[0] if isinstance(args[0], bool) else str(args[0]).lower() == "true",
             "json": lambda: json.loads(args[0]),
             "if": lambda: args[1] if args[0] else args[2],
-            "equals": lambda: args[0] == args[1], "not": lambda: not args[0],
-            "and": lambda: all(args), "or": lambda: any(args),
-            "empty": lambda: not args[0], "length": lambda: len(args[0]),
+            "equals": lambda: args[0] == args[1],
+            "not": lambda: not args[0],
+            "and": lambda: all(args),
+            "or": lambda: any(args),
+            "empty": lambda: not args[0],
+            "length": lambda: len(args[0]),
             "coalesce": lambda: next((a for a in args if a is not None), None),
-            "contains": lambda: (args[1] in args[0]) if not isinstance(args[0], dict) else
-            str(args[1]).lower() in {k.lower() for k in args[0]},
+            "contains": lambda: (
+                (args[1] in args[0])
+                if not isinstance(args[0], dict)
+                else str(args[1]).lower() in {k.lower() for k in args[0]}
+            ),
             "startswith": lambda: str(args[0]).lower().startswith(str(args[1]).lower()),
             "endswith": lambda: str(args[0]).lower().endswith(str(args[1]).lower()),
             "split": lambda: str(args[0]).split(args[1]),
-            "substring": lambda: str(args[0])[args[1]:(args[1] + args[2]) if len(args) > 2 else None],
-            "first": lambda: args[0][0], "last": lambda: args[0][-1],
+            "substring": lambda: str(args[0])[args[1] : (args[1] + args[2]) if len(args) > 2 else None],
+            "first": lambda: args[0][0],
+            "last": lambda: args[0][-1],
             "createarray": lambda: list(args),
             "createobject": lambda: {args[i]: args[i + 1] for i in range(0, len(args), 2)},
-            "union": lambda: ({k: v for a in args for k, v in a.items()} if isinstance(args[0], dict)
-                              else list(dict.fromkeys(x for a in args for x in a))),
-            "add": lambda: args[0] + args[1], "sub": lambda: args[0] - args[1], "mul": lambda: args[0] * args[1],
-            "div": lambda: args[0] // args[1], "mod": lambda: args[0] % args[1],
-            "true": lambda: True, "false": lambda: False, "null": lambda: None,
+            "union": lambda: (
+                {k: v for a in args for k, v in a.items()}
+                if isinstance(args[0], dict)
+                else list(dict.fromkeys(x for a in args for x in a))
+            ),
+            "add": lambda: args[0] + args[1],
+            "sub": lambda: args[0] - args[1],
+            "mul": lambda: args[0] * args[1],
+            "div": lambda: args[0] // args[1],
+            "mod": lambda: args[0] % args[1],
+            "true": lambda: True,
+            "false": lambda: False,
+            "null": lambda: None,
             "utcnow": lambda: datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
         }
         if fn == "listkeys":
             return _Keys(args, text)
         if _reads_deployment(fn):
-            raise Unresolvable(where, f"{name}() reads a deployed resource, which an offline import cannot "
-                                      f"(in [{text}])")
+            raise Unresolvable(
+                where, f"{name}() reads a deployed resource, which an offline import cannot (in [{text}])"
+            )
         if fn not in table:
             raise Unresolvable(where, f"the template function '{name}' is not supported offline (in [{text}])")
         try:
@@ -288,8 +318,9 @@ class _Keys:
     def member(self, key: str, where: str) -> Any:
         if key.lower() == "keyname" and self.rule:
             return self.rule
-        raise Unresolvable(where, f"[{self.text}] is a key of a deployed resource (in a terminal the import "
-                                  f"asks for it)", secret=True)
+        raise Unresolvable(
+            where, f"[{self.text}] is a key of a deployed resource (in a terminal the import asks for it)", secret=True
+        )
 
 
 class _Lazy(dict[str, Any]):

@@ -25,8 +25,14 @@ class CliError(Exception):
     """One line for stderr (`code: message`) and the exit code; `details` (every problem of a template)
     follow it, one indented line each."""
 
-    def __init__(self, code: str, message: str, exit_code: int = API_ERROR, status: int | None = None,
-                 details: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        exit_code: int = API_ERROR,
+        status: int | None = None,
+        details: list[str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code, self.message, self.exit_code, self.status = code, message, exit_code, status
         self.details = details or []
@@ -49,13 +55,16 @@ def _context(path: str) -> str:
     if not found:
         return ""
     subscription, group = (unquote(part) if part else part for part in found.groups())
-    return f" (resource group '{group}', subscription '{subscription}')" if group else \
-        f" (subscription '{subscription}')"
+    return (
+        f" (resource group '{group}', subscription '{subscription}')" if group else f" (subscription '{subscription}')"
+    )
 
 
 def collection_path(subscription: str, group: str, collection: str) -> str:
-    return (f"/subscriptions/{quote(subscription, safe='')}/resourceGroups/{quote(group, safe='')}"
-            f"/providers/Microsoft.Scheduler/jobCollections/{quote(collection, safe='')}")
+    return (
+        f"/subscriptions/{quote(subscription, safe='')}/resourceGroups/{quote(group, safe='')}"
+        f"/providers/Microsoft.Scheduler/jobCollections/{quote(collection, safe='')}"
+    )
 
 
 def job_path(subscription: str, group: str, collection: str, job: str) -> str:
@@ -90,8 +99,11 @@ class ApiClient:
             response = self._session.request(method, url, params=params, json=body, timeout=self.timeout)
         except requests.ConnectionError as error:
             if _local(self.endpoint) and not isinstance(error, requests.Timeout):
-                raise CliError("Unreachable", f"nothing answers at {self.endpoint}: is `make run` running? (or set "
-                                              f"SCHEDULER_ENDPOINT)", UNREACHABLE) from None
+                raise CliError(
+                    "Unreachable",
+                    f"nothing answers at {self.endpoint}: is `make run` running? (or set SCHEDULER_ENDPOINT)",
+                    UNREACHABLE,
+                ) from None
             raise CliError("Unreachable", f"{self.endpoint}: {type(error).__name__}: {error}", UNREACHABLE) from None
         except requests.RequestException as error:
             raise CliError("Unreachable", f"{self.endpoint}: {type(error).__name__}: {error}", UNREACHABLE) from None
@@ -102,13 +114,17 @@ class ApiClient:
         if response.status_code >= 400:
             body = document.get("error") if isinstance(document, dict) else None
             if isinstance(body, dict) and body.get("code"):
-                raise CliError(str(body["code"]), f"{body.get('message', '')}{_context(path)}", API_ERROR,
-                               response.status_code)
+                raise CliError(
+                    str(body["code"]), f"{body.get('message', '')}{_context(path)}", API_ERROR, response.status_code
+                )
             reason = response.reason or "the API refused the request"
             if response.status_code == 404:  # no API answered: the address, not the resource, is wrong
                 prefix = urlsplit(self.endpoint).path.rstrip("/")
-                hint = ("is /api missing from SCHEDULER_ENDPOINT?" if not prefix else
-                        "is SCHEDULER_ENDPOINT the scheduler's API (as http://127.0.0.1:7071/api)?")
+                hint = (
+                    "is /api missing from SCHEDULER_ENDPOINT?"
+                    if not prefix
+                    else "is SCHEDULER_ENDPOINT the scheduler's API (as http://127.0.0.1:7071/api)?"
+                )
                 reason = f"{self.endpoint} answered 404 without an API error: {hint}"
             raise CliError("HttpError", reason, API_ERROR, response.status_code)
         return document

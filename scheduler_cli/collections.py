@@ -29,15 +29,18 @@ def group_of(resource_id: str) -> str:
 def _quota(properties: dict[str, Any]) -> str:
     quota = properties.get("quota") or {}
     recurrence = quota.get("maxRecurrence") or {}
-    parts = [f"{quota['maxJobCount']} jobs" if quota.get("maxJobCount") else "",
-             f"every {recurrence.get('interval')} {recurrence.get('frequency')}" if recurrence else ""]
+    parts = [
+        f"{quota['maxJobCount']} jobs" if quota.get("maxJobCount") else "",
+        f"every {recurrence.get('interval')} {recurrence.get('frequency')}" if recurrence else "",
+    ]
     return ", ".join(p for p in parts if p) or "-"
 
 
 @app.command("list", epilog="Example: scheduler collections list -g my-rg")
 @guarded
-def list_collections(ctx: typer.Context, group: str = typer.Option(None, "--resource-group", "-g",
-                                                                 help="Only this resource group.")) -> None:
+def list_collections(
+    ctx: typer.Context, group: str = typer.Option(None, "--resource-group", "-g", help="Only this resource group.")
+) -> None:
     """Collections of the subscription (or of one resource group)."""
     opts = options(ctx)
     sub = opts.require_subscription()
@@ -46,10 +49,21 @@ def list_collections(ctx: typer.Context, group: str = typer.Option(None, "--reso
     if opts.json:
         emit_json(items)
         return
-    emit_table(f"Job collections of {sub}", ["Name", "Resource group", "Location", "State", "SKU", "Quota"], [
-        (c.get("name"), group_of(c.get("id", "")), c.get("location"), (c.get("properties") or {}).get("state"),
-         ((c.get("properties") or {}).get("sku") or {}).get("name"), _quota(c.get("properties") or {}))
-        for c in items])
+    emit_table(
+        f"Job collections of {sub}",
+        ["Name", "Resource group", "Location", "State", "SKU", "Quota"],
+        [
+            (
+                c.get("name"),
+                group_of(c.get("id", "")),
+                c.get("location"),
+                (c.get("properties") or {}).get("state"),
+                ((c.get("properties") or {}).get("sku") or {}).get("name"),
+                _quota(c.get("properties") or {}),
+            )
+            for c in items
+        ],
+    )
 
 
 @app.command("show", epilog="Example: scheduler collections show -g my-rg -c my-jobs")
@@ -70,21 +84,32 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection) -
         return
     properties = found.get("properties") or {}
     quota = properties.get("quota") or {}
-    emit_fields(f"Job collection {collection}", [
-        ("id", found.get("id")), ("location", found.get("location")), ("state", properties.get("state")),
-        ("sku", (properties.get("sku") or {}).get("name")), ("quota", _quota(properties)),
-        ("jobs used / max", f"{len(jobs)} / {quota.get('maxJobCount', 'no limit')}"),
-        *((f"{state} jobs", count) for state, count in counts.items()),
-        ("tags", ", ".join(f"{k}={v}" for k, v in (found.get("tags") or {}).items()) or "-")])
+    emit_fields(
+        f"Job collection {collection}",
+        [
+            ("id", found.get("id")),
+            ("location", found.get("location")),
+            ("state", properties.get("state")),
+            ("sku", (properties.get("sku") or {}).get("name")),
+            ("quota", _quota(properties)),
+            ("jobs used / max", f"{len(jobs)} / {quota.get('maxJobCount', 'no limit')}"),
+            *((f"{state} jobs", count) for state, count in counts.items()),
+            ("tags", ", ".join(f"{k}={v}" for k, v in (found.get("tags") or {}).items()) or "-"),
+        ],
+    )
 
 
 @app.command("create", epilog="Example: scheduler collections create -g my-rg -c my-jobs -l westeurope --sku Standard")
 @guarded
-def create(ctx: typer.Context, group: str = Group, collection: str = Collection,
-           location: str = typer.Option(None, "--location", "-l", help="Azure region name."),
-           sku: str = typer.Option(None, "--sku", help="Free, Standard, P10Premium or P20Premium."),
-           max_jobs: int = typer.Option(None, "--max-jobs", min=1, help="quota.maxJobCount."),
-           file: Path = typer.Option(None, "--file", "-f", help="A JobCollectionDefinition JSON (flags win).")) -> None:
+def create(
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    location: str = typer.Option(None, "--location", "-l", help="Azure region name."),
+    sku: str = typer.Option(None, "--sku", help="Free, Standard, P10Premium or P20Premium."),
+    max_jobs: int = typer.Option(None, "--max-jobs", min=1, help="quota.maxJobCount."),
+    file: Path = typer.Option(None, "--file", "-f", help="A JobCollectionDefinition JSON (flags win)."),
+) -> None:
     """Create or replace a collection (PUT)."""
     opts = options(ctx)
     body: dict[str, Any] = read_json(file) if file else {}
@@ -110,7 +135,8 @@ def _post(ctx: typer.Context, group: str, collection: str, verb: str) -> None:
     opts = options(ctx)
     opts.client().call("POST", f"{collection_path(opts.require_subscription(), group, collection)}/{verb}")
     emit_json({"collection": collection, "action": verb}) if opts.json else emit_message(
-        f"Job collection {collection}: {verb}d.")
+        f"Job collection {collection}: {verb}d."
+    )
 
 
 @app.command("enable", epilog="Example: scheduler collections enable -g my-rg -c my-jobs")
@@ -129,12 +155,17 @@ def disable(ctx: typer.Context, group: str = Group, collection: str = Collection
 
 @app.command("delete", epilog="Example: scheduler collections delete -g my-rg -c my-jobs --yes")
 @guarded
-def delete(ctx: typer.Context, group: str = Group, collection: str = Collection,
-           yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")) -> None:
+def delete(
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+) -> None:
     """Delete the collection and every job in it."""
     opts = options(ctx)
     if not yes:
         typer.confirm(f"Delete job collection {collection} and all its jobs?", abort=True)
     opts.client().call("DELETE", collection_path(opts.require_subscription(), group, collection))
     emit_json({"collection": collection, "action": "delete"}) if opts.json else emit_message(
-        f"Job collection {collection} deleted.")
+        f"Job collection {collection} deleted."
+    )

@@ -64,9 +64,13 @@ def options(ctx: typer.Context) -> Options:
 
 # The same option after the subcommand (`scheduler jobs list ... -o json`); None keeps the global one.
 _OUTPUT_AFTER = inspect.Parameter(
-    "output", inspect.Parameter.KEYWORD_ONLY, annotation=Output | None,
-    default=typer.Option(None, "--output", "-o", metavar="table|json",
-                         help="table or json (also accepted before the command)."))
+    "output",
+    inspect.Parameter.KEYWORD_ONLY,
+    annotation=Output | None,
+    default=typer.Option(
+        None, "--output", "-o", metavar="table|json", help="table or json (also accepted before the command)."
+    ),
+)
 
 
 def guarded(command: F) -> F:
@@ -87,7 +91,8 @@ def guarded(command: F) -> F:
     signature = inspect.signature(command, eval_str=True)
     assert "ctx" in signature.parameters, f"{command.__name__} needs `ctx: typer.Context`"
     wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[*signature.parameters.values(), _OUTPUT_AFTER])
+        parameters=[*signature.parameters.values(), _OUTPUT_AFTER]
+    )
     wrapper.__annotations__ = {**command.__annotations__, "output": Output | None}
     return wrapper  # type: ignore[return-value]
 

@@ -49,10 +49,12 @@ def _health(opts: Options) -> tuple[Check, dict[str, Any] | None, float | None]:
     try:
         response = requests.get(url, timeout=30, headers={"Accept": "application/json", "User-Agent": "scheduler-cli"})
     except requests.RequestException as error:
-        todo = ("start it: `make run` (Azurite and the local host), or pass the right --endpoint"
-                if _local(opts.endpoint) else
-                "check --endpoint (https://<app>.azurewebsites.net/api), that the function app is started "
-                "(`az functionapp show -n <app> -g <group> --query state`) and that DNS and the network reach it")
+        todo = (
+            "start it: `make run` (Azurite and the local host), or pass the right --endpoint"
+            if _local(opts.endpoint)
+            else "check --endpoint (https://<app>.azurewebsites.net/api), that the function app is started "
+            "(`az functionapp show -n <app> -g <group> --query state`) and that DNS and the network reach it"
+        )
         reason = re.search(r"\[Errno -?\d+\] ([^'\")]+)", str(error))
         said = f"{type(error).__name__}: {reason.group(1)}" if reason else type(error).__name__
         return Check("reachable", FAIL, f"GET {url}: {said}", todo), None, None
@@ -62,8 +64,16 @@ def _health(opts: Options) -> tuple[Check, dict[str, Any] | None, float | None]:
     except ValueError:
         document = None
     if not isinstance(document, dict) or "status" not in document:
-        return Check("reachable", FAIL, f"GET {url} answered HTTP {response.status_code}, not a scheduler's health",
-                     "check --endpoint: the scheduler's API base URL ends in /api"), None, None
+        return (
+            Check(
+                "reachable",
+                FAIL,
+                f"GET {url} answered HTTP {response.status_code}, not a scheduler's health",
+                "check --endpoint: the scheduler's API base URL ends in /api",
+            ),
+            None,
+            None,
+        )
     skew = None
     with contextlib.suppress(KeyError, TypeError, ValueError):  # a proxy may drop or mangle Date
         skew = round(time.time() - parsedate_to_datetime(response.headers["Date"]).timestamp() - 0.5, 1)
@@ -74,9 +84,12 @@ def _health(opts: Options) -> tuple[Check, dict[str, Any] | None, float | None]:
 def _storage(health: dict[str, Any], local: bool) -> Check:
     if (health.get("storage") or {}).get("reachable"):
         return Check("storage", OK, "the app reaches its storage account")
-    todo = ("is Azurite running? `make run` starts it; check AzureWebJobsStorage in local.settings.json"
-            if local else "check the identity's roles on the storage account (Storage Table/Queue Data "
-                          "Contributor) and the AzureWebJobsStorage__* settings (infra/README.md)")
+    todo = (
+        "is Azurite running? `make run` starts it; check AzureWebJobsStorage in local.settings.json"
+        if local
+        else "check the identity's roles on the storage account (Storage Table/Queue Data "
+        "Contributor) and the AzureWebJobsStorage__* settings (infra/README.md)"
+    )
     return Check("storage", FAIL, "the app cannot reach its storage: nothing can be read, queued or run", todo)
 
 
@@ -87,39 +100,66 @@ def _auth(opts: Options) -> Check:
         found = opts.client().list_all(path, limit=1000)
     except CliError as error:
         if error.status == 401:
-            return Check("auth", FAIL, f"the API refused the credentials ({error.code})",
-                         "key mode: pass --functions-key or SCHEDULER_FUNCTIONS_KEY (`az functionapp keys list`); "
-                         "entra mode: pass --token or SCHEDULER_TOKEN (`az account get-access-token --resource "
-                         "api://<appId> --query accessToken -o tsv`); docs/identity.md")
+            return Check(
+                "auth",
+                FAIL,
+                f"the API refused the credentials ({error.code})",
+                "key mode: pass --functions-key or SCHEDULER_FUNCTIONS_KEY (`az functionapp keys list`); "
+                "entra mode: pass --token or SCHEDULER_TOKEN (`az account get-access-token --resource "
+                "api://<appId> --query accessToken -o tsv`); docs/identity.md",
+            )
         if error.status == 403:
-            return Check("auth", WARN, f"signed in, but without a role in subscription {subscription}",
-                         "ask an Owner for a role assignment at the subscription, group or collection "
-                         "(docs/identity.md), or pass the --subscription you work in")
+            return Check(
+                "auth",
+                WARN,
+                f"signed in, but without a role in subscription {subscription}",
+                "ask an Owner for a role assignment at the subscription, group or collection "
+                "(docs/identity.md), or pass the --subscription you work in",
+            )
         if error.exit_code == UNREACHABLE:
             return Check("auth", FAIL, error.message, "see 'reachable'")
-        return Check("auth", FAIL, f"the API answered {error.code} (HTTP {error.status}): {error.message}",
-                     "look at the app's logs for this request")
-    where = (f"{len(found)} collection(s) in subscription {subscription}" if opts.subscription else
-             "asked with a probe subscription; --subscription checks yours")
+        return Check(
+            "auth",
+            FAIL,
+            f"the API answered {error.code} (HTTP {error.status}): {error.message}",
+            "look at the app's logs for this request",
+        )
+    where = (
+        f"{len(found)} collection(s) in subscription {subscription}"
+        if opts.subscription
+        else "asked with a probe subscription; --subscription checks yours"
+    )
     return Check("auth", OK, f"the API accepted the credentials ({where})")
 
 
 def _heartbeat(health: dict[str, Any], local: bool) -> Check:
     dispatcher = health.get("dispatcher") or {}
     since, interval = dispatcher.get("secondsSinceLastTick"), dispatcher.get("intervalSeconds") or 60
-    todo = ("the timer function `dispatcher` is not running: run the app with `make run` (and not with "
-            "AzureWebJobs.dispatcher.Disabled=true); its log says why a tick failed" if local else
-            "the timer function `dispatcher` is not running: check the app is started, the function is not "
-            "disabled (AzureWebJobs.dispatcher.Disabled), and its failures in Application Insights "
-            "(`traces | where message has 'dispatcher'`); the timer needs the host storage (AzureWebJobsStorage)")
+    todo = (
+        "the timer function `dispatcher` is not running: run the app with `make run` (and not with "
+        "AzureWebJobs.dispatcher.Disabled=true); its log says why a tick failed"
+        if local
+        else "the timer function `dispatcher` is not running: check the app is started, the function is not "
+        "disabled (AzureWebJobs.dispatcher.Disabled), and its failures in Application Insights "
+        "(`traces | where message has 'dispatcher'`); the timer needs the host storage (AzureWebJobsStorage)"
+    )
     if since is None:
-        return Check("heartbeat", FAIL if dispatcher.get("behind") else WARN, "the dispatcher has never ticked",
-                     todo if dispatcher.get("behind") else "wait a minute: the first tick comes at the next minute")
+        return Check(
+            "heartbeat",
+            FAIL if dispatcher.get("behind") else WARN,
+            "the dispatcher has never ticked",
+            todo if dispatcher.get("behind") else "wait a minute: the first tick comes at the next minute",
+        )
     if dispatcher.get("behind") and since > 2 * interval:
-        return Check("heartbeat", FAIL, f"the dispatcher last ticked {since:.0f} s ago; it ticks every {interval} s",
-                     todo)
-    return Check("heartbeat", OK, f"the dispatcher ticked {since:.0f} s ago (every {interval} s, the last tick took "
-                                  f"{dispatcher.get('lastTickDurationSeconds') or 0:.2f} s)")
+        return Check(
+            "heartbeat", FAIL, f"the dispatcher last ticked {since:.0f} s ago; it ticks every {interval} s", todo
+        )
+    return Check(
+        "heartbeat",
+        OK,
+        f"the dispatcher ticked {since:.0f} s ago (every {interval} s, the last tick took "
+        f"{dispatcher.get('lastTickDurationSeconds') or 0:.2f} s)",
+    )
 
 
 def _backlog(health: dict[str, Any]) -> Check:
@@ -128,21 +168,28 @@ def _backlog(health: dict[str, Any]) -> Check:
     if not count:
         return Check("backlog", OK, "no occurrence is overdue")
     behind = (health.get("dispatcher") or {}).get("behind")
-    return Check("backlog", FAIL if behind else WARN,
-                 f"{count} occurrence(s) overdue, the oldest by {oldest or 0:.0f} s",
-                 "occurrences that should have been queued were not: if the dispatcher ticks, look at the "
-                 "`dispatch` function's failures and the scheduler-dispatch queue; if ticks run long, raise "
-                 "SCHEDULER_DUE_SHARDS (docs/capacity.md)")
+    return Check(
+        "backlog",
+        FAIL if behind else WARN,
+        f"{count} occurrence(s) overdue, the oldest by {oldest or 0:.0f} s",
+        "occurrences that should have been queued were not: if the dispatcher ticks, look at the "
+        "`dispatch` function's failures and the scheduler-dispatch queue; if ticks run long, raise "
+        "SCHEDULER_DUE_SHARDS (docs/capacity.md)",
+    )
 
 
 def _poison(health: dict[str, Any]) -> Check:
     depth = (health.get("backlog") or {}).get("poisonMessages") or 0
     if not depth:
         return Check("poison", OK, "the poison queue is empty")
-    return Check("poison", WARN, f"{depth} message(s) in scheduler-occurrences-poison: occurrences that could "
-                                 "not be read, or failed every delivery",
-                 "read them (`az storage message peek --queue-name scheduler-occurrences-poison --num-messages 32 "
-                 "--auth-mode login --account-name <account>`), fix the cause, then clear the queue")
+    return Check(
+        "poison",
+        WARN,
+        f"{depth} message(s) in scheduler-occurrences-poison: occurrences that could "
+        "not be read, or failed every delivery",
+        "read them (`az storage message peek --queue-name scheduler-occurrences-poison --num-messages 32 "
+        "--auth-mode login --account-name <account>`), fix the cause, then clear the queue",
+    )
 
 
 def _off(skew: float, theirs: str) -> str:
@@ -154,12 +201,20 @@ def _clock(health: dict[str, Any], here: float | None) -> Check:
     skew = (health.get("clock") or {}).get("skewSecondsAgainstStorage")
     mine = f"; this machine's clock {_off(here, 'the app')}" if here is not None else ""
     if skew is None:
-        return Check("clock", WARN, f"the app did not measure its clock against storage{mine}",
-                     "upgrade the app: its health endpoint predates the clock check")
+        return Check(
+            "clock",
+            WARN,
+            f"the app did not measure its clock against storage{mine}",
+            "upgrade the app: its health endpoint predates the clock check",
+        )
     if abs(skew) > CLOCK_LIMIT:
-        return Check("clock", FAIL, f"the app's clock {_off(skew, 'storage')}{mine}",
-                     "synchronise the host's clock (NTP): occurrences are queued and claimed on it, so they run "
-                     "that much early or late")
+        return Check(
+            "clock",
+            FAIL,
+            f"the app's clock {_off(skew, 'storage')}{mine}",
+            "synchronise the host's clock (NTP): occurrences are queued and claimed on it, so they run "
+            "that much early or late",
+        )
     return Check("clock", OK, f"the app's clock {_off(skew, 'storage')}{mine}")
 
 
@@ -183,8 +238,14 @@ def doctor(ctx: typer.Context) -> None:
     checks = examine(opts)
     failed = [c for c in checks if c.status == FAIL]
     if opts.json:
-        emit_json({"endpoint": opts.endpoint, "checkedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                   "healthy": not failed, "checks": [asdict(c) for c in checks]})
+        emit_json(
+            {
+                "endpoint": opts.endpoint,
+                "checkedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "healthy": not failed,
+                "checks": [asdict(c) for c in checks],
+            }
+        )
     else:  # plain lines, never wrapped: a report to read, paste into an issue or grep
         typer.echo(f"scheduler doctor: {opts.endpoint}")
         for check in checks:

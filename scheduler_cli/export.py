@@ -49,11 +49,14 @@ def export(ctx: typer.Context, group: str, collection: str, file: Path | None) -
         secrets = _missing_secrets((job.get("properties") or {}).get("action"), "properties.action")
         if secrets:
             name = str(job.get("name", "")).rsplit("/", 1)[-1]
-            warn([f"job {name}: write-only secrets are not exported ({', '.join(secrets)}); set them again after "
-                  f"import"])
+            warn(
+                [f"job {name}: write-only secrets are not exported ({', '.join(secrets)}); set them again after import"]
+            )
     if file is None:
         emit_json(document)
         return
     file.write_text(json.dumps(document, indent=2) + "\n", "utf-8")
-    emit_message(f"Exported job collection {collection} and {len(jobs)} job{'s' if len(jobs) != 1 else ''} to "
-                 f"{file}; import it with: scheduler import {file} [-g GROUP]")
+    emit_message(
+        f"Exported job collection {collection} and {len(jobs)} job{'s' if len(jobs) != 1 else ''} to "
+        f"{file}; import it with: scheduler import {file} [-g GROUP]"
+    )

@@ -46,21 +46,29 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"result": self.result, "type": self.kind, "resource": self.label, "detail": self.detail,
-                "warnings": self.warnings}
+        return {
+            "result": self.result,
+            "type": self.kind,
+            "resource": self.label,
+            "detail": self.detail,
+            "warnings": self.warnings,
+        }
 
 
 def _covers(current: Any, desired: Any) -> bool:
     if isinstance(desired, dict):
         return isinstance(current, dict) and all(k in current and _covers(current[k], v) for k, v in desired.items())
     if isinstance(desired, list):
-        return isinstance(current, list) and len(current) == len(desired) and all(
-            _covers(c, d) for c, d in zip(current, desired, strict=True))
+        return (
+            isinstance(current, list)
+            and len(current) == len(desired)
+            and all(_covers(c, d) for c, d in zip(current, desired, strict=True))
+        )
     return current == desired
 
 
 def _squash(location: Any) -> str:
-    """"West US" and "westus" name the same region."""
+    """ "West US" and "westus" name the same region."""
     return str(location or "").replace(" ", "").lower()
 
 
@@ -85,37 +93,64 @@ def _compare(item: Planned, current: dict[str, Any]) -> tuple[bool, str]:
 
 
 def _resource_path(subscription: str, item: Planned) -> str:
-    return (collection_path(subscription, item.group, item.collection) if item.kind == "collection"
-            else job_path(subscription, item.group, item.collection, item.job or ""))
+    return (
+        collection_path(subscription, item.group, item.collection)
+        if item.kind == "collection"
+        else job_path(subscription, item.group, item.collection, item.job or "")
+    )
 
 
-def plan_resources(document: Any, subscription: str, group: str | None, location: str | None, given: list[str],
-                   sets: list[str] | None = None, ask: Ask | None = None) -> list[Planned]:
+def plan_resources(
+    document: Any,
+    subscription: str,
+    group: str | None,
+    location: str | None,
+    given: list[str],
+    sets: list[str] | None = None,
+    ask: Ask | None = None,
+) -> list[Planned]:
     """The document's resources, collections first (template order within a kind); CliError on problems."""
     try:
         planned = plan(document, Scope(subscription, group, location), given, sets or [], ask)
     except TemplateProblems as problems:
         count = len(problems.problems)
-        raise CliError("InvalidTemplate", f"{count} problem{'s' if count != 1 else ''} (nothing was written)",
-                       USAGE_ERROR, details=problems.problems) from None
+        raise CliError(
+            "InvalidTemplate",
+            f"{count} problem{'s' if count != 1 else ''} (nothing was written)",
+            USAGE_ERROR,
+            details=problems.problems,
+        ) from None
     order = {"collection": 0, "job": 1}
     return sorted(planned, key=lambda p: order.get(p.kind, 2))
 
 
-def import_resources(client: ApiClient, subscription: str, document: Any, group: str | None,
-                     location: str | None, given: list[str], what_if: bool, sets: list[str] | None = None,
-                     ask: Ask | None = None, schemas: Callable[[], Mapping[str, Any]] | None = None) -> list[Outcome]:
+def import_resources(
+    client: ApiClient,
+    subscription: str,
+    document: Any,
+    group: str | None,
+    location: str | None,
+    given: list[str],
+    what_if: bool,
+    sets: list[str] | None = None,
+    ask: Ask | None = None,
+    schemas: Callable[[], Mapping[str, Any]] | None = None,
+) -> list[Outcome]:
     """`schemas` (the API's OpenAPI schemas, read once the document resolves) finds the members it ignores."""
     planned = plan_resources(document, subscription, group, location, given, sets, ask)
     known = schemas() if schemas is not None and any(p.kind in ROOTS for p in planned) else None
     outcomes: list[tuple[Outcome, Step | None]] = []
     for item in planned:
         if item.kind not in ROOTS:
-            outcomes.append((Outcome("ignored", item.kind, item.collection, "not a Microsoft.Scheduler resource"),
-                             None))
+            outcomes.append(
+                (Outcome("ignored", item.kind, item.collection, "not a Microsoft.Scheduler resource"), None)
+            )
             continue
-        warnings = ([f"{item.where}.{u.message()}" for u in unknown_members(item.body, known, ROOTS[item.kind])]
-                    if known else [])
+        warnings = (
+            [f"{item.where}.{u.message()}" for u in unknown_members(item.body, known, ROOTS[item.kind])]
+            if known
+            else []
+        )
         try:
             try:
                 current = client.call("GET", _resource_path(subscription, item))
@@ -139,8 +174,12 @@ def import_resources(client: ApiClient, subscription: str, document: Any, group:
                 outcome.result, outcome.detail = "fails", failing[steps.index(step)]
         elif step.verdict != "unchanged":
             try:
-                client.call("PUT", _resource_path(subscription, step.item), step.item.body,
-                            {"api-version": TEMPLATE_API_VERSION})
+                client.call(
+                    "PUT",
+                    _resource_path(subscription, step.item),
+                    step.item.body,
+                    {"api-version": TEMPLATE_API_VERSION},
+                )
                 outcome.result = "created" if step.verdict == "create" else "updated"
             except CliError as error:
                 outcome.result, outcome.detail = "failed", error.line()

@@ -59,14 +59,19 @@ def _saved(ctx: typer.Context, job: dict[str, Any], verb: str) -> None:
 
 @app.command("list", epilog="Example: scheduler jobs list -g my-rg -c my-jobs --state Enabled")
 @guarded
-def list_jobs(ctx: typer.Context, group: str = Group, collection: str = Collection,
-              state: str = typer.Option(None, "--state", help="Only jobs in this state (Enabled, Disabled, ...)."),
-              top: int = typer.Option(None, "--top", min=1, help="At most this many jobs.")) -> None:
+def list_jobs(
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    state: str = typer.Option(None, "--state", help="Only jobs in this state (Enabled, Disabled, ...)."),
+    top: int = typer.Option(None, "--top", min=1, help="At most this many jobs."),
+) -> None:
     """Jobs with their state, schedule in words, next and last run, and counters."""
     opts = options(ctx)
     query = {"$filter": f"state eq '{state}'"} if state else {}
-    jobs = opts.client().list_all(f"{collection_path(opts.require_subscription(), group, collection)}/jobs",
-                                  query, limit=top)
+    jobs = opts.client().list_all(
+        f"{collection_path(opts.require_subscription(), group, collection)}/jobs", query, limit=top
+    )
     if opts.json:
         emit_json(jobs)
         return
@@ -74,11 +79,19 @@ def list_jobs(ctx: typer.Context, group: str = Group, collection: str = Collecti
     for job in jobs:
         p = job.get("properties") or {}
         s = p.get("status") or {}
-        rows.append((short_name(job), p.get("state"), words(p), s.get("nextExecutionTime", "-"),
-                     s.get("lastExecutionTime", "-"),
-                     f"{s.get('executionCount', 0)}/{s.get('failureCount', 0)}/{s.get('faultedCount', 0)}"))
-    emit_table(f"Jobs of {collection}", ["Name", "State", "Schedule", "Next run", "Last run", "Runs/fail/faulted"],
-               rows)
+        rows.append(
+            (
+                short_name(job),
+                p.get("state"),
+                words(p),
+                s.get("nextExecutionTime", "-"),
+                s.get("lastExecutionTime", "-"),
+                f"{s.get('executionCount', 0)}/{s.get('failureCount', 0)}/{s.get('faultedCount', 0)}",
+            )
+        )
+    emit_table(
+        f"Jobs of {collection}", ["Name", "State", "Schedule", "Next run", "Last run", "Runs/fail/faulted"], rows
+    )
 
 
 @app.command("show", epilog="Example: scheduler jobs show -g my-rg -c my-jobs -n ping")
@@ -93,18 +106,29 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection, n
     s = p.get("status") or {}
     action = p.get("action") or {}
     target = (action.get("request") or {}).get("uri") or (action.get("queueMessage") or {}).get("queueName") or ""
-    emit_fields(f"Job {name}", [
-        ("id", job.get("id")), ("state", p.get("state")), ("schedule", words(p)), ("start time", p.get("startTime")),
-        ("action", f"{action.get('type', '?')} {target}".strip()), ("next run", s.get("nextExecutionTime")),
-        ("last run", s.get("lastExecutionTime")),
-        ("runs / failures / faulted", f"{s.get('executionCount', 0)} / {s.get('failureCount', 0)} / "
-                                      f"{s.get('faultedCount', 0)}")])
+    emit_fields(
+        f"Job {name}",
+        [
+            ("id", job.get("id")),
+            ("state", p.get("state")),
+            ("schedule", words(p)),
+            ("start time", p.get("startTime")),
+            ("action", f"{action.get('type', '?')} {target}".strip()),
+            ("next run", s.get("nextExecutionTime")),
+            ("last run", s.get("lastExecutionTime")),
+            (
+                "runs / failures / faulted",
+                f"{s.get('executionCount', 0)} / {s.get('failureCount', 0)} / {s.get('faultedCount', 0)}",
+            ),
+        ],
+    )
 
 
 @app.command("create", epilog="Example: scheduler jobs create -g my-rg -c my-jobs -n ping -f ping.json")
 @guarded
-def create(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
-           file: Path = File) -> None:
+def create(
+    ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name, file: Path = File
+) -> None:
     """Create or replace a job from a JobDefinition (or its properties) in JSON (PUT)."""
     job = options(ctx).client().call("PUT", _path(ctx, group, collection, name), _definition(ctx, file))
     _saved(ctx, job, "saved")
@@ -112,8 +136,9 @@ def create(ctx: typer.Context, group: str = Group, collection: str = Collection,
 
 @app.command("update", epilog="Example: scheduler jobs update -g my-rg -c my-jobs -n ping -f patch.json")
 @guarded
-def update(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
-           file: Path = File) -> None:
+def update(
+    ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name, file: Path = File
+) -> None:
     """Change some properties of a job from JSON (PATCH: absent members are kept, secrets included)."""
     job = options(ctx).client().call("PATCH", _path(ctx, group, collection, name), _definition(ctx, file))
     _saved(ctx, job, "updated")
@@ -145,16 +170,23 @@ def _latest(ctx: typer.Context, path: str) -> dict[str, Any] | None:
 
 @app.command("run", epilog="Example: scheduler jobs run -g my-rg -c my-jobs -n ping --wait")
 @guarded
-def run(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
-        wait: bool = typer.Option(False, "--wait", help="Wait (up to a minute) for the run's history entry and show "
-                                                        "it; exit code 1 when it failed.")) -> None:
+def run(
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    name: str = Name,
+    wait: bool = typer.Option(
+        False,
+        "--wait",
+        help="Wait (up to a minute) for the run's history entry and show it; exit code 1 when it failed.",
+    ),
+) -> None:
     """Run the job now, once, outside its schedule."""
     path = _path(ctx, group, collection, name)
     before = _latest(ctx, path) if wait else None
     options(ctx).client().call("POST", f"{path}/run")
     if not wait:
-        emit_json({"job": name, "action": "run"}) if options(ctx).json else emit_message(
-            f"Job {name}: run requested.")
+        emit_json({"job": name, "action": "run"}) if options(ctx).json else emit_message(f"Job {name}: run requested.")
         return
     deadline = time.monotonic() + 60
     entry = None
@@ -165,14 +197,19 @@ def run(ctx: typer.Context, group: str = Group, collection: str = Collection, na
             break
         entry = None
     if entry is None:
-        raise CliError("NoHistoryYet", f"job {name} was asked to run, and no history entry came within a minute: "
-                                       f"see `scheduler jobs history -g {group} -c {collection} -n {name}`")
+        raise CliError(
+            "NoHistoryYet",
+            f"job {name} was asked to run, and no history entry came within a minute: "
+            f"see `scheduler jobs history -g {group} -c {collection} -n {name}`",
+        )
     p = entry.get("properties") or {}
     if options(ctx).json:
         emit_json(entry)
     else:
-        emit_message(f"Job {name} ran: {p.get('status')} ({p.get('actionName')}, attempt "
-                     f"{int(p.get('retryCount') or 0) + 1}, started {_lateness(p)} after its expected time)")
+        emit_message(
+            f"Job {name} ran: {p.get('status')} ({p.get('actionName')}, attempt "
+            f"{int(p.get('retryCount') or 0) + 1}, started {_lateness(p)} after its expected time)"
+        )
         emit_message(_message(p.get("message")))
     if str(p.get("status", "")).lower() == "failed":
         raise typer.Exit(1)
@@ -180,8 +217,13 @@ def run(ctx: typer.Context, group: str = Group, collection: str = Collection, na
 
 @app.command("delete", epilog="Example: scheduler jobs delete -g my-rg -c my-jobs -n ping --yes")
 @guarded
-def delete(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
-           yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")) -> None:
+def delete(
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    name: str = Name,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+) -> None:
     """Delete the job and its history."""
     if not yes:
         typer.confirm(f"Delete job {name}?", abort=True)
@@ -209,15 +251,28 @@ def _message(text: str | None) -> str:
 
 @app.command("history", epilog="Example: scheduler jobs history -g my-rg -c my-jobs -n ping --top 5")
 @guarded
-def history(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
-            top: int = typer.Option(20, "--top", min=1, help="The newest N entries.")) -> None:
+def history(
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    name: str = Name,
+    top: int = typer.Option(20, "--top", min=1, help="The newest N entries."),
+) -> None:
     """The job's history, newest first, with lateness (start minus expected)."""
-    entries = options(ctx).client().list_all(f"{_path(ctx, group, collection, name)}/history", {"$top": top},
-                                             limit=top)
+    entries = options(ctx).client().list_all(f"{_path(ctx, group, collection, name)}/history", {"$top": top}, limit=top)
     if options(ctx).json:
         emit_json(entries)
         return
-    rows = [(p.get("startTime"), p.get("status"), p.get("expectedExecutionTime"), _lateness(p), p.get("actionName"),
-             p.get("retryCount"), _message(p.get("message")))
-            for p in ((e.get("properties") or {}) for e in entries)]
+    rows = [
+        (
+            p.get("startTime"),
+            p.get("status"),
+            p.get("expectedExecutionTime"),
+            _lateness(p),
+            p.get("actionName"),
+            p.get("retryCount"),
+            _message(p.get("message")),
+        )
+        for p in ((e.get("properties") or {}) for e in entries)
+    ]
     emit_table(f"History of {name}", ["Started", "Status", "Expected", "Lateness", "Action", "Retry", "Message"], rows)

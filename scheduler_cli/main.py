@@ -23,9 +23,14 @@ from .importer import import_resources
 from .output import emit_json, emit_message, emit_table, warn
 from .template import Ask
 
-app = typer.Typer(name="scheduler", cls=OneLineErrors, no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False,
-                  help="Drive the scheduler's management API: collections, jobs, history, import of ARM templates.")
+app = typer.Typer(
+    name="scheduler",
+    cls=OneLineErrors,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Drive the scheduler's management API: collections, jobs, history, import of ARM templates.",
+)
 app.add_typer(collections.app, name="collections")
 occurrences.register(jobs.app)  # occurrences, what-if, backfill, ledger (newer api-version)
 app.add_typer(jobs.app, name="jobs")
@@ -33,17 +38,28 @@ app.command("doctor", epilog="Example: scheduler doctor --endpoint http://127.0.
 
 
 @app.callback()
-def root(ctx: typer.Context,
-         endpoint: str = typer.Option(DEFAULT_ENDPOINT, "--endpoint", envvar="SCHEDULER_ENDPOINT",
-                                      help="The API's base URL."),
-         subscription: str = typer.Option(None, "--subscription", "-s", envvar="SCHEDULER_SUBSCRIPTION",
-                                          help="Subscription id."),
-         token: str = typer.Option(None, "--token", envvar="SCHEDULER_TOKEN", show_envvar=True,
-                                   help="Bearer token for the API (Authorization header)."),
-         functions_key: str = typer.Option(None, "--functions-key", envvar="SCHEDULER_FUNCTIONS_KEY",
-                                           help="Azure Functions key (x-functions-key header)."),
-         output: Output = typer.Option(Output.table, "--output", "-o", metavar="table|json",
-                                       help="table or json (also accepted after the command).")) -> None:
+def root(
+    ctx: typer.Context,
+    endpoint: str = typer.Option(
+        DEFAULT_ENDPOINT, "--endpoint", envvar="SCHEDULER_ENDPOINT", help="The API's base URL."
+    ),
+    subscription: str = typer.Option(
+        None, "--subscription", "-s", envvar="SCHEDULER_SUBSCRIPTION", help="Subscription id."
+    ),
+    token: str = typer.Option(
+        None,
+        "--token",
+        envvar="SCHEDULER_TOKEN",
+        show_envvar=True,
+        help="Bearer token for the API (Authorization header).",
+    ),
+    functions_key: str = typer.Option(
+        None, "--functions-key", envvar="SCHEDULER_FUNCTIONS_KEY", help="Azure Functions key (x-functions-key header)."
+    ),
+    output: Output = typer.Option(
+        Output.table, "--output", "-o", metavar="table|json", help="table or json (also accepted after the command)."
+    ),
+) -> None:
     ctx.obj = Options(endpoint, subscription, token, functions_key, output)
 
 
@@ -58,15 +74,20 @@ def _properties(document: Any) -> dict[str, Any]:
     return {"startTime": None, "recurrence": document}
 
 
-@app.command("next", epilog="Example: scheduler next --count 3 "
-                            """-r '{"frequency": "Day", "schedule": {"hours": [9], "minutes": [0]}}'""")
+@app.command(
+    "next",
+    epilog="Example: scheduler next --count 3 "
+    """-r '{"frequency": "Day", "schedule": {"hours": [9], "minutes": [0]}}'""",
+)
 @guarded
-def next_occurrences(ctx: typer.Context,
-                     file: Path = typer.Option(None, "--file", "-f", help="A job, its properties or a recurrence."),
-                     recurrence: str = typer.Option(None, "--recurrence", "-r", help="The same, inline JSON."),
-                     start: datetime = typer.Option(None, "--start", help="startTime (default: the file's, or now)."),
-                     after: datetime = typer.Option(None, "--after", help="List from this instant (default now)."),
-                     count: int = typer.Option(10, "--count", min=1, max=100, help="How many.")) -> None:
+def next_occurrences(
+    ctx: typer.Context,
+    file: Path = typer.Option(None, "--file", "-f", help="A job, its properties or a recurrence."),
+    recurrence: str = typer.Option(None, "--recurrence", "-r", help="The same, inline JSON."),
+    start: datetime = typer.Option(None, "--start", help="startTime (default: the file's, or now)."),
+    after: datetime = typer.Option(None, "--after", help="List from this instant (default now)."),
+    count: int = typer.Option(10, "--count", min=1, max=100, help="How many."),
+) -> None:
     """The next occurrences of a recurrence, computed offline by the scheduler's own engine."""
     import json
 
@@ -99,55 +120,88 @@ def _asker(file: Path) -> Ask | None:
         return None
 
     def ask(where: str, expression: str) -> str | None:
-        answer = typer.prompt(f"{where} is {expression}; its value (hidden, empty to skip)", hide_input=True,
-                              default="", show_default=False, err=True)
+        answer = typer.prompt(
+            f"{where} is {expression}; its value (hidden, empty to skip)",
+            hide_input=True,
+            default="",
+            show_default=False,
+            err=True,
+        )
         return answer or None
 
     return ask
 
 
-@app.command("import", epilog="Example: scheduler import docs/examples/azuredeploy.json -g my-rg -l westeurope "
-                              "--what-if")
+@app.command(
+    "import", epilog="Example: scheduler import docs/examples/azuredeploy.json -g my-rg -l westeurope --what-if"
+)
 @guarded
-def import_command(ctx: typer.Context,
-                   file: Path = typer.Argument(..., metavar="FILE",
-                                               help="An ARM template, or an exported list of resources."),
-                   group: str = typer.Option(None, "--resource-group", "-g", metavar="GROUP",
-                                             help="Resource group (templates; exported ids carry their own)."),
-                   location: str = typer.Option(None, "--location", "-l", metavar="REGION",
-                                                help="resourceGroup().location."),
-                   parameter: list[str] = typer.Option(None, "--parameter", "-p", metavar="NAME=VALUE",
-                                                       help="A template parameter, or a parameters JSON file "
-                                                            "(repeatable)."),
-                   sets: list[str] = typer.Option(None, "--set", metavar="PATH=VALUE",
-                                                  help="Replace the template's value at PATH (as the problems name "
-                                                       "it; PATH:=JSON for JSON), e.g. for reference() or listKeys() "
-                                                       "(repeatable)."),
-                   what_if: bool = typer.Option(False, "--what-if",
-                                                help="Only say what would change, and what would fail.")) -> None:
+def import_command(
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., metavar="FILE", help="An ARM template, or an exported list of resources."),
+    group: str = typer.Option(
+        None,
+        "--resource-group",
+        "-g",
+        metavar="GROUP",
+        help="Resource group (templates; exported ids carry their own).",
+    ),
+    location: str = typer.Option(None, "--location", "-l", metavar="REGION", help="resourceGroup().location."),
+    parameter: list[str] = typer.Option(
+        None,
+        "--parameter",
+        "-p",
+        metavar="NAME=VALUE",
+        help="A template parameter, or a parameters JSON file (repeatable).",
+    ),
+    sets: list[str] = typer.Option(
+        None,
+        "--set",
+        metavar="PATH=VALUE",
+        help="Replace the template's value at PATH (as the problems name "
+        "it; PATH:=JSON for JSON), e.g. for reference() or listKeys() "
+        "(repeatable).",
+    ),
+    what_if: bool = typer.Option(False, "--what-if", help="Only say what would change, and what would fail."),
+) -> None:
     """Apply every Microsoft.Scheduler resource of a template or export: collections first, then jobs."""
     opts = options(ctx)
     client = opts.client()
-    outcome = import_resources(client, opts.require_subscription(), read_json(file), group, location,
-                               parameter or [], what_if, sets or [], _asker(file), client.schemas)
+    outcome = import_resources(
+        client,
+        opts.require_subscription(),
+        read_json(file),
+        group,
+        location,
+        parameter or [],
+        what_if,
+        sets or [],
+        _asker(file),
+        client.schemas,
+    )
     warn([w for r in outcome for w in r.warnings])
     if opts.json:
         emit_json([r.to_json() for r in outcome])
     else:
-        emit_table("What-if (nothing written)" if what_if else "Import", ["Result", "Type", "Resource", "Detail"],
-                   [(r.result, r.kind, r.label, r.detail) for r in outcome])
+        emit_table(
+            "What-if (nothing written)" if what_if else "Import",
+            ["Result", "Type", "Resource", "Detail"],
+            [(r.result, r.kind, r.label, r.detail) for r in outcome],
+        )
     if any(r.result in ("failed", "fails") for r in outcome):
         raise typer.Exit(1)
 
 
 @app.command("export", epilog="Example: scheduler export -g my-rg -c my-jobs -f my-jobs.json")
 @guarded
-def export_command(ctx: typer.Context,
-                   group: str = typer.Option(..., "--resource-group", "-g", metavar="GROUP", help="Resource group."),
-                   collection: str = typer.Option(..., "--collection", "-c", metavar="NAME",
-                                                  help="Job collection name."),
-                   file: Path = typer.Option(None, "--file", "-f", metavar="FILE",
-                                             help="Write to this file instead of standard output.")) -> None:
+def export_command(
+    ctx: typer.Context,
+    group: str = typer.Option(..., "--resource-group", "-g", metavar="GROUP", help="Resource group."),
+    collection: str = typer.Option(..., "--collection", "-c", metavar="NAME", help="Job collection name."),
+    file: Path = typer.Option(
+        None, "--file", "-f", metavar="FILE", help="Write to this file instead of standard output."
+    ),
+) -> None:
     """A collection and its jobs as JSON that `scheduler import` takes back (secrets are never exported)."""
     export(ctx, group, collection, file)
 

@@ -37,29 +37,60 @@ def _notes(notes: list[dict[str, Any]] | None) -> str:
 def _occurrences(title: str, answer: dict[str, Any]) -> None:
     if answer.get("notes"):
         emit_message(_notes(answer["notes"]))
-    emit_table(title, ["#", "Occurrence (UTC)", "Fires (UTC)", "Notes"],
-               [(i, o.get("occurrenceTime"), o.get("fireTime"), _notes(o.get("notes")))
-                for i, o in enumerate(answer.get("value") or [], 1)])
+    emit_table(
+        title,
+        ["#", "Occurrence (UTC)", "Fires (UTC)", "Notes"],
+        [
+            (i, o.get("occurrenceTime"), o.get("fireTime"), _notes(o.get("notes")))
+            for i, o in enumerate(answer.get("value") or [], 1)
+        ],
+    )
 
 
-def occurrences(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
-                count: int = typer.Option(10, "--count", min=1, max=1000, help="How many."),
-                since: datetime = typer.Option(None, "--from", help="From this instant (default now).")) -> None:
+def occurrences(
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    name: str = Name,
+    count: int = typer.Option(10, "--count", min=1, max=1000, help="How many."),
+    since: datetime = typer.Option(None, "--from", help="From this instant (default now)."),
+) -> None:
     """The job's next occurrences as the engine will fire them, with notes."""
-    answer = options(ctx).client().call("GET", f"{_path(ctx, group, collection, name)}/occurrences",
-                                        query={**NEWER, "count": count, "from": _instant(since)})
+    answer = (
+        options(ctx)
+        .client()
+        .call(
+            "GET",
+            f"{_path(ctx, group, collection, name)}/occurrences",
+            query={**NEWER, "count": count, "from": _instant(since)},
+        )
+    )
     if options(ctx).json:
         emit_json(answer)
     else:
         _occurrences(f"Next occurrences of {name}", answer)
 
 
-def what_if(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
-            file: Path = File, patch: bool = typer.Option(False, "--patch", help="PATCH instead of PUT."),
-            count: int = typer.Option(10, "--count", min=1, max=1000, help="Occurrences to show.")) -> None:
+def what_if(
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    name: str = Name,
+    file: Path = File,
+    patch: bool = typer.Option(False, "--patch", help="PATCH instead of PUT."),
+    count: int = typer.Option(10, "--count", min=1, max=1000, help="Occurrences to show."),
+) -> None:
     """What a create, replace (or --patch) would store and fire; nothing is written."""
-    answer = options(ctx).client().call("PATCH" if patch else "PUT", _path(ctx, group, collection, name),
-                                        _definition(ctx, file), query={**NEWER, "whatIf": "true", "count": count})
+    answer = (
+        options(ctx)
+        .client()
+        .call(
+            "PATCH" if patch else "PUT",
+            _path(ctx, group, collection, name),
+            _definition(ctx, file),
+            query={**NEWER, "whatIf": "true", "count": count},
+        )
+    )
     if options(ctx).json:
         emit_json(answer)
         return
@@ -68,32 +99,69 @@ def what_if(ctx: typer.Context, group: str = Group, collection: str = Collection
     _occurrences("Its next occurrences", answer.get("occurrences") or {})
 
 
-def backfill(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
-             since: datetime = typer.Option(..., "--from", help="The interval's start (inclusive)."),
-             until: datetime = typer.Option(..., "--to", help="The interval's end (exclusive, not after now).")
-             ) -> None:
+def backfill(
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    name: str = Name,
+    since: datetime = typer.Option(..., "--from", help="The interval's start (inclusive)."),
+    until: datetime = typer.Option(..., "--to", help="The interval's end (exclusive, not after now)."),
+) -> None:
     """Run the job's occurrences of a past interval again, each with an identity of its own."""
-    answer = options(ctx).client().call("POST", f"{_path(ctx, group, collection, name)}/backfill",
-                                        {"from": _instant(since), "to": _instant(until)}, query=NEWER)
+    answer = (
+        options(ctx)
+        .client()
+        .call(
+            "POST",
+            f"{_path(ctx, group, collection, name)}/backfill",
+            {"from": _instant(since), "to": _instant(until)},
+            query=NEWER,
+        )
+    )
     if options(ctx).json:
         emit_json(answer)
         return
-    emit_table(f"Backfill of {name}: queued", ["Occurrence (UTC)", "Fires (UTC)", "Execution tag"],
-               [(o.get("occurrenceTime"), o.get("fireTime"), o.get("executionTag")) for o in answer.get("value") or []])
+    emit_table(
+        f"Backfill of {name}: queued",
+        ["Occurrence (UTC)", "Fires (UTC)", "Execution tag"],
+        [(o.get("occurrenceTime"), o.get("fireTime"), o.get("executionTag")) for o in answer.get("value") or []],
+    )
 
 
-def ledger(ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name,
-           top: int = typer.Option(20, "--top", min=1, help="The newest N occurrences."),
-           filter_: str = typer.Option(None, "--filter", help="e.g. \"status eq 'Skipped' and occurrenceTime ge "
-                                                              "2026-03-01T00:00:00Z\".")) -> None:
+def ledger(
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    name: str = Name,
+    top: int = typer.Option(20, "--top", min=1, help="The newest N occurrences."),
+    filter_: str = typer.Option(
+        None, "--filter", help="e.g. \"status eq 'Skipped' and occurrenceTime ge 2026-03-01T00:00:00Z\"."
+    ),
+) -> None:
     """One entry per occurrence, newest first: what came of it, or why it did not run."""
-    entries = options(ctx).client().list_all(f"{_path(ctx, group, collection, name)}/history",
-                                             {**NEWER, "$top": min(top, 100), "$filter": filter_}, limit=top)
+    entries = (
+        options(ctx)
+        .client()
+        .list_all(
+            f"{_path(ctx, group, collection, name)}/history",
+            {**NEWER, "$top": min(top, 100), "$filter": filter_},
+            limit=top,
+        )
+    )
     if options(ctx).json:
         emit_json(entries)
         return
-    rows = [(p.get("occurrenceTime"), p.get("trigger"), p.get("status"), p.get("reason") or "-", p.get("attempts"),
-             (p.get("message") or "")[:120]) for p in ((e.get("properties") or {}) for e in entries)]
+    rows = [
+        (
+            p.get("occurrenceTime"),
+            p.get("trigger"),
+            p.get("status"),
+            p.get("reason") or "-",
+            p.get("attempts"),
+            (p.get("message") or "")[:120],
+        )
+        for p in ((e.get("properties") or {}) for e in entries)
+    ]
     emit_table(f"Ledger of {name}", ["Occurrence (UTC)", "Trigger", "Status", "Reason", "Attempts", "Message"], rows)
 
 
@@ -101,12 +169,16 @@ _EXAMPLES = {
     "occurrences": "scheduler jobs occurrences -g my-rg -c my-jobs -n ping --count 20",
     "what-if": "scheduler jobs what-if -g my-rg -c my-jobs -n ping -f ping.json",
     "backfill": "scheduler jobs backfill -g my-rg -c my-jobs -n ping --from 2026-12-01T00:00:00Z "
-                "--to 2026-12-02T00:00:00Z",
+    "--to 2026-12-02T00:00:00Z",
     "ledger": "scheduler jobs ledger -g my-rg -c my-jobs -n ping --top 20",
 }
 
 
 def register(app: typer.Typer) -> None:
-    for command, name in ((occurrences, "occurrences"), (what_if, "what-if"), (backfill, "backfill"),
-                          (ledger, "ledger")):
+    for command, name in (
+        (occurrences, "occurrences"),
+        (what_if, "what-if"),
+        (backfill, "backfill"),
+        (ledger, "ledger"),
+    ):
         app.command(name, epilog=f"Example: {_EXAMPLES[name]}")(guarded(command))

@@ -73,8 +73,10 @@ def preflight(client: ApiClient, subscription: str, steps: list[Step], now: date
                     continue
                 missing.add(key)
         if key in missing:
-            failing[index] = (f"job collection '{item.collection}' does not exist in resource group '{item.group}' "
-                              f"(subscription '{subscription}'), and this import does not create it")
+            failing[index] = (
+                f"job collection '{item.collection}' does not exist in resource group '{item.group}' "
+                f"(subscription '{subscription}'), and this import does not create it"
+            )
             continue
         try:
             properties = JobDefinition.model_validate(item.body).properties
@@ -95,8 +97,10 @@ def preflight(client: ApiClient, subscription: str, steps: list[Step], now: date
         if step.verdict == "create" and definition is not None:
             limits = limits_of(definition)
             if held[key] >= limits.max_jobs:
-                failing[index] = (f"QuotaExceeded: job collection '{item.collection}' would hold more than its "
-                                  f"{limits.max_jobs} jobs (maxJobCount on the {limits.sku.value} plan)")
+                failing[index] = (
+                    f"QuotaExceeded: job collection '{item.collection}' would hold more than its "
+                    f"{limits.max_jobs} jobs (maxJobCount on the {limits.sku.value} plan)"
+                )
                 continue
             held[key] += 1
     return failing

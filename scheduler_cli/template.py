@@ -33,8 +33,11 @@ from .arm_expressions import Deferred, Evaluator, Scope, TemplateError, Unresolv
 
 COLLECTION_TYPE = "microsoft.scheduler/jobcollections"
 JOB_TYPE = "microsoft.scheduler/jobcollections/jobs"
-_ID = re.compile(r"/subscriptions/[^/]+/resourceGroups/(?P<group>[^/]+)/providers/Microsoft\.Scheduler/"
-                 r"jobCollections/(?P<collection>[^/]+)(?:/jobs/(?P<job>[^/]+))?$", re.IGNORECASE)
+_ID = re.compile(
+    r"/subscriptions/[^/]+/resourceGroups/(?P<group>[^/]+)/providers/Microsoft\.Scheduler/"
+    r"jobCollections/(?P<collection>[^/]+)(?:/jobs/(?P<job>[^/]+))?$",
+    re.IGNORECASE,
+)
 _STEP = re.compile(r"\.?([^.\[\]]+)|\[(\d+)\]")
 _FAILED = object()  # a value that could not be resolved (its problem is recorded)
 Ask = Callable[[str, str], str | None]
@@ -118,21 +121,22 @@ def apply_sets(template: dict[str, Any], sets: list[str], problems: _Problems) -
             last = depth == len(steps) - 1
             if isinstance(step, int):
                 if not isinstance(node, list) or step >= len(node):
-                    problems.add(f"--set {path}: the template has no {_shown(steps[:depth + 1])}")
+                    problems.add(f"--set {path}: the template has no {_shown(steps[: depth + 1])}")
                     break
                 if last:
                     node[step] = _literal(value)
                 node = node[step]
                 continue
             if not isinstance(node, dict):
-                problems.add(f"--set {path}: the template has no {_shown(steps[:depth + 1])}")
+                problems.add(f"--set {path}: the template has no {_shown(steps[: depth + 1])}")
                 break
             key = next((k for k in node if k == step), None) or next(
-                (k for k in node if k.lower() == step.lower()), None)
+                (k for k in node if k.lower() == step.lower()), None
+            )
             if last:
                 node[key or step] = _literal(value)
             elif key is None:
-                problems.add(f"--set {path}: the template has no {_shown(steps[:depth + 1])}")
+                problems.add(f"--set {path}: the template has no {_shown(steps[: depth + 1])}")
                 break
             else:
                 node = node[key]
@@ -153,15 +157,27 @@ def _given_values(declared: dict[str, Any], given: list[str], problems: _Problem
                 problems.add(f"--parameter {item}: not a name=value pair nor a readable parameters file ({error})")
                 continue
             entries = document.get("parameters", document) if isinstance(document, dict) else {}
-            values.update({k: (v.get("value") if isinstance(v, dict) and "value" in v else v)
-                           for k, v in entries.items() if k not in ("$schema", "contentVersion")})
+            values.update(
+                {
+                    k: (v.get("value") if isinstance(v, dict) and "value" in v else v)
+                    for k, v in entries.items()
+                    if k not in ("$schema", "contentVersion")
+                }
+            )
             continue
         name, _, text = item.partition("=")
         spec = next((v for k, v in declared.items() if k.lower() == name.lower()), None) or {}
         kind = str(spec.get("type", "string")).lower() if isinstance(spec, dict) else "string"
         try:
-            values[name] = (int(text) if kind == "int" else text.lower() == "true" if kind == "bool"
-                            else json.loads(text) if kind in ("object", "array", "secureobject") else text)
+            values[name] = (
+                int(text)
+                if kind == "int"
+                else text.lower() == "true"
+                if kind == "bool"
+                else json.loads(text)
+                if kind in ("object", "array", "secureobject")
+                else text
+            )
         except ValueError:
             problems.add(f"--parameter {name}: '{text}' is not a valid {kind}")
     unknown = [n for n in values if n.lower() not in {d.lower() for d in declared}]
@@ -225,8 +241,9 @@ def _lenient(evaluator: Evaluator, value: Any, where: str) -> str:
         return str(value)
 
 
-def _template(template: dict[str, Any], scope: Scope, given: list[str], sets: list[str],
-              ask: Ask | None, problems: _Problems) -> list[Planned]:
+def _template(
+    template: dict[str, Any], scope: Scope, given: list[str], sets: list[str], ask: Ask | None, problems: _Problems
+) -> list[Planned]:
     template = apply_sets(template, sets, problems)
     declared = template.get("parameters") or {}
     evaluator = Evaluator({}, template.get("variables") or {}, scope)
@@ -262,8 +279,11 @@ def _template(template: dict[str, Any], scope: Scope, given: list[str], sets: li
                 if condition is not _FAILED and not condition:
                     continue
             name = _resolve(evaluator, resource.get("name", ""), f"{at}.name", problems, None)
-            body = {k: _resolve(evaluator, resource[k], f"{at}.{k}", problems, ask)
-                    for k in ("location", "tags", "properties") if k in resource}
+            body = {
+                k: _resolve(evaluator, resource[k], f"{at}.{k}", problems, ask)
+                for k in ("location", "tags", "properties")
+                if k in resource
+            }
             if name is _FAILED:  # its problems are recorded; its children are still read for theirs
                 name = _lenient(evaluator, resource.get("name", ""), f"{at}.name")
             else:

@@ -58,6 +58,7 @@ ADVANCE_ATTEMPTS = 20
 class _Replanned(Exception):
     """The job was rewritten (or moved) after it was planned: the dispatch lost the race."""
 
+
 TICK = timedelta(minutes=1)
 # Buckets re-read behind the watermark: an API write racing a tick may land in a bucket just processed.
 OVERLAP = timedelta(minutes=2)
@@ -163,8 +164,11 @@ class Dispatcher:
             buckets.append(bucket_of(current))
             current += TICK
         accounts = range(self.store.due.accounts)  # each storage account's due index is read apart
-        tasks = [ShardTask(b, s, account=a) for a in accounts
-                 for b, s in sorted(self.store.due.in_account(a).leftovers_before(bucket_of(first)))]
+        tasks = [
+            ShardTask(b, s, account=a)
+            for a in accounts
+            for b, s in sorted(self.store.due.in_account(a).leftovers_before(bucket_of(first)))
+        ]
         tasks += [ShardTask(b, s, account=a) for b in buckets for a in accounts for s in range(shards)]
         # What holds the work: the buckets no tick dispatched yet (past the watermark: the minute ahead, or
         # every minute an outage missed) and the leftover sweeps. The overlap's re-reads are usually empty.
@@ -199,8 +203,9 @@ class Dispatcher:
     def _heartbeat(self, report: TickReport, started: float) -> TickReport:
         """Write the heartbeat and keep what it saw on the report (telemetry records it from there)."""
         try:
-            report.observation = health.record_tick(self.store, self.clock.now(), time.perf_counter() - started,
-                                                    report.tasks)
+            report.observation = health.record_tick(
+                self.store, self.clock.now(), time.perf_counter() - started, report.tasks
+            )
         except Exception:  # the tick itself succeeded; the next one writes the heartbeat
             log.warning("the dispatcher heartbeat could not be written", exc_info=True)
         return report
@@ -215,20 +220,28 @@ class Dispatcher:
             log.error("dropping a malformed dispatch task: %s", exc)
             return TickReport()
         if task.account >= self.store.due.accounts:
-            log.error("dropping a dispatch task for storage account %d: %d account(s) configured", task.account,
-                      self.store.due.accounts)
+            log.error(
+                "dropping a dispatch task for storage account %d: %d account(s) configured",
+                task.account,
+                self.store.due.accounts,
+            )
             return TickReport()
         with ThreadPoolExecutor(max_workers=PARALLELISM) as pool:
             report = self._dispatch_partition(task, self.clock.now(), pool, watched=True)
         report.tasks = 1
         if any(report.of(outcome) for outcome in DispatchOutcome):
-            log.info("dispatched bucket %s shard %d: %s", task.bucket, task.shard,
-                     ", ".join(f"{report.of(o)} {o.value}" for o in DispatchOutcome if report.of(o)))
+            log.info(
+                "dispatched bucket %s shard %d: %s",
+                task.bucket,
+                task.shard,
+                ", ".join(f"{report.of(o)} {o.value}" for o in DispatchOutcome if report.of(o)),
+            )
         return report
 
     @traced_dispatch
-    def _dispatch_partition(self, task: ShardTask, now: datetime, pool: ThreadPoolExecutor,
-                            watched: bool = False) -> TickReport:
+    def _dispatch_partition(
+        self, task: ShardTask, now: datetime, pool: ThreadPoolExecutor, watched: bool = False
+    ) -> TickReport:
         """`watched`: the task came by queue; while it has entries to dispatch, a watchdog stands in for it."""
         report = TickReport()
         entries = self.store.due.in_account(task.account).entries(task.bucket, task.shard)
@@ -258,8 +271,12 @@ class Dispatcher:
         for entry, job in zip(entries, _each(pool, self._read, entries), strict=True):
             if isinstance(job, Exception):
                 report.count(DispatchOutcome.FAILED)
-                log.error("dispatching %s at %s failed: %s; a later tick retries it", entry.job.resource_id,
-                          entry.due.isoformat(), job)
+                log.error(
+                    "dispatching %s at %s failed: %s; a later tick retries it",
+                    entry.job.resource_id,
+                    entry.due.isoformat(),
+                    job,
+                )
             elif job is None or job.next_execution_time != entry.due:
                 # An entry is the job's own when the job is due at its instant (its row is keyed by job and
                 # instant), whatever generation wrote it: a dispatch that lost a race may have re-added it.
@@ -287,10 +304,15 @@ class Dispatcher:
 
     def _plan(self, job: JobRecord, entry: DueEntry, now: datetime) -> _Plan:
         step = jobstate.dispatch_step(job, entry.due, now)
-        messages = [OccurrenceMessage(job.key, occurrence, step.due_of(occurrence, now), Trigger.SCHEDULE,
-                                      generation=job.generation) for occurrence in step.queued]
-        return _Plan(entry, job, step, messages, jobstate.postponed_note(job, step, now),
-                     jobstate.let_go(job, step, now))
+        messages = [
+            OccurrenceMessage(
+                job.key, occurrence, step.due_of(occurrence, now), Trigger.SCHEDULE, generation=job.generation
+            )
+            for occurrence in step.queued
+        ]
+        return _Plan(
+            entry, job, step, messages, jobstate.postponed_note(job, step, now), jobstate.let_go(job, step, now)
+        )
 
     def _write(self, plans: list[_Plan], pool: ThreadPoolExecutor | None) -> None:
         """Postponed notes and the ledger entries of what they skipped, then the messages, then the following
@@ -311,8 +333,12 @@ class Dispatcher:
             else:
                 plan.advanced = advanced
                 if advanced is not None:
-                    occurrence_planned(plan.job.key, queued=bool(plan.messages),
-                                       missed=jobstate.missed_count(plan.job, plan.step), state=plan.job.state)
+                    occurrence_planned(
+                        plan.job.key,
+                        queued=bool(plan.messages),
+                        missed=jobstate.missed_count(plan.job, plan.step),
+                        state=plan.job.state,
+                    )
 
     def _send(self, messages: list[OccurrenceMessage]) -> None:
         """One queue message per due second (of this task's shard), up to BATCH_MAX occurrences each: a
@@ -338,9 +364,13 @@ class Dispatcher:
 
         try:
             # None: deleted meanwhile, a race lost to the delete
-            return read_modify_write(lambda: self.store.jobs.get(planned.key), advance,
-                                     lambda job, _: self.store.jobs.replace(job), attempts=ADVANCE_ATTEMPTS,
-                                     current=planned)
+            return read_modify_write(
+                lambda: self.store.jobs.get(planned.key),
+                advance,
+                lambda job, _: self.store.jobs.replace(job),
+                attempts=ADVANCE_ATTEMPTS,
+                current=planned,
+            )
         except (_Replanned, ConcurrencyError):
             return None  # lost to another write (ConcurrencyError: every one of ADVANCE_ATTEMPTS)
 
@@ -357,9 +387,11 @@ class Dispatcher:
 
 def _each(pool: ThreadPoolExecutor | None, fn: Callable[[T], R], items: Iterable[T]) -> list[R | Exception]:
     """fn over items side by side (each costs storage round trips); an item's exception is its result."""
+
     def guarded(item: T) -> R | Exception:
         try:
             return fn(item)
         except Exception as exc:  # one bad item must not stop the others
             return exc
+
     return list(pool.map(guarded, items)) if pool is not None else [guarded(item) for item in items]

@@ -67,8 +67,13 @@ def check(index: ExpectationIndex, jobs: JobStore, now: datetime) -> list[Broken
         if current is not None and silent is not None:
             broken.append(Broken(current.job, current.within, current.last_success, silent, current.state))
     for item in broken:
-        log.warning("job %s has not succeeded for %d s (expected at least every %d s; state %s)",
-                    item.job.resource_id, item.silent.total_seconds(), item.within.total_seconds(), item.state.value)
+        log.warning(
+            "job %s has not succeeded for %d s (expected at least every %d s; state %s)",
+            item.job.resource_id,
+            item.silent.total_seconds(),
+            item.within.total_seconds(),
+            item.state.value,
+        )
     return broken
 
 

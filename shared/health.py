@@ -101,14 +101,18 @@ def overdue(store: Store, now: datetime, limit: int = BACKLOG_LIMIT) -> Overdue:
     for account in range(store.due.accounts):
         # Partition keys start with the bucket (yyyyMMddHHmm), so one range query finds every older partition.
         found = store.due.in_account(account).table.query(
-            "PartitionKey lt @bucket", {"bucket": bucket_of(now)},
-            select=["Due", "Subscription", "ResourceGroup", "Collection"], page_size=min(limit, 1000))
+            "PartitionKey lt @bucket",
+            {"bucket": bucket_of(now)},
+            select=["Due", "Subscription", "ResourceGroup", "Collection"],
+            page_size=min(limit, 1000),
+        )
         for entity in found:
             count += 1
             due = as_datetime(entity.get("Due"))
             if due is not None:
-                key = CollectionKey(entity.get("Subscription", ""), entity.get("ResourceGroup", ""),
-                                    entity.get("Collection", ""))
+                key = CollectionKey(
+                    entity.get("Subscription", ""), entity.get("ResourceGroup", ""), entity.get("Collection", "")
+                )
                 oldest[key] = min(due, oldest.get(key, due))
             if count >= limit:
                 break
@@ -130,12 +134,18 @@ def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> Tick
         broken = check(store.expectations, store.jobs, at) if store.expectations is not None else []
     except Exception:  # the heartbeat matters more: the next tick checks the expectations again
         log.warning("the expectations of success could not be checked", exc_info=True)
-    observation = TickObservation(at, late.count, poison_depth(store), late.oldest, late.oldest_by_collection,
-                                  broken)
-    store.due.state.upsert({
-        "PartitionKey": _PARTITION, "RowKey": _ROW, "LastTick": at, "DurationSeconds": float(duration),
-        "Tasks": int(tasks), "Backlog": observation.backlog, "PoisonDepth": observation.poison_depth,
-    })
+    observation = TickObservation(at, late.count, poison_depth(store), late.oldest, late.oldest_by_collection, broken)
+    store.due.state.upsert(
+        {
+            "PartitionKey": _PARTITION,
+            "RowKey": _ROW,
+            "LastTick": at,
+            "DurationSeconds": float(duration),
+            "Tasks": int(tasks),
+            "Backlog": observation.backlog,
+            "PoisonDepth": observation.poison_depth,
+        }
+    )
     return observation
 
 
@@ -168,8 +178,7 @@ def problems(found: Snapshot) -> list[str]:
     age = found.oldest_overdue_age
     if found.backlog:
         oldest = f", the oldest {age.total_seconds():.0f} s overdue" if age is not None else ""
-        said.append(f"{found.backlog}{'+' if found.backlog >= BACKLOG_LIMIT else ''} occurrence(s) are overdue"
-                    f"{oldest}")
+        said.append(f"{found.backlog}{'+' if found.backlog >= BACKLOG_LIMIT else ''} occurrence(s) are overdue{oldest}")
     if found.poison_depth:
         said.append(f"{found.poison_depth} message(s) are in the poison queue")
     if found.clock_skew is not None and abs(found.clock_skew) > CLOCK_SKEW_LIMIT:

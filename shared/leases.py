@@ -149,8 +149,11 @@ class Guards:
         else:
             # A delivery of a copy, or one received after its second, or a redelivery (whose delivery before
             # may have renewed or deleted the watchdog): hide it anew, or send a watchdog when it is gone.
-            watchdog = (self._rehide(Receipt(*batch.watchdog), batch, hidden) if batch.watchdog is not None
-                        else self.store.queue.send_hidden(batch.without_watchdog(), hidden))
+            watchdog = (
+                self._rehide(Receipt(*batch.watchdog), batch, hidden)
+                if batch.watchdog is not None
+                else self.store.queue.send_hidden(batch.without_watchdog(), hidden)
+            )
         # The backstop never turns visible before BACKSTOP_AFTER past the batch's second (its sender hid it
         # so, and a push only ever hides it longer): pushed now only when that is near.
         backstop = Receipt(*batch.backstop) if batch.backstop is not None else None
@@ -158,8 +161,13 @@ class Guards:
         if backstop is not None and backstop_in < BACKSTOP_GAP / 2:
             backstop_in = backstop_delay(batch, now)
             backstop = self._push(backstop, backstop_in)
-        guard = Guard(batch, watchdog, backstop, time.monotonic() + backstop_in,
-                      next_renewal=time.monotonic() + wait + RENEW_EVERY)
+        guard = Guard(
+            batch,
+            watchdog,
+            backstop,
+            time.monotonic() + backstop_in,
+            next_renewal=time.monotonic() + wait + RENEW_EVERY,
+        )
         self._renewer.add(guard)
         return guard
 

@@ -92,8 +92,12 @@ class OccurrenceMessage:
         traceparent = current_traceparent() or self.traceparent  # the sender's span, when telemetry is on
         return {
             "job": [k.subscription, k.resource_group, k.collection, k.job],
-            "occurrence": format_utc(self.occurrence), "due": format_utc(self.due), "trigger": self.trigger.value,
-            "action": self.action.value, "attempt": self.attempt, "generation": self.generation,
+            "occurrence": format_utc(self.occurrence),
+            "due": format_utc(self.due),
+            "trigger": self.trigger.value,
+            "action": self.action.value,
+            "attempt": self.attempt,
+            "generation": self.generation,
             **({"tp": traceparent} if traceparent else {}),
         }
 
@@ -147,8 +151,11 @@ class OccurrenceBatch:
         return max(item.due for item in self.items)
 
     def to_json(self) -> str:
-        data = ({"v": 1, **self.items[0].fields()} if len(self.items) == 1
-                else {"v": 2, "items": [item.fields() for item in self.items]})
+        data = (
+            {"v": 1, **self.items[0].fields()}
+            if len(self.items) == 1
+            else {"v": 2, "items": [item.fields() for item in self.items]}
+        )
         if self.watchdog is not None:
             data["w"] = list(self.watchdog)
         if self.backstop is not None:
@@ -176,8 +183,11 @@ class OccurrenceBatch:
                 raise ValueError(f"unknown message version {version!r} or no items")
         except (ValueError, TypeError) as exc:
             raise MalformedMessage(f"not an occurrence message: {exc}") from exc
-        return cls(tuple(OccurrenceMessage.from_fields(item) for item in items), _watchdog(data.get("w")),
-                   _watchdog(data.get("b")))
+        return cls(
+            tuple(OccurrenceMessage.from_fields(item) for item in items),
+            _watchdog(data.get("w")),
+            _watchdog(data.get("b")),
+        )
 
 
 def batches(messages: Iterable[OccurrenceMessage]) -> Iterator[OccurrenceBatch]:

@@ -27,7 +27,10 @@ class Runtime:
         store = Store.from_settings(settings)
         store.ensure_ready(clock.now())
         return cls(
-            settings=settings, clock=clock, store=store, dispatcher=Dispatcher(store, clock),
+            settings=settings,
+            clock=clock,
+            store=store,
+            dispatcher=Dispatcher(store, clock),
             executor=Executor(store, clock, actions or ActionRunner.from_settings(settings), settings),
         )
 

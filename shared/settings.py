@@ -89,7 +89,8 @@ class StorageSettings:
             parts = {k.lower(): v for k, v in parse_connection_string(self.connection_string).items()}
             endpoint = parts.get("tableendpoint") or (
                 f"{parts.get('defaultendpointsprotocol', 'https')}://{parts.get('accountname', '')}.table."
-                f"{parts.get('endpointsuffix', 'core.windows.net')}")
+                f"{parts.get('endpointsuffix', 'core.windows.net')}"
+            )
         else:
             endpoint = self.table_service_uri or ""
         return endpoint.strip().rstrip("/").lower()
@@ -104,7 +105,7 @@ class StorageSettings:
                 raise ConfigurationError(f"{name} must be a storage connection string")
             return cls(connection_string=value)
         prefix = f"{name}__"
-        nested = {key[len(prefix):].lower(): val.strip() for key, val in env.items() if key.startswith(prefix) and val}
+        nested = {key[len(prefix) :].lower(): val.strip() for key, val in env.items() if key.startswith(prefix) and val}
         account = nested.get("accountname")
         table = nested.get("tableserviceuri") or (account and f"https://{account}.table.core.windows.net")
         queue = nested.get("queueserviceuri") or (account and f"https://{account}.queue.core.windows.net")
@@ -114,8 +115,10 @@ class StorageSettings:
                 f"(or {prefix}accountName) for identity-based access"
             )
         return cls(
-            table_service_uri=table, queue_service_uri=queue,
-            credential=nested.get("credential"), client_id=nested.get("clientid"),
+            table_service_uri=table,
+            queue_service_uri=queue,
+            credential=nested.get("credential"),
+            client_id=nested.get("clientid"),
         )
 
 
@@ -131,16 +134,21 @@ def data_accounts(env: Mapping[str, str], primary: StorageSettings) -> tuple[Sto
             value = DEVELOPMENT_STORAGE if item.lower().replace(" ", "") == "usedevelopmentstorage=true" else item
             account = StorageSettings(connection_string=value)
         elif item.lower().startswith(("https://", "http://")):
-            account = StorageSettings(table_service_uri=item, credential=primary.credential,
-                                      client_id=primary.client_id)
+            account = StorageSettings(
+                table_service_uri=item, credential=primary.credential, client_id=primary.client_id
+            )
         elif item.isalnum() and item.islower() and 3 <= len(item) <= 24:
-            account = StorageSettings(table_service_uri=f"https://{item}.table.core.windows.net",
-                                      credential=primary.credential, client_id=primary.client_id)
+            account = StorageSettings(
+                table_service_uri=f"https://{item}.table.core.windows.net",
+                credential=primary.credential,
+                client_id=primary.client_id,
+            )
         else:
             # The item may be a malformed connection string: never echo it (it may hold a key).
             raise ConfigurationError(
                 f"{ACCOUNTS_SETTING}: item {len(accounts) + 1} is neither a connection string, a storage account "
-                "name nor a table service URL")
+                "name nor a table service URL"
+            )
         accounts.append(account)
     endpoints = [a.table_endpoint for a in (primary, *accounts)]
     if len(set(endpoints)) != len(endpoints):
@@ -199,10 +207,14 @@ class AuthSettings:
             raise ConfigurationError(f"SCHEDULER_AUTH must be one of {', '.join(AUTH_MODES)}")
         tenant = (env.get("SCHEDULER_AUTH_TENANT_ID") or "").strip() or None
         metadata = (env.get("SCHEDULER_AUTH_METADATA_URL") or "").strip() or (
-            tenant and f"{ENTRA_AUTHORITY}/{tenant}/v2.0/.well-known/openid-configuration")
+            tenant and f"{ENTRA_AUTHORITY}/{tenant}/v2.0/.well-known/openid-configuration"
+        )
         settings = cls(
-            mode=mode, tenant_id=tenant, audiences=_list(env.get("SCHEDULER_AUTH_AUDIENCE")),
-            metadata_url=metadata or None, issuers=_list(env.get("SCHEDULER_AUTH_ISSUERS")),
+            mode=mode,
+            tenant_id=tenant,
+            audiences=_list(env.get("SCHEDULER_AUTH_AUDIENCE")),
+            metadata_url=metadata or None,
+            issuers=_list(env.get("SCHEDULER_AUTH_ISSUERS")),
             owners=_list(env.get("SCHEDULER_AUTH_OWNER"), lower=True),
         )
         if mode == "entra" and not (settings.audiences and settings.metadata_url and (tenant or settings.issuers)):

@@ -59,11 +59,14 @@ def _resolve(schema: Any, schemas: Mapping[str, Any]) -> tuple[str | None, dict[
             return name, {}
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith(_REF):
-            name = ref[len(_REF):]
+            name = ref[len(_REF) :]
             schema = schemas.get(name, {})
             continue
-        choices = [c for c in (schema.get("anyOf") or schema.get("oneOf") or []) if isinstance(c, dict)
-                   and c.get("type") != "null"]
+        choices = [
+            c
+            for c in (schema.get("anyOf") or schema.get("oneOf") or [])
+            if isinstance(c, dict) and c.get("type") != "null"
+        ]
         if len(choices) == 1 and not schema.get("properties"):
             schema = choices[0]
             continue
@@ -84,8 +87,14 @@ def _suggestion(key: str, declared: dict[str, Any], outer: list[tuple[str, dict[
     return None
 
 
-def _walk(value: Any, schema: Any, schemas: Mapping[str, Any], path: str, found: list[UnknownMember],
-          outer: list[tuple[str, dict[str, Any]]]) -> None:
+def _walk(
+    value: Any,
+    schema: Any,
+    schemas: Mapping[str, Any],
+    path: str,
+    found: list[UnknownMember],
+    outer: list[tuple[str, dict[str, Any]]],
+) -> None:
     name, resolved = _resolve(schema, schemas)
     if isinstance(value, list):
         items = resolved.get("items")
@@ -102,8 +111,11 @@ def _walk(value: Any, schema: Any, schemas: Mapping[str, Any], path: str, found:
             where = f"{path}.{key}" if path else str(key)
             canonical = by_fold.get(fold_case(str(key)))
             if canonical is None:
-                found.append(UnknownMember(where, name or resolved.get("title") or "the body",
-                                           _suggestion(str(key), declared, outer)))
+                found.append(
+                    UnknownMember(
+                        where, name or resolved.get("title") or "the body", _suggestion(str(key), declared, outer)
+                    )
+                )
             else:
                 _walk(member, declared[canonical], schemas, where, found, [*outer, (path, declared)])
         return
@@ -120,8 +132,13 @@ def unknown_members(document: Any, schemas: Mapping[str, Any], root: str) -> lis
     return found
 
 
-def refusal(api_version: str | None, document: Any, schemas: Mapping[str, Any], root: str,
-            refusing: frozenset[str] = REFUSING_API_VERSIONS) -> ApiError | None:
+def refusal(
+    api_version: str | None,
+    document: Any,
+    schemas: Mapping[str, Any],
+    root: str,
+    refusing: frozenset[str] = REFUSING_API_VERSIONS,
+) -> ApiError | None:
     """The 400 for the first unknown member under an api-version that refuses them; None otherwise."""
     if api_version not in refusing:
         return None

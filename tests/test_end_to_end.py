@@ -19,8 +19,12 @@ V = {"api-version": "2016-03-01"}
 @pytest.fixture(scope="module")
 def host_url(azurite) -> Iterator[str]:
     with local_host(azurite) as base:
-        created = requests.put(f"{base}/{COLLECTION}", params=V, timeout=10,
-                               json={"location": "West US", "properties": {"sku": {"name": "Standard"}}})
+        created = requests.put(
+            f"{base}/{COLLECTION}",
+            params=V,
+            timeout=10,
+            json={"location": "West US", "properties": {"sku": {"name": "Standard"}}},
+        )
         assert created.status_code in (200, 201), created.text
         yield base
 
@@ -28,9 +32,20 @@ def host_url(azurite) -> Iterator[str]:
 def test_http_job_fires_on_the_second(host_url: str, http_target) -> None:
     due = (datetime.now(UTC) + timedelta(seconds=5)).replace(microsecond=0)
     job_url = f"{host_url}/{COLLECTION}/jobs/ping"
-    put = requests.put(job_url, params=V, timeout=10, json={"properties": {
-        "startTime": due.isoformat(), "action": {"type": "Http", "request": {
-            "uri": f"{http_target.url}/ping", "method": "POST", "body": "payload"}}}})
+    put = requests.put(
+        job_url,
+        params=V,
+        timeout=10,
+        json={
+            "properties": {
+                "startTime": due.isoformat(),
+                "action": {
+                    "type": "Http",
+                    "request": {"uri": f"{http_target.url}/ping", "method": "POST", "body": "payload"},
+                },
+            }
+        },
+    )
     assert put.status_code == 201, put.text
     received = http_target.wait_for(1, 12)
     time.sleep(1.5)  # a duplicate would show up now
@@ -60,12 +75,21 @@ def test_http_job_fires_on_the_second(host_url: str, http_target) -> None:
 
 def test_errors_are_arm_shaped_and_store_nothing(host_url: str) -> None:
     action = {"type": "Http", "request": {"uri": "http://x/", "method": "GET"}}
-    missing = requests.put(f"{host_url}/subscriptions/s1/resourceGroups/rg/providers/Microsoft.Scheduler/"
-                           "jobCollections/nope/jobs/j", params=V, timeout=10, json={"properties": {"action": action}})
+    missing = requests.put(
+        f"{host_url}/subscriptions/s1/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/nope/jobs/j",
+        params=V,
+        timeout=10,
+        json={"properties": {"action": action}},
+    )
     assert missing.status_code == 404
     assert missing.json()["error"]["code"] == "ResourceNotFound"
-    bad = requests.put(f"{host_url}/{COLLECTION}/jobs/broken", params=V, timeout=10, data=b"{not json",
-                       headers={"Content-Type": "application/json"})
+    bad = requests.put(
+        f"{host_url}/{COLLECTION}/jobs/broken",
+        params=V,
+        timeout=10,
+        data=b"{not json",
+        headers={"Content-Type": "application/json"},
+    )
     assert bad.status_code == 400
     assert set(bad.json()["error"]) == {"code", "message"}
     assert requests.get(f"{host_url}/{COLLECTION}/jobs/broken", params=V, timeout=10).status_code == 404

@@ -41,7 +41,7 @@ WEB_TEST = "Microsoft.Insights/webtests"
 METRIC_ALERT = "Microsoft.Insights/metricAlerts"
 HEARTBEAT_INTERVAL_SECONDS = 60  # the dispatcher's timer: "0 * * * * *" in function_app.py
 _NAME = re.compile(r'\bname\s*==\s*"([^"]+)"')
-_NAMES = re.compile(r'\bname\s+in\s*\(([^)]*)\)')
+_NAMES = re.compile(r"\bname\s+in\s*\(([^)]*)\)")
 _QUOTED = re.compile(r'"([^"]+)"')
 _DIMENSION = re.compile(r'customDimensions\["([^"]+)"\]')
 
@@ -77,9 +77,16 @@ def prop(obj: Node | None, *path: str) -> Node | None:
     for key in path:
         if obj is None or obj.type != "object":
             return None
-        obj = next((p.named_children[-1] for p in obj.named_children
-                    if p.type == "object_property" and len(p.named_children) >= 2
-                    and unquote(text(p.named_children[0])) == key), None)
+        obj = next(
+            (
+                p.named_children[-1]
+                for p in obj.named_children
+                if p.type == "object_property"
+                and len(p.named_children) >= 2
+                and unquote(text(p.named_children[0])) == key
+            ),
+            None,
+        )
     return obj
 
 
@@ -193,11 +200,18 @@ def check_heartbeat(resources: list[Resource]) -> tuple[list[Resource], list[str
     def watches(rule: Resource) -> bool:
         every_minute = text(prop(rule.body, "properties", "evaluationFrequency")) == "'PT1M'"
         return every_minute and any(
-            '"scheduler.dispatcher.heartbeats"' in query and text(prop(criterion, "operator")) == "'GreaterThan'"
+            '"scheduler.dispatcher.heartbeats"' in query
+            and text(prop(criterion, "operator")) == "'GreaterThan'"
             and rule.number(prop(criterion, "threshold")) == 2 * HEARTBEAT_INTERVAL_SECONDS
-            for _, criterion, query in log_alerts([rule]))
-    return find(resources, "a log alert on scheduler.dispatcher.heartbeats, evaluated every minute (PT1M), "
-                           f"GreaterThan two intervals ({2 * HEARTBEAT_INTERVAL_SECONDS} s)", watches)
+            for _, criterion, query in log_alerts([rule])
+        )
+
+    return find(
+        resources,
+        "a log alert on scheduler.dispatcher.heartbeats, evaluated every minute (PT1M), "
+        f"GreaterThan two intervals ({2 * HEARTBEAT_INTERVAL_SECONDS} s)",
+        watches,
+    )
 
 
 def check_availability(resources: list[Resource], app: Path) -> tuple[list[Resource], list[str]]:
@@ -207,38 +221,59 @@ def check_availability(resources: list[Resource], app: Path) -> tuple[list[Resou
 
     def tests_health(test: Resource) -> bool:
         properties = prop(test.body, "properties")
-        return (test.type == WEB_TEST and text(prop(test.body, "kind")) == "'standard'"
-                and unquote(text(prop(properties, "Request", "RequestUrl"))).endswith("/api/health")
-                and text(prop(properties, "ValidationRules", "ExpectedHttpStatusCode")) == "200"
-                and "hidden-link:" in text(prop(test.body, "tags")))
-    tests, missing = find(resources, "a standard web test of GET <app>/api/health expecting 200, linked to the "
-                                     "component (hidden-link tag)", tests_health)
+        return (
+            test.type == WEB_TEST
+            and text(prop(test.body, "kind")) == "'standard'"
+            and unquote(text(prop(properties, "Request", "RequestUrl"))).endswith("/api/health")
+            and text(prop(properties, "ValidationRules", "ExpectedHttpStatusCode")) == "200"
+            and "hidden-link:" in text(prop(test.body, "tags"))
+        )
+
+    tests, missing = find(
+        resources,
+        "a standard web test of GET <app>/api/health expecting 200, linked to the component (hidden-link tag)",
+        tests_health,
+    )
     problems += missing
     symbols = {f"{t.symbol}.id" for t in tests}
 
     def alerts_on_test(alert: Resource) -> bool:
         criteria = prop(alert.body, "properties", "criteria")
-        return (alert.type == METRIC_ALERT
-                and unquote(text(prop(criteria, "odata.type"))) == WEB_TEST_CRITERIA
-                and text(prop(criteria, "webTestId")) in symbols)
-    alerts, missing = find(resources, "a metric alert with WebtestLocationAvailabilityCriteria on the health test",
-                           alerts_on_test)
+        return (
+            alert.type == METRIC_ALERT
+            and unquote(text(prop(criteria, "odata.type"))) == WEB_TEST_CRITERIA
+            and text(prop(criteria, "webTestId")) in symbols
+        )
+
+    alerts, missing = find(
+        resources, "a metric alert with WebtestLocationAvailabilityCriteria on the health test", alerts_on_test
+    )
     return tests + alerts, problems + missing
 
 
 def check_silence(resources: list[Resource]) -> tuple[list[Resource], list[str]]:
     def per_job(rule: Resource) -> bool:
-        return any('"scheduler.job.silence"' in query and 'customDimensions["scheduler.job.id"]' in query
-                   and "'Job'" in [text(prop(d, "name")) for d in items(prop(criterion, "dimensions"))]
-                   for _, criterion, query in log_alerts([rule]))
+        return any(
+            '"scheduler.job.silence"' in query
+            and 'customDimensions["scheduler.job.id"]' in query
+            and "'Job'" in [text(prop(d, "name")) for d in items(prop(criterion, "dimensions"))]
+            for _, criterion, query in log_alerts([rule])
+        )
 
     def no_success(rule: Resource) -> bool:
-        return any('"scheduler.occurrences.succeeded"' in query and 'customDimensions["scheduler.collection"]' in query
-                   for _, _, query in log_alerts([rule]))
-    jobs, missing = find(resources, "a log alert on scheduler.job.silence split by the job's id (dimension Job)",
-                         per_job)
-    collections, more = find(resources, "a \"no success since\" log alert on scheduler.occurrences.succeeded by "
-                                        "scheduler.collection", no_success)
+        return any(
+            '"scheduler.occurrences.succeeded"' in query and 'customDimensions["scheduler.collection"]' in query
+            for _, _, query in log_alerts([rule])
+        )
+
+    jobs, missing = find(
+        resources, "a log alert on scheduler.job.silence split by the job's id (dimension Job)", per_job
+    )
+    collections, more = find(
+        resources,
+        'a "no success since" log alert on scheduler.occurrences.succeeded by scheduler.collection',
+        no_success,
+    )
     return jobs + collections, missing + more
 
 

@@ -63,9 +63,7 @@ def check_azure_yaml(path: Path) -> list[str]:
     problems: list[str] = []
     services = doc.get("services") if isinstance(doc, dict) else None
     functions = [
-        (name, svc)
-        for name, svc in (services or {}).items()
-        if isinstance(svc, dict) and svc.get("host") == "function"
+        (name, svc) for name, svc in (services or {}).items() if isinstance(svc, dict) and svc.get("host") == "function"
     ]
     if not functions:
         problems.append(f"{path.name}: no service with host: function")

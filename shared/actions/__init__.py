@@ -24,11 +24,15 @@ class ActionRunner:
     @classmethod
     def from_settings(cls, settings: Settings) -> ActionRunner:
         http, service_bus = HttpTarget(settings), ServiceBusTarget(settings)
-        return cls({
-            JobActionType.HTTP: http, JobActionType.HTTPS: http,
-            JobActionType.STORAGE_QUEUE: StorageQueueTarget(settings),
-            JobActionType.SERVICE_BUS_QUEUE: service_bus, JobActionType.SERVICE_BUS_TOPIC: service_bus,
-        })
+        return cls(
+            {
+                JobActionType.HTTP: http,
+                JobActionType.HTTPS: http,
+                JobActionType.STORAGE_QUEUE: StorageQueueTarget(settings),
+                JobActionType.SERVICE_BUS_QUEUE: service_bus,
+                JobActionType.SERVICE_BUS_TOPIC: service_bus,
+            }
+        )
 
     def run(self, action: JobErrorAction, context: ExecutionContext) -> ActionResult:
         target = self.targets.get(action.type)

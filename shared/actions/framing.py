@@ -9,8 +9,9 @@ a definition stored before that rule.
 
 from __future__ import annotations
 
-FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "host", "upgrade", "te",
-                             "trailer", "keep-alive"})
+FRAMING_HEADERS = frozenset(
+    {"transfer-encoding", "content-length", "connection", "host", "upgrade", "te", "trailer", "keep-alive"}
+)
 
 
 def is_framing_header(name: str) -> bool:

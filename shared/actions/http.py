@@ -33,11 +33,18 @@ TIMEOUT_SECONDS = 60  # the documented limit of one attempt, end to end
 # characters); a target may send up to 100 header lines of 64 KiB, and a message too large to store
 # fails the history write, so the attempt would be redelivered and the action run again.
 MAX_HEADER_CHARS = 8192
-_RESERVED = frozenset({
-    "x-ms-scheduler-jobid", "x-ms-scheduler-jobcollectionid", "x-ms-scheduler-expected-execution-time",
-    "x-ms-scheduler-execution-region", "x-ms-execution-tag", "x-ms-client-request-id", "x-ms-scheduler-attempt",
-    "idempotency-key",
-})
+_RESERVED = frozenset(
+    {
+        "x-ms-scheduler-jobid",
+        "x-ms-scheduler-jobcollectionid",
+        "x-ms-scheduler-expected-execution-time",
+        "x-ms-scheduler-execution-region",
+        "x-ms-execution-tag",
+        "x-ms-client-request-id",
+        "x-ms-scheduler-attempt",
+        "idempotency-key",
+    }
+)
 
 
 def scheduler_headers(context: ExecutionContext) -> dict[str, str]:
@@ -56,8 +63,7 @@ def scheduler_headers(context: ExecutionContext) -> dict[str, str]:
 def outgoing_headers(request: HttpRequest, context: ExecutionContext) -> dict[str, str]:
     """The job's headers (without framing ones, or names the scheduler sets), then the scheduler's own."""
     ours = {name.lower() for name in context.extra_headers} | _RESERVED
-    headers = {k: v for k, v in (request.headers or {}).items()
-               if k.lower() not in ours and not is_framing_header(k)}
+    headers = {k: v for k, v in (request.headers or {}).items() if k.lower() not in ours and not is_framing_header(k)}
     headers.update(scheduler_headers(context))
     # The occurrence's identity (docs/execution.md, "One identity per occurrence"): the same on every retry
     # and redelivery of the occurrence, so a target can drop a repeat (the IETF Idempotency-Key header).
@@ -94,7 +100,10 @@ class HttpTarget:
         try:
             ssl_context, auth = self._authenticate(request, headers, deadline)
             prepared = requests.Request(
-                request.method.upper(), request.uri, headers=headers, data=(request.body or "").encode("utf-8"),
+                request.method.upper(),
+                request.uri,
+                headers=headers,
+                data=(request.body or "").encode("utf-8"),
                 auth=auth,
             ).prepare()
             parts = urlsplit(prepared.url or "")
@@ -104,9 +113,16 @@ class HttpTarget:
             # requests types header values as str | bytes; bytes would only come from an auth plugin.
             sent = {k: v if isinstance(v, str) else v.decode("latin-1") for k, v in prepared.headers.items()}
             reply = exchange(
-                prepared.method or "GET", scheme, parts.hostname, parts.port or (443 if scheme == "https" else 80),
-                prepared.path_url, sent, prepared.body if isinstance(prepared.body, bytes) else None,
-                allow_private=self.settings.allow_private_targets, ssl_context=ssl_context, deadline=deadline,
+                prepared.method or "GET",
+                scheme,
+                parts.hostname,
+                parts.port or (443 if scheme == "https" else 80),
+                prepared.path_url,
+                sent,
+                prepared.body if isinstance(prepared.body, bytes) else None,
+                allow_private=self.settings.allow_private_targets,
+                ssl_context=ssl_context,
+                deadline=deadline,
                 max_body=MAX_BODY_BYTES,
             )
         except _Refused as exc:
@@ -134,8 +150,13 @@ class HttpTarget:
             return self._trust, HTTPBasicAuth(authentication.username or "", authentication.password or "")
         if kind == HttpAuthenticationType.ACTIVE_DIRECTORY_OAUTH:
             try:
-                token = self.tokens.token(authentication.tenant or "", authentication.client_id or "",
-                                          authentication.secret or "", authentication.audience or "", deadline)
+                token = self.tokens.token(
+                    authentication.tenant or "",
+                    authentication.client_id or "",
+                    authentication.secret or "",
+                    authentication.audience or "",
+                    deadline,
+                )
             except TokenError as exc:
                 raise _Refused(f"no ActiveDirectoryOAuth token for tenant '{authentication.tenant}': {exc}") from exc
             headers["Authorization"] = f"Bearer {token}"

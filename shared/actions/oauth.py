@@ -31,8 +31,10 @@ TOKEN_TIMEOUT_SECONDS = 30
 RENEW_BEFORE_SECONDS = 300
 MAX_TOKEN_RESPONSE_BYTES = 65_536
 # An Entra ID tenant: a GUID or a domain name (labels of letters, digits and inner hyphens).
-_TENANT = re.compile(r"(?=.{1,253}\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-                     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+_TENANT = re.compile(
+    r"(?=.{1,253}\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+)
 
 
 def valid_tenant(tenant: str) -> bool:
@@ -50,8 +52,9 @@ class _Cached:
 
 
 class TokenCache:
-    def __init__(self, authority: str, allow_private: bool, ssl_context: ssl.SSLContext,
-                 timeout: float = TOKEN_TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self, authority: str, allow_private: bool, ssl_context: ssl.SSLContext, timeout: float = TOKEN_TIMEOUT_SECONDS
+    ) -> None:
         self.authority = authority.rstrip("/")
         self.allow_private = allow_private
         self.ssl_context = ssl_context
@@ -78,17 +81,26 @@ class TokenCache:
             self._drop_expired(now)
         return token
 
-    def _request(self, tenant: str, client_id: str, secret: str, audience: str,
-                 deadline: Deadline) -> tuple[str, float]:
+    def _request(
+        self, tenant: str, client_id: str, secret: str, audience: str, deadline: Deadline
+    ) -> tuple[str, float]:
         url = urlsplit(f"{self.authority}/{quote(tenant, safe='')}/oauth2/token")
         scheme = url.scheme.lower()
-        form = urlencode({"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret,
-                          "resource": audience}).encode("ascii")
+        form = urlencode(
+            {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret, "resource": audience}
+        ).encode("ascii")
         try:
             reply = exchange(
-                "POST", scheme, url.hostname or "", url.port or (443 if scheme == "https" else 80), url.path,
-                {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}, form,
-                allow_private=self.allow_private, ssl_context=self.ssl_context, deadline=deadline,
+                "POST",
+                scheme,
+                url.hostname or "",
+                url.port or (443 if scheme == "https" else 80),
+                url.path,
+                {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"},
+                form,
+                allow_private=self.allow_private,
+                ssl_context=self.ssl_context,
+                deadline=deadline,
                 max_body=MAX_TOKEN_RESPONSE_BYTES,
             )
         except TargetRefused as exc:

@@ -155,24 +155,35 @@ class _PinnedHTTPS(_Pinned, HTTPSConnection):
     pass
 
 
-def exchange(method: str, scheme: str, host: str, port: int, target: str, headers: Mapping[str, str],
-             body: bytes | None, *, allow_private: bool, ssl_context: ssl.SSLContext, deadline: Deadline,
-             max_body: int) -> Reply:
+def exchange(
+    method: str,
+    scheme: str,
+    host: str,
+    port: int,
+    target: str,
+    headers: Mapping[str, str],
+    body: bytes | None,
+    *,
+    allow_private: bool,
+    ssl_context: ssl.SSLContext,
+    deadline: Deadline,
+    max_body: int,
+) -> Reply:
     """Send one request to `host` (a name or IP literal, no brackets) and read the status, headers and
     at most `max_body` bytes of the body. Raises TargetRefused (network.py) or OutboundError."""
     addresses = _resolve_within(host, port, allow_private, deadline)
     watchdog = _Watchdog()
     connection: _PinnedHTTP | _PinnedHTTPS
     if scheme == "https":
-        connection = _PinnedHTTPS(host, port, timeout=deadline.seconds, ssl_context=ssl_context,
-                                  cert_reqs="CERT_REQUIRED")
+        connection = _PinnedHTTPS(
+            host, port, timeout=deadline.seconds, ssl_context=ssl_context, cert_reqs="CERT_REQUIRED"
+        )
     else:
         connection = _PinnedHTTP(host, port, timeout=deadline.seconds)
     connection.addresses, connection.deadline, connection.watchdog = addresses, deadline, watchdog
     responded = False
     try:
-        connection.request(method, target, body=body, headers={**headers, "Connection": "close"},
-                           preload_content=False)
+        connection.request(method, target, body=body, headers={**headers, "Connection": "close"}, preload_content=False)
         response = connection.getresponse()
         responded = True
         data = response.read(max_body, decode_content=True) if max_body else b""
@@ -214,6 +225,7 @@ def _cause(exc: BaseException) -> str:
             break
         seen = seen.__cause__ or seen.__context__
     if isinstance(exc, (http.client.HTTPException, Urllib3Error)) and not isinstance(
-            exc, http.client.RemoteDisconnected):
+        exc, http.client.RemoteDisconnected
+    ):
         return "ProtocolError"
     return "ConnectionError"

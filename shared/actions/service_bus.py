@@ -69,11 +69,17 @@ def outgoing_message(wire: Wire, context: ExecutionContext) -> ServiceBusMessage
     fields: dict[str, Any] = {}
     if brokered is not None:
         fields = {
-            "content_type": brokered.content_type, "correlation_id": brokered.correlation_id,
-            "subject": brokered.label, "message_id": brokered.message_id, "partition_key": brokered.partition_key,
-            "reply_to": brokered.reply_to, "reply_to_session_id": brokered.reply_to_session_id,
-            "scheduled_enqueue_time_utc": brokered.scheduled_enqueue_time_utc, "session_id": brokered.session_id,
-            "time_to_live": brokered.time_to_live, "to": brokered.to,
+            "content_type": brokered.content_type,
+            "correlation_id": brokered.correlation_id,
+            "subject": brokered.label,
+            "message_id": brokered.message_id,
+            "partition_key": brokered.partition_key,
+            "reply_to": brokered.reply_to,
+            "reply_to_session_id": brokered.reply_to_session_id,
+            "scheduled_enqueue_time_utc": brokered.scheduled_enqueue_time_utc,
+            "session_id": brokered.session_id,
+            "time_to_live": brokered.time_to_live,
+            "to": brokered.to,
         }
     # The occurrence's identity as MessageId, so a queue or topic with duplicate detection drops a repeat of
     # the occurrence (a retry after a send whose answer was lost, a redelivery); a messageId the job sets wins.
@@ -132,11 +138,15 @@ class ServiceBusTarget:
 
     def _send(self, text: str, entity: str, is_topic: bool, message: ServiceBusMessage) -> None:
         client = ServiceBusClient.from_connection_string(
-            text, retry_total=0, try_timeout=self.timeout, auth_timeout=self.timeout,
+            text,
+            retry_total=0,
+            try_timeout=self.timeout,
+            auth_timeout=self.timeout,
         )
         with client:
-            sender = (client.get_topic_sender(topic_name=entity) if is_topic
-                      else client.get_queue_sender(queue_name=entity))
+            sender = (
+                client.get_topic_sender(topic_name=entity) if is_topic else client.get_queue_sender(queue_name=entity)
+            )
             with sender:
                 sender.send_messages(message, timeout=self.timeout)
 

@@ -73,9 +73,13 @@ class StorageQueueTarget:
         if not sas:  # queues have no anonymous access: without a SAS the attempt cannot succeed
             return ActionResult(False, f"StorageQueue Action - No sasToken to send to {where}")
         client = QueueClient(
-            queue_endpoint(self.settings, account), name, credential=sas,
-            message_encode_policy=TextBase64EncodePolicy(), retry_total=0,
-            connection_timeout=self.timeout, read_timeout=self.timeout,
+            queue_endpoint(self.settings, account),
+            name,
+            credential=sas,
+            message_encode_policy=TextBase64EncodePolicy(),
+            retry_total=0,
+            connection_timeout=self.timeout,
+            read_timeout=self.timeout,
         )
         try:
             with client:

@@ -58,6 +58,7 @@ def scope_of(request: ApiRequest, level: str | None = None) -> tuple[str, str]:
 
     The names are validated first (400, never quoted), so a scope only ever holds well-formed names.
     """
+
     def named(name: str) -> bool:
         return any(key.lower() == name.lower() for key in request.route)
 
@@ -91,6 +92,9 @@ def filtered(access: auth.Access, response: ApiResponse) -> ApiResponse:
     if access.visible is None or response.status != 200 or not isinstance(response.body, dict):
         return response
     items: list[Any] = response.body.get("value") or []
-    kept = [item for item in items if isinstance(item, dict) and isinstance(item.get("id"), str)
-            and access.may_read(item["id"])]
+    kept = [
+        item
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("id"), str) and access.may_read(item["id"])
+    ]
     return dataclasses.replace(response, body={**response.body, "value": kept})

@@ -39,5 +39,16 @@ def backfill(rt: Runtime, request: ApiRequest) -> ApiResponse:
     key = job_key(request)
     body = read_json(request)
     queued = lifecycle.backfill_job(rt, key, _instant(body, "from"), _instant(body, "to"))
-    return ApiResponse(200, {"value": [{"occurrenceTime": format_utc(b.occurrence), "fireTime": format_utc(b.fires),
-                                        "executionTag": b.execution_id} for b in queued]})
+    return ApiResponse(
+        200,
+        {
+            "value": [
+                {
+                    "occurrenceTime": format_utc(b.occurrence),
+                    "fireTime": format_utc(b.fires),
+                    "executionTag": b.execution_id,
+                }
+                for b in queued
+            ]
+        },
+    )

@@ -45,8 +45,9 @@ def _list(rt: Runtime, request: ApiRequest, group: str | None) -> ApiResponse:
     subscription = subscription_id(request)
     page = page_request(request)
     after = resume_text(rt, request, page, "jobCollections")
-    records, cursor = lifecycle.collections_page(rt, subscription, group, page.size, after,
-                                                 page.skip if page.token is None else 0, _readable(request))
+    records, cursor = lifecycle.collections_page(
+        rt, subscription, group, page.size, after, page.skip if page.token is None else 0, _readable(request)
+    )
     link = next_link(rt, request, "jobCollections", cursor)
     return ApiResponse(200, list_body([render_collection(r) for r in records], link))
 

@@ -32,7 +32,8 @@ def require_api_version(request: ApiRequest) -> ApiVersion:
     found = api_version(version)
     if found is None:
         raise ApiError(
-            400, "MissingOrInvalidRequiredQueryParameter",
+            400,
+            "MissingOrInvalidRequiredQueryParameter",
             f"The api-version query parameter is missing or not supported ('{version or ''}'); "
             f"supported versions: {', '.join(SUPPORTED_API_VERSIONS)}.",
         )
@@ -76,8 +77,11 @@ def read_json(request: ApiRequest, max_bytes: int = MAX_BODY_CHARS) -> dict[str,
     """
     media_type = _media_type(request)
     if request.body and media_type and not _is_json(media_type):
-        raise ApiError(415, "UnsupportedMediaType",
-                       "The content media type is not supported. Only 'application/json' is supported.")
+        raise ApiError(
+            415,
+            "UnsupportedMediaType",
+            "The content media type is not supported. Only 'application/json' is supported.",
+        )
     if len(request.body) > max_bytes:
         raise bad_request(f"The request body is {len(request.body)} bytes; the maximum job size is {max_bytes}.")
     try:

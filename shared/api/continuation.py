@@ -51,8 +51,9 @@ _BLOCK = 64
 _MAX_TEXT = 4096  # far above any token issued; longer text is refused before decoding
 
 
-def binding(kind: str, route: Mapping[str, str], query: str, caller: str | None,
-            readable: Sequence[str] | None) -> bytes:
+def binding(
+    kind: str, route: Mapping[str, str], query: str, caller: str | None, readable: Sequence[str] | None
+) -> bytes:
     """What a token is bound to (its AEAD associated data): the list, its route, filter and the caller's access."""
     values = sorted((name.lower(), fold_case(value)) for name, value in route.items())
     scopes = None if readable is None else sorted(fold_case(s) for s in readable)
@@ -71,10 +72,15 @@ def _keys(settings: Settings) -> tuple[AESGCM, ...]:
 def _require_keys(settings: Settings) -> tuple[AESGCM, ...]:
     keys = _keys(settings)
     if not keys:
-        log.error("continuation tokens need SCHEDULER_SECRET_KEYS (a valid keyring): a list with a next page "
-                  "cannot be answered")
-        raise ApiError(500, "InternalError", "The service cannot page this list: its key setting is missing. "
-                       "Please tell the service's operator.")
+        log.error(
+            "continuation tokens need SCHEDULER_SECRET_KEYS (a valid keyring): a list with a next page "
+            "cannot be answered"
+        )
+        raise ApiError(
+            500,
+            "InternalError",
+            "The service cannot page this list: its key setting is missing. Please tell the service's operator.",
+        )
     return keys
 
 
@@ -92,14 +98,15 @@ def seal(settings: Settings, now: datetime, bound: bytes, position: Any) -> str:
 
 
 def _refused(reason: str) -> ApiError:
-    return bad_request(f"The continuation token {reason}; list again from the start, without $skiptoken.",
-                       "$skiptoken")
+    return bad_request(f"The continuation token {reason}; list again from the start, without $skiptoken.", "$skiptoken")
 
 
 def unseal(settings: Settings, now: datetime, bound: bytes, text: str) -> Any:
     """The position sealed in `text` for this binding; 400 for anything else."""
-    invalid = _refused("is not valid for this request (altered, issued for another list, filter or caller, "
-                       "or issued before the caller's access changed)")
+    invalid = _refused(
+        "is not valid for this request (altered, issued for another list, filter or caller, "
+        "or issued before the caller's access changed)"
+    )
     if len(text) > _MAX_TEXT:
         raise invalid
     try:
@@ -108,7 +115,7 @@ def unseal(settings: Settings, now: datetime, bound: bytes, text: str) -> Any:
         raise invalid from exc
     if len(raw) < 1 + _NONCE + _TAG or raw[:1] != _VERSION:
         raise invalid
-    nonce, sealed = raw[1:1 + _NONCE], raw[1 + _NONCE:]
+    nonce, sealed = raw[1 : 1 + _NONCE], raw[1 + _NONCE :]
     for key in _require_keys(settings):
         try:
             plain = key.decrypt(nonce, sealed, _aad(bound))

@@ -76,8 +76,9 @@ def _common_headers() -> dict[str, str]:
     return {"x-ms-request-id": str(uuid.uuid4()), "Cache-Control": "no-cache", "Pragma": "no-cache", "Expires": "-1"}
 
 
-def run_operation(operation: Callable[[ApiRequest], ApiResponse], request: ApiRequest,
-                  name: str = "an operation") -> ApiResponse:
+def run_operation(
+    operation: Callable[[ApiRequest], ApiResponse], request: ApiRequest, name: str = "an operation"
+) -> ApiResponse:
     """Run one API operation; ApiError becomes its ARM error, anything else a bare 500 (logged, no trace out).
 
     The log names the operation (`name`, ours), never the URL or any other raw input: a client's bytes
@@ -91,9 +92,18 @@ def run_operation(operation: Callable[[ApiRequest], ApiResponse], request: ApiRe
         response = arm_error(error)
     except UnreadableEntity as error:  # logged with its keys; the client learns which resource and what to do
         log.error("%s: %s", name, error)
-        response = ApiResponse(409, {"error": {"code": "StoredResourceUnreadable", "message": (
-            f"The stored {error.kind} cannot be read (it was written in a form this version does not accept); "
-            "delete it and create it again.")}})
+        response = ApiResponse(
+            409,
+            {
+                "error": {
+                    "code": "StoredResourceUnreadable",
+                    "message": (
+                        f"The stored {error.kind} cannot be read (it was written in a form this version does not "
+                        "accept); delete it and create it again."
+                    ),
+                }
+            },
+        )
     except (ServiceRequestError, ServiceResponseError) as error:  # storage unreachable, or no answer
         response = _storage_unavailable(name, error)
     except HttpResponseError as error:
@@ -117,13 +127,23 @@ def arm_error(error: DomainError) -> ApiResponse:
 
 
 def _internal_error() -> ApiResponse:
-    return ApiResponse(500, {"error": {"code": "InternalError",
-                                       "message": "The server encountered an internal error. Please retry."}})
+    return ApiResponse(
+        500, {"error": {"code": "InternalError", "message": "The server encountered an internal error. Please retry."}}
+    )
 
 
 def _storage_unavailable(name: str, error: Exception) -> ApiResponse:
     """503 with Retry-After, as ARM answers a dependency outage (ARM clients retry it)."""
     log.warning("storage unavailable in %s: %s", name, type(error).__name__)
-    return ApiResponse(503, {"error": {"code": "ServiceUnavailable", "message": (
-        "The service's storage is temporarily unavailable. Please retry after the interval in Retry-After.")}},
-        {"Retry-After": str(STORAGE_RETRY_AFTER)})
+    return ApiResponse(
+        503,
+        {
+            "error": {
+                "code": "ServiceUnavailable",
+                "message": (
+                    "The service's storage is temporarily unavailable. Please retry after the interval in Retry-After."
+                ),
+            }
+        },
+        {"Retry-After": str(STORAGE_RETRY_AFTER)},
+    )

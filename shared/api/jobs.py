@@ -115,7 +115,8 @@ def list_history(rt: Runtime, request: ApiRequest) -> ApiResponse:
     continuation = resume(rt, request, page, "history", query)
     if continuation is not None and not isinstance(continuation, dict):
         raise bad_request("The continuation token is not one of this list's.", "$skiptoken")
-    records, token = lifecycle.history_page(rt, key, status, page.size, continuation,
-                                            page.skip if page.token is None else 0)
+    records, token = lifecycle.history_page(
+        rt, key, status, page.size, continuation, page.skip if page.token is None else 0
+    )
     link = next_link(rt, request, "history", token or None, query)
     return ApiResponse(200, list_body([render_history(r) for r in records], link))

@@ -28,19 +28,31 @@ from .paths import job_key
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-_TRIGGERS = {"schedule": OccurrenceTrigger.SCHEDULE, "run": OccurrenceTrigger.RUN_NOW,
-             "backfill": OccurrenceTrigger.BACKFILL}
+_TRIGGERS = {
+    "schedule": OccurrenceTrigger.SCHEDULE,
+    "run": OccurrenceTrigger.RUN_NOW,
+    "backfill": OccurrenceTrigger.BACKFILL,
+}
 
 
 def render_entry(entry: LedgerEntry) -> dict[str, Any]:
     return JobHistoryDefinition(
-        id=f"{entry.key.resource_id}/history/{entry.entry_id}", type=HISTORY_TYPE,
+        id=f"{entry.key.resource_id}/history/{entry.entry_id}",
+        type=HISTORY_TYPE,
         name=f"{entry.key.name}/{entry.entry_id}",
         properties=JobHistoryProperties(
-            start_time=entry.start_time, end_time=entry.end_time, expected_execution_time=entry.occurrence,
-            action_name=JobHistoryActionName.MAIN_ACTION, status=entry.status, message=entry.message,
-            retry_count=entry.retry_count, repeat_count=entry.repeat_count, occurrence_time=entry.occurrence,
-            trigger=_TRIGGERS.get(entry.trigger), execution_tag=entry.execution_id, reason=entry.reason,
+            start_time=entry.start_time,
+            end_time=entry.end_time,
+            expected_execution_time=entry.occurrence,
+            action_name=JobHistoryActionName.MAIN_ACTION,
+            status=entry.status,
+            message=entry.message,
+            retry_count=entry.retry_count,
+            repeat_count=entry.repeat_count,
+            occurrence_time=entry.occurrence,
+            trigger=_TRIGGERS.get(entry.trigger),
+            execution_tag=entry.execution_id,
+            reason=entry.reason,
             attempts=entry.attempts,
         ),
     ).to_wire()
@@ -54,14 +66,24 @@ def list_ledger(rt: Runtime, request: ApiRequest) -> ApiResponse:
     # The filter in canonical form binds the sealed token to it (paging.py).
     since = found.since.isoformat() if found.since else ""
     until = found.until.isoformat() if found.until else ""
-    query = (f"status={found.status.value if found.status else ''}&since={since}{'=' if found.since_inclusive else ''}"
-             f"&until={until}{'=' if found.until_inclusive else ''}")
+    query = (
+        f"status={found.status.value if found.status else ''}&since={since}{'=' if found.since_inclusive else ''}"
+        f"&until={until}{'=' if found.until_inclusive else ''}"
+    )
     continuation = resume(rt, request, page, "ledger", query)
     if continuation is not None and not isinstance(continuation, dict):
         raise bad_request("The continuation token is not one of this list's.", "$skiptoken")
-    entries, token = lifecycle.ledger_page(rt, key, found.status, found.since, found.until, page.size, continuation,
-                                           page.skip if page.token is None else 0,
-                                           since_inclusive=found.since_inclusive,
-                                           until_inclusive=found.until_inclusive)
+    entries, token = lifecycle.ledger_page(
+        rt,
+        key,
+        found.status,
+        found.since,
+        found.until,
+        page.size,
+        continuation,
+        page.skip if page.token is None else 0,
+        since_inclusive=found.since_inclusive,
+        until_inclusive=found.until_inclusive,
+    )
     link = next_link(rt, request, "ledger", token or None, query)
     return ApiResponse(200, list_body([render_entry(e) for e in entries], link))

@@ -20,11 +20,16 @@ from .common import query_value
 from .http import ApiRequest
 
 _AND = re.compile(r"\s+and\s+", re.IGNORECASE)
-_TERM = re.compile(r"^\s*(?P<name>\w+)\s+(?P<op>eq|ge|gt|le|lt)\s+(?:datetime)?(?:'(?P<quoted>[^']*)'|(?P<bare>\S+))"
-                   r"\s*$", re.IGNORECASE)
+_TERM = re.compile(
+    r"^\s*(?P<name>\w+)\s+(?P<op>eq|ge|gt|le|lt)\s+(?:datetime)?(?:'(?P<quoted>[^']*)'|(?P<bare>\S+))"
+    r"\s*$",
+    re.IGNORECASE,
+)
 _TIMES = {"expectedexecutiontime", "occurrencetime"}
-_USAGE = ("Use terms joined by 'and': status eq '<status>', and expectedExecutionTime (or occurrenceTime) "
-          "ge, gt, le, lt or eq an ISO 8601 date-time.")
+_USAGE = (
+    "Use terms joined by 'and': status eq '<status>', and expectedExecutionTime (or occurrenceTime) "
+    "ge, gt, le, lt or eq an ISO 8601 date-time."
+)
 
 
 @dataclass(frozen=True)

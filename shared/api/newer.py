@@ -56,7 +56,8 @@ def older_answer(operation: str, request: ApiRequest, response: ApiResponse) -> 
     if model is None or version is None or version.rank >= NEWEST.rank or not isinstance(body, dict):
         return response
     if isinstance(body.get("value"), list):
-        items: list[Any] = [hide(version, model, dict(item)) if isinstance(item, dict) else item
-                            for item in body["value"]]
+        items: list[Any] = [
+            hide(version, model, dict(item)) if isinstance(item, dict) else item for item in body["value"]
+        ]
         return dataclasses.replace(response, body={**body, "value": items})
     return dataclasses.replace(response, body=hide(version, model, dict(body)))

@@ -70,8 +70,14 @@ def _from(request: ApiRequest) -> datetime | None:
 def preview_body(record: JobRecord, now: datetime, count: int, since: datetime | None) -> dict[str, Any]:
     items, notes = jobstate.upcoming(record, now, count, since)
     return {
-        "value": [{"occurrenceTime": format_utc(u.occurrence), "fireTime": format_utc(u.fires),
-                   "notes": [{"code": n.code, "message": n.message} for n in u.notes]} for u in items],
+        "value": [
+            {
+                "occurrenceTime": format_utc(u.occurrence),
+                "fireTime": format_utc(u.fires),
+                "notes": [{"code": n.code, "message": n.message} for n in u.notes],
+            }
+            for u in items
+        ],
         "notes": [{"code": n.code, "message": n.message} for n in notes],
     }
 
@@ -88,8 +94,11 @@ def list_occurrences(rt: Runtime, request: ApiRequest) -> ApiResponse:
 def what_if_answer(rt: Runtime, request: ApiRequest, record: JobRecord, created: bool) -> ApiResponse:
     now = rt.clock.now()
     version = require_api_version(request)
-    return ApiResponse(200, {
-        "changeType": "Create" if created else "Modify",
-        "job": render_job(record, now, version, with_status=record.state != JobState.DISABLED),
-        "occurrences": preview_body(record, now, _count(request), _from(request)),
-    })
+    return ApiResponse(
+        200,
+        {
+            "changeType": "Create" if created else "Modify",
+            "job": render_job(record, now, version, with_status=record.state != JobState.DISABLED),
+            "occurrences": preview_body(record, now, _count(request), _from(request)),
+        },
+    )

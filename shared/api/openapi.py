@@ -23,15 +23,30 @@ from .schemas import schemas_for
 
 _REF = "#/components/schemas/{model}"
 _QUERY: dict[str, dict[str, Any]] = {
-    "$top": {"name": "$top", "in": "query", "description": "Caps the number of items (1-100); no nextLink beyond.",
-             "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
-    "$skip": {"name": "$skip", "in": "query", "description": "0-based index of the first entry.",
-              "schema": {"type": "integer", "minimum": 0}},
-    "$filter": {"name": "$filter", "in": "query",
-                "description": "state eq 'Enabled' (jobs) or status eq 'Failed' (history); quotes optional.",
-                "schema": {"type": "string"}},
-    "$skiptoken": {"name": "$skiptoken", "in": "query", "description": "Continuation from a nextLink.",
-                   "schema": {"type": "string"}},
+    "$top": {
+        "name": "$top",
+        "in": "query",
+        "description": "Caps the number of items (1-100); no nextLink beyond.",
+        "schema": {"type": "integer", "minimum": 1, "maximum": 100},
+    },
+    "$skip": {
+        "name": "$skip",
+        "in": "query",
+        "description": "0-based index of the first entry.",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "$filter": {
+        "name": "$filter",
+        "in": "query",
+        "description": "state eq 'Enabled' (jobs) or status eq 'Failed' (history); quotes optional.",
+        "schema": {"type": "string"},
+    },
+    "$skiptoken": {
+        "name": "$skiptoken",
+        "in": "query",
+        "description": "Continuation from a nextLink.",
+        "schema": {"type": "string"},
+    },
 }
 
 
@@ -50,14 +65,24 @@ def _api_version_parameter(version: ApiVersion) -> dict[str, Any]:
     return {"name": "api-version", "in": "query", "required": True, "schema": {"type": "string", "enum": names}}
 
 
-def _operation(op_id: str, path: str, body: type[BaseModel] | None, responses: Mapping[str, type[BaseModel] | None],
-               query: tuple[str, ...], version: ApiVersion) -> dict[str, Any]:
+def _operation(
+    op_id: str,
+    path: str,
+    body: type[BaseModel] | None,
+    responses: Mapping[str, type[BaseModel] | None],
+    query: tuple[str, ...],
+    version: ApiVersion,
+) -> dict[str, Any]:
     operation: dict[str, Any] = {
         "operationId": op_id,
         "parameters": [*_path_parameters(path), _api_version_parameter(version), *(_QUERY[q] for q in query)],
         "responses": {
-            **{status: ({"description": "OK", "content": _content(model)} if model else
-                        {"description": "OK, empty body"}) for status, model in responses.items()},
+            **{
+                status: (
+                    {"description": "OK", "content": _content(model)} if model else {"description": "OK, empty body"}
+                )
+                for status, model in responses.items()
+            },
             "default": {"description": "ARM error", "content": _content(ErrorResponse)},
         },
     }
@@ -74,15 +99,22 @@ def openapi_document(url: str = "") -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
         if op.documented:
-            paths.setdefault(op.path, {})[op.method.lower()] = _operation(op.name, op.path, op.body, op.responses,
-                                                                          op.query, version)
-    added = [f"{e.model.__name__}.{e.member}" + (f" {e.value.value}" if e.value is not None else "")
-             for e in EXTENSIONS if version.knows(e) and not VERSIONS[STABLE].knows(e)]
+            paths.setdefault(op.path, {})[op.method.lower()] = _operation(
+                op.name, op.path, op.body, op.responses, op.query, version
+            )
+    added = [
+        f"{e.model.__name__}.{e.member}" + (f" {e.value.value}" if e.value is not None else "")
+        for e in EXTENSIONS
+        if version.knows(e) and not VERSIONS[STABLE].knows(e)
+    ]
     extensions = f" Extensions to {STABLE}: {', '.join(added)}." if added else ""
     return {
         "openapi": "3.1.0",
-        "info": {"title": "Microsoft.Scheduler (successor)", "version": version.name,
-                 "description": f"Management API of Azure Scheduler, api-version {version.name}.{extensions}"},
+        "info": {
+            "title": "Microsoft.Scheduler (successor)",
+            "version": version.name,
+            "description": f"Management API of Azure Scheduler, api-version {version.name}.{extensions}",
+        },
         "servers": [{"url": base or "/api"}],
         "paths": paths,
         "components": {"schemas": schemas_for(version.name)},

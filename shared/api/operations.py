@@ -56,8 +56,9 @@ JOB = f"{COLLECTION}/jobs/{{jobName}}"
 ROLES = "providers/Microsoft.Authorization/roleAssignments"
 ROLE = f"{ROLES}/{{roleAssignmentName}}"
 # One OpenAPI document per documented api-version, side by side: 2016-03-01's at the address it always had.
-OPENAPI_ROUTES = {("openapi.json" if version == STABLE else f"openapi-{version}.json"): version
-                  for version in DOCUMENTED}
+OPENAPI_ROUTES = {
+    ("openapi.json" if version == STABLE else f"openapi-{version}.json"): version for version in DOCUMENTED
+}
 PAGING = ("$top", "$skip", "$skiptoken")
 FILTERED_PAGING = ("$top", "$skip", "$filter", "$skiptoken")
 
@@ -80,41 +81,83 @@ class Operation:
 
 
 OPERATIONS: tuple[Operation, ...] = (
-    Operation("JobCollections_ListBySubscription", "GET", f"{SUBSCRIPTION}/{PROVIDER}", list_by_subscription,
-              responses={"200": JobCollectionListResult}, query=PAGING),
-    Operation("JobCollections_ListByResourceGroup", "GET", f"{GROUP}/{PROVIDER}", list_by_resource_group,
-              responses={"200": JobCollectionListResult}, query=PAGING),
+    Operation(
+        "JobCollections_ListBySubscription",
+        "GET",
+        f"{SUBSCRIPTION}/{PROVIDER}",
+        list_by_subscription,
+        responses={"200": JobCollectionListResult},
+        query=PAGING,
+    ),
+    Operation(
+        "JobCollections_ListByResourceGroup",
+        "GET",
+        f"{GROUP}/{PROVIDER}",
+        list_by_resource_group,
+        responses={"200": JobCollectionListResult},
+        query=PAGING,
+    ),
     Operation("JobCollections_Get", "GET", COLLECTION, get_collection, responses={"200": JobCollectionDefinition}),
-    Operation("JobCollections_CreateOrUpdate", "PUT", COLLECTION, put_collection, body=JobCollectionDefinition,
-              responses={"200": JobCollectionDefinition, "201": JobCollectionDefinition}),
-    Operation("JobCollections_Patch", "PATCH", COLLECTION, patch_collection, body=JobCollectionDefinition,
-              responses={"200": JobCollectionDefinition}),
+    Operation(
+        "JobCollections_CreateOrUpdate",
+        "PUT",
+        COLLECTION,
+        put_collection,
+        body=JobCollectionDefinition,
+        responses={"200": JobCollectionDefinition, "201": JobCollectionDefinition},
+    ),
+    Operation(
+        "JobCollections_Patch",
+        "PATCH",
+        COLLECTION,
+        patch_collection,
+        body=JobCollectionDefinition,
+        responses={"200": JobCollectionDefinition},
+    ),
     Operation("JobCollections_Delete", "DELETE", COLLECTION, delete_collection, responses={"200": None}),
     Operation("JobCollections_Enable", "POST", f"{COLLECTION}/enable", enable_collection, responses={"200": None}),
-    Operation("JobCollections_Disable", "POST", f"{COLLECTION}/disable", disable_collection,
-              responses={"200": None}),
+    Operation("JobCollections_Disable", "POST", f"{COLLECTION}/disable", disable_collection, responses={"200": None}),
     Operation("Jobs_Get", "GET", JOB, get_job, responses={"200": JobDefinition}),
-    Operation("Jobs_CreateOrUpdate", "PUT", JOB, put_job, body=JobDefinition,
-              responses={"200": JobDefinition, "201": JobDefinition}),
+    Operation(
+        "Jobs_CreateOrUpdate",
+        "PUT",
+        JOB,
+        put_job,
+        body=JobDefinition,
+        responses={"200": JobDefinition, "201": JobDefinition},
+    ),
     Operation("Jobs_Patch", "PATCH", JOB, patch_job, body=JobDefinition, responses={"200": JobDefinition}),
     Operation("Jobs_Delete", "DELETE", JOB, delete_job, responses={"200": None}),
     Operation("Jobs_Run", "POST", f"{JOB}/run", run_job, responses={"200": None}),
-    Operation("Jobs_List", "GET", f"{COLLECTION}/jobs", list_jobs, responses={"200": JobListResult},
-              query=FILTERED_PAGING),
-    Operation("Jobs_ListJobHistory", "GET", f"{JOB}/history", list_history, responses={"200": JobHistoryListResult},
-              query=FILTERED_PAGING),
+    Operation(
+        "Jobs_List", "GET", f"{COLLECTION}/jobs", list_jobs, responses={"200": JobListResult}, query=FILTERED_PAGING
+    ),
+    Operation(
+        "Jobs_ListJobHistory",
+        "GET",
+        f"{JOB}/history",
+        list_history,
+        responses={"200": JobHistoryListResult},
+        query=FILTERED_PAGING,
+    ),
     # Newer api-version only (2026-12-01-preview): not in the 2016-03-01 document; the newer version's
     # OpenAPI document (issue 26, item 1) lists them.
-    Operation("Jobs_ListOccurrences", "GET", f"{JOB}/occurrences", list_occurrences, query=("count", "from"),
-              documented=False),
+    Operation(
+        "Jobs_ListOccurrences", "GET", f"{JOB}/occurrences", list_occurrences, query=("count", "from"), documented=False
+    ),
     Operation("Jobs_Backfill", "POST", f"{JOB}/backfill", backfill, documented=False),
-    *(operation for scope in (SUBSCRIPTION, GROUP, COLLECTION) for operation in (
-        Operation("RoleAssignments_ListForScope", "GET", f"{scope}/{ROLES}", list_role_assignments,
-                  documented=False),
-        Operation("RoleAssignments_Get", "GET", f"{scope}/{ROLE}", get_role_assignment, documented=False),
-        Operation("RoleAssignments_Create", "PUT", f"{scope}/{ROLE}", create_role_assignment, documented=False),
-        Operation("RoleAssignments_Delete", "DELETE", f"{scope}/{ROLE}", delete_role_assignment, documented=False),
-    )),
+    *(
+        operation
+        for scope in (SUBSCRIPTION, GROUP, COLLECTION)
+        for operation in (
+            Operation(
+                "RoleAssignments_ListForScope", "GET", f"{scope}/{ROLES}", list_role_assignments, documented=False
+            ),
+            Operation("RoleAssignments_Get", "GET", f"{scope}/{ROLE}", get_role_assignment, documented=False),
+            Operation("RoleAssignments_Create", "PUT", f"{scope}/{ROLE}", create_role_assignment, documented=False),
+            Operation("RoleAssignments_Delete", "DELETE", f"{scope}/{ROLE}", delete_role_assignment, documented=False),
+        )
+    ),
     *(Operation("OpenApi_Get", "GET", route, documented=False) for route in OPENAPI_ROUTES),
     Operation("Health_Get", "GET", "health", documented=False),
 )

@@ -59,8 +59,9 @@ def skiptoken(request: ApiRequest) -> str | None:
     refused like any other altered token, never read as a first page)."""
     text = query_value(request, "$skiptoken")
     if text is not None and not text.strip():
-        raise bad_request("The continuation token is empty; list again from the start, without $skiptoken.",
-                          "$skiptoken")
+        raise bad_request(
+            "The continuation token is empty; list again from the start, without $skiptoken.", "$skiptoken"
+        )
     return text
 
 

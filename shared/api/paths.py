@@ -23,10 +23,15 @@ _RESOURCE_GROUP = re.compile(r"[-\w.()]{0,89}[-\w()]")
 _COLLECTION_NAME = re.compile(r"[a-zA-Z][-_a-zA-Z0-9]{0,99}")
 _JOB_NAME = re.compile(r"[a-zA-Z][-_a-zA-Z0-9]{0,99}")
 # ARM's codes for malformed scope segments.
-_BAD_SUBSCRIPTION = ("InvalidSubscriptionId", "The subscription id is malformed: it has 1 to 90 ASCII letters, "
-                     "digits, '-', '_', '.', '(' or ')'.")
-_BAD_GROUP = ("InvalidResourceGroup", "The resource group name is malformed: it has 1 to 90 letters, digits, "
-              "'-', '_', '.', '(' or ')' and does not end in '.'.")
+_BAD_SUBSCRIPTION = (
+    "InvalidSubscriptionId",
+    "The subscription id is malformed: it has 1 to 90 ASCII letters, digits, '-', '_', '.', '(' or ')'.",
+)
+_BAD_GROUP = (
+    "InvalidResourceGroup",
+    "The resource group name is malformed: it has 1 to 90 letters, digits, "
+    "'-', '_', '.', '(' or ')' and does not end in '.'.",
+)
 
 
 def _route(request: ApiRequest, name: str) -> str:

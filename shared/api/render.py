@@ -22,8 +22,12 @@ def render_collection(record: CollectionRecord) -> dict[str, Any]:
     definition = record.definition
     properties = definition.properties.model_copy(update={"state": record.state}) if definition.properties else None
     return JobCollectionDefinition(
-        id=record.key.resource_id, type=COLLECTION_TYPE, name=record.key.collection, location=definition.location,
-        tags=definition.tags, properties=properties,
+        id=record.key.resource_id,
+        type=COLLECTION_TYPE,
+        name=record.key.collection,
+        location=definition.location,
+        tags=definition.tags,
+        properties=properties,
     ).to_wire()
 
 
@@ -32,19 +36,26 @@ def render_job(record: JobRecord, now: datetime, version: ApiVersion, with_statu
     answers alike, docs/wire-contract.md §2.12); `with_status=False` leaves it out for any state."""
     status = jobstate.status(record, now) if with_status else None
     properties = record.properties.model_copy(update={"state": record.state, "status": status})
-    return hide(version, JobDefinition, JobDefinition(
-        id=record.key.resource_id, type=JOB_TYPE, name=record.key.name, properties=properties
-    ).to_wire())
+    return hide(
+        version,
+        JobDefinition,
+        JobDefinition(id=record.key.resource_id, type=JOB_TYPE, name=record.key.name, properties=properties).to_wire(),
+    )
 
 
 def render_history(record: HistoryRecord) -> dict[str, Any]:
     return JobHistoryDefinition(
-        id=f"{record.key.resource_id}/history/{record.history_id}", type=HISTORY_TYPE,
+        id=f"{record.key.resource_id}/history/{record.history_id}",
+        type=HISTORY_TYPE,
         name=f"{record.key.name}/{record.history_id}",
         properties=JobHistoryProperties(
-            start_time=record.start_time, end_time=record.end_time,
-            expected_execution_time=record.expected_execution_time, action_name=record.action_name,
-            status=record.status, message=record.message, retry_count=record.retry_count,
+            start_time=record.start_time,
+            end_time=record.end_time,
+            expected_execution_time=record.expected_execution_time,
+            action_name=record.action_name,
+            status=record.status,
+            message=record.message,
+            retry_count=record.retry_count,
             repeat_count=record.repeat_count,
         ),
     ).to_wire()

@@ -27,8 +27,14 @@ from .common import query_value, read_json
 from .http import ApiRequest, ApiResponse
 from .paging import MAX_PAGE, PageRequest, next_link, resume, skiptoken
 
-API_VERSIONS = ("2022-04-01", "2020-10-01-preview", "2020-04-01-preview", "2018-09-01-preview",
-                "2018-01-01-preview", "2015-07-01")
+API_VERSIONS = (
+    "2022-04-01",
+    "2020-10-01-preview",
+    "2020-04-01-preview",
+    "2018-09-01-preview",
+    "2018-01-01-preview",
+    "2015-07-01",
+)
 TYPE = "Microsoft.Authorization/roleAssignments"
 PRINCIPAL_TYPES = {t.lower(): t for t in ("User", "Group", "ServicePrincipal", "ForeignGroup", "Device")}
 _GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -38,29 +44,41 @@ _PRINCIPAL_FILTER = re.compile(r"\s*principalId\s+eq\s+'([^']*)'\s*", re.IGNOREC
 def _version(request: ApiRequest) -> None:
     version = query_value(request, "api-version")
     if version not in API_VERSIONS:
-        raise ApiError(400, "MissingOrInvalidRequiredQueryParameter",
-                       f"The api-version query parameter is missing or not supported; supported versions: "
-                       f"{', '.join(API_VERSIONS)}.")
+        raise ApiError(
+            400,
+            "MissingOrInvalidRequiredQueryParameter",
+            f"The api-version query parameter is missing or not supported; supported versions: "
+            f"{', '.join(API_VERSIONS)}.",
+        )
 
 
 def _name(request: ApiRequest) -> str:
     name = next((v for k, v in request.route.items() if k.lower() == "roleassignmentname"), "")
     if not _GUID.fullmatch(name):
-        raise ApiError(400, "InvalidRoleAssignmentId", "The role assignment ID is not valid. The role assignment "
-                       "ID must be a GUID.")
+        raise ApiError(
+            400,
+            "InvalidRoleAssignmentId",
+            "The role assignment ID is not valid. The role assignment ID must be a GUID.",
+        )
     return name.lower()
 
 
 def render(record: RoleAssignmentRecord) -> dict[str, Any]:
     created = format_utc(record.created_on)
     return {
-        "id": f"{record.scope}/providers/{TYPE}/{record.name}", "name": record.name, "type": TYPE,
+        "id": f"{record.scope}/providers/{TYPE}/{record.name}",
+        "name": record.name,
+        "type": TYPE,
         "properties": {
             "roleDefinitionId": f"/subscriptions/{record.subscription}/providers/Microsoft.Authorization/"
-                                f"roleDefinitions/{record.role_id}",
-            "principalId": record.principal_id, "principalType": record.principal_type or None,
-            "scope": record.scope, "createdOn": created, "updatedOn": created,
-            "createdBy": record.created_by, "updatedBy": record.created_by,
+            f"roleDefinitions/{record.role_id}",
+            "principalId": record.principal_id,
+            "principalType": record.principal_type or None,
+            "scope": record.scope,
+            "createdOn": created,
+            "updatedOn": created,
+            "createdBy": record.created_by,
+            "updatedBy": record.created_by,
         },
     }
 
@@ -87,15 +105,20 @@ def _properties(request: ApiRequest) -> tuple[str, str, str]:
     definition = properties.get("roleDefinitionId")
     role = role_of(definition) if isinstance(definition, str) else None
     if role is None:
-        raise ApiError(400, "RoleDefinitionDoesNotExist", "The specified role definition does not exist; the "
-                       f"roles are {', '.join(f'{r.name} ({r.id})' for r in ROLES.values())}.")
+        raise ApiError(
+            400,
+            "RoleDefinitionDoesNotExist",
+            "The specified role definition does not exist; the "
+            f"roles are {', '.join(f'{r.name} ({r.id})' for r in ROLES.values())}.",
+        )
     principal = properties.get("principalId")
     if not isinstance(principal, str) or not _GUID.fullmatch(principal):
         raise ApiError(400, "InvalidPrincipalId", "A valid principal ID must be provided for role assignment.")
     kind = properties.get("principalType")
     if kind is not None and (not isinstance(kind, str) or kind.lower() not in PRINCIPAL_TYPES):
-        raise bad_request(f"The principal type must be one of {', '.join(PRINCIPAL_TYPES.values())}.",
-                          "properties.principalType")
+        raise bad_request(
+            f"The principal type must be one of {', '.join(PRINCIPAL_TYPES.values())}.", "properties.principalType"
+        )
     return role.id, principal.lower(), PRINCIPAL_TYPES[kind.lower()] if kind else ""
 
 
@@ -131,7 +154,7 @@ def list_role_assignments(rt: Runtime, request: ApiRequest) -> ApiResponse:
             raise bad_request("The continuation token is not one of this list's.", "$skiptoken")
         found = [r for r in found if _position(r) > (after[0], after[1])]
     more = len(found) > page.size
-    found = found[:page.size]
+    found = found[: page.size]
     body: dict[str, Any] = {"value": [render(r) for r in found]}
     if more:
         body["nextLink"] = next_link(rt, request, "roleAssignments", list(_position(found[-1])), query)

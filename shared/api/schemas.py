@@ -31,8 +31,14 @@ REF = "#/components/schemas/{model}"
 
 @cache
 def schemas_for(version: str) -> dict[str, Any]:
-    models: list[type[BaseModel]] = [JobCollectionDefinition, JobDefinition, JobCollectionListResult, JobListResult,
-                                     JobHistoryListResult, ErrorResponse]
+    models: list[type[BaseModel]] = [
+        JobCollectionDefinition,
+        JobDefinition,
+        JobCollectionListResult,
+        JobListResult,
+        JobHistoryListResult,
+        ErrorResponse,
+    ]
     _, schema = models_json_schema([(m, "validation") for m in models], ref_template=REF)
     shown = hide_in_schemas(VERSIONS[version], copy.deepcopy(dict(schema.get("$defs", {}))))
     return _reachable(shown, [m.__name__ for m in models])
@@ -54,8 +60,8 @@ def _reachable(schemas: dict[str, Any], roots: list[str]) -> dict[str, Any]:
             node = stack.pop()
             if isinstance(node, dict):
                 ref = node.get("$ref")
-                if isinstance(ref, str) and ref.startswith(prefix) and ref[len(prefix):] in schemas:
-                    todo.append(ref[len(prefix):])
+                if isinstance(ref, str) and ref.startswith(prefix) and ref[len(prefix) :] in schemas:
+                    todo.append(ref[len(prefix) :])
                 stack.extend(node.values())
             elif isinstance(node, list):
                 stack.extend(node)

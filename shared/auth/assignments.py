@@ -63,8 +63,11 @@ class Assignment:
 
 
 def _same_grant(record: RoleAssignmentRecord, wanted: Assignment) -> bool:
-    return ((fold_case(record.scope), record.role_id, record.principal_id)
-            == (fold_case(wanted.scope), wanted.role_id, wanted.principal_id))
+    return (fold_case(record.scope), record.role_id, record.principal_id) == (
+        fold_case(wanted.scope),
+        wanted.role_id,
+        wanted.principal_id,
+    )
 
 
 def find_assignment(rt: Runtime, subscription: str, scope: str, name: str) -> RoleAssignmentRecord | None:
@@ -101,8 +104,13 @@ def assign(rt: Runtime, wanted: Assignment, created_by: str | None) -> RoleAssig
         if any(_same_grant(other, wanted) for other in rt.store.role_assignments.for_subscription(wanted.subscription)):
             raise AssignmentExists()
         record = RoleAssignmentRecord(
-            subscription=wanted.subscription, name=wanted.name, scope=wanted.scope, role_id=wanted.role_id,
-            principal_id=wanted.principal_id, principal_type=wanted.principal_type, created_on=rt.clock.now(),
+            subscription=wanted.subscription,
+            name=wanted.name,
+            scope=wanted.scope,
+            role_id=wanted.role_id,
+            principal_id=wanted.principal_id,
+            principal_type=wanted.principal_type,
+            created_on=rt.clock.now(),
             created_by=created_by,
         )
         try:
@@ -112,12 +120,14 @@ def assign(rt: Runtime, wanted: Assignment, created_by: str | None) -> RoleAssig
         return record
 
 
-def list_assignments(rt: Runtime, subscription: str, scope: str, *, at_scope: bool = False,
-                     principal: str | None = None) -> list[RoleAssignmentRecord]:
+def list_assignments(
+    rt: Runtime, subscription: str, scope: str, *, at_scope: bool = False, principal: str | None = None
+) -> list[RoleAssignmentRecord]:
     """The assignments at and above `scope` and, unless `at_scope`, below it; only `principal`'s when
     given; in scope then name order."""
     found = [
-        record for record in rt.store.role_assignments.for_subscription(subscription)
+        record
+        for record in rt.store.role_assignments.for_subscription(subscription)
         if (covers(record.scope, scope) or (not at_scope and covers(scope, record.scope)))
         and (principal is None or record.principal_id == principal)
     ]

@@ -31,8 +31,14 @@ class Principal:
         oid = claims.get("oid")
         if not isinstance(oid, str) or not oid.strip():
             return None
-        client = next((str(claims[name]) for name in ("upn", "unique_name", "preferred_username", "appid", "azp")
-                       if isinstance(claims.get(name), str) and claims[name]), oid)
+        client = next(
+            (
+                str(claims[name])
+                for name in ("upn", "unique_name", "preferred_username", "appid", "azp")
+                if isinstance(claims.get(name), str) and claims[name]
+            ),
+            oid,
+        )
         raw_groups = claims.get("groups")
         listed = raw_groups if isinstance(raw_groups, list) else []
         groups = tuple(g.strip().lower() for g in listed if isinstance(g, str))

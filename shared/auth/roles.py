@@ -25,14 +25,21 @@ class Role:
 
     def allows(self, action: str) -> bool:
         return any(_pattern(p).fullmatch(action) for p in self.actions) and not any(
-            _pattern(p).fullmatch(action) for p in self.not_actions)
+            _pattern(p).fullmatch(action) for p in self.not_actions
+        )
 
 
 OWNER = Role("8e3af657-a8ff-443c-a75c-2fe8c4bcb635", "Owner", ("*",))
-CONTRIBUTOR = Role("b24988ac-6180-42a0-ab88-20f7382dd24c", "Contributor", ("*",), (
-    "Microsoft.Authorization/*/Delete", "Microsoft.Authorization/*/Write",
-    "Microsoft.Authorization/elevateAccess/Action",
-))
+CONTRIBUTOR = Role(
+    "b24988ac-6180-42a0-ab88-20f7382dd24c",
+    "Contributor",
+    ("*",),
+    (
+        "Microsoft.Authorization/*/Delete",
+        "Microsoft.Authorization/*/Write",
+        "Microsoft.Authorization/elevateAccess/Action",
+    ),
+)
 READER = Role("acdd72a7-3385-48ef-bd42-f606fba81ae7", "Reader", ("*/read",))
 
 ROLES: dict[str, Role] = {role.id: role for role in (OWNER, CONTRIBUTOR, READER)}

@@ -57,23 +57,36 @@ class TokenValidator:
             raise errors.invalid_token(self.settings) from exc
         try:
             claims = jwt.decode(
-                token, key.key, algorithms=_ALGORITHMS, audience=list(self.settings.audiences),
-                issuer=list(issuers), leeway=self.settings.clock_skew_seconds,
+                token,
+                key.key,
+                algorithms=_ALGORITHMS,
+                audience=list(self.settings.audiences),
+                issuer=list(issuers),
+                leeway=self.settings.clock_skew_seconds,
                 options={"require": ["exp", "iss", "aud"]},
             )
         except jwt.ExpiredSignatureError as exc:
             raise self._expired(token) from exc
         except jwt.InvalidAudienceError as exc:
-            raise errors.invalid_token(self.settings, (
-                f"The access token has been obtained for wrong audience or resource "
-                f"'{_claim(token, 'aud')}'. It should exactly match with one of the allowed audiences "
-                f"'{', '.join(self.settings.audiences)}'."), "InvalidAuthenticationTokenAudience") from exc
+            raise errors.invalid_token(
+                self.settings,
+                (
+                    f"The access token has been obtained for wrong audience or resource "
+                    f"'{_claim(token, 'aud')}'. It should exactly match with one of the allowed audiences "
+                    f"'{', '.join(self.settings.audiences)}'."
+                ),
+                "InvalidAuthenticationTokenAudience",
+            ) from exc
         except jwt.InvalidIssuerError as exc:
-            raise errors.invalid_token(self.settings, (
-                f"The access token is from the wrong issuer '{_claim(token, 'iss')}'. It must match the tenant "
-                f"'{self.settings.authorization_uri}' associated with this service. Please use the authority "
-                f"(URL) '{self.settings.authorization_uri}' to get the token."),
-                "InvalidAuthenticationTokenTenant") from exc
+            raise errors.invalid_token(
+                self.settings,
+                (
+                    f"The access token is from the wrong issuer '{_claim(token, 'iss')}'. It must match the tenant "
+                    f"'{self.settings.authorization_uri}' associated with this service. Please use the authority "
+                    f"(URL) '{self.settings.authorization_uri}' to get the token."
+                ),
+                "InvalidAuthenticationTokenTenant",
+            ) from exc
         except jwt.PyJWTError as exc:  # bad signature, not yet valid, missing claims, malformed
             raise errors.invalid_token(self.settings) from exc
         principal = Principal.from_claims(claims)
@@ -96,8 +109,10 @@ class TokenValidator:
         expiry = datetime.fromtimestamp(exp, UTC).strftime("%m/%d/%Y %H:%M:%S") if isinstance(exp, int) else "?"
         now = datetime.now(UTC).strftime("%m/%d/%Y %H:%M:%S")
         return errors.invalid_token(
-            self.settings, f"The access token expiry UTC time '{expiry}' is earlier than current UTC time '{now}'.",
-            "ExpiredAuthenticationToken")
+            self.settings,
+            f"The access token expiry UTC time '{expiry}' is earlier than current UTC time '{now}'.",
+            "ExpiredAuthenticationToken",
+        )
 
     def _key_source(self) -> tuple[jwt.PyJWKClient, tuple[str, ...]]:
         """The JWKS client and the accepted issuers, from the OIDC metadata (fetched at most once a day)."""
@@ -139,9 +154,13 @@ def _claim(token: str, name: str) -> Any:
 
 
 def _unavailable() -> ApiError:
-    return ApiError(503, "ServiceUnavailable",
-                    "The signing keys of the identity provider could not be fetched, so the access token cannot be "
-                    "validated now. Please retry.", {"Retry-After": "10"})
+    return ApiError(
+        503,
+        "ServiceUnavailable",
+        "The signing keys of the identity provider could not be fetched, so the access token cannot be "
+        "validated now. Please retry.",
+        {"Retry-After": "10"},
+    )
 
 
 _lock = threading.Lock()

@@ -41,8 +41,12 @@ def members(body: bytes) -> tuple[int, dict[str, Any]]:
     document = _read(body)
     kind = document.get("kind") if isinstance(document, dict) else None
     if kind not in ROOTS or not isinstance(document.get("document"), dict):
-        return 400, {"error": {"code": "BadRequest", "message": 'kind ("job" or "collection") and document (an '
-                                                               'object) are required.'}}
+        return 400, {
+            "error": {
+                "code": "BadRequest",
+                "message": 'kind ("job" or "collection") and document (an object) are required.',
+            }
+        }
     route = next(name for name, version in OPENAPI_ROUTES.items() if version == NEWEST.name)  # the console's
     schemas = openapi_document(f"/api/{route}")["components"]["schemas"]
     return 200, {"value": [u.to_json() for u in unknown_members(document["document"], schemas, ROOTS[kind])]}
@@ -62,8 +66,12 @@ def limits(body: bytes) -> tuple[int, dict[str, Any]]:
     document = _read(body)
     collections = document.get("collections") if isinstance(document, dict) else None
     if not isinstance(collections, list) or len(collections) > _MAX_COLLECTIONS:
-        return 400, {"error": {"code": "BadRequest",
-                               "message": f"collections: a list of at most {_MAX_COLLECTIONS} objects is required."}}
+        return 400, {
+            "error": {
+                "code": "BadRequest",
+                "message": f"collections: a list of at most {_MAX_COLLECTIONS} objects is required.",
+            }
+        }
     answers: list[dict[str, Any]] = []
     for index, collection in enumerate(collections):
         try:
@@ -76,7 +84,14 @@ def limits(body: bytes) -> tuple[int, dict[str, Any]]:
             continue
         effective = limits_of(definition)
         seconds = int(effective.min_gap.total_seconds())
-        answers.append({"sku": effective.sku.value, "maxJobs": effective.max_jobs,
-                        "planMaxJobs": SKU_LIMITS[sku_of(definition)].max_jobs, "minInterval": _words(seconds),
-                        "minIntervalSeconds": seconds, "outboundAuthentication": effective.outbound_auth})
+        answers.append(
+            {
+                "sku": effective.sku.value,
+                "maxJobs": effective.max_jobs,
+                "planMaxJobs": SKU_LIMITS[sku_of(definition)].max_jobs,
+                "minInterval": _words(seconds),
+                "minIntervalSeconds": seconds,
+                "outboundAuthentication": effective.outbound_auth,
+            }
+        )
     return 200, {"value": answers}

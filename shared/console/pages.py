@@ -39,11 +39,15 @@ _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=ut
 _ASSET = re.compile(r"^[a-z][a-z0-9-]*\.(js|css|svg)$")
 _ARM_PAGE = re.compile(
     r"^subscriptions/[^/]+(/resourceGroups/[^/]+/providers/Microsoft\.Scheduler/jobCollections/[^/]+"
-    r"(/jobs/[^/]+)?)?/?$", re.IGNORECASE)
+    r"(/jobs/[^/]+)?)?/?$",
+    re.IGNORECASE,
+)
 _MAX_JOBS = 200  # jobs per schedule request: one page of the console's list is 25
 # Scripts and styles come only from this origin: nothing inline, nothing from a CDN.
-_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src {connect}; "
-        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src {connect}; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
 
 
 @dataclass
@@ -64,8 +68,9 @@ def asset_names() -> list[str]:
 
 
 def _json(status: int, document: dict[str, Any]) -> ConsoleResponse:
-    return ConsoleResponse(status, json.dumps(document).encode(), "application/json; charset=utf-8",
-                           {"Cache-Control": "no-store"})
+    return ConsoleResponse(
+        status, json.dumps(document).encode(), "application/json; charset=utf-8", {"Cache-Control": "no-store"}
+    )
 
 
 def _error(status: int, code: str, message: str) -> ConsoleResponse:
@@ -84,22 +89,34 @@ def _prefixes(url: str) -> tuple[str, str]:
 def shell(url: str, sign_in: SignIn) -> ConsoleResponse:
     api, console = _prefixes(url)
     page = _static("index.html").decode("utf-8")
-    page = (page.replace("{{api}}", html.escape(api)).replace("{{apiVersion}}", html.escape(NEWEST.name))
-            .replace("{{console}}", html.escape(console))
-            .replace("{{signin}}", html.escape(json.dumps(sign_in.browser_config()))))
+    page = (
+        page.replace("{{api}}", html.escape(api))
+        .replace("{{apiVersion}}", html.escape(NEWEST.name))
+        .replace("{{console}}", html.escape(console))
+        .replace("{{signin}}", html.escape(json.dumps(sign_in.browser_config())))
+    )
     policy = _CSP.format(connect=" ".join(("'self'", *sign_in.connect_sources())))
     # no-referrer also keeps a returning sign-in's ?code= out of any Referer header.
-    return ConsoleResponse(200, page.encode("utf-8"), "text/html; charset=utf-8", {
-        "Content-Security-Policy": policy, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
-        "Referrer-Policy": "no-referrer"})
+    return ConsoleResponse(
+        200,
+        page.encode("utf-8"),
+        "text/html; charset=utf-8",
+        {
+            "Content-Security-Policy": policy,
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "no-store",
+            "Referrer-Policy": "no-referrer",
+        },
+    )
 
 
 def asset(name: str) -> ConsoleResponse:
     if not _ASSET.match(name) or name not in asset_names():
         return _error(404, "NotFound", "No such console asset.")
-    suffix = name[name.rindex("."):]
-    return ConsoleResponse(200, _static(name), _TYPES[suffix],
-                           {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"})
+    suffix = name[name.rindex(".") :]
+    return ConsoleResponse(
+        200, _static(name), _TYPES[suffix], {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
+    )
 
 
 def _instant(value: Any, path: str) -> datetime:
@@ -128,17 +145,22 @@ def schedule(body: bytes, now: datetime) -> ConsoleResponse:
                 raise ScheduleError(f"jobs[{index}]", "must be an object")
             after = _instant(job["from"], f"jobs[{index}].from") if job.get("from") else now
             start, recurrence = job.get("startTime"), job.get("recurrence")
-            answers.append({
-                "description": describe(start, recurrence),
-                "occurrences": [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in upcoming(start, recurrence, after, count)],
-            })
+            answers.append(
+                {
+                    "description": describe(start, recurrence),
+                    "occurrences": [
+                        t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in upcoming(start, recurrence, after, count)
+                    ],
+                }
+            )
         except ScheduleError as error:
             answers.append({"error": {"code": "BadRequest", "message": str(error)}})
     return _json(200, {"value": answers})
 
 
-def handle(method: str, path: str, url: str, body: bytes, now: datetime | None = None,
-           sign_in: SignIn | None = None) -> ConsoleResponse:
+def handle(
+    method: str, path: str, url: str, body: bytes, now: datetime | None = None, sign_in: SignIn | None = None
+) -> ConsoleResponse:
     """`sign_in` defaults to what the app settings say (SignIn.from_environment)."""
     path = path.strip("/")
     verb = method.upper()
@@ -150,7 +172,7 @@ def handle(method: str, path: str, url: str, body: bytes, now: datetime | None =
     if verb != "GET":
         return _error(405, "InvalidHttpVerb", f"{verb} is not supported here.")
     if path.startswith("assets/"):
-        return asset(path[len("assets/"):])
+        return asset(path[len("assets/") :])
     if path == "" or _ARM_PAGE.match(path):
         return shell(url, sign_in or SignIn.from_environment())
     return _error(404, "NotFound", "No such console page.")

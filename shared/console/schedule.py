@@ -25,8 +25,18 @@ from ..model.recurrence import JobRecurrence, JobRecurrenceSchedule
 from ..recurrence import OccurrenceSeries, RecurrenceError
 
 MAX_OCCURRENCES = 100
-_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth",
-             -1: "last", -2: "second-to-last", -3: "third-to-last", -4: "fourth-to-last", -5: "fifth-to-last"}
+_ORDINALS = {
+    1: "first",
+    2: "second",
+    3: "third",
+    4: "fourth",
+    5: "fifth",
+    -1: "last",
+    -2: "second-to-last",
+    -3: "third-to-last",
+    -4: "fourth-to-last",
+    -5: "fifth-to-last",
+}
 _UNITS = {"minute": "minute", "hour": "hour", "day": "day", "week": "week", "month": "month", "year": "year"}
 _MAX_TIMES = 8  # more times of day than this are summarised, not listed
 
@@ -92,7 +102,7 @@ def _times(schedule: JobRecurrenceSchedule, local_start: datetime | None) -> str
     if not hours:
         return f"at minute{'s' if len(minutes) > 1 else ''} {_join([str(m) for m in minutes])} past the hour"
     if len(hours) * len(minutes) > _MAX_TIMES:
-        return (f"at minutes {_join([str(m) for m in minutes])} of hours {_join([str(h) for h in hours])}")
+        return f"at minutes {_join([str(m) for m in minutes])} of hours {_join([str(h) for h in hours])}"
     return "at " + _join([f"{h:02d}:{m:02d}" for h in hours for m in minutes])
 
 
@@ -116,8 +126,10 @@ def _days(frequency: str, interval: int, schedule: JobRecurrenceSchedule) -> str
     if month_days:
         parts.append("on " + _join([_month_day(d) for d in month_days]))
     if occurrences:
-        named = [f"the {_ORDINALS[o.occurrence]} {o.day.value}" if o.occurrence else f"every {o.day.value}"
-                 for o in occurrences]
+        named = [
+            f"the {_ORDINALS[o.occurrence]} {o.day.value}" if o.occurrence else f"every {o.day.value}"
+            for o in occurrences
+        ]
         parts.append("on " + _join(named))
     return " ".join([_every(frequency, interval), *parts])
 
@@ -140,17 +152,28 @@ def describe(start: Any, recurrence: Any) -> str:
     if schedule is None:
         phrase = _every(frequency, interval)
         if frequency in ("day", "week", "month", "year") and local_start is not None:
-            on = {"week": f" on {local_start:%A}", "month": f" on {_month_day(local_start.day)}",
-                  "year": f" on {local_start:%d %B}"}.get(frequency, "")
+            on = {
+                "week": f" on {local_start:%A}",
+                "month": f" on {_month_day(local_start.day)}",
+                "year": f" on {local_start:%d %B}",
+            }.get(frequency, "")
             phrase += f"{on} at {local_start:%H:%M} {zone_name}"
         elif rec.time_zone:
             phrase += f" ({zone_name})"
     else:
         times = _times(schedule, local_start)
-        zone_matters = bool(schedule.hours or schedule.week_days or schedule.month_days or schedule.monthly_occurrences
-                            or frequency not in ("minute", "hour"))
-        phrase = (_days(frequency, interval, schedule) + (f" {times}" if times else "")
-                  + (f" {zone_name}" if zone_matters else ""))
+        zone_matters = bool(
+            schedule.hours
+            or schedule.week_days
+            or schedule.month_days
+            or schedule.monthly_occurrences
+            or frequency not in ("minute", "hour")
+        )
+        phrase = (
+            _days(frequency, interval, schedule)
+            + (f" {times}" if times else "")
+            + (f" {zone_name}" if zone_matters else "")
+        )
     if rec.count is not None:
         phrase += f", {rec.count} time{'s' if rec.count != 1 else ''}"
     if rec.end_time is not None:

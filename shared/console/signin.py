@@ -52,8 +52,12 @@ class SignIn:
         if not _ORIGIN.match(_origin(authority)):
             return cls(mode="entra", problem="The sign-in authority is not an http(s) address.")
         if client_id is None:
-            return cls(mode="entra", authority=authority, scope=scope,
-                       problem="Sign-in is not configured (SCHEDULER_CONSOLE_CLIENT_ID): paste a token instead.")
+            return cls(
+                mode="entra",
+                authority=authority,
+                scope=scope,
+                problem="Sign-in is not configured (SCHEDULER_CONSOLE_CLIENT_ID): paste a token instead.",
+            )
         return cls(mode="entra", authority=authority, client_id=client_id, scope=scope)
 
     def browser_config(self) -> dict[str, Any]:
@@ -62,12 +66,16 @@ class SignIn:
         if self.problem:
             config["problem"] = self.problem
         if self.enabled:
-            config.update({
-                "authority": self.authority, "clientId": self.client_id, "scope": self.scope,
-                "authorizeEndpoint": f"{self.authority}/oauth2/v2.0/authorize",
-                "tokenEndpoint": f"{self.authority}/oauth2/v2.0/token",
-                "logoutEndpoint": f"{self.authority}/oauth2/v2.0/logout",
-            })
+            config.update(
+                {
+                    "authority": self.authority,
+                    "clientId": self.client_id,
+                    "scope": self.scope,
+                    "authorizeEndpoint": f"{self.authority}/oauth2/v2.0/authorize",
+                    "tokenEndpoint": f"{self.authority}/oauth2/v2.0/token",
+                    "logoutEndpoint": f"{self.authority}/oauth2/v2.0/logout",
+                }
+            )
         return config
 
     def connect_sources(self) -> tuple[str, ...]:

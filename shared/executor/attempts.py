@@ -80,8 +80,9 @@ class Attempts:
                 record_superseded(self.store, current, message, self.clock.now())
             return None
         # Claimed before the wait for the due second, so the guard covers every attempt this worker holds.
-        claim = self.store.claims.try_claim(message.job, message.claim_id, self.clock.now(), runner,
-                                            self.guards.lease_until(guard.batch))
+        claim = self.store.claims.try_claim(
+            message.job, message.claim_id, self.clock.now(), runner, self.guards.lease_until(guard.batch)
+        )
         if claim is None:
             log.info("occurrence %s already ran or is running; duplicate dropped", message.claim_id)
             return None
@@ -175,8 +176,12 @@ class Attempts:
             return None
         started = self.clock.now()
         context = ExecutionContext(
-            job=job.key, execution_id=message.execution_id, expected_execution_time=message.occurrence,
-            attempt=message.attempt, region=self.settings.region, client_request_id=str(uuid.uuid4()),
+            job=job.key,
+            execution_id=message.execution_id,
+            expected_execution_time=message.occurrence,
+            attempt=message.attempt,
+            region=self.settings.region,
+            client_request_id=str(uuid.uuid4()),
             extra_headers=outgoing_headers(),
         )
         # Everything that could fail is computed before the action runs: a failure after it would
@@ -186,8 +191,13 @@ class Attempts:
         retry = effective_retry(action.retry_policy, None if is_error_action else MAIN_ACTION_DEFAULT)
         result = self.actions.run(action, context)
         ended = self.clock.now()
-        outcome = decide(succeeded=result.succeeded, is_error_action=is_error_action, attempt=message.attempt,
-                         retry=retry, has_error_action=main.error_action is not None)
+        outcome = decide(
+            succeeded=result.succeeded,
+            is_error_action=is_error_action,
+            attempt=message.attempt,
+            retry=retry,
+            has_error_action=main.error_action is not None,
+        )
         follow_up: OccurrenceMessage | None = None
         if outcome.kind == Outcome.RETRY:
             follow_up = message.retry(ended + outcome.delay)
@@ -196,20 +206,38 @@ class Attempts:
         if follow_up is not None:
             # The recorder sends it, outside this attempt's span: it names the span now.
             follow_up = replace(follow_up, traceparent=current_traceparent() or message.traceparent)
-        attempt_done(message, action.type, result.succeeded, started, retried=outcome.kind == Outcome.RETRY,
-                     faulted=outcome.faults_occurrence)
-        log.info("%s %s attempt %d of %s: %s", message.action.value, "succeeded" if result.succeeded else "failed",
-                 message.attempt + 1, job.key.resource_id, _first_line(result))
+        attempt_done(
+            message,
+            action.type,
+            result.succeeded,
+            started,
+            retried=outcome.kind == Outcome.RETRY,
+            faulted=outcome.faults_occurrence,
+        )
+        log.info(
+            "%s %s attempt %d of %s: %s",
+            message.action.value,
+            "succeeded" if result.succeeded else "failed",
+            message.attempt + 1,
+            job.key.resource_id,
+            _first_line(result),
+        )
         history = HistoryRecord(
-            key=job.key, execution_id=message.execution_id, expected_execution_time=message.due,
-            start_time=started, end_time=ended, action_name=message.action,
+            key=job.key,
+            execution_id=message.execution_id,
+            expected_execution_time=message.due,
+            start_time=started,
+            end_time=ended,
+            action_name=message.action,
             status=JobExecutionStatus.COMPLETED if result.succeeded else JobExecutionStatus.FAILED,
-            message=result.message, retry_count=message.attempt, repeat_count=repeat,
-            occurrence=message.occurrence, trigger=message.trigger.value,
+            message=result.message,
+            retry_count=message.attempt,
+            repeat_count=repeat,
+            occurrence=message.occurrence,
+            trigger=message.trigger.value,
         )
         return Fired(message, job, claim, history, follow_up, outcome, result.succeeded)
 
 
 def _first_line(result: ActionResult) -> str:
     return result.message.split(" Response Headers:", 1)[0][:200]
-

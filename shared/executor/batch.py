@@ -100,8 +100,9 @@ class Executor:
         guard = await self._blocking(self.guards.open, batch, first_delivery)
         try:
             # Occurrences of a batch share their second (the dispatcher groups them so); fire each at its own.
-            done = await asyncio.gather(*(self._attempt(item, runner, guard) for item in batch.items),
-                                        return_exceptions=True)
+            done = await asyncio.gather(
+                *(self._attempt(item, runner, guard) for item in batch.items), return_exceptions=True
+            )
         except Exception:
             await self._blocking(self.guards.close, guard)
             raise
@@ -111,8 +112,9 @@ class Executor:
         await self._blocking(self.guards.close, guard)
         failures = [r for r in done if isinstance(r, BaseException)]
         if failures:
-            log.warning("%d of %d attempts of a batch failed; the batch is delivered again", len(failures),
-                        len(batch.items))
+            log.warning(
+                "%d of %d attempts of a batch failed; the batch is delivered again", len(failures), len(batch.items)
+            )
             raise failures[0]
 
     async def _attempt(self, item: OccurrenceMessage, runner: str, guard: Guard) -> None:

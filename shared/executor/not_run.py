@@ -29,8 +29,7 @@ def record_superseded(store: Store, current: JobRecord, message: OccurrenceMessa
         _write(store, superseded(current, message.occurrence, message.trigger, now), message)
 
 
-def record_not_run(store: Store, job: JobRecord, attempt: Attempt, message: OccurrenceMessage,
-                   now: datetime) -> None:
+def record_not_run(store: Store, job: JobRecord, attempt: Attempt, message: OccurrenceMessage, now: datetime) -> None:
     """`message` may not run now: its job's state or its collection's refused it."""
     if not _first_attempt(message):
         return
@@ -41,8 +40,11 @@ def record_not_run(store: Store, job: JobRecord, attempt: Attempt, message: Occu
     else:
         collection = store.collections.get(job.key.collection_key)
         state = collection.state if collection is not None else None
-        reason = (LedgerReason.COLLECTION_SUSPENDED if state == JobCollectionState.SUSPENDED
-                  else LedgerReason.COLLECTION_DISABLED)
+        reason = (
+            LedgerReason.COLLECTION_SUSPENDED
+            if state == JobCollectionState.SUSPENDED
+            else LedgerReason.COLLECTION_DISABLED
+        )
     _write(store, not_run(job, message.occurrence, message.trigger, reason, now), message)
 
 

@@ -61,8 +61,9 @@ JOBS_PER_REQUEST = 100  # the most an entity-group transaction holds
 
 def attempt_of(message: OccurrenceMessage) -> Attempt:
     """The attempt a message carries, as the job state machine sees it."""
-    return Attempt(message.claim_id, message.occurrence, message.trigger == Trigger.SCHEDULE, message.action,
-                   message.attempt)
+    return Attempt(
+        message.claim_id, message.occurrence, message.trigger == Trigger.SCHEDULE, message.action, message.attempt
+    )
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,7 @@ class Fired:
 
     def apply(self, record: JobRecord) -> JobRecord | None:
         """The job after this attempt (None: already counted); applied under the job's ETag, maybe again."""
-        return after_attempt(record, attempt_of(self.message), self.outcome, self.history.start_time,
-                             self.succeeded)
+        return after_attempt(record, attempt_of(self.message), self.outcome, self.history.start_time, self.succeeded)
 
 
 def persist(step: Callable[[], object], what: str) -> None:
@@ -161,8 +161,9 @@ class Recorder:
         by_collection: dict[CollectionKey, list[_Pending]] = {}
         for pending in ready:
             by_collection.setdefault(pending.fired.message.job.collection_key, []).append(pending)
-        requests = [group for items in by_collection.values()
-                    for group in chunks(self._by_job(items), JOBS_PER_REQUEST)]
+        requests = [
+            group for items in by_collection.values() for group in chunks(self._by_job(items), JOBS_PER_REQUEST)
+        ]
         self._each(self._jobs, requests)
 
     def _each(self, write: Callable[[_T], None], items: list[_T]) -> list[BaseException | None]:
@@ -172,6 +173,7 @@ class Recorder:
             except BaseException as error:  # one attempt's failure is its own
                 return error
             return None
+
         return list(self._pool.map(guarded, items)) if len(items) > 1 else [guarded(item) for item in items]
 
     def _before_job(self, pending: _Pending) -> None:
@@ -206,8 +208,10 @@ class Recorder:
         if not changed:
             return
         try:
-            persist(lambda: self.store.jobs.replace_many([record for record, _ in changed]),
-                    f"{len(changed)} job(s) of {changed[0][0].key.collection_key}")
+            persist(
+                lambda: self.store.jobs.replace_many([record for record, _ in changed]),
+                f"{len(changed)} job(s) of {changed[0][0].key.collection_key}",
+            )
         except ConcurrencyError:
             for _, attempts in changed:  # written alone: re-read where another write came between
                 try:
@@ -226,19 +230,26 @@ class Recorder:
     def _update(self, attempts: list[_Pending]) -> None:
         job = attempts[0].fired.job
         try:
-            read_modify_write(lambda: self.store.jobs.get(job.key), _applied(attempts),
-                              lambda record, _: self.store.jobs.replace(record), attempts=10, current=job)
+            read_modify_write(
+                lambda: self.store.jobs.get(job.key),
+                _applied(attempts),
+                lambda record, _: self.store.jobs.replace(record),
+                attempts=10,
+                current=job,
+            )
         except ConcurrencyError as exc:
             raise ConcurrencyError(f"job {job.key.resource_id} kept changing; status update abandoned") from exc
 
 
 def _applied(attempts: list[_Pending]) -> Callable[[JobRecord], JobRecord | None]:
     """The change of a job's status by its attempts, in the order they answered (None: nothing to count)."""
+
     def change(record: JobRecord) -> JobRecord | None:
         updated = record
         for pending in attempts:
             updated = pending.fired.apply(updated) or updated
         return None if updated is record else updated
+
     return change
 
 
@@ -250,4 +261,3 @@ def _settle(attempts: list[_Pending], error: BaseException | None) -> None:
             pending.future.set_result(None)
         else:
             pending.future.set_exception(error)
-

@@ -53,8 +53,9 @@ def is_done(job: JobRecord, claim_id: str) -> bool:
     return claim_id in job.recent_claims
 
 
-def after_attempt(job: JobRecord, attempt: Attempt, outcome: AttemptOutcome, started: datetime,
-                  succeeded: bool) -> JobRecord | None:
+def after_attempt(
+    job: JobRecord, attempt: Attempt, outcome: AttemptOutcome, started: datetime, succeeded: bool
+) -> JobRecord | None:
     """The job's status after the attempt; None when it was counted already (a write whose answer was lost)."""
     if is_done(job, attempt.claim_id):
         return None
@@ -62,12 +63,19 @@ def after_attempt(job: JobRecord, attempt: Attempt, outcome: AttemptOutcome, sta
     last = job.next_execution_time is None and series_of(job).following(attempt.occurrence) is None
     if outcome.kind.ends_occurrence and attempt.scheduled and state == JobState.ENABLED and last:
         state = JobState.FAULTED if outcome.faults_job else JobState.COMPLETED
-    return keep_series(job, replace(
-        job, state=state, execution_count=job.execution_count + 1,
-        failure_count=job.failure_count + (0 if succeeded else 1),
-        faulted_count=job.faulted_count + (1 if outcome.faults_occurrence else 0),
-        last_execution_time=started, recent_claims=(*job.recent_claims, attempt.claim_id)[-RECENT_CLAIMS:],
-        # What an expectation of success counts from (shared/expectations.py): the main action's last success.
-        last_success_time=started if succeeded and attempt.action == JobHistoryActionName.MAIN_ACTION
-        else job.last_success_time,
-    ))
+    return keep_series(
+        job,
+        replace(
+            job,
+            state=state,
+            execution_count=job.execution_count + 1,
+            failure_count=job.failure_count + (0 if succeeded else 1),
+            faulted_count=job.faulted_count + (1 if outcome.faults_occurrence else 0),
+            last_execution_time=started,
+            recent_claims=(*job.recent_claims, attempt.claim_id)[-RECENT_CLAIMS:],
+            # What an expectation of success counts from (shared/expectations.py): the main action's last success.
+            last_success_time=started
+            if succeeded and attempt.action == JobHistoryActionName.MAIN_ACTION
+            else job.last_success_time,
+        ),
+    )

@@ -27,18 +27,28 @@ _WHY = {
     LedgerReason.COLLECTION_DISABLED: "its job collection was Disabled",
     LedgerReason.COLLECTION_SUSPENDED: "its job collection was Suspended",
     LedgerReason.JOB_CHANGED: "the job was changed (PUT or PATCH) after it was queued, and the new definition "
-                              "does not run it",
+    "does not run it",
     LedgerReason.QUOTA: "its job collection's plan did not allow it",
 }
 
 
-def entry(job: JobRecord, occurrence: datetime, trigger: Trigger, reason: LedgerReason, message: str,
-          now: datetime) -> LedgerEntry:
+def entry(
+    job: JobRecord, occurrence: datetime, trigger: Trigger, reason: LedgerReason, message: str, now: datetime
+) -> LedgerEntry:
     status = JobExecutionStatus.POSTPONED if reason == LedgerReason.POSTPONED else JobExecutionStatus.SKIPPED
     repeat = series_of(job).repeat_count(occurrence) if trigger == Trigger.SCHEDULE else 0
-    return LedgerEntry(key=job.key, execution_id=execution_id(job.key, occurrence, trigger), occurrence=occurrence,
-                       trigger=trigger.value, status=status, message=message, reason=reason, start_time=now,
-                       end_time=now, repeat_count=repeat)
+    return LedgerEntry(
+        key=job.key,
+        execution_id=execution_id(job.key, occurrence, trigger),
+        occurrence=occurrence,
+        trigger=trigger.value,
+        status=status,
+        message=message,
+        reason=reason,
+        start_time=now,
+        end_time=now,
+        repeat_count=repeat,
+    )
 
 
 def let_go(job: JobRecord, step: DispatchStep, now: datetime) -> list[LedgerEntry]:
@@ -48,20 +58,23 @@ def let_go(job: JobRecord, step: DispatchStep, now: datetime) -> list[LedgerEntr
         return []
     policy = job.properties.missed_run_policy
     if caught.policy == MissedRunType.LATEST:
-        why = (f"Missed while the scheduler could not run it; the Latest missed-run policy ran the latest missed "
-               f"occurrence, {format_utc(caught.latest)}, in its place.")
+        why = (
+            f"Missed while the scheduler could not run it; the Latest missed-run policy ran the latest missed "
+            f"occurrence, {format_utc(caught.latest)}, in its place."
+        )
     elif caught.policy == MissedRunType.SKIP:
         why = "Missed while the scheduler could not run it; skipped by the missed-run policy Skip."
     else:
         assert policy is not None
-        why = (f"Missed while the scheduler could not run it; the missed-run policy All runs the latest "
-               f"{policy.effective_max_runs} missed occurrences of the last {format_duration(policy.effective_window)} "
-               f"and skipped this one.")
+        why = (
+            f"Missed while the scheduler could not run it; the missed-run policy All runs the latest "
+            f"{policy.effective_max_runs} missed occurrences of the last {format_duration(policy.effective_window)} "
+            f"and skipped this one."
+        )
     return [entry(job, occurrence, Trigger.SCHEDULE, caught.reason, why, now) for occurrence in caught.let_go]
 
 
-def not_run(job: JobRecord, occurrence: datetime, trigger: Trigger, reason: LedgerReason,
-            now: datetime) -> LedgerEntry:
+def not_run(job: JobRecord, occurrence: datetime, trigger: Trigger, reason: LedgerReason, now: datetime) -> LedgerEntry:
     """The entry of an occurrence the executor did not run when its second came."""
     return entry(job, occurrence, trigger, reason, f"Not run: {_WHY[reason]}.", now)
 
@@ -74,8 +87,10 @@ def superseded(job: JobRecord, occurrence: datetime, trigger: Trigger, now: date
         return None
     if job.state == JobState.ENABLED:
         planned = job.dispatched_occurrence == occurrence or (
-            job.next_execution_time is not None and job.next_execution_time <= occurrence
-            and series_of(job).first(occurrence) == occurrence)
+            job.next_execution_time is not None
+            and job.next_execution_time <= occurrence
+            and series_of(job).first(occurrence) == occurrence
+        )
         if planned:
             return None
         return not_run(job, occurrence, trigger, LedgerReason.JOB_CHANGED, now)
@@ -84,8 +99,9 @@ def superseded(job: JobRecord, occurrence: datetime, trigger: Trigger, now: date
     return not_run(job, occurrence, trigger, LedgerReason.JOB_CHANGED, now)
 
 
-def while_disabled(job: JobRecord, since: datetime, now: datetime, reason: LedgerReason,
-                   limit: int) -> list[LedgerEntry]:
+def while_disabled(
+    job: JobRecord, since: datetime, now: datetime, reason: LedgerReason, limit: int
+) -> list[LedgerEntry]:
     """The entries of the occurrences `job`'s series had from `since` up to now while it was Disabled, newest
     first, at most `limit`."""
     series = series_of(job)

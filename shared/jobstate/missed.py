@@ -40,8 +40,9 @@ def is_missed(due: datetime, now: datetime) -> bool:
     return now - due > MISSED_AFTER
 
 
-def catch_up(series: JobSeries, policy: MissedRunPolicy | None, due: datetime, now: datetime,
-             ledger_limit: int) -> CatchUp | None:
+def catch_up(
+    series: JobSeries, policy: MissedRunPolicy | None, due: datetime, now: datetime, ledger_limit: int
+) -> CatchUp | None:
     """The catch-up of a job due at `due` and found at `now`; None when `due` is not missed."""
     if not is_missed(due, now):
         return None

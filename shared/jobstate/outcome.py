@@ -49,8 +49,9 @@ class AttemptOutcome:
     faults_job: bool = False
 
 
-def decide(*, succeeded: bool, is_error_action: bool, attempt: int, retry: EffectiveRetry,
-           has_error_action: bool) -> AttemptOutcome:
+def decide(
+    *, succeeded: bool, is_error_action: bool, attempt: int, retry: EffectiveRetry, has_error_action: bool
+) -> AttemptOutcome:
     """What follows attempt number `attempt` (0-based) of an action under its effective retry policy."""
     if not succeeded and attempt < retry.retries:
         return AttemptOutcome(Outcome.RETRY, delay=retry.delay(attempt))

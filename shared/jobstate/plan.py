@@ -57,7 +57,9 @@ def resolve_state(requested: JobState | None, existing: JobRecord | None, defaul
             return existing.state
         raise StateRefused(
             f"properties.state: the job is {existing.state.value}, a final state, and cannot become "
-            f"{requested.value}; delete the job and create it again.", final=True)
+            f"{requested.value}; delete the job and create it again.",
+            final=True,
+        )
     if requested is not None and requested not in SETTABLE_STATES:
         raise StateRefused("state can only be set to Enabled or Disabled.", final=False)
     return requested or default
@@ -68,8 +70,9 @@ def new_generation(existing: JobRecord | None, now: datetime) -> int:
     return max(existing.generation + 1 if existing else 0, int(now.timestamp() * 1000))
 
 
-def written(key: JobKey, properties: JobProperties, state: JobState, existing: JobRecord | None,
-            now: datetime, start: datetime) -> JobRecord:
+def written(
+    key: JobKey, properties: JobProperties, state: JobState, existing: JobRecord | None, now: datetime, start: datetime
+) -> JobRecord:
     """A job created (`existing` None) or rewritten with a new definition, not yet planned (`planned`).
 
     `start` is where its series starts: its startTime, else its anchor (kept from a job that had no startTime
@@ -77,26 +80,46 @@ def written(key: JobKey, properties: JobProperties, state: JobState, existing: J
     rewrite keeps the job's identity, creation, counters and ETag, and gets a new generation. `count` is
     counted from the start, or from now when that is past; a rewrite that leaves the schedule alone (same
     start and recurrence) keeps its count origin, so a PATCH does not restart `count`."""
-    same_schedule = existing is not None and start_of(existing) == start and (
-        existing.properties.recurrence == properties.recurrence)
+    same_schedule = (
+        existing is not None
+        and start_of(existing) == start
+        and (existing.properties.recurrence == properties.recurrence)
+    )
     origin = max(start, now)
     anchor = start if properties.start_time is None else None
     if existing is None:
-        return JobRecord(key=key, properties=properties, state=state, created_time=now, anchor=anchor,
-                         count_origin=origin, generation=new_generation(None, now))
+        return JobRecord(
+            key=key,
+            properties=properties,
+            state=state,
+            created_time=now,
+            anchor=anchor,
+            count_origin=origin,
+            generation=new_generation(None, now),
+        )
     since, by = paused(existing, state, LedgerReason.JOB_DISABLED, now)
     return JobRecord(
-        key=existing.key, properties=properties, state=state, created_time=existing.created_time, anchor=anchor,
+        key=existing.key,
+        properties=properties,
+        state=state,
+        created_time=existing.created_time,
+        anchor=anchor,
         count_origin=existing.count_origin if same_schedule else origin,
-        last_execution_time=existing.last_execution_time, last_success_time=existing.last_success_time,
+        last_execution_time=existing.last_execution_time,
+        last_success_time=existing.last_success_time,
         execution_count=existing.execution_count,
-        failure_count=existing.failure_count, faulted_count=existing.faulted_count,
-        generation=new_generation(existing, now), etag=existing.etag, paused_since=since, paused_by=by,
+        failure_count=existing.failure_count,
+        faulted_count=existing.faulted_count,
+        generation=new_generation(existing, now),
+        etag=existing.etag,
+        paused_since=since,
+        paused_by=by,
     )
 
 
-def paused(existing: JobRecord, state: JobState, why: LedgerReason, now: datetime) -> tuple[datetime | None,
-                                                                                           str | None]:
+def paused(
+    existing: JobRecord, state: JobState, why: LedgerReason, now: datetime
+) -> tuple[datetime | None, str | None]:
     """(paused_since, paused_by) of a job moving from `existing` to `state`: set when an Enabled job is disabled
     (from its next occurrence), kept while it stays Disabled, cleared otherwise."""
     if state != JobState.DISABLED:
@@ -122,8 +145,10 @@ def moved(record: JobRecord, from_state: JobState, to_state: JobState, now: date
     if record.state != from_state:
         return None
     since, by = paused(record, to_state, LedgerReason.COLLECTION_DISABLED, now)
-    return keep_series(record, replace(record, state=to_state, generation=new_generation(record, now),
-                                       paused_since=since, paused_by=by))
+    return keep_series(
+        record,
+        replace(record, state=to_state, generation=new_generation(record, now), paused_since=since, paused_by=by),
+    )
 
 
 @dataclass(frozen=True)
@@ -155,8 +180,9 @@ class DispatchStep:
         return now + CATCH_UP_SPACING * catch.runs.index(occurrence)
 
 
-def dispatch_step(job: JobRecord, due: datetime, now: datetime,
-                  ledger_limit: int = RETENTION_MAX_ENTRIES) -> DispatchStep:
+def dispatch_step(
+    job: JobRecord, due: datetime, now: datetime, ledger_limit: int = RETENTION_MAX_ENTRIES
+) -> DispatchStep:
     """The step for the job's entry at `due` (the job's `next_execution_time`); `ledger_limit` bounds how many
     let-go occurrences a catch-up names."""
     series = series_of(job)
@@ -179,14 +205,18 @@ def advanced(job: JobRecord, step: DispatchStep) -> JobRecord:
     state = job.state
     if state == JobState.ENABLED and step.runs and step.following is None and not step.queued:
         state = JobState.COMPLETED
-    return keep_series(job, replace(job, state=state, next_execution_time=step.following,
-                                    dispatched_occurrence=step.occurrence))
+    return keep_series(
+        job, replace(job, state=state, next_execution_time=step.following, dispatched_occurrence=step.occurrence)
+    )
 
 
 def has_advanced(job: JobRecord, generation: int, step: DispatchStep) -> bool:
     """The job already shows this step's advance (a write whose answer was lost did land)."""
     return (job.generation, job.next_execution_time, job.dispatched_occurrence) == (
-        generation, step.following, step.occurrence)
+        generation,
+        step.following,
+        step.occurrence,
+    )
 
 
 def missed_count(job: JobRecord, step: DispatchStep) -> int:
@@ -220,7 +250,14 @@ def postponed_note(job: JobRecord, step: DispatchStep, now: datetime) -> History
             f"run now."
         )
     return HistoryRecord(
-        key=job.key, execution_id=f"postponed|{first.isoformat()}", expected_execution_time=first,
-        start_time=now, end_time=now, action_name=JobHistoryActionName.MAIN_ACTION,
-        status=JobExecutionStatus.POSTPONED, message=message, retry_count=0, repeat_count=first_index,
+        key=job.key,
+        execution_id=f"postponed|{first.isoformat()}",
+        expected_execution_time=first,
+        start_time=now,
+        end_time=now,
+        action_name=JobHistoryActionName.MAIN_ACTION,
+        status=JobExecutionStatus.POSTPONED,
+        message=message,
+        retry_count=0,
+        repeat_count=first_index,
     )

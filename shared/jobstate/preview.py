@@ -50,19 +50,33 @@ def _notes(job: JobRecord, occurrence: datetime) -> tuple[Note, ...]:
     shift = series.dst_shift(occurrence)
     zone = job.properties.recurrence.time_zone if job.properties.recurrence else None
     if shift == "gap":
-        notes.append(Note("DstGap", f"A wall time the schedule names does not exist on this day in {zone} (the "
-                                    "clocks go forward): it runs at the first instant after the change."))
+        notes.append(
+            Note(
+                "DstGap",
+                f"A wall time the schedule names does not exist on this day in {zone} (the "
+                "clocks go forward): it runs at the first instant after the change.",
+            )
+        )
     elif shift == "fold":
-        notes.append(Note("DstFold", f"This wall time occurs twice on this day in {zone} (the clocks go back): "
-                                     "it runs at the first instance only."))
+        notes.append(
+            Note(
+                "DstFold",
+                f"This wall time occurs twice on this day in {zone} (the clocks go back): "
+                "it runs at the first instance only.",
+            )
+        )
     end = series.ends_with(occurrence)
     if end is not None:
         notes.append(_ENDS[end])
     return tuple(notes)
 
 
-def upcoming(job: JobRecord, now: datetime, count: int, start: datetime | None = None,
-             ) -> tuple[list[Upcoming], list[Note]]:
+def upcoming(
+    job: JobRecord,
+    now: datetime,
+    count: int,
+    start: datetime | None = None,
+) -> tuple[list[Upcoming], list[Note]]:
     """The job's next `count` occurrences that fire at or after `start` (default now), and notes on the job."""
     if job.state != JobState.ENABLED:
         return [], [Note(f"Job{job.state.value}", f"The job is {job.state.value}: nothing fires.")]
@@ -78,15 +92,24 @@ def upcoming(job: JobRecord, now: datetime, count: int, start: datetime | None =
         caught = step.catch_up
         assert caught is not None
         policy = caught.policy.value
-        job_notes.append(Note("MissedRunPolicy", (
-            f"{caught.let_go_count + len(caught.runs)} occurrence(s) from {format_utc(due)} were missed; the "
-            f"missed-run policy {policy} runs {len(caught.runs)} of them now.")))
+        job_notes.append(
+            Note(
+                "MissedRunPolicy",
+                (
+                    f"{caught.let_go_count + len(caught.runs)} occurrence(s) from {format_utc(due)} were missed; the "
+                    f"missed-run policy {policy} runs {len(caught.runs)} of them now."
+                ),
+            )
+        )
         for occurrence in step.queued:
             fires = max(step.due_of(occurrence, now), now)  # a missed occurrence fires now, or in turn
             if fires >= since:
-                note = Note("MissedRunPolicy", f"Missed; runs late under the missed-run policy {policy}."
-                            if caught.policy != MissedRunType.LATEST else
-                            "Missed; the latest missed occurrence runs in place of the others (policy Latest).")
+                note = Note(
+                    "MissedRunPolicy",
+                    f"Missed; runs late under the missed-run policy {policy}."
+                    if caught.policy != MissedRunType.LATEST
+                    else "Missed; the latest missed occurrence runs in place of the others (policy Latest).",
+                )
                 found.append(Upcoming(occurrence, fires, (note, *_notes(job, occurrence))))
         due = step.following
     series = series_of(job)

@@ -82,8 +82,9 @@ class JobSeries:
         """The engine's series."""
         if self._series is None:
             recurrence = self._recurrence
-            self._series = OccurrenceSeries(self._anchor, engine_recurrence(recurrence) if recurrence else None,
-                                            self._origin)
+            self._series = OccurrenceSeries(
+                self._anchor, engine_recurrence(recurrence) if recurrence else None, self._origin
+            )
         return self._series
 
     def first(self, now: datetime) -> datetime | None:
@@ -106,7 +107,7 @@ class JobSeries:
         return self.engine.last_at_or_before(occurrence - timedelta(seconds=1)) if self.recurring else None
 
     def dst_shift(self, occurrence: datetime) -> str | None:
-        """"gap" or "fold" when a DST change moved the occurrence off its wall time (recurrence/series.py)."""
+        """ "gap" or "fold" when a DST change moved the occurrence off its wall time (recurrence/series.py)."""
         return self.engine.dst_shift(occurrence) if self.recurring else None
 
     def ends_with(self, occurrence: datetime) -> str | None:

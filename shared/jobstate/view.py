@@ -27,13 +27,19 @@ def status(job: JobRecord, now: datetime) -> JobStatus | None:
         return None
     upcoming = job.next_execution_time
     queued = job.dispatched_occurrence
-    if (queued is not None and job.state == JobState.ENABLED
-            and (job.last_execution_time is None or job.last_execution_time < queued)
-            and (queued > now or upcoming is None)):
+    if (
+        queued is not None
+        and job.state == JobState.ENABLED
+        and (job.last_execution_time is None or job.last_execution_time < queued)
+        and (queued > now or upcoming is None)
+    ):
         upcoming = queued
     return JobStatus(
-        last_execution_time=job.last_execution_time, next_execution_time=upcoming,
-        execution_count=job.execution_count, failure_count=job.failure_count, faulted_count=job.faulted_count,
+        last_execution_time=job.last_execution_time,
+        next_execution_time=upcoming,
+        execution_count=job.execution_count,
+        failure_count=job.failure_count,
+        faulted_count=job.faulted_count,
     )
 
 

@@ -53,13 +53,18 @@ def backfill_job(rt: Runtime, key: JobKey, since: datetime, until: datetime) -> 
     cursor = series.engine.first_at_or_after(since) if series.recurring else series.first(since)
     while cursor is not None and cursor < until:
         if len(found) == MAX_OCCURRENCES:
-            raise InvalidDefinition(f"The interval holds more than {MAX_OCCURRENCES} occurrences of the job; "
-                                    "backfill it in parts.", "to")
+            raise InvalidDefinition(
+                f"The interval holds more than {MAX_OCCURRENCES} occurrences of the job; backfill it in parts.", "to"
+            )
         if cursor >= since:
             found.append(cursor)
         cursor = series.following(cursor)
-    messages = [OccurrenceMessage(record.key, occurrence, now + BACKFILL_SPACING * index, Trigger.BACKFILL,
-                                  generation=record.generation) for index, occurrence in enumerate(found)]
+    messages = [
+        OccurrenceMessage(
+            record.key, occurrence, now + BACKFILL_SPACING * index, Trigger.BACKFILL, generation=record.generation
+        )
+        for index, occurrence in enumerate(found)
+    ]
     for part in chunks(messages, PER_MESSAGE):
         rt.store.queue.send(OccurrenceBatch(tuple(part)), now)
     return [Backfilled(m.occurrence, m.due, m.execution_id) for m in messages]

@@ -25,8 +25,12 @@ if TYPE_CHECKING:
     from ..runtime import Runtime
 
 
-def _prepare(key: CollectionKey, definition: JobCollectionDefinition, existing: CollectionRecord | None,
-             default_state: JobCollectionState) -> tuple[JobCollectionDefinition, JobCollectionState]:
+def _prepare(
+    key: CollectionKey,
+    definition: JobCollectionDefinition,
+    existing: CollectionRecord | None,
+    default_state: JobCollectionState,
+) -> tuple[JobCollectionDefinition, JobCollectionState]:
     """The definition to store (SKU materialised, location as display name) and the state; InvalidDefinition."""
     if definition.name is not None and fold_case(definition.name) != fold_case(key.collection):
         raise InvalidDefinition(f"name '{definition.name}' does not match the job collection in the URL.", "name")
@@ -34,22 +38,35 @@ def _prepare(key: CollectionKey, definition: JobCollectionDefinition, existing: 
     stored_location = existing.definition.location if existing else None
     if location is not None and not location.strip():
         raise InvalidDefinition("location must not be empty.", "location")
-    if existing is not None and location is not None and stored_location and not same_location(
-            location, stored_location):
+    if (
+        existing is not None
+        and location is not None
+        and stored_location
+        and not same_location(location, stored_location)
+    ):
         raise InvalidDefinition(f"A job collection cannot move from {stored_location} to another location.", "location")
     properties = definition.properties or JobCollectionProperties()
     if properties.state == JobCollectionState.DELETED:
-        raise InvalidDefinition("state can be Enabled, Disabled or Suspended; delete the collection to remove it.",
-                          "properties.state")
+        raise InvalidDefinition(
+            "state can be Enabled, Disabled or Suspended; delete the collection to remove it.", "properties.state"
+        )
     recurrence = properties.quota.max_recurrence if properties.quota else None
     if recurrence is not None and recurrence.frequency is None:
         raise InvalidDefinition("maxRecurrence needs a frequency.", "properties.quota.maxRecurrence.frequency")
-    stored = definition.model_copy(update={
-        "id": None, "type": None, "name": None,
-        "location": display_location(location) if location else stored_location,
-        "properties": properties.model_copy(update={"state": None, "sku": properties.sku if properties.sku and
-                                                    properties.sku.name else Sku(name=SkuName.STANDARD)}),
-    })
+    stored = definition.model_copy(
+        update={
+            "id": None,
+            "type": None,
+            "name": None,
+            "location": display_location(location) if location else stored_location,
+            "properties": properties.model_copy(
+                update={
+                    "state": None,
+                    "sku": properties.sku if properties.sku and properties.sku.name else Sku(name=SkuName.STANDARD),
+                }
+            ),
+        }
+    )
     # Measured as stored: non-ASCII tags take 6 bytes a character there, and a table property holds 64 KiB.
     size = document_size(stored.to_document())
     if size > MAX_DEFINITION_BYTES:
@@ -57,17 +74,23 @@ def _prepare(key: CollectionKey, definition: JobCollectionDefinition, existing: 
     return stored, properties.state or default_state
 
 
-def _check_plan(rt: Runtime, key: CollectionKey, definition: JobCollectionDefinition,
-                existing: CollectionRecord | None) -> None:
+def _check_plan(
+    rt: Runtime, key: CollectionKey, definition: JobCollectionDefinition, existing: CollectionRecord | None
+) -> None:
     """QuotaExceeded when the subscription has another Free collection, or the jobs held do not fit the new limits."""
     sku = sku_of(definition)
     if sku == SkuName.FREE and (existing is None or sku_of(existing.definition) != SkuName.FREE):
-        others = [k for k in rt.store.collections.keys_with_sku(key.subscription, SkuName.FREE.value)
-                  if (fold_case(k.resource_group), fold_case(k.collection)) !=
-                  (fold_case(key.resource_group), fold_case(key.collection))]
+        others = [
+            k
+            for k in rt.store.collections.keys_with_sku(key.subscription, SkuName.FREE.value)
+            if (fold_case(k.resource_group), fold_case(k.collection))
+            != (fold_case(key.resource_group), fold_case(key.collection))
+        ]
         if others:
-            raise QuotaExceeded(f"sku: the subscription already has a Free job collection ('{others[0].collection}'); "
-                           "a subscription may have one.")
+            raise QuotaExceeded(
+                f"sku: the subscription already has a Free job collection ('{others[0].collection}'); "
+                "a subscription may have one."
+            )
     if existing is None:
         return
     limits = limits_of(definition)
@@ -86,11 +109,21 @@ def _check_plan(rt: Runtime, key: CollectionKey, definition: JobCollectionDefini
         check_job(limits, job.properties, series, job.key.job)
 
 
-def _save(rt: Runtime, key: CollectionKey, definition: JobCollectionDefinition, state: JobCollectionState,
-          existing: CollectionRecord | None) -> CollectionRecord:
+def _save(
+    rt: Runtime,
+    key: CollectionKey,
+    definition: JobCollectionDefinition,
+    state: JobCollectionState,
+    existing: CollectionRecord | None,
+) -> CollectionRecord:
     _check_plan(rt, key, definition, existing)
-    record = CollectionRecord(key=existing.key if existing else key, definition=definition, state=state,
-                              job_count=existing.job_count if existing else 0, etag=existing.etag if existing else None)
+    record = CollectionRecord(
+        key=existing.key if existing else key,
+        definition=definition,
+        state=state,
+        job_count=existing.job_count if existing else 0,
+        etag=existing.etag if existing else None,
+    )
     try:
         if existing is None:
             rt.store.collections.insert(record)

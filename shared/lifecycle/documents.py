@@ -169,16 +169,20 @@ def carry_secrets(new_action: dict[str, Any] | None, stored_action: dict[str, An
         for path, identity, secrets in _SECRET_HOLDERS:
             new = _walk(new_action, prefix + path)
             old = _walk(stored_action, prefix + path)
-            if new is None or old is None or _identity(identity, new_action, prefix, new) != _identity(
-                    identity, stored_action, prefix, old):
+            if (
+                new is None
+                or old is None
+                or _identity(identity, new_action, prefix, new) != _identity(identity, stored_action, prefix, old)
+            ):
                 continue
             for secret in secrets:
                 if new.get(secret) is None and old.get(secret) is not None:
                     new[secret] = old[secret]
 
 
-def drop_stale_secrets(merged_action: dict[str, Any] | None, stored_action: dict[str, Any] | None,
-                       patch_action: dict[str, Any] | None) -> None:
+def drop_stale_secrets(
+    merged_action: dict[str, Any] | None, stored_action: dict[str, Any] | None, patch_action: dict[str, Any] | None
+) -> None:
     """The PATCH side of carry_secrets: a stored secret the patch did not send again is dropped where what it
     belongs to changed (another target origin, storage account or SAS key name), exactly as a PUT would drop it.
 
@@ -188,8 +192,11 @@ def drop_stale_secrets(merged_action: dict[str, Any] | None, stored_action: dict
         for path, identity, secrets in _SECRET_HOLDERS:
             merged = _walk(merged_action, prefix + path)
             old = _walk(stored_action, prefix + path)
-            if merged is None or old is None or _identity(identity, merged_action, prefix, merged) == _identity(
-                    identity, stored_action, prefix, old):
+            if (
+                merged is None
+                or old is None
+                or _identity(identity, merged_action, prefix, merged) == _identity(identity, stored_action, prefix, old)
+            ):
                 continue
             sent = _walk(patch_action, prefix + path) or {}
             for secret in secrets:
@@ -197,8 +204,9 @@ def drop_stale_secrets(merged_action: dict[str, Any] | None, stored_action: dict
                     merged.pop(secret, None)
 
 
-def _identity(identity: Identity, action: dict[str, Any] | None,
-              prefix: tuple[str, ...], holder: dict[str, Any]) -> str:
+def _identity(
+    identity: Identity, action: dict[str, Any] | None, prefix: tuple[str, ...], holder: dict[str, Any]
+) -> str:
     return identity(_walk(action, prefix) or {}, holder)
 
 

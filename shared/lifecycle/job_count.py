@@ -52,9 +52,14 @@ def reserve_job(rt: Runtime, collection: CollectionRecord) -> None:
         time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
 
     try:
-        found = read_modify_write(lambda: rt.store.collections.get(key), one_more,
-                                  lambda new, _: rt.store.collections.replace(new),
-                                  attempts=RESERVE_ATTEMPTS, current=collection, pause=jitter)
+        found = read_modify_write(
+            lambda: rt.store.collections.get(key),
+            one_more,
+            lambda new, _: rt.store.collections.replace(new),
+            attempts=RESERVE_ATTEMPTS,
+            current=collection,
+            pause=jitter,
+        )
     except ConcurrencyError as exc:
         raise Conflict("The job collection was changed by too many requests at once; retry.") from exc
     if found is None:

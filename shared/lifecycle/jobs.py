@@ -38,8 +38,10 @@ Keep = Callable[[dict[str, Any], dict[str, Any]], None]
 
 def _add_certificate_facts(properties: JobProperties) -> None:
     action = properties.action
-    for path, holder in (("properties.action", action), ("properties.action.errorAction",
-                                                          action.error_action if action else None)):
+    for path, holder in (
+        ("properties.action", action),
+        ("properties.action.errorAction", action.error_action if action else None),
+    ):
         auth = holder.request.authentication if holder is not None and holder.request is not None else None
         if auth is not None and auth.type == HttpAuthenticationType.CLIENT_CERTIFICATE and auth.pfx:
             facts = describe_pfx(auth.pfx, auth.password, f"{path}.request.authentication")
@@ -49,8 +51,14 @@ def _add_certificate_facts(properties: JobProperties) -> None:
 
 
 def write_job(
-    rt: Runtime, key: JobKey, properties: JobProperties, existing: JobRecord | None, collection: CollectionRecord,
-    *, default_state: JobState, what_if: bool = False,
+    rt: Runtime,
+    key: JobKey,
+    properties: JobProperties,
+    existing: JobRecord | None,
+    collection: CollectionRecord,
+    *,
+    default_state: JobState,
+    what_if: bool = False,
 ) -> JobRecord:
     """Validate a complete job definition against its collection and store it planned; with `what_if`, the
     record as it would be stored and planned, and nothing written (every refusal still raises)."""
@@ -67,8 +75,9 @@ def write_job(
     stored = properties.model_copy(update={"state": None, "status": None})  # startTime as sent, or none
     size = document_size(stored.to_document())
     if size > MAX_DEFINITION_BYTES:
-        raise InvalidDefinition(f"The job is {size} bytes as stored; the maximum job size is {MAX_DEFINITION_BYTES}.",
-                                "properties")
+        raise InvalidDefinition(
+            f"The job is {size} bytes as stored; the maximum job size is {MAX_DEFINITION_BYTES}.", "properties"
+        )
     record = jobstate.written(key, stored, state, existing, now, start)
     if existing is None and collection.job_count is not None:
         # A create takes a place in the collection's count (the last check that can refuse). A collection seen
@@ -94,8 +103,13 @@ def write_job(
         raise
 
 
-def _store(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime,
-           alongside: Callable[[], None] | None = None) -> JobRecord:
+def _store(
+    rt: Runtime,
+    record: JobRecord,
+    existing: JobRecord | None,
+    now: datetime,
+    alongside: Callable[[], None] | None = None,
+) -> JobRecord:
     try:
         return store_job(rt, record, existing, now, alongside)
     except ConcurrencyError as exc:
@@ -107,8 +121,9 @@ def _read_both(rt: Runtime, key: JobKey) -> tuple[CollectionRecord, JobRecord | 
     return side_by_side(lambda: live_collection(rt, key.collection_key), lambda: rt.store.jobs.get(key))
 
 
-def put_job(rt: Runtime, key: JobKey, properties: dict[str, Any], keep: Keep | None = None, *,
-            what_if: bool = False) -> tuple[JobRecord, bool]:
+def put_job(
+    rt: Runtime, key: JobKey, properties: dict[str, Any], keep: Keep | None = None, *, what_if: bool = False
+) -> tuple[JobRecord, bool]:
     """Create or replace a job from its `properties` document (canonical member names); (record, created). With
     `what_if`, nothing is written: the record is the job as it would be stored (write_job)."""
     collection, existing = _read_both(rt, key)
@@ -123,8 +138,9 @@ def put_job(rt: Runtime, key: JobKey, properties: dict[str, Any], keep: Keep | N
     return record, existing is None
 
 
-def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any], keep: Keep | None = None, *,
-              what_if: bool = False) -> JobRecord:
+def patch_job(
+    rt: Runtime, key: JobKey, patch: dict[str, Any], keep: Keep | None = None, *, what_if: bool = False
+) -> JobRecord:
     """Merge a partial `properties` document into the stored one; absent secrets and state are kept (Q9). With
     `what_if`, nothing is written (write_job)."""
     patch = dict(patch)
@@ -140,8 +156,9 @@ def patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any], keep: Keep | None
     merged = merge(stored, patch)
     if isinstance(merged.get("action"), dict):
         patch_action = patch.get("action")
-        drop_stale_secrets(merged["action"], stored.get("action"),
-                           patch_action if isinstance(patch_action, dict) else None)
+        drop_stale_secrets(
+            merged["action"], stored.get("action"), patch_action if isinstance(patch_action, dict) else None
+        )
     definition = validate(JobDefinition, {"properties": merged})
     job = definition.properties or JobProperties()
     return write_job(rt, key, job, existing, collection, default_state=existing.state, what_if=what_if)

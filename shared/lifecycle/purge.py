@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 _BATCH = 100
 
 
-def purge_job(store: Store, key: JobKey, *, due: datetime | None = None, etag: str | None = None,
-              count: bool = True) -> bool:
+def purge_job(
+    store: Store, key: JobKey, *, due: datetime | None = None, etag: str | None = None, count: bool = True
+) -> bool:
     """Remove a job and everything kept for it. True if this call removed the job.
 
     `due`: its due-index entry, when known (an entry left behind names a job that no longer exists, so the

@@ -41,9 +41,12 @@ SKU_LIMITS = {
 # Nominal lengths for a maxRecurrence quota; a month counts as its shortest, so a monthly job fits a
 # monthly quota although February is shorter than the other months.
 _NOMINAL = {
-    RecurrenceFrequency.MINUTE: timedelta(minutes=1), RecurrenceFrequency.HOUR: timedelta(hours=1),
-    RecurrenceFrequency.DAY: timedelta(days=1), RecurrenceFrequency.WEEK: timedelta(weeks=1),
-    RecurrenceFrequency.MONTH: timedelta(days=28), RecurrenceFrequency.YEAR: timedelta(days=365),
+    RecurrenceFrequency.MINUTE: timedelta(minutes=1),
+    RecurrenceFrequency.HOUR: timedelta(hours=1),
+    RecurrenceFrequency.DAY: timedelta(days=1),
+    RecurrenceFrequency.WEEK: timedelta(weeks=1),
+    RecurrenceFrequency.MONTH: timedelta(days=28),
+    RecurrenceFrequency.YEAR: timedelta(days=365),
 }
 
 
@@ -97,8 +100,10 @@ def check_job(limits: Limits, properties: JobProperties, series: OccurrenceSerie
         )
     if not limits.outbound_auth:
         action = properties.action
-        for path, target in (("properties.action", action),
-                             ("properties.action.errorAction", action.error_action if action else None)):
+        for path, target in (
+            ("properties.action", action),
+            ("properties.action.errorAction", action.error_action if action else None),
+        ):
             if _authenticated(target):
                 raise QuotaExceeded(
                     f"{path}.request.authentication: job '{name}' uses outbound authentication, which the "

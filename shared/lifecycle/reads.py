@@ -52,9 +52,15 @@ def get_job(rt: Runtime, key: JobKey) -> JobRecord:
     return record
 
 
-def collections_page(rt: Runtime, subscription: str, group: str | None, size: int, after: str | None,
-                     skip: int, visible: Callable[[CollectionKey], bool] | None = None,
-                     ) -> tuple[list[CollectionRecord], str | None]:
+def collections_page(
+    rt: Runtime,
+    subscription: str,
+    group: str | None,
+    size: int,
+    after: str | None,
+    skip: int,
+    visible: Callable[[CollectionKey], bool] | None = None,
+) -> tuple[list[CollectionRecord], str | None]:
     """A page of a subscription's (or one resource group's) collections, and the cursor of the next; only
     those `visible` accepts (the caller may read) when given, which `skip` counts too."""
     if after is None and skip:
@@ -64,8 +70,9 @@ def collections_page(rt: Runtime, subscription: str, group: str | None, size: in
     return rt.store.collections.page_after(subscription, group, size, after, visible)
 
 
-def jobs_page(rt: Runtime, key: CollectionKey, state: JobState | None, size: int, after: str | None,
-              skip: int) -> tuple[list[JobRecord], str | None]:
+def jobs_page(
+    rt: Runtime, key: CollectionKey, state: JobState | None, size: int, after: str | None, skip: int
+) -> tuple[list[JobRecord], str | None]:
     """A page of a live collection's jobs (optionally in one state), and the cursor of the next."""
     live_collection(rt, key)
     if after is None and skip:
@@ -75,8 +82,9 @@ def jobs_page(rt: Runtime, key: CollectionKey, state: JobState | None, size: int
     return rt.store.jobs.page_after(key, state, size, after)
 
 
-def history_page(rt: Runtime, key: JobKey, status: JobExecutionStatus | None, size: int, continuation: Any,
-                 skip: int) -> tuple[list[HistoryRecord], Any]:
+def history_page(
+    rt: Runtime, key: JobKey, status: JobExecutionStatus | None, size: int, continuation: Any, skip: int
+) -> tuple[list[HistoryRecord], Any]:
     """A page of the job's history, newest first, and the continuation of the next. History partitions are
     small (1,000 entries per job at most), so `skip` simply reads past the skipped entries once."""
     if rt.store.jobs.get(key) is None:
@@ -90,16 +98,27 @@ def history_page(rt: Runtime, key: JobKey, status: JobExecutionStatus | None, si
     return rt.store.history.page(key, status, size, continuation)
 
 
-def ledger_page(rt: Runtime, key: JobKey, status: JobExecutionStatus | None, since: datetime | None,
-                until: datetime | None, size: int, continuation: Any, skip: int, *, since_inclusive: bool = True,
-                until_inclusive: bool = True) -> tuple[list[LedgerEntry], Any]:
+def ledger_page(
+    rt: Runtime,
+    key: JobKey,
+    status: JobExecutionStatus | None,
+    since: datetime | None,
+    until: datetime | None,
+    size: int,
+    continuation: Any,
+    skip: int,
+    *,
+    since_inclusive: bool = True,
+    until_inclusive: bool = True,
+) -> tuple[list[LedgerEntry], Any]:
     """A page of the job's occurrence ledger, newest first, and the continuation of the next (like history)."""
     if rt.store.jobs.get(key) is None:
         raise JobNotFound(key)
 
     def read(count: int, token: Any) -> tuple[list[LedgerEntry], Any]:
-        return rt.store.history.ledger_page(key, status, since, until, count, token,
-                                            since_inclusive=since_inclusive, until_inclusive=until_inclusive)
+        return rt.store.history.ledger_page(
+            key, status, since, until, count, token, since_inclusive=since_inclusive, until_inclusive=until_inclusive
+        )
 
     if continuation is None and skip:
         while skip > 0:

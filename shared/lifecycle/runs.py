@@ -24,6 +24,7 @@ def run_job(rt: Runtime, key: JobKey) -> None:
     if record.state in FINAL_STATES:
         raise Conflict(f"The job is {record.state.value}; a {record.state.value} job cannot run.")
     now = rt.clock.now()
-    message = OccurrenceMessage(record.key, occurrence=now, due=now, trigger=Trigger.RUN_NOW,
-                                generation=record.generation)
+    message = OccurrenceMessage(
+        record.key, occurrence=now, due=now, trigger=Trigger.RUN_NOW, generation=record.generation
+    )
     rt.store.queue.send(message, now)

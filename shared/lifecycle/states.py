@@ -44,10 +44,13 @@ def set_job_state(rt: Runtime, job: JobRecord, from_state: JobState, to_state: J
     Does nothing if the job is gone or no longer in `from_state` (a concurrent write decided otherwise).
     """
     try:
-        read_modify_write(lambda: rt.store.jobs.get(job.key),
-                          lambda current: jobstate.moved(current, from_state, to_state, now),
-                          lambda updated, current: store_job(rt, updated, current, now), attempts=_ATTEMPTS,
-                          current=job)
+        read_modify_write(
+            lambda: rt.store.jobs.get(job.key),
+            lambda current: jobstate.moved(current, from_state, to_state, now),
+            lambda updated, current: store_job(rt, updated, current, now),
+            attempts=_ATTEMPTS,
+            current=job,
+        )
     except ConcurrencyError as exc:
         raise Conflict(f"The job '{job.key.job}' kept changing; retry.") from exc
 
@@ -70,14 +73,19 @@ def cascade_state(rt: Runtime, key: CollectionKey, state: JobCollectionState, no
 def set_collection_state(rt: Runtime, key: CollectionKey, state: JobCollectionState) -> CollectionRecord:
     """Write the collection's state under its ETag, re-reading on a race; CollectionNotFound when it is gone
     (or being deleted, unless this marks it Deleted again)."""
+
     def moved(record: CollectionRecord) -> CollectionRecord | None:
         if record.state == JobCollectionState.DELETED and state != JobCollectionState.DELETED:
             raise CollectionNotFound(key)
         return None if record.state == state else replace(record, state=state)
 
     try:
-        record = read_modify_write(lambda: rt.store.collections.get(key), moved,
-                                   lambda new, _: rt.store.collections.replace(new), attempts=_ATTEMPTS)
+        record = read_modify_write(
+            lambda: rt.store.collections.get(key),
+            moved,
+            lambda new, _: rt.store.collections.replace(new),
+            attempts=_ATTEMPTS,
+        )
     except ConcurrencyError as exc:
         raise Conflict("The job collection kept changing; retry.") from exc
     if record is None:

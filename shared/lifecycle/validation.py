@@ -50,8 +50,9 @@ def add_months(instant: datetime, months: int) -> datetime:
 
 def validate_authentication(auth: HttpAuthentication, path: str) -> None:
     if auth.type == HttpAuthenticationType.ACTIVE_DIRECTORY_OAUTH and auth.tenant and not valid_tenant(auth.tenant):
-        raise Invalid("The tenant must be a tenant id (GUID) or a domain name such as contoso.onmicrosoft.com.",
-                          f"{path}.tenant")
+        raise Invalid(
+            "The tenant must be a tenant id (GUID) or a domain name such as contoso.onmicrosoft.com.", f"{path}.tenant"
+        )
     required = _REQUIRED_AUTH.get(auth.type, ())
     values = auth.model_dump(by_alias=True, context={"with_secrets": True})
     missing = [name for name in required if not values.get(name)]
@@ -59,8 +60,7 @@ def validate_authentication(auth: HttpAuthentication, path: str) -> None:
         return
     if auth.type == HttpAuthenticationType.BASIC:  # the real service's message (docs/wire-contract.md Q16)
         raise Invalid("'Username' and 'Password' are required for 'Basic' type of Authentication.", path)
-    raise Invalid(f"{', '.join(missing)} required for '{auth.type.value}' authentication.",
-                      f"{path}.{missing[0]}")
+    raise Invalid(f"{', '.join(missing)} required for '{auth.type.value}' authentication.", f"{path}.{missing[0]}")
 
 
 def validate_retry(policy: RetryPolicy | None, path: str, now: datetime) -> None:
@@ -81,24 +81,37 @@ def validate_headers(headers: dict[str, str], path: str) -> None:
     """Headers the action could never send are rejected now, rather than failing every run later."""
     for name, value in headers.items():
         if not _TOKEN.fullmatch(name):
-            raise Invalid("A header name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~).",
-                              f"{path}.{name!r}")
+            raise Invalid(
+                "A header name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~).", f"{path}.{name!r}"
+            )
         if is_framing_header(name):
-            raise Invalid(f"The header '{name}' is set by the scheduler's HTTP client; hop-by-hop and framing "
-                              "headers (Transfer-Encoding, Content-Length, Connection, Host, Upgrade, TE, Trailer, "
-                              "Keep-Alive, Proxy-*) cannot be set by a job.", f"{path}.{name}")
+            raise Invalid(
+                f"The header '{name}' is set by the scheduler's HTTP client; hop-by-hop and framing "
+                "headers (Transfer-Encoding, Content-Length, Connection, Host, Upgrade, TE, Trailer, "
+                "Keep-Alive, Proxy-*) cannot be set by a job.",
+                f"{path}.{name}",
+            )
         if not _HEADER_VALUE.fullmatch(value):
-            raise Invalid("A header value cannot hold line breaks, control characters or characters "
-                              "beyond Latin-1.", f"{path}.{name}")
+            raise Invalid(
+                "A header value cannot hold line breaks, control characters or characters beyond Latin-1.",
+                f"{path}.{name}",
+            )
 
 
 def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> None:
     if action is None:
         raise Invalid("A job needs an action.", path)
     field = ACTION_TARGETS[action.type]
-    present = {name for name, attr in (("request", action.request), ("queueMessage", action.queue_message),
-                                       ("serviceBusQueueMessage", action.service_bus_queue_message),
-                                       ("serviceBusTopicMessage", action.service_bus_topic_message)) if attr}
+    present = {
+        name
+        for name, attr in (
+            ("request", action.request),
+            ("queueMessage", action.queue_message),
+            ("serviceBusQueueMessage", action.service_bus_queue_message),
+            ("serviceBusTopicMessage", action.service_bus_topic_message),
+        )
+        if attr
+    }
     if field not in present:
         raise Invalid(f"An action of type {action.type.value} needs '{field}'.", f"{path}.{field}")
     if present - {field}:
@@ -110,8 +123,9 @@ def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> 
             raise Invalid("The uri must be an absolute http or https URI.", f"{path}.request.uri")
         if "@" in uri.split("//", 1)[1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]:
             # Credentials in the URI would be stored and shown in the clear: they belong in `authentication`.
-            raise Invalid("The uri must not carry user information (user:password@); use authentication.",
-                              f"{path}.request.uri")
+            raise Invalid(
+                "The uri must not carry user information (user:password@); use authentication.", f"{path}.request.uri"
+            )
         if not _TOKEN.fullmatch(action.request.method):
             raise Invalid("The method must be an HTTP method name such as GET or POST.", f"{path}.request.method")
         validate_headers(action.request.headers or {}, f"{path}.request.headers")
@@ -120,10 +134,15 @@ def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> 
     queue_text = action.queue_message.message if action.queue_message is not None else None
     bad = _NOT_XML_CHAR.search(queue_text) if queue_text else None
     if bad is not None:
-        raise Invalid(f"The message holds U+{ord(bad.group()):04X} at offset {bad.start()}, which the XML "
-                          "envelope of a storage queue message cannot carry.", f"{path}.queueMessage.message")
-    for name, message in (("serviceBusQueueMessage", action.service_bus_queue_message),
-                          ("serviceBusTopicMessage", action.service_bus_topic_message)):
+        raise Invalid(
+            f"The message holds U+{ord(bad.group()):04X} at offset {bad.start()}, which the XML "
+            "envelope of a storage queue message cannot carry.",
+            f"{path}.queueMessage.message",
+        )
+    for name, message in (
+        ("serviceBusQueueMessage", action.service_bus_queue_message),
+        ("serviceBusTopicMessage", action.service_bus_topic_message),
+    ):
         member = "queueName" if name == "serviceBusQueueMessage" else "topicPath"
         if message is not None and not message.namespace:
             raise Invalid("namespace is required.", f"{path}.{name}.namespace")

@@ -31,8 +31,13 @@ if TYPE_CHECKING:
     from ..runtime import Runtime
 
 
-def store_job(rt: Runtime, record: JobRecord, existing: JobRecord | None, now: datetime,
-              alongside: Callable[[], None] | None = None) -> JobRecord:
+def store_job(
+    rt: Runtime,
+    record: JobRecord,
+    existing: JobRecord | None,
+    now: datetime,
+    alongside: Callable[[], None] | None = None,
+) -> JobRecord:
     """Plan and store `record` (replacing `existing` under its ETag); the record as stored. ConcurrencyError if
     `existing` changed meanwhile.
 

@@ -90,7 +90,8 @@ class ServiceBusMessage(WireModel):
     message: str | None = None
     namespace: str | None = None
     transport_type: Annotated[ServiceBusTransportType, CamelCaseOnOutput] | None = Field(
-        default=None, alias="transportType")
+        default=None, alias="transportType"
+    )
 
 
 class ServiceBusQueueMessage(ServiceBusMessage):
@@ -106,7 +107,8 @@ class RetryPolicy(WireModel):
     retry_interval: Duration | None = Field(default=None, alias="retryInterval")
     retry_count: Annotated[int, Field(ge=0, le=20)] | None = Field(default=None, alias="retryCount")
     max_retry_interval: Duration | None = Field(
-        default=None, alias="maxRetryInterval",
+        default=None,
+        alias="maxRetryInterval",
         description="Extension for retryType Exponential: the cap of the doubling interval (default PT1H).",
     )
 

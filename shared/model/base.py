@@ -63,8 +63,6 @@ def _camel(value: Enum) -> str:
 CamelCaseOnOutput = PlainSerializer(_camel, return_type=str)
 
 
-
-
 def _as_list(value: Any) -> Any:
     # The 2016 docs allow "Integer, or Array of integers" for schedule minutes and hours (Q15).
     return [value] if isinstance(value, (int, str)) and not isinstance(value, bool) else value

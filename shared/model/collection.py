@@ -33,8 +33,13 @@ class JobCollectionQuota(WireModel):
     # Accepted (an int32, as the spec says) and then forgotten: the real service never returned it and it did
     # nothing (docs/wire-contract.md §2.1), so the model keeps None and it is neither stored nor answered.
     max_job_occurrence: Annotated[int, Field(ge=-2_147_483_648, le=INT32_MAX), AfterValidator(_forgotten)] | None = (
-        Field(default=None, alias="maxJobOccurrence", description="Accepted and ignored; never returned.",
-              json_schema_extra={"writeOnly": True}))
+        Field(
+            default=None,
+            alias="maxJobOccurrence",
+            description="Accepted and ignored; never returned.",
+            json_schema_extra={"writeOnly": True},
+        )
+    )
     max_recurrence: JobMaxRecurrence | None = Field(default=None, alias="maxRecurrence")
 
 

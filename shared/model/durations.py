@@ -68,13 +68,15 @@ def _to_ticks(text: str) -> int | None:
     match = _ISO.match(text)
     if match:
         part = {k: int(v) for k, v in match.groupdict().items() if v and k != "fraction"}
-        seconds = (((part.get("weeks", 0) * 7 + part.get("days", 0)) * 24 + part.get("hours", 0)) * 60
-                   + part.get("minutes", 0)) * 60 + part.get("seconds", 0)
+        seconds = (
+            ((part.get("weeks", 0) * 7 + part.get("days", 0)) * 24 + part.get("hours", 0)) * 60 + part.get("minutes", 0)
+        ) * 60 + part.get("seconds", 0)
         return seconds * TICKS_PER_SECOND + _fraction_ticks(match["fraction"], text)
     match = _TIMESPAN.match(text)
     if match and int(match["hours"]) < 24 and int(match["minutes"]) < 60 and int(match["seconds"]) < 60:
         seconds = ((int(match["days"] or 0) * 24 + int(match["hours"])) * 60 + int(match["minutes"])) * 60 + int(
-            match["seconds"])
+            match["seconds"]
+        )
         return seconds * TICKS_PER_SECOND + _fraction_ticks(match["fraction"], text)
     return None
 
@@ -94,8 +96,11 @@ def parse_duration(value: Any) -> timedelta:
 
 def format_duration(value: timedelta) -> str:
     """ISO 8601 with days as `D` (never months or years, which have no fixed length), exact to the tick."""
-    ticks = value.total_ticks() if isinstance(value, Ticks) else (
-        (value.days * 86_400 + value.seconds) * TICKS_PER_SECOND + value.microseconds * 10)
+    ticks = (
+        value.total_ticks()
+        if isinstance(value, Ticks)
+        else ((value.days * 86_400 + value.seconds) * TICKS_PER_SECOND + value.microseconds * 10)
+    )
     sign = "-" if ticks < 0 else ""
     days, rest = divmod(abs(ticks), _TICKS_PER_DAY)
     hours, rest = divmod(rest, 3600 * TICKS_PER_SECOND)

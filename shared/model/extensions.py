@@ -40,10 +40,15 @@ class MissedRunType(CaseInsensitiveEnum):
 
 class MissedRunPolicy(WireModel):
     type: MissedRunType | None = Field(default=None, description="Skip, Latest (the default) or All.")
-    window: Duration | None = Field(default=None, description=(
-        "All only: missed occurrences older than this before now are skipped (default P1D, at most P60D)."))
+    window: Duration | None = Field(
+        default=None,
+        description=(
+            "All only: missed occurrences older than this before now are skipped (default P1D, at most P60D)."
+        ),
+    )
     max_runs: Annotated[int, Field(ge=1, le=ALL_MAX_RUNS)] | None = Field(
-        default=None, alias="maxRuns", description="All only: the most missed occurrences that run (default 10).")
+        default=None, alias="maxRuns", description="All only: the most missed occurrences that run (default 10)."
+    )
 
     @model_validator(mode="after")
     def _all_only(self) -> MissedRunPolicy:
@@ -68,20 +73,25 @@ class MissedRunPolicy(WireModel):
 
 class HistoryRetention(WireModel):
     max_entries_per_job: Annotated[int, Field(ge=1, le=RETENTION_MAX_ENTRIES)] | None = Field(
-        default=None, alias="maxEntriesPerJob", description="Newest entries kept per job (1-1000, default 1000).")
-    max_age: Duration | None = Field(default=None, alias="maxAge",
-                                     description="Entries older than this are deleted (at most P60D, the default).")
+        default=None, alias="maxEntriesPerJob", description="Newest entries kept per job (1-1000, default 1000)."
+    )
+    max_age: Duration | None = Field(
+        default=None, alias="maxAge", description="Entries older than this are deleted (at most P60D, the default)."
+    )
     failure_max_age: Duration | None = Field(
-        default=None, alias="failureMaxAge",
+        default=None,
+        alias="failureMaxAge",
         description="Failed entries are kept until this age whatever maxEntriesPerJob and maxAge say "
-                    "(at least maxAge, at most P365D; default maxAge).")
+        "(at least maxAge, at most P365D; default maxAge).",
+    )
 
     @model_validator(mode="after")
     def _bounds(self) -> HistoryRetention:
         if self.max_age is not None and not timedelta(hours=1) <= self.max_age <= RETENTION_MAX_AGE:
             raise ValueError("maxAge must be from one hour (PT1H) to 60 days (P60D).")
         if self.failure_max_age is not None and not self.effective_max_age <= self.failure_max_age <= (
-                RETENTION_MAX_FAILURE_AGE):
+            RETENTION_MAX_FAILURE_AGE
+        ):
             raise ValueError("failureMaxAge must be at least maxAge and at most 365 days (P365D).")
         return self
 

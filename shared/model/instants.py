@@ -31,14 +31,32 @@ class Instant(datetime):
 
     @classmethod
     def of(cls, value: datetime, extra: int) -> Instant:
-        instant = cls(value.year, value.month, value.day, value.hour, value.minute, value.second, value.microsecond,
-                      value.tzinfo, fold=value.fold)
+        instant = cls(
+            value.year,
+            value.month,
+            value.day,
+            value.hour,
+            value.minute,
+            value.second,
+            value.microsecond,
+            value.tzinfo,
+            fold=value.fold,
+        )
         instant.extra = extra
         return instant
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:  # copy/deepcopy/pickle keep the tick
-        plain = datetime(self.year, self.month, self.day, self.hour, self.minute, self.second, self.microsecond,
-                         self.tzinfo, fold=self.fold)
+        plain = datetime(
+            self.year,
+            self.month,
+            self.day,
+            self.hour,
+            self.minute,
+            self.second,
+            self.microsecond,
+            self.tzinfo,
+            fold=self.fold,
+        )
         return Instant.of, (plain, self.extra)
 
 

@@ -30,10 +30,11 @@ class JobProperties(WireModel):
     state: Annotated[JobState, CamelCaseOnOutput] | None = None
     status: JobStatus | None = Field(default=None, json_schema_extra={"readOnly": True})
     expect_success_within: Duration | None = Field(
-        default=None, alias="expectSuccessWithin",
+        default=None,
+        alias="expectSuccessWithin",
         description="Extension: the job's main action is expected to succeed at least this often; when it has not "
-                    "for longer (disabled, faulted, failing or not running), the job shows in the silence metric "
-                    "and alert (docs/operate.md). From PT1M to 18 months; absent: no expectation.",
+        "for longer (disabled, faulted, failing or not running), the job shows in the silence metric "
+        "and alert (docs/operate.md). From PT1M to 18 months; absent: no expectation.",
     )
     # Newer api-version only (extensions.py JOB_PATHS).
     missed_run_policy: MissedRunPolicy | None = Field(default=None, alias="missedRunPolicy")

@@ -48,6 +48,7 @@ class JobRecurrence(WireModel):
     interval: Annotated[int, BeforeValidator(_one_when_null), Field(ge=1)] = 1
     schedule: JobRecurrenceSchedule | None = None
     time_zone: str | None = Field(
-        default=None, alias="timeZone",
+        default=None,
+        alias="timeZone",
         description="Extension: an IANA time zone; schedule hours and days are wall-clock times there.",
     )

@@ -79,8 +79,10 @@ EXTENSIONS: tuple[Extension, ...] = (
     Extension(JobProperties, "expectSuccessWithin", PREVIEW),
     Extension(JobProperties, "missedRunPolicy", PREVIEW),
     Extension(JobCollectionProperties, "historyRetention", PREVIEW),
-    *(Extension(JobHistoryProperties, member, PREVIEW)
-      for member in ("occurrenceTime", "trigger", "executionTag", "reason", "attempts")),
+    *(
+        Extension(JobHistoryProperties, member, PREVIEW)
+        for member in ("occurrenceTime", "trigger", "executionTag", "reason", "attempts")
+    ),
     # A ledger entry's status; 2016-03-01 history never holds one (its entries are attempts and notes).
     Extension(JobHistoryProperties, "status", PREVIEW, value=JobExecutionStatus.SKIPPED),
 )
@@ -182,8 +184,9 @@ def _objects(document: Any, model: type[BaseModel]) -> Iterator[tuple[dict[str, 
         yield from _objects(document.get(member), child)
 
 
-def _pairs(incoming: Any, stored: Any, model: type[BaseModel]
-           ) -> Iterator[tuple[dict[str, Any], type[BaseModel], dict[str, Any]]]:
+def _pairs(
+    incoming: Any, stored: Any, model: type[BaseModel]
+) -> Iterator[tuple[dict[str, Any], type[BaseModel], dict[str, Any]]]:
     """The objects at the same place in both documents (list items by position)."""
     if isinstance(incoming, list) and isinstance(stored, list):
         for new, old in zip(incoming, stored, strict=False):

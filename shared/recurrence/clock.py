@@ -26,6 +26,8 @@ _SECOND = timedelta(seconds=1)
 def _offset_seconds(local: datetime) -> int:
     """The UTC offset of a ZoneInfo-aware datetime in seconds (a ZoneInfo always has one; typed Optional)."""
     return (local.utcoffset() or timedelta(0)) // _SECOND
+
+
 _PROBE_STEP = 7 * DAY  # finer than any pair of real-world transitions
 
 

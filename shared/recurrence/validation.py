@@ -48,8 +48,11 @@ _HOST_ENTRIES = frozenset({"localtime", "posixrules", "Factory"})
 
 @cache
 def _iana_names() -> frozenset[str]:
-    return frozenset(name for name in available_timezones()
-                     if name not in _HOST_ENTRIES and not name.startswith(("posix/", "right/")))
+    return frozenset(
+        name
+        for name in available_timezones()
+        if name not in _HOST_ENTRIES and not name.startswith(("posix/", "right/"))
+    )
 
 
 def _check_int(value: object, path: str, low: int, high: int, allow_zero: bool = True) -> None:

@@ -28,10 +28,24 @@ from .sealing import Keyring
 from .tables import ConcurrencyError, Table, read_modify_write
 
 __all__ = [
-    "Claim", "ClaimStore", "CollectionStore", "ConcurrencyError", "DispatchQueue", "DueEntry", "DueIndex",
-    "ExpectationIndex", "Expired", "HistoryStore",
-    "JobStore", "OccurrenceQueue", "RoleAssignmentRecord", "RoleAssignmentStore", "Store", "bucket_of",
-    "bucket_start", "read_modify_write",
+    "Claim",
+    "ClaimStore",
+    "CollectionStore",
+    "ConcurrencyError",
+    "DispatchQueue",
+    "DueEntry",
+    "DueIndex",
+    "ExpectationIndex",
+    "Expired",
+    "HistoryStore",
+    "JobStore",
+    "OccurrenceQueue",
+    "RoleAssignmentRecord",
+    "RoleAssignmentStore",
+    "Store",
+    "bucket_of",
+    "bucket_start",
+    "read_modify_write",
 ]
 
 
@@ -85,13 +99,21 @@ class Store:
             ),
             dispatch=DispatchQueue(queues.get_queue_client(settings.dispatch_queue, **base64_text())),
             role_assignments=RoleAssignmentStore(table(0, "RoleAssignments")),
-            tables=tuple(made), expectations=expectations,
+            tables=tuple(made),
+            expectations=expectations,
         )
 
     def ensure_ready(self, now: datetime) -> None:
         """Create tables and the queue if missing, and set the dispatcher's first watermark. Idempotent."""
-        tables = self.tables or (self.collections.table, self.jobs.table, self.due.table, self.due.state,
-                                 self.history.table, self.claims.table, self.role_assignments.table)
+        tables = self.tables or (
+            self.collections.table,
+            self.jobs.table,
+            self.due.table,
+            self.due.state,
+            self.history.table,
+            self.claims.table,
+            self.role_assignments.table,
+        )
         for table in tables:
             table.ensure_exists()
         self.queue.ensure_exists()

@@ -63,11 +63,17 @@ class ClaimStore:
         self.table = table
 
     def _entity(self, job: JobKey, claim_id: str, runner: str, lease_until: datetime) -> dict[str, object]:
-        return {"PartitionKey": job_scope(job), "RowKey": claim_id, "Status": "running", "LeaseUntil": lease_until,
-                "Runner": runner}
+        return {
+            "PartitionKey": job_scope(job),
+            "RowKey": claim_id,
+            "Status": "running",
+            "LeaseUntil": lease_until,
+            "Runner": runner,
+        }
 
-    def try_claim(self, job: JobKey, claim_id: str, now: datetime, runner: str = "",
-                  lease_until: datetime | None = None) -> Claim | Expired | None:
+    def try_claim(
+        self, job: JobKey, claim_id: str, now: datetime, runner: str = "", lease_until: datetime | None = None
+    ) -> Claim | Expired | None:
         """The claim if `runner` may run the attempt now; None if it ran or is running elsewhere; Expired when
         another runner's lease ran out (`take_over` after TAKEOVER_WAIT)."""
         entity = self._entity(job, claim_id, runner, lease_until or now + LEASE)

@@ -60,10 +60,13 @@ def queue_options() -> dict[str, Any]:
 def table_service(settings: StorageSettings) -> TableServiceClient:
     if settings.connection_string:
         return TableServiceClient.from_connection_string(
-            settings.connection_string, transport=_transport(), **table_options())
+            settings.connection_string, transport=_transport(), **table_options()
+        )
     assert settings.table_service_uri is not None
     return TableServiceClient(
-        endpoint=settings.table_service_uri, credential=_credential(settings), transport=_transport(),
+        endpoint=settings.table_service_uri,
+        credential=_credential(settings),
+        transport=_transport(),
         **table_options(),
     )
 
@@ -71,9 +74,12 @@ def table_service(settings: StorageSettings) -> TableServiceClient:
 def queue_service(settings: StorageSettings) -> QueueServiceClient:
     if settings.connection_string:
         return QueueServiceClient.from_connection_string(
-            settings.connection_string, transport=_transport(), **queue_options())
+            settings.connection_string, transport=_transport(), **queue_options()
+        )
     assert settings.queue_service_uri is not None
     return QueueServiceClient(
-        account_url=settings.queue_service_uri, credential=_credential(settings), transport=_transport(),
+        account_url=settings.queue_service_uri,
+        credential=_credential(settings),
+        transport=_transport(),
         **queue_options(),
     )

@@ -56,6 +56,7 @@ class CollectionStore:
         """One job fewer in the collection's count, under its ETag. Nothing when the collection is gone or
         its count is not kept yet; a count that keeps changing for `attempts` reads is left (ConcurrencyError,
         logged by the caller) rather than written blindly."""
+
         def fewer(record: CollectionRecord) -> CollectionRecord | None:
             return None if record.job_count is None else replace(record, job_count=max(record.job_count - 1, 0))
 
@@ -75,7 +76,11 @@ class CollectionStore:
         return query, params
 
     def page_after(
-        self, subscription: str, resource_group: str | None, size: int, after: str | None,
+        self,
+        subscription: str,
+        resource_group: str | None,
+        size: int,
+        after: str | None,
         visible: Visible | None = None,
     ) -> tuple[list[CollectionRecord], str | None]:
         """Collections of a subscription (or one of its resource groups) after the cursor `after` (keyset paging),
@@ -84,16 +89,18 @@ class CollectionStore:
         entities, cursor = page_after(self.table, query, params, size, after, keep=kept_by(visible))
         return read_each("job collection", entities, _record), cursor
 
-    def skip(self, subscription: str, resource_group: str | None, count: int,
-             visible: Visible | None = None) -> tuple[str | None, bool]:
+    def skip(
+        self, subscription: str, resource_group: str | None, count: int, visible: Visible | None = None
+    ) -> tuple[str | None, bool]:
         query, params = self._scope(subscription, resource_group)
         return skip_rows(self.table, query, params, count, kept_by(visible), None if visible is None else KEY_NAMES)
 
     def keys_with_sku(self, subscription: str, sku: str) -> list[CollectionKey]:
         """The collections of a subscription on one plan (e.g. the one Free collection it may have)."""
         query = "PartitionKey eq @pk and Sku eq @sku"
-        found = self.table.query(query, {"pk": escape(subscription), "sku": sku},
-                                 select=["Subscription", "ResourceGroup", "Name"])
+        found = self.table.query(
+            query, {"pk": escape(subscription), "sku": sku}, select=["Subscription", "ResourceGroup", "Name"]
+        )
         return [CollectionKey(e["Subscription"], e["ResourceGroup"], e["Name"]) for e in found]
 
 

@@ -46,8 +46,11 @@ class ShardTask:
 
     def to_json(self) -> str:
         traceparent = current_traceparent() or self.traceparent
-        extra = (({"account": self.account} if self.account else {}) | ({"tp": traceparent} if traceparent else {})
-                 | ({"w": list(self.watchdog)} if self.watchdog else {}))
+        extra = (
+            ({"account": self.account} if self.account else {})
+            | ({"tp": traceparent} if traceparent else {})
+            | ({"w": list(self.watchdog)} if self.watchdog else {})
+        )
         return json.dumps({"bucket": self.bucket, "shard": self.shard, **extra}, separators=(",", ":"))
 
     def __str__(self) -> str:
@@ -60,12 +63,26 @@ class ShardTask:
             bucket, shard, account = data["bucket"], data["shard"], data.get("account", 0)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise MalformedTask(str(exc)) from exc
-        if not (isinstance(bucket, str) and len(bucket) == 12 and bucket.isdigit()
-                and isinstance(shard, int) and 0 <= shard < 100 and isinstance(account, int) and 0 <= account < 100):
+        if not (
+            isinstance(bucket, str)
+            and len(bucket) == 12
+            and bucket.isdigit()
+            and isinstance(shard, int)
+            and 0 <= shard < 100
+            and isinstance(account, int)
+            and 0 <= account < 100
+        ):
             raise MalformedTask(f"not a bucket, shard and account: {text[:100]!r}")
         watchdog = data.get("w")
-        named = (watchdog[0], watchdog[1]) if (isinstance(watchdog, list) and len(watchdog) == 2 and all(
-            isinstance(part, str) and part for part in watchdog)) else None  # unreadable: the handler sends one
+        named = (
+            (watchdog[0], watchdog[1])
+            if (
+                isinstance(watchdog, list)
+                and len(watchdog) == 2
+                and all(isinstance(part, str) and part for part in watchdog)
+            )
+            else None
+        )  # unreadable: the handler sends one
         return cls(bucket, shard, data["tp"] if isinstance(data.get("tp"), str) else None, account, named)
 
 
@@ -88,8 +105,9 @@ class DispatchQueue:
 
     def send_hidden(self, task: ShardTask, seconds: float) -> Receipt:
         """A copy of the task (naming no watchdog) visible only after `seconds`: a watchdog; its receipt."""
-        sent = self.client.send_message(replace(task, watchdog=None).to_json(), visibility_timeout=math.ceil(seconds),
-                                        time_to_live=3600)
+        sent = self.client.send_message(
+            replace(task, watchdog=None).to_json(), visibility_timeout=math.ceil(seconds), time_to_live=3600
+        )
         return Receipt(sent.id, sent.pop_receipt)
 
     def hide(self, receipt: Receipt, seconds: float) -> Receipt:

@@ -85,9 +85,14 @@ class DueIndex:
 
     def _entity(self, job: JobKey, due: datetime, generation: int) -> Entity:
         return {
-            "PartitionKey": self.partition(job, due), "RowKey": _row(job, due), "Due": due,
-            "Generation": int64(generation), "Subscription": job.subscription, "ResourceGroup": job.resource_group,
-            "Collection": job.collection, "Job": job.job,
+            "PartitionKey": self.partition(job, due),
+            "RowKey": _row(job, due),
+            "Due": due,
+            "Generation": int64(generation),
+            "Subscription": job.subscription,
+            "ResourceGroup": job.resource_group,
+            "Collection": job.collection,
+            "Job": job.job,
         }
 
     def add(self, job: JobKey, due: datetime, generation: int) -> None:
@@ -114,7 +119,8 @@ class DueIndex:
         groups: dict[str, list[str]] = {}
         for entry in entries:
             groups.setdefault(entry.partition or self.partition(entry.job, entry.due), []).append(
-                _row(entry.job, entry.due))
+                _row(entry.job, entry.due)
+            )
         for partition, rows in groups.items():
             for batch in chunks(rows, BATCH):
                 try:
@@ -167,13 +173,23 @@ class DueIndex:
         return (as_datetime(entity.get("Bucket")) if entity else None), self.shards_to_read(entity or {})
 
     def set_watermark(self, bucket_start_time: datetime, shards: int | None = None) -> None:
-        self.state.upsert({"PartitionKey": _STATE_PARTITION, "RowKey": _WATERMARK_ROW, "Bucket": bucket_start_time,
-                           "Shards": max(shards or 0, self.shards)})
+        self.state.upsert(
+            {
+                "PartitionKey": _STATE_PARTITION,
+                "RowKey": _WATERMARK_ROW,
+                "Bucket": bucket_start_time,
+                "Shards": max(shards or 0, self.shards),
+            }
+        )
 
     def init_watermark(self, now: datetime) -> None:
         """Before any job exists, so that no due entry can ever precede the watermark."""
-        entity = {"PartitionKey": _STATE_PARTITION, "RowKey": _WATERMARK_ROW,
-                  "Bucket": bucket_start(bucket_of(now)) - timedelta(minutes=1), "Shards": self.shards}
+        entity = {
+            "PartitionKey": _STATE_PARTITION,
+            "RowKey": _WATERMARK_ROW,
+            "Bucket": bucket_start(bucket_of(now)) - timedelta(minutes=1),
+            "Shards": self.shards,
+        }
         with contextlib.suppress(ConcurrencyError):  # already initialised: the normal case
             self.state.insert(entity)
 

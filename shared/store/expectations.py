@@ -55,12 +55,20 @@ class ExpectationIndex:
             return
         key = record.key
         try:
-            self.table.upsert({
-                "PartitionKey": _PARTITION, "RowKey": _row(key), "Subscription": key.subscription,
-                "ResourceGroup": key.resource_group, "Collection": key.collection, "Job": key.job,
-                "WithinSeconds": float(within.total_seconds()), "LastSuccess": record.last_success_time,
-                "Created": record.created_time, "State": record.state.value,
-            })
+            self.table.upsert(
+                {
+                    "PartitionKey": _PARTITION,
+                    "RowKey": _row(key),
+                    "Subscription": key.subscription,
+                    "ResourceGroup": key.resource_group,
+                    "Collection": key.collection,
+                    "Job": key.job,
+                    "WithinSeconds": float(within.total_seconds()),
+                    "LastSuccess": record.last_success_time,
+                    "Created": record.created_time,
+                    "State": record.state.value,
+                }
+            )
         except Exception:  # the job's own write landed; the check repairs the row (see the module's contract)
             log.warning("the expectation row of %s could not be written", key.resource_id, exc_info=True)
 
@@ -75,8 +83,10 @@ class ExpectationIndex:
 def _expectation(e: Entity) -> Expectation:
     return Expectation(
         job=JobKey(e["Subscription"], e["ResourceGroup"], e["Collection"], e["Job"]),
-        within=timedelta(seconds=float(e["WithinSeconds"])), last_success=as_datetime(e.get("LastSuccess")),
-        created=as_datetime(e.get("Created")), state=JobState(e["State"]),
+        within=timedelta(seconds=float(e["WithinSeconds"])),
+        last_success=as_datetime(e.get("LastSuccess")),
+        created=as_datetime(e.get("Created")),
+        state=JobState(e["State"]),
     )
 
 
@@ -84,5 +94,6 @@ def of_record(record: JobRecord) -> Expectation | None:
     """The expectation a stored job carries now, or None."""
     if record.expect_success_within is None:
         return None
-    return Expectation(record.key, record.expect_success_within, record.last_success_time, record.created_time,
-                       record.state)
+    return Expectation(
+        record.key, record.expect_success_within, record.last_success_time, record.created_time, record.state
+    )

@@ -77,8 +77,16 @@ class HistoryStore:
         return read_each("history entry", entities, lambda e: _record(job, e)), token
 
     def ledger_page(
-        self, job: JobKey, status: JobExecutionStatus | None, since: datetime | None, until: datetime | None,
-        size: int, continuation: Any = None, *, since_inclusive: bool = True, until_inclusive: bool = False,
+        self,
+        job: JobKey,
+        status: JobExecutionStatus | None,
+        since: datetime | None,
+        until: datetime | None,
+        size: int,
+        continuation: Any = None,
+        *,
+        since_inclusive: bool = True,
+        until_inclusive: bool = False,
     ) -> tuple[list[LedgerEntry], Any]:
         """The job's ledger, newest occurrence first, optionally of one status and of a time range."""
         query, params = ledger.ledger_query(job, status, since, until, since_inclusive, until_inclusive)
@@ -89,8 +97,11 @@ class HistoryStore:
         """Apply a retention to the job's attempts and, apart, to its ledger: the newest `maxEntriesPerJob` of
         each, none older than `maxAge`, but a failed row until `failureMaxAge`. Reads the partition's keys and
         statuses once (its size is bounded by the retention itself, plus what a day added)."""
-        keep, age, failure_age = (retention.effective_max_entries, retention.effective_max_age,
-                                  retention.effective_failure_max_age)
+        keep, age, failure_age = (
+            retention.effective_max_entries,
+            retention.effective_max_age,
+            retention.effective_failure_max_age,
+        )
         rows = self.table.query("PartitionKey eq @pk", {"pk": job_scope(job)}, select=["RowKey", "Status"])
         seen = {"attempts": 0, "ledger": 0}
         doomed: list[str] = []
@@ -119,15 +130,21 @@ class HistoryStore:
         """
         lowest = f"{_MAX_TICKS - _ticks(cutoff) + 1:020d}"
         query = "PartitionKey eq @pk and RowKey ge @lo and RowKey lt @ledger"
-        rows = [e["RowKey"] for e in self.table.query(query, {"pk": job_scope(job), "lo": lowest,
-                                                              "ledger": ledger.PREFIX}, select=["RowKey"])]
+        rows = [
+            e["RowKey"]
+            for e in self.table.query(
+                query, {"pk": job_scope(job), "lo": lowest, "ledger": ledger.PREFIX}, select=["RowKey"]
+            )
+        ]
         return delete_rows(self.table, job_scope(job), rows)
 
     def keep_newest(self, job: JobKey, count: int) -> int:
         """Delete all but the job's `count` newest entries; returns how many. Reads every key it keeps."""
         query = "PartitionKey eq @pk and RowKey lt @ledger"
-        keys = (e["RowKey"] for e in self.table.query(query, {"pk": job_scope(job), "ledger": ledger.PREFIX},
-                                                      select=["RowKey"]))
+        keys = (
+            e["RowKey"]
+            for e in self.table.query(query, {"pk": job_scope(job), "ledger": ledger.PREFIX}, select=["RowKey"])
+        )
         rows = [row for index, row in enumerate(keys) if index >= count]  # the service returns keys in order
         return delete_rows(self.table, job_scope(job), rows)
 
@@ -145,10 +162,17 @@ def _ticks(instant: datetime) -> int:
 
 def _entity(record: HistoryRecord) -> Entity:
     return {
-        "PartitionKey": job_scope(record.key), "RowKey": record.history_id, "ExecutionId": record.execution_id,
-        "ExpectedExecutionTime": record.expected_execution_time, "StartTime": record.start_time,
-        "EndTime": record.end_time, "ActionName": record.action_name.value, "Status": record.status.value,
-        "Message": record.message, "RetryCount": record.retry_count, "RepeatCount": record.repeat_count,
+        "PartitionKey": job_scope(record.key),
+        "RowKey": record.history_id,
+        "ExecutionId": record.execution_id,
+        "ExpectedExecutionTime": record.expected_execution_time,
+        "StartTime": record.start_time,
+        "EndTime": record.end_time,
+        "ActionName": record.action_name.value,
+        "Status": record.status.value,
+        "Message": record.message,
+        "RetryCount": record.retry_count,
+        "RepeatCount": record.repeat_count,
     }
 
 
@@ -157,8 +181,15 @@ def _record(job: JobKey, e: Entity) -> HistoryRecord:
         return as_datetime(e.get(name)) or datetime.min.replace(tzinfo=UTC)
 
     return HistoryRecord(
-        key=job, execution_id=e.get("ExecutionId", ""), expected_execution_time=when("ExpectedExecutionTime"),
-        start_time=when("StartTime"), end_time=when("EndTime"), action_name=JobHistoryActionName(e["ActionName"]),
-        status=JobExecutionStatus(e["Status"]), message=e.get("Message", ""), retry_count=int(e.get("RetryCount", 0)),
-        repeat_count=int(e.get("RepeatCount", 0)), history_id=e["RowKey"],
+        key=job,
+        execution_id=e.get("ExecutionId", ""),
+        expected_execution_time=when("ExpectedExecutionTime"),
+        start_time=when("StartTime"),
+        end_time=when("EndTime"),
+        action_name=JobHistoryActionName(e["ActionName"]),
+        status=JobExecutionStatus(e["Status"]),
+        message=e.get("Message", ""),
+        retry_count=int(e.get("RetryCount", 0)),
+        repeat_count=int(e.get("RepeatCount", 0)),
+        history_id=e["RowKey"],
     )

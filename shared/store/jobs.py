@@ -28,8 +28,9 @@ log = logging.getLogger(__name__)
 
 
 class JobStore:
-    def __init__(self, table: Table, keyring: Keyring | None = None,
-                 expectations: ExpectationIndex | None = None) -> None:
+    def __init__(
+        self, table: Table, keyring: Keyring | None = None, expectations: ExpectationIndex | None = None
+    ) -> None:
         self.table = table
         self.keyring = keyring
         self.expectations = expectations  # mirror rows of jobs that carry an expectation (store/expectations.py)
@@ -153,8 +154,11 @@ class JobStore:
                 restore(document, open_sealed(self._require_keyring(), entity["Sealed"], _bound_to(entity)))
             except SealError as exc:
                 # The job stays usable without its secrets (lists, GET, the executor's failure history).
-                log.error("job row %s: secrets not available: %s", entity.get("RowKey", "?")[:100].encode(
-                    "unicode_escape").decode("ascii"), exc)
+                log.error(
+                    "job row %s: secrets not available: %s",
+                    entity.get("RowKey", "?")[:100].encode("unicode_escape").decode("ascii"),
+                    exc,
+                )
                 unopened = entity["Sealed"]
         return replace(_record(entity, document), unopened_secrets=unopened)
 
@@ -162,7 +166,6 @@ class JobStore:
         """Every job of every collection, as a projection read paged by the SDK (one pass over the table)."""
         for e in self.table.query("PartitionKey ge @lo", {"lo": ""}, select=_SUMMARY_COLUMNS):
             yield from read_each("job", [e], _summary)  # an unreadable row is logged and skipped, the scan goes on
-
 
 
 @dataclass(frozen=True)
@@ -180,14 +183,24 @@ class JobSummary:
 def _summary(e: Entity) -> JobSummary:
     return JobSummary(
         key=JobKey(e["Subscription"], e["ResourceGroup"], e["Collection"], e["Name"]),
-        state=JobState(e["State"]), created_time=as_datetime(e.get("CreatedTime")),
+        state=JobState(e["State"]),
+        created_time=as_datetime(e.get("CreatedTime")),
         last_execution_time=as_datetime(e.get("LastExecutionTime")),
-        execution_count=int(e.get("ExecutionCount") or 0), etag=str(e["etag"]),
+        execution_count=int(e.get("ExecutionCount") or 0),
+        etag=str(e["etag"]),
     )
 
 
-_SUMMARY_COLUMNS = ["Subscription", "ResourceGroup", "Collection", "Name", "State", "CreatedTime",
-                    "LastExecutionTime", "ExecutionCount"]
+_SUMMARY_COLUMNS = [
+    "Subscription",
+    "ResourceGroup",
+    "Collection",
+    "Name",
+    "State",
+    "CreatedTime",
+    "LastExecutionTime",
+    "ExecutionCount",
+]
 
 
 def _entity(record: JobRecord) -> Entity:
@@ -244,4 +257,3 @@ def _record(entity: Entity, document: dict[str, Any]) -> JobRecord:
         paused_by=entity.get("PausedBy"),
         etag=entity.get("etag"),
     )
-

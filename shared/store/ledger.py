@@ -48,18 +48,35 @@ def of_attempt(record: HistoryRecord) -> LedgerEntry | None:
     if record.occurrence is None or record.action_name != JobHistoryActionName.MAIN_ACTION:
         return None
     return LedgerEntry(
-        key=record.key, execution_id=record.execution_id, occurrence=record.occurrence, trigger=record.trigger,
-        status=record.status, message=record.message, start_time=record.start_time, end_time=record.end_time,
-        retry_count=record.retry_count, attempts=record.retry_count + 1, repeat_count=record.repeat_count)
+        key=record.key,
+        execution_id=record.execution_id,
+        occurrence=record.occurrence,
+        trigger=record.trigger,
+        status=record.status,
+        message=record.message,
+        start_time=record.start_time,
+        end_time=record.end_time,
+        retry_count=record.retry_count,
+        attempts=record.retry_count + 1,
+        repeat_count=record.repeat_count,
+    )
 
 
 def entity(entry: LedgerEntry) -> Entity:
     return {
-        "PartitionKey": job_scope(entry.key), "RowKey": ledger_id(entry.occurrence, entry.execution_id),
-        "ExecutionId": entry.execution_id, "Occurrence": entry.occurrence, "Trigger": entry.trigger,
-        "Status": entry.status.value, "Reason": entry.reason.value if entry.reason is not None else None,
-        "Message": entry.message, "StartTime": entry.start_time, "EndTime": entry.end_time,
-        "RetryCount": entry.retry_count, "Attempts": entry.attempts, "RepeatCount": entry.repeat_count,
+        "PartitionKey": job_scope(entry.key),
+        "RowKey": ledger_id(entry.occurrence, entry.execution_id),
+        "ExecutionId": entry.execution_id,
+        "Occurrence": entry.occurrence,
+        "Trigger": entry.trigger,
+        "Status": entry.status.value,
+        "Reason": entry.reason.value if entry.reason is not None else None,
+        "Message": entry.message,
+        "StartTime": entry.start_time,
+        "EndTime": entry.end_time,
+        "RetryCount": entry.retry_count,
+        "Attempts": entry.attempts,
+        "RepeatCount": entry.repeat_count,
     }
 
 
@@ -69,12 +86,20 @@ def record(job: JobKey, e: Entity) -> LedgerEntry:
         raise ValueError("a ledger row without its occurrence")
     reason = e.get("Reason")
     return LedgerEntry(
-        key=job, execution_id=str(e.get("ExecutionId", "")), occurrence=occurrence,
-        trigger=str(e.get("Trigger", "schedule")), status=JobExecutionStatus(e["Status"]),
-        message=str(e.get("Message", "")), reason=LedgerReason(reason) if reason else None,
-        start_time=as_datetime(e.get("StartTime")), end_time=as_datetime(e.get("EndTime")),
-        retry_count=int(e.get("RetryCount", 0)), attempts=int(e.get("Attempts", 0)),
-        repeat_count=int(e.get("RepeatCount", 0)), entry_id=str(e["RowKey"]))
+        key=job,
+        execution_id=str(e.get("ExecutionId", "")),
+        occurrence=occurrence,
+        trigger=str(e.get("Trigger", "schedule")),
+        status=JobExecutionStatus(e["Status"]),
+        message=str(e.get("Message", "")),
+        reason=LedgerReason(reason) if reason else None,
+        start_time=as_datetime(e.get("StartTime")),
+        end_time=as_datetime(e.get("EndTime")),
+        retry_count=int(e.get("RetryCount", 0)),
+        attempts=int(e.get("Attempts", 0)),
+        repeat_count=int(e.get("RepeatCount", 0)),
+        entry_id=str(e["RowKey"]),
+    )
 
 
 def attempts_query(job: JobKey, status: JobExecutionStatus | None) -> tuple[str, dict[str, Any]]:
@@ -86,9 +111,14 @@ def attempts_query(job: JobKey, status: JobExecutionStatus | None) -> tuple[str,
     return query, params
 
 
-def ledger_query(job: JobKey, status: JobExecutionStatus | None, since: datetime | None,
-                 until: datetime | None, since_inclusive: bool = True,
-                 until_inclusive: bool = False) -> tuple[str, dict[str, Any]]:
+def ledger_query(
+    job: JobKey,
+    status: JobExecutionStatus | None,
+    since: datetime | None,
+    until: datetime | None,
+    since_inclusive: bool = True,
+    until_inclusive: bool = False,
+) -> tuple[str, dict[str, Any]]:
     """The ledger rows of the job, optionally of one status and of occurrences in a time range."""
     low, high = PREFIX, END
     if until is not None:  # newer occurrences have lower keys

@@ -19,8 +19,13 @@ from .tables import Entity, Table
 
 
 def page_after(
-    table: Table, query: str, params: dict[str, Any], size: int, after: str | None,
-    select: list[str] | None = None, keep: Callable[[Entity], bool] | None = None,
+    table: Table,
+    query: str,
+    params: dict[str, Any],
+    size: int,
+    after: str | None,
+    select: list[str] | None = None,
+    keep: Callable[[Entity], bool] | None = None,
 ) -> tuple[list[Entity], str | None]:
     """At most `size` entities with RowKey > `after` matching `query` (and `keep`), and the cursor of the next
     page: the RowKey of the last entity returned, or None when nothing (kept) follows it.
@@ -36,8 +41,14 @@ def page_after(
     return items[:size], str(items[size - 1]["RowKey"])
 
 
-def skip_rows(table: Table, query: str, params: dict[str, Any], skip: int,
-              keep: Callable[[Entity], bool] | None = None, select: list[str] | None = None) -> tuple[str | None, bool]:
+def skip_rows(
+    table: Table,
+    query: str,
+    params: dict[str, Any],
+    skip: int,
+    keep: Callable[[Entity], bool] | None = None,
+    select: list[str] | None = None,
+) -> tuple[str | None, bool]:
     """The cursor after the first `skip` matching (and kept) entities, reading row keys only, or the
     properties `keep` needs (`select`), for a `$skip` start.
 

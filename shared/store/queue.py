@@ -117,4 +117,3 @@ class Receipt:
 def _whole(seconds: float) -> int:
     # The queue counts visibility in whole seconds: round up, never make a message visible early.
     return min(max(math.ceil(seconds), 0), int(MAX_VISIBILITY.total_seconds()))
-

@@ -109,8 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     moves = rebalance(Settings.from_environment(), args.apply)
     verb = "moved" if args.apply else "to move"
-    print(f"{verb}: {moves.collections} collection(s), {moves.jobs} job(s), {moves.history} history entries, "
-          f"{moves.claims} claim(s)")
+    print(
+        f"{verb}: {moves.collections} collection(s), {moves.jobs} job(s), {moves.history} history entries, "
+        f"{moves.claims} claim(s)"
+    )
     return 0
 
 

@@ -57,12 +57,19 @@ class RoleAssignmentStore:
 
     def insert(self, record: RoleAssignmentRecord) -> None:
         """ConcurrencyError when the name is taken."""
-        self.table.insert({
-            "PartitionKey": escape(record.subscription), "RowKey": record.name.lower(),
-            "Subscription": record.subscription, "Scope": record.scope, "RoleId": record.role_id,
-            "PrincipalId": record.principal_id, "PrincipalType": record.principal_type,
-            "CreatedOn": record.created_on, "CreatedBy": record.created_by,
-        })
+        self.table.insert(
+            {
+                "PartitionKey": escape(record.subscription),
+                "RowKey": record.name.lower(),
+                "Subscription": record.subscription,
+                "Scope": record.scope,
+                "RoleId": record.role_id,
+                "PrincipalId": record.principal_id,
+                "PrincipalType": record.principal_type,
+                "CreatedOn": record.created_on,
+                "CreatedBy": record.created_by,
+            }
+        )
 
     def delete(self, subscription: str, name: str) -> bool:
         return self.table.delete(escape(subscription), name.lower())
@@ -74,9 +81,13 @@ def _record(entity: Entity) -> RoleAssignmentRecord | None:
         created = as_datetime(entity.get("CreatedOn"))
         assert created is not None
         return RoleAssignmentRecord(
-            subscription=str(entity["Subscription"]), name=str(entity["RowKey"]), scope=str(entity["Scope"]),
-            role_id=str(entity["RoleId"]).lower(), principal_id=str(entity["PrincipalId"]).lower(),
-            principal_type=str(entity.get("PrincipalType") or ""), created_on=created,
+            subscription=str(entity["Subscription"]),
+            name=str(entity["RowKey"]),
+            scope=str(entity["Scope"]),
+            role_id=str(entity["RoleId"]).lower(),
+            principal_id=str(entity["PrincipalId"]).lower(),
+            principal_type=str(entity.get("PrincipalType") or ""),
+            created_on=created,
             created_by=entity.get("CreatedBy"),
         )
     except (KeyError, AssertionError):

@@ -75,8 +75,9 @@ class _Unrouted(Table):
         self.kind = kind
 
     def __getattr__(self, name: str) -> NoReturn:
-        raise NotRoutedError(f"the {self.kind} table spans several storage accounts: route this call "
-                             "in shared/store/routing.py")
+        raise NotRoutedError(
+            f"the {self.kind} table spans several storage accounts: route this call in shared/store/routing.py"
+        )
 
 
 class RoutedCollections(CollectionStore):
@@ -103,7 +104,11 @@ class RoutedCollections(CollectionStore):
         self._at(key).delete(key)
 
     def page_after(
-        self, subscription: str, resource_group: str | None, size: int, after: str | None,
+        self,
+        subscription: str,
+        resource_group: str | None,
+        size: int,
+        after: str | None,
         visible: Visible | None = None,
     ) -> tuple[list[CollectionRecord], str | None]:
         """One page in row-key order over every account. Each account answers its own page; the merged page
@@ -111,8 +116,11 @@ class RoutedCollections(CollectionStore):
         rows not read yet. Pages stay full: that account alone contributed `size` rows up to its cursor (rows
         `visible` accepts, when given: the cursor is always one of them)."""
         with ThreadPoolExecutor(max_workers=len(self.stores)) as pool:  # side by side: one round trip of latency
-            answers = list(pool.map(
-                lambda store: store.page_after(subscription, resource_group, size, after, visible), self.stores))
+            answers = list(
+                pool.map(
+                    lambda store: store.page_after(subscription, resource_group, size, after, visible), self.stores
+                )
+            )
         limits = [cursor for _, cursor in answers if cursor is not None]
         limit = min(limits) if limits else None
         rows = sorted((collection_row(r.key), r) for records, _ in answers for r in records)
@@ -121,8 +129,9 @@ class RoutedCollections(CollectionStore):
             return [r for _, r in rows[:size]], rows[size - 1][0]
         return [r for _, r in rows], limit
 
-    def skip(self, subscription: str, resource_group: str | None, count: int,
-             visible: Visible | None = None) -> tuple[str | None, bool]:
+    def skip(
+        self, subscription: str, resource_group: str | None, count: int, visible: Visible | None = None
+    ) -> tuple[str | None, bool]:
         """The cursor after the first `count` collections (that `visible` accepts) over every account: row keys
         only, merged in order."""
         if count <= 0:
@@ -270,8 +279,9 @@ class RoutedDue(DueIndex):
     count it records) is the primary's, read by every account's index, so one tick covers all accounts.
     `table` is the primary's due table (what the health check's backlog query reads)."""
 
-    PRIMARY_ONLY = frozenset({"watermark", "shards_to_read", "progress", "set_watermark", "init_watermark",
-                              "partition"})
+    PRIMARY_ONLY = frozenset(
+        {"watermark", "shards_to_read", "progress", "set_watermark", "init_watermark", "partition"}
+    )
 
     def __init__(self, indexes: list[DueIndex]) -> None:
         super().__init__(indexes[0].table, indexes[0].state, indexes[0].shards)

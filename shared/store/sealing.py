@@ -83,8 +83,10 @@ class Keyring:
     def derived(self, purpose: bytes) -> list[AESGCM]:
         """AES-256-GCM keys for another use of the same materials (HKDF-SHA256 with `purpose` as its info), the
         current one first: independent of the keys that seal secrets, so neither use can serve the other."""
-        return [AESGCM(HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=purpose).derive(m.encode("utf-8")))
-                for m in self._materials]
+        return [
+            AESGCM(HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=purpose).derive(m.encode("utf-8")))
+            for m in self._materials
+        ]
 
     @classmethod
     def parse(cls, text: str) -> Keyring:
@@ -156,8 +158,10 @@ def seal(keyring: Keyring, taken: list[tuple[Path, str]], bound_to: str) -> str:
     wrapped = keyring.current.aead.encrypt(wrap_nonce, data_key, _wrap_aad(keyring.current.id))
     plaintext = json.dumps([[path, value] for path, value in taken], separators=(",", ":")).encode("utf-8")
     ciphertext = AESGCM(data_key).encrypt(nonce, plaintext, bound_to.encode("utf-8"))
-    return json.dumps({"v": _VERSION, "kid": keyring.current.id, "dek": _b64(wrap_nonce + wrapped),
-                       "ct": _b64(nonce + ciphertext)}, separators=(",", ":"))
+    return json.dumps(
+        {"v": _VERSION, "kid": keyring.current.id, "dek": _b64(wrap_nonce + wrapped), "ct": _b64(nonce + ciphertext)},
+        separators=(",", ":"),
+    )
 
 
 def open_sealed(keyring: Keyring, sealed: str, bound_to: str) -> list[tuple[Path, str]]:
@@ -193,8 +197,9 @@ def rewrap(keyring: Keyring, sealed: str) -> str | None:
         raise SealError("the sealed data key does not open") from exc
     wrap_nonce = random.token_bytes(12)
     rewrapped = keyring.current.aead.encrypt(wrap_nonce, data_key, _wrap_aad(keyring.current.id))
-    return json.dumps({**envelope, "kid": keyring.current.id, "dek": _b64(wrap_nonce + rewrapped)},
-                      separators=(",", ":"))
+    return json.dumps(
+        {**envelope, "kid": keyring.current.id, "dek": _b64(wrap_nonce + rewrapped)}, separators=(",", ":")
+    )
 
 
 def _wrap_aad(key_id: str) -> bytes:

@@ -105,12 +105,16 @@ class Table:
         return True
 
     def query(
-        self, query_filter: str, parameters: dict[str, Any] | None = None, select: list[str] | None = None,
+        self,
+        query_filter: str,
+        parameters: dict[str, Any] | None = None,
+        select: list[str] | None = None,
         page_size: int | None = None,
     ) -> Iterator[Entity]:
         """Every matching entity, read lazily `page_size` a request (the service's 1,000 when None)."""
-        found = self._client.query_entities(query_filter, parameters=parameters, select=select,
-                                            results_per_page=page_size)
+        found = self._client.query_entities(
+            query_filter, parameters=parameters, select=select, results_per_page=page_size
+        )
         for entity in found:
             item = dict(entity)
             item["etag"] = entity.metadata.get("etag")
@@ -119,8 +123,9 @@ class Table:
     def count(self, query_filter: str, parameters: dict[str, Any] | None, limit: int) -> int:
         """How many entities match, counted no further than `limit` (reading keys only)."""
         total = 0
-        for _ in self._client.query_entities(query_filter, parameters=parameters, select=["RowKey"],
-                                             results_per_page=min(limit, 1000)):
+        for _ in self._client.query_entities(
+            query_filter, parameters=parameters, select=["RowKey"], results_per_page=min(limit, 1000)
+        ):
             total += 1
             if total >= limit:
                 break
@@ -144,9 +149,14 @@ class Table:
         """Replace up to 100 entities of one partition in one entity-group transaction, each only if unchanged
         since its ETag was read; their new ETags. ConcurrencyError when any one changed or vanished (then
         nothing was written)."""
-        operations = [("update", _clean(entity), {"mode": UpdateMode.REPLACE, "etag": etag,
-                                                  "match_condition": MatchConditions.IfNotModified})
-                      for entity, etag in entities]
+        operations = [
+            (
+                "update",
+                _clean(entity),
+                {"mode": UpdateMode.REPLACE, "etag": etag, "match_condition": MatchConditions.IfNotModified},
+            )
+            for entity, etag in entities
+        ]
         try:
             results = self._client.submit_transaction(operations)
         except TableTransactionError as exc:
@@ -174,8 +184,13 @@ class Table:
 
 
 def read_modify_write(
-    read: Callable[[], R | None], change: Callable[[R], R | None], write: Callable[[R, R], R], *,
-    attempts: int, current: R | None = None, pause: Callable[[int], None] | None = None,
+    read: Callable[[], R | None],
+    change: Callable[[R], R | None],
+    write: Callable[[R, R], R],
+    *,
+    attempts: int,
+    current: R | None = None,
+    pause: Callable[[int], None] | None = None,
 ) -> R | None:
     """The one ETag read-modify-write loop: read (or start from `current`), decide, write under the ETag read;
     when somebody else wrote in between (ConcurrencyError), read again and decide again.

@@ -22,7 +22,19 @@ from .providers import disable, use_providers
 from .setup import TelemetrySettings, configure
 
 __all__ = [
-    "ALL_METRICS", "TelemetrySettings", "attempt_done", "configure", "current_traceparent", "disable",
-    "occurrence_planned", "occurrence_skipped", "outgoing_headers", "poisoned", "traced_api", "traced_dispatch",
-    "traced_execution", "traced_tick", "use_providers",
+    "ALL_METRICS",
+    "TelemetrySettings",
+    "attempt_done",
+    "configure",
+    "current_traceparent",
+    "disable",
+    "occurrence_planned",
+    "occurrence_skipped",
+    "outgoing_headers",
+    "poisoned",
+    "traced_api",
+    "traced_dispatch",
+    "traced_execution",
+    "traced_tick",
+    "use_providers",
 ]

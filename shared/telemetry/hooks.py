@@ -73,8 +73,9 @@ def traced_api(handle: F) -> F:
         if route.get("jobName"):
             attributes[JOB_NAME] = str(route["jobName"])
         parent = context_from_headers(getattr(request, "headers", None) or {})
-        with current.tracer.start_as_current_span(operation, context=parent, kind=SpanKind.SERVER,
-                                                  attributes=attributes) as span:
+        with current.tracer.start_as_current_span(
+            operation, context=parent, kind=SpanKind.SERVER, attributes=attributes
+        ) as span:
             response = handle(operation, request, *args, **kwargs)
             status = int(getattr(response, "status", 0))
             span.set_attribute("http.response.status_code", status)
@@ -102,8 +103,12 @@ def traced_tick(tick: F) -> F:
             current.instruments.tick_duration.record(duration)
             observation = getattr(report, "observation", None)
             if observation is not None:  # None: the heartbeat could not be written (the dispatcher logged it)
-                span.set_attributes({"scheduler.backlog": int(observation.backlog),
-                                     "scheduler.poison_depth": int(observation.poison_depth)})
+                span.set_attributes(
+                    {
+                        "scheduler.backlog": int(observation.backlog),
+                        "scheduler.poison_depth": int(observation.poison_depth),
+                    }
+                )
                 tick_observed(observation)
             return report
 
@@ -116,11 +121,14 @@ def traced_dispatch(dispatch: F) -> F:
         current = active()
         if not current.enabled:
             return dispatch(self, task, *args, **kwargs)
-        attributes: dict[str, str | int] = {"scheduler.bucket": str(getattr(task, "bucket", "")),
-                      "scheduler.shard": int(getattr(task, "shard", 0))}
+        attributes: dict[str, str | int] = {
+            "scheduler.bucket": str(getattr(task, "bucket", "")),
+            "scheduler.shard": int(getattr(task, "shard", 0)),
+        }
         parent = context_from(getattr(task, "traceparent", None))  # the tick's, when the task came by queue
-        with current.tracer.start_as_current_span(DISPATCH_SPAN, context=parent, kind=SpanKind.INTERNAL,
-                                                  attributes=attributes) as span:
+        with current.tracer.start_as_current_span(
+            DISPATCH_SPAN, context=parent, kind=SpanKind.INTERNAL, attributes=attributes
+        ) as span:
             report = dispatch(self, task, *args, **kwargs)
             counts = {name: int(getattr(report, name, 0)) for name in ("enqueued", "stale", "failed")}
             span.set_attributes({f"scheduler.dispatch.{name}": value for name, value in counts.items()})
@@ -137,21 +145,28 @@ def traced_execution(run: F) -> F:
         if not current.enabled:
             return run(self, message, *args, **kwargs)
         attributes = {
-            JOB_ID: message.job.resource_id, JOB_NAME: message.job.job, COLLECTION: message.job.collection,
-            OCCURRENCE: message.occurrence.isoformat(), ATTEMPT: message.attempt + 1,
-            ACTION: message.action.value, TRIGGER: message.trigger.value, EXECUTION_ID: message.execution_id,
+            JOB_ID: message.job.resource_id,
+            JOB_NAME: message.job.job,
+            COLLECTION: message.job.collection,
+            OCCURRENCE: message.occurrence.isoformat(),
+            ATTEMPT: message.attempt + 1,
+            ACTION: message.action.value,
+            TRIGGER: message.trigger.value,
+            EXECUTION_ID: message.execution_id,
             OUTCOME: "skipped",
         }
         parent = context_from(getattr(message, "traceparent", None))
-        with current.tracer.start_as_current_span(EXECUTION_SPAN, context=parent, kind=SpanKind.CONSUMER,
-                                                  attributes=attributes):
+        with current.tracer.start_as_current_span(
+            EXECUTION_SPAN, context=parent, kind=SpanKind.CONSUMER, attributes=attributes
+        ):
             return run(self, message, *args, **kwargs)
 
     return cast(F, wrapper)
 
 
-def attempt_done(message: Any, action_type: Any, succeeded: bool, started: datetime, *, retried: bool,
-                 faulted: bool) -> None:
+def attempt_done(
+    message: Any, action_type: Any, succeeded: bool, started: datetime, *, retried: bool, faulted: bool
+) -> None:
     """One attempt ran: outcome, lateness (its start minus its expected time), retry and fault."""
     current = active()
     if not current.enabled:

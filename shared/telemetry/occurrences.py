@@ -45,12 +45,14 @@ _lock = threading.Lock()
 
 def _quiet(hook: F) -> F:
     """Counting never breaks what is counted: a failure here is logged and the caller goes on."""
+
     @functools.wraps(hook)
     def wrapper(*args: Any, **kwargs: Any) -> None:
         try:
             hook(*args, **kwargs)
         except Exception:
             log.warning("telemetry: %s failed", hook.__name__, exc_info=True)
+
     return cast(F, wrapper)
 
 
@@ -90,8 +92,9 @@ def occurrence_skipped(message: Any, reason: str) -> None:
     current = active()
     if not current.enabled or not _first_main_attempt(message):
         return
-    current.instruments.skipped.add(1, {**_scope(current, message.job), REASON: reason,
-                                        TRIGGER: str(message.trigger.value)})
+    current.instruments.skipped.add(
+        1, {**_scope(current, message.job), REASON: reason, TRIGGER: str(message.trigger.value)}
+    )
 
 
 @_quiet
@@ -115,8 +118,10 @@ def tick_observed(observation: Any) -> None:
     if not current.enabled:
         return
     at = observation.at
-    ages = {(COLLECTION_ID, str(key.resource_id)): (at - due).total_seconds()
-            for key, due in observation.overdue_by_collection.items()}
+    ages = {
+        (COLLECTION_ID, str(key.resource_id)): (at - due).total_seconds()
+        for key, due in observation.overdue_by_collection.items()
+    }
     _set(instruments, "overdue_age", {(k,): max(v, 0.0) for k, v in ages.items()})
     per_collection: dict[tuple[tuple[str, str], ...], float] = {}
     silence: dict[tuple[tuple[str, str], ...], float] = {}
@@ -124,7 +129,8 @@ def tick_observed(observation: Any) -> None:
         collection = (COLLECTION_ID, str(broken.job.collection_key.resource_id))
         per_collection[(collection,)] = per_collection.get((collection,), 0) + 1
         silence[(collection, (JOB_ID, str(broken.job.resource_id)), (STATE, _state_name(broken.state)))] = (
-            broken.silent.total_seconds())
+            broken.silent.total_seconds()
+        )
     _set(instruments, "expectations_broken", per_collection)
     _set(instruments, "job_silence", silence)
 

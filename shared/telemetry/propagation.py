@@ -49,8 +49,14 @@ def context_from_headers(headers: Mapping[str, str]) -> otel_context.Context | N
 
 def new_traceparent() -> str:
     """A `traceparent` of a trace nothing records: fresh trace and span ids, sampled flag off."""
-    unrecorded = NonRecordingSpan(SpanContext(_IDS.generate_trace_id(), _IDS.generate_span_id(), is_remote=False,
-                                              trace_flags=TraceFlags(TraceFlags.DEFAULT)))
+    unrecorded = NonRecordingSpan(
+        SpanContext(
+            _IDS.generate_trace_id(),
+            _IDS.generate_span_id(),
+            is_remote=False,
+            trace_flags=TraceFlags(TraceFlags.DEFAULT),
+        )
+    )
     carrier: dict[str, str] = {}
     _PROPAGATOR.inject(carrier, context=trace.set_span_in_context(unrecorded))
     return carrier[TRACEPARENT]

@@ -26,8 +26,9 @@ class Active:
     per_job: bool = False
 
 
-def _build(tracer_provider: trace.TracerProvider, meter_provider: metrics.MeterProvider, enabled: bool,
-           per_job: bool = False) -> Active:
+def _build(
+    tracer_provider: trace.TracerProvider, meter_provider: metrics.MeterProvider, enabled: bool, per_job: bool = False
+) -> Active:
     return Active(tracer_provider.get_tracer(SCOPE), Instruments(meter_provider.get_meter(SCOPE)), enabled, per_job)
 
 
@@ -39,8 +40,9 @@ def active() -> Active:
     return _active
 
 
-def use_providers(tracer_provider: trace.TracerProvider, meter_provider: metrics.MeterProvider, *,
-                  per_job: bool = False) -> None:
+def use_providers(
+    tracer_provider: trace.TracerProvider, meter_provider: metrics.MeterProvider, *, per_job: bool = False
+) -> None:
     """Send spans and metrics of every hook to these providers from now on."""
     global _active
     with _lock:

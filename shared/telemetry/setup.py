@@ -105,8 +105,10 @@ def _start(settings: TelemetrySettings) -> str | None:
         from azure.monitor.opentelemetry import configure_azure_monitor
 
         configure_azure_monitor(
-            connection_string=settings.connection_string, credential=credential_from(settings.authentication),
-            logger_name="shared", instrumentation_options={name: {"enabled": False} for name in _UNUSED},
+            connection_string=settings.connection_string,
+            credential=credential_from(settings.authentication),
+            logger_name="shared",
+            instrumentation_options={name: {"enabled": False} for name in _UNUSED},
         )
         use_providers(trace.get_tracer_provider(), metrics.get_meter_provider(), per_job=settings.per_job_metrics)
     elif destination in {OTLP, CONSOLE}:
@@ -144,8 +146,10 @@ def _sdk_providers(destination: str) -> tuple[trace.TracerProvider | None, metri
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         except ImportError:
-            log.warning("OTEL_EXPORTER_OTLP_ENDPOINT is set but opentelemetry-exporter-otlp-proto-http is not "
-                        "installed; telemetry stays off")
+            log.warning(
+                "OTEL_EXPORTER_OTLP_ENDPOINT is set but opentelemetry-exporter-otlp-proto-http is not "
+                "installed; telemetry stays off"
+            )
             return None, None
         span_exporter, metric_exporter = OTLPSpanExporter(), OTLPMetricExporter()  # both read OTEL_EXPORTER_OTLP_*
     else:

@@ -52,10 +52,18 @@ class ApiServer:
         operation = ROUTES[endpoint].get(request.method)
         if operation is None:
             return Response(status=404)(environ, start_response)
-        answer = api.handle(operation, api.ApiRequest(
-            method=request.method, url=request.url, route=dict(route), query=dict(request.args.items()),
-            body=request.get_data(), headers=dict(request.headers.items()),
-        ), self.runtime)
+        answer = api.handle(
+            operation,
+            api.ApiRequest(
+                method=request.method,
+                url=request.url,
+                route=dict(route),
+                query=dict(request.args.items()),
+                body=request.get_data(),
+                headers=dict(request.headers.items()),
+            ),
+            self.runtime,
+        )
         self.calls.append((operation, answer.status))
         body = answer.encoded()
         headers = dict(answer.headers)
@@ -64,8 +72,11 @@ class ApiServer:
         return Response(body, status=answer.status, headers=headers)(environ, start_response)
 
 
-_MAP = Map([Rule(path, endpoint=path, methods=list(methods)) for path, methods in ROUTES.items()],
-           strict_slashes=False, merge_slashes=False)
+_MAP = Map(
+    [Rule(path, endpoint=path, methods=list(methods)) for path, methods in ROUTES.items()],
+    strict_slashes=False,
+    merge_slashes=False,
+)
 
 
 @pytest.fixture(scope="session")
@@ -101,8 +112,12 @@ class StaticCredential:
 
 def sdk_client(base_url: str, subscription: str = SUB) -> SchedulerManagementClient:
     return SchedulerManagementClient(
-        StaticCredential(), subscription, base_url=base_url, per_call_policies=[AllowHttp()],
-        retry_total=0, polling_interval=0,
+        StaticCredential(),
+        subscription,
+        base_url=base_url,
+        per_call_policies=[AllowHttp()],
+        retry_total=0,
+        polling_interval=0,
     )
 
 
@@ -125,17 +140,43 @@ class InProcess:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
 
-    def call(self, operation: str, method: str, collection: str | None = None, job: str | None = None,
-             body: Any = None, query: dict[str, str] | None = None, raw: bytes | None = None,
-             subscription: str = SUB, group: str = RG, suffix: str = "") -> api.ApiResponse:
+    def call(
+        self,
+        operation: str,
+        method: str,
+        collection: str | None = None,
+        job: str | None = None,
+        body: Any = None,
+        query: dict[str, str] | None = None,
+        raw: bytes | None = None,
+        subscription: str = SUB,
+        group: str = RG,
+        suffix: str = "",
+    ) -> api.ApiResponse:
         in_group = collection is not None or operation == "JobCollections_ListByResourceGroup"
-        return api_call(self.rt, operation, method, subscription=subscription, group=group if in_group else None,
-                        collection=collection, job=job, data=encoded(body, raw), query=query, suffix=suffix)
+        return api_call(
+            self.rt,
+            operation,
+            method,
+            subscription=subscription,
+            group=group if in_group else None,
+            collection=collection,
+            job=job,
+            data=encoded(body, raw),
+            query=query,
+            suffix=suffix,
+        )
 
-    def put_collection(self, name: str = "jc", sku: str = "Standard", expect: int = 201,
-                       subscription: str = SUB, **properties: Any) -> api.ApiResponse:
-        response = self.call("JobCollections_CreateOrUpdate", "PUT", name, subscription=subscription, body={
-            "location": "westus", "properties": {"sku": {"name": sku}, **properties}})
+    def put_collection(
+        self, name: str = "jc", sku: str = "Standard", expect: int = 201, subscription: str = SUB, **properties: Any
+    ) -> api.ApiResponse:
+        response = self.call(
+            "JobCollections_CreateOrUpdate",
+            "PUT",
+            name,
+            subscription=subscription,
+            body={"location": "westus", "properties": {"sku": {"name": sku}, **properties}},
+        )
         assert response.status == expect, response.body
         return response
 

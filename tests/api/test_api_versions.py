@@ -31,15 +31,34 @@ def runtime(settings, clock) -> Runtime:
 
 
 def _job(**properties: Any) -> dict[str, Any]:
-    return {"properties": {"startTime": "2026-03-01T00:00:00Z", "action": {
-        "type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}, "retryPolicy": EXPONENTIAL,
-        "errorAction": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/err", "method": "POST"},
-                        "retryPolicy": {"retryType": "Exponential", "maxRetryInterval": "PT1H"}}},
-        "recurrence": ZONED, **properties}}
+    return {
+        "properties": {
+            "startTime": "2026-03-01T00:00:00Z",
+            "action": {
+                "type": "Http",
+                "request": {"uri": "http://127.0.0.1:9/", "method": "GET"},
+                "retryPolicy": EXPONENTIAL,
+                "errorAction": {
+                    "type": "Http",
+                    "request": {"uri": "http://127.0.0.1:9/err", "method": "POST"},
+                    "retryPolicy": {"retryType": "Exponential", "maxRetryInterval": "PT1H"},
+                },
+            },
+            "recurrence": ZONED,
+            **properties,
+        }
+    }
 
 
-def _call(inproc, operation: str, method: str, version: dict[str, str], body: Any = None, job: str | None = JOB,
-          expect: int = 200) -> Any:
+def _call(
+    inproc,
+    operation: str,
+    method: str,
+    version: dict[str, str],
+    body: Any = None,
+    job: str | None = JOB,
+    expect: int = 200,
+) -> Any:
     answer = inproc.call(operation, method, JC, job, body=body, query=version)
     assert answer.status == expect, answer.body
     return answer.body
@@ -48,8 +67,10 @@ def _call(inproc, operation: str, method: str, version: dict[str, str], body: An
 def _extensions(answer: dict[str, Any]) -> list[Any]:
     action = answer["properties"]["action"]
     policies = (action["retryPolicy"], action["errorAction"]["retryPolicy"])
-    return [answer["properties"]["recurrence"].get("timeZone"), *((p["retryType"], p.get("maxRetryInterval"))
-                                                                  for p in policies)]
+    return [
+        answer["properties"]["recurrence"].get("timeZone"),
+        *((p["retryType"], p.get("maxRetryInterval")) for p in policies),
+    ]
 
 
 SHOWN_NEW = ["Europe/London", ("exponential", "PT10M"), ("exponential", "PT1H")]
@@ -71,8 +92,11 @@ def test_each_version_shows_what_it_knows_whichever_wrote_it(jobs_api, written_i
         assert _extensions(got) == shown
         assert _call(jobs_api, "Jobs_List", "GET", version, job=None)["value"] == [got]
     old = _call(jobs_api, "Jobs_Get", "GET", OLD)
-    assert old["properties"]["action"]["retryPolicy"] == {"retryType": "fixed", "retryInterval": "PT20S",
-                                                          "retryCount": 5}
+    assert old["properties"]["action"]["retryPolicy"] == {
+        "retryType": "fixed",
+        "retryInterval": "PT20S",
+        "retryCount": 5,
+    }
     # 2016-03-01 answers the recorded shape: nothing the recorded service did not have.
     text = json.dumps(old)
     assert "timeZone" not in text and "maxRetryInterval" not in text and "xponential" not in text
@@ -82,7 +106,8 @@ def test_the_official_client_read_modify_write_keeps_the_time_zone(client, jobs_
     clock.advance(timedelta(days=100))  # 2026-06-09T12:00:30Z: London is on summer time (UTC+1)
     _call(jobs_api, "Jobs_CreateOrUpdate", "PUT", NEW, _job(), expect=201)
     assert _call(jobs_api, "Jobs_Get", "GET", NEW)["properties"]["status"]["nextExecutionTime"] == (
-        "2026-06-10T08:00:00Z")  # 09:00 in London
+        "2026-06-10T08:00:00Z"
+    )  # 09:00 in London
 
     job = client.jobs.get(RG, JC, JOB)  # azure-mgmt-scheduler: 2016-03-01, drops what it does not know
     assert job.properties.recurrence.schedule.hours == [9]
@@ -148,8 +173,6 @@ def test_the_cli_and_the_console_use_the_newest_version() -> None:
     assert f'<meta name="scheduler-api-version" content="{NEWEST.name}">' in shell
 
 
-
-
 def test_the_newer_version_refuses_a_member_it_does_not_know_and_2016_ignores_it(jobs_api) -> None:
     misspelt = _job()
     misspelt["properties"]["recurence"] = misspelt["properties"].pop("recurrence")
@@ -162,14 +185,20 @@ def test_the_newer_version_refuses_a_member_it_does_not_know_and_2016_ignores_it
     misplaced["properties"]["action"]["request"]["retryPolicy"] = EXPONENTIAL
     patched = jobs_api.call("Jobs_CreateOrUpdate", "PUT", JC, JOB, body=misplaced, query=NEW)
     assert patched.status == 400 and patched.body["error"]["message"].startswith(
-        "properties.action.request.retryPolicy: ")
+        "properties.action.request.retryPolicy: "
+    )
     # 2016-03-01 stays lenient, as the real service was: the member is ignored.
-    assert _call(jobs_api, "Jobs_CreateOrUpdate", "PUT", OLD, misspelt, expect=201)["properties"].get(
-        "recurrence") is None
-    refused_patch = jobs_api.call("Jobs_Patch", "PATCH", JC, JOB, body={"properties": {"stat": "Disabled"}},
-                                  query=NEW)
+    assert (
+        _call(jobs_api, "Jobs_CreateOrUpdate", "PUT", OLD, misspelt, expect=201)["properties"].get("recurrence") is None
+    )
+    refused_patch = jobs_api.call("Jobs_Patch", "PATCH", JC, JOB, body={"properties": {"stat": "Disabled"}}, query=NEW)
     assert refused_patch.status == 400 and refused_patch.body["error"]["message"].startswith("properties.stat: ")
-    collection = jobs_api.call("JobCollections_CreateOrUpdate", "PUT", "other", None, query=NEW,
-                               body={"location": "West US", "properties": {"sku": {"name": "Standard"},
-                                                                         "quotas": {}}})
+    collection = jobs_api.call(
+        "JobCollections_CreateOrUpdate",
+        "PUT",
+        "other",
+        None,
+        query=NEW,
+        body={"location": "West US", "properties": {"sku": {"name": "Standard"}, "quotas": {}}},
+    )
     assert collection.status == 400 and collection.body["error"]["message"].startswith("properties.quotas: ")

@@ -20,16 +20,32 @@ def z(instant: datetime) -> str:
     return instant.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def test_a_backfill_runs_each_occurrence_of_the_interval_once_in_order(settings, clock: ManualClock,
-                                                                       http_target) -> None:
+def test_a_backfill_runs_each_occurrence_of_the_interval_once_in_order(
+    settings, clock: ManualClock, http_target
+) -> None:
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     start = clock.now().replace(second=0) - timedelta(hours=2)
-    assert call(rt, "Jobs_CreateOrUpdate", "PUT", "quarterly", {"properties": {
-        "startTime": start.isoformat(), "recurrence": {"frequency": "Minute", "interval": 15},
-        "action": {"type": "Http", "request": {"uri": http_target.url, "method": "POST"}}}}, query=NEWER).status == 201
-    answer = call(rt, "Jobs_Backfill", "POST", "quarterly", {"from": z(start), "to": z(start + timedelta(hours=1))},
-                  query=NEWER)
+    assert (
+        call(
+            rt,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            "quarterly",
+            {
+                "properties": {
+                    "startTime": start.isoformat(),
+                    "recurrence": {"frequency": "Minute", "interval": 15},
+                    "action": {"type": "Http", "request": {"uri": http_target.url, "method": "POST"}},
+                }
+            },
+            query=NEWER,
+        ).status
+        == 201
+    )
+    answer = call(
+        rt, "Jobs_Backfill", "POST", "quarterly", {"from": z(start), "to": z(start + timedelta(hours=1))}, query=NEWER
+    )
     assert answer.status == 200, answer.body
     wanted = [start + timedelta(minutes=15 * n) for n in range(4)]
     assert [o["occurrenceTime"] for o in answer.body["value"]] == [z(o) for o in wanted]
@@ -43,8 +59,9 @@ def test_a_backfill_runs_each_occurrence_of_the_interval_once_in_order(settings,
     drain(rt, 30, until=lambda: len(backfilled()) >= 4)
     assert [h.headers["x-ms-scheduler-expected-execution-time"] for h in backfilled()] == [z(o) for o in wanted]
     tags = [h.headers["idempotency-key"] for h in backfilled()]
-    assert len(set(tags)) == 4 and all(t != execution_id(key, o, Trigger.SCHEDULE) for t, o in zip(tags, wanted,
-                                                                                                   strict=True))
+    assert len(set(tags)) == 4 and all(
+        t != execution_id(key, o, Trigger.SCHEDULE) for t, o in zip(tags, wanted, strict=True)
+    )
     ledger = [e["properties"] for e in call(rt, "Jobs_ListJobHistory", "GET", "quarterly", query=NEWER).body["value"]]
     assert sorted(e["occurrenceTime"] for e in ledger if e["trigger"] == "Backfill") == [z(o) for o in wanted]
     assert all(e["status"] == "Completed" for e in ledger if e["trigger"] == "Backfill")
@@ -56,9 +73,22 @@ def test_backfill_is_refused_clearly(settings, clock: ManualClock) -> None:
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     now = clock.now()
-    assert call(rt, "Jobs_CreateOrUpdate", "PUT", "minutely", {"properties": {
-        "startTime": (now - timedelta(days=2)).isoformat(), "recurrence": {"frequency": "Minute"},
-        "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}}).status == 201
+    assert (
+        call(
+            rt,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            "minutely",
+            {
+                "properties": {
+                    "startTime": (now - timedelta(days=2)).isoformat(),
+                    "recurrence": {"frequency": "Minute"},
+                    "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+                }
+            },
+        ).status
+        == 201
+    )
     day_ago = now - timedelta(days=1)
     cases = [
         ({"api-version": "2016-03-01"}, {"from": z(day_ago), "to": z(day_ago + timedelta(minutes=5))}, 400),

@@ -32,8 +32,12 @@ NAMES = [f"payroll-secret-{i:03d}" for i in range(130)]
 
 def _fill(inproc: Any, collection: str = "jc", names: list[str] = NAMES) -> None:
     inproc.put_collection(collection, sku="P20Premium")
-    properties = JobProperties.model_validate({"startTime": "2030-01-01T00:00:00Z", "action": {
-        "type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}})
+    properties = JobProperties.model_validate(
+        {
+            "startTime": "2030-01-01T00:00:00Z",
+            "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+        }
+    )
     key = CollectionKey(inproc.SUB, inproc.RG, collection)
     for name in names:  # written to the store directly: the API's write path is tested elsewhere
         inproc.rt.store.jobs.insert(JobRecord(key=key.job(name), properties=properties, state=JobState.ENABLED))
@@ -69,14 +73,24 @@ def test_a_token_says_nothing_and_every_altered_byte_is_refused(inproc) -> None:
     assert (len(raw) - 1 - 12 - 16) % 64 == 0  # version, nonce, tag and a ciphertext padded to 64 bytes
     for shown in (token, raw.decode("latin-1")):
         assert "payroll" not in shown and "after" not in shown and "secret" not in shown
-    assert inproc.call("Jobs_List", "GET", "jc", query=query, suffix="/jobs").body["value"][0]["name"] == \
-        f"jc/{NAMES[100]}"
+    assert (
+        inproc.call("Jobs_List", "GET", "jc", query=query, suffix="/jobs").body["value"][0]["name"]
+        == f"jc/{NAMES[100]}"
+    )
     for index in range(len(raw)):  # every byte: version, nonce, ciphertext and tag
         flipped = bytearray(raw)
         flipped[index] ^= 0x01
         _refused(inproc.call("Jobs_List", "GET", "jc", query={**query, "$skiptoken": _text(bytes(flipped))}))
-    for forged in (token[:-2], token + "AA", "", " ", "!!", "eyJhZnRlciI6ImpjfHBheXJvbGwifQ", "A" * 5000,
-                   base64.urlsafe_b64encode(b'{"after":"payroll-secret-050"}').decode()):
+    for forged in (
+        token[:-2],
+        token + "AA",
+        "",
+        " ",
+        "!!",
+        "eyJhZnRlciI6ImpjfHBheXJvbGwifQ",
+        "A" * 5000,
+        base64.urlsafe_b64encode(b'{"after":"payroll-secret-050"}').decode(),
+    ):
         _refused(inproc.call("Jobs_List", "GET", "jc", query={**query, "$skiptoken": forged}))
 
 
@@ -102,15 +116,15 @@ def test_a_token_expires_after_an_hour(settings: Settings) -> None:
     _fill(inproc, names=NAMES[:101])
     query = _next(inproc)
     clock.advance(timedelta(minutes=59))
-    assert [j["name"] for j in inproc.call("Jobs_List", "GET", "jc", query=query).body["value"]] == \
-        [f"jc/{NAMES[100]}"]
+    assert [j["name"] for j in inproc.call("Jobs_List", "GET", "jc", query=query).body["value"]] == [f"jc/{NAMES[100]}"]
     clock.advance(timedelta(minutes=2))
     assert "expired" in _refused(inproc.call("Jobs_List", "GET", "jc", query=query))
 
 
 def _settings(keys: str | None, account: str = "devstoreaccount1") -> Settings:
-    return Settings(storage=StorageSettings(connection_string=f"AccountName={account};AccountKey=a2V5"),
-                    secret_keys=keys)
+    return Settings(
+        storage=StorageSettings(connection_string=f"AccountName={account};AccountKey=a2V5"), secret_keys=keys
+    )
 
 
 def test_a_token_opens_across_a_key_rotation_and_not_once_its_key_is_gone() -> None:
@@ -137,10 +151,17 @@ def test_role_assignment_lists_page_with_sealed_tokens(runtime: Runtime) -> None
     created = datetime(2026, 3, 1, tzinfo=UTC)
     names = [f"00000000-0000-4000-8000-{i:012d}" for i in range(130)]
     for index, name in enumerate(names):
-        runtime.store.role_assignments.insert(RoleAssignmentRecord(
-            subscription=sub, name=name, scope=f"/subscriptions/{sub}/resourceGroups/rg{index % 3}",
-            role_id="acdd72a7-3385-48ef-bd42-f606fba81ae7", principal_id=names[0], principal_type="User",
-            created_on=created))
+        runtime.store.role_assignments.insert(
+            RoleAssignmentRecord(
+                subscription=sub,
+                name=name,
+                scope=f"/subscriptions/{sub}/resourceGroups/rg{index % 3}",
+                role_id="acdd72a7-3385-48ef-bd42-f606fba81ae7",
+                principal_id=names[0],
+                principal_type="User",
+                created_on=created,
+            )
+        )
     url = f"http://127.0.0.1/api/subscriptions/{sub}/providers/Microsoft.Authorization/roleAssignments"
     request = api.ApiRequest("GET", url, {"subscriptionId": sub}, {"api-version": "2022-04-01"})
     seen, pages = [], []

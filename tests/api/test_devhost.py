@@ -34,16 +34,28 @@ def test_function_app_serves_every_operation(hosted, request) -> None:
     sdk_client = request.getfixturevalue("_sdk_factory")
     client = sdk_client(hosted.base_url)
     rg = "rg-host"
-    client.job_collections.create_or_update(rg, "jc", m.JobCollectionDefinition(
-        location="westus", properties=m.JobCollectionProperties(sku=m.Sku(name="Standard"))))
+    client.job_collections.create_or_update(
+        rg,
+        "jc",
+        m.JobCollectionDefinition(location="westus", properties=m.JobCollectionProperties(sku=m.Sku(name="Standard"))),
+    )
     client.job_collections.patch(rg, "jc", m.JobCollectionDefinition(tags={"a": "b"}))
     assert client.job_collections.get(rg, "jc").tags == {"a": "b"}
     assert [c.name for c in client.job_collections.list_by_subscription()] == ["jc"]
     assert [c.name for c in client.job_collections.list_by_resource_group(rg)] == ["jc"]
     start = datetime.now(UTC) + timedelta(hours=1)
-    client.jobs.create_or_update(rg, "jc", "j", m.JobDefinition(properties=m.JobProperties(
-        start_time=start, recurrence=m.JobRecurrence(frequency="Hour", interval=1),
-        action=m.JobAction(type="Http", request=m.HttpRequest(uri="http://127.0.0.1:9/", method="GET")))))
+    client.jobs.create_or_update(
+        rg,
+        "jc",
+        "j",
+        m.JobDefinition(
+            properties=m.JobProperties(
+                start_time=start,
+                recurrence=m.JobRecurrence(frequency="Hour", interval=1),
+                action=m.JobAction(type="Http", request=m.HttpRequest(uri="http://127.0.0.1:9/", method="GET")),
+            )
+        ),
+    )
     client.jobs.patch(rg, "jc", "j", m.JobDefinition(properties=m.JobProperties(state="Disabled")))
     assert client.jobs.get(rg, "jc", "j").properties.state == "disabled"
     assert [j.name for j in client.jobs.list(rg, "jc", filter="state eq 'Disabled'")] == ["jc/j"]

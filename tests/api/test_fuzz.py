@@ -18,9 +18,17 @@ from hypothesis import strategies as st
 
 from shared import api
 
-FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                       HealthCheck.filter_too_much, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+    ],
+)
 
 
 def _schema(name: str) -> dict[str, Any]:
@@ -53,8 +61,10 @@ def from_schema(schema: dict[str, Any], root: dict[str, Any] | None = None) -> s
             return st.dictionaries(st.text(max_size=6), st.text(max_size=8), max_size=3)
         required = set(schema.get("required", ()))
         members = {k: from_schema(v, root) for k, v in schema["properties"].items()}
-        return st.fixed_dictionaries({k: v for k, v in members.items() if k in required},
-                                     optional={k: v for k, v in members.items() if k not in required})
+        return st.fixed_dictionaries(
+            {k: v for k, v in members.items() if k in required},
+            optional={k: v for k, v in members.items() if k not in required},
+        )
     if kind == "array":
         return st.lists(from_schema(schema.get("items", {}), root), max_size=4)
     if kind == "integer":
@@ -68,15 +78,24 @@ def from_schema(schema: dict[str, Any], root: dict[str, Any] | None = None) -> s
     return JSON
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=12),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-                    max_leaves=8)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
 
 _START = (datetime.now(UTC) + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
-_VALID = {"properties": {"startTime": _START, "action": {
-    "type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"},
-    "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT30S", "retryCount": 2}},
-    "recurrence": {"frequency": "Hour", "interval": 2, "schedule": {"minutes": [5]}}}}
+_VALID = {
+    "properties": {
+        "startTime": _START,
+        "action": {
+            "type": "Http",
+            "request": {"uri": "http://127.0.0.1:9/", "method": "GET"},
+            "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT30S", "retryCount": 2},
+        },
+        "recurrence": {"frequency": "Hour", "interval": 2, "schedule": {"minutes": [5]}},
+    }
+}
 
 
 @st.composite
@@ -132,8 +151,12 @@ def test_mutated_jobs(fuzz_target, body) -> None:
 
 
 @FUZZ
-@given(body=from_schema(_schema("JobCollectionDefinition")), query=st.dictionaries(
-    st.sampled_from(["$top", "$skip", "$filter", "$skiptoken"]), st.text(max_size=20), max_size=3))
+@given(
+    body=from_schema(_schema("JobCollectionDefinition")),
+    query=st.dictionaries(
+        st.sampled_from(["$top", "$skip", "$filter", "$skiptoken"]), st.text(max_size=20), max_size=3
+    ),
+)
 def test_collections_and_queries(fuzz_target, body, query) -> None:
     before = fuzz_target.call("JobCollections_Get", "GET", "jc").body
     for method, operation in (("PUT", "JobCollections_CreateOrUpdate"), ("PATCH", "JobCollections_Patch")):

@@ -34,8 +34,13 @@ def jobs_api(inproc):
 
 
 def _hourly(**properties: Any) -> dict[str, Any]:
-    body = {"properties": {"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
-                           "recurrence": {"frequency": "Hour", "interval": 1}, **properties}}
+    body = {
+        "properties": {
+            "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+            "recurrence": {"frequency": "Hour", "interval": 1},
+            **properties,
+        }
+    }
     return body
 
 
@@ -90,11 +95,22 @@ def test_an_explicit_start_time_is_shown_and_can_be_taken_away(jobs_api, clock) 
 def test_the_official_client_read_modify_write_sends_no_start_time(client, clock, api_server) -> None:
     from azure.mgmt.scheduler import models as m
 
-    client.job_collections.create_or_update("rg-api", JC, m.JobCollectionDefinition(
-        location="westus", properties=m.JobCollectionProperties(sku=m.Sku(name="Standard"))))
-    client.jobs.create_or_update("rg-api", JC, JOB, m.JobDefinition(properties=m.JobProperties(
-        action=m.JobAction(type="Http", request=m.HttpRequest(uri="http://127.0.0.1:9/", method="GET")),
-        recurrence=m.JobRecurrence(frequency="Hour", interval=1))))
+    client.job_collections.create_or_update(
+        "rg-api",
+        JC,
+        m.JobCollectionDefinition(location="westus", properties=m.JobCollectionProperties(sku=m.Sku(name="Standard"))),
+    )
+    client.jobs.create_or_update(
+        "rg-api",
+        JC,
+        JOB,
+        m.JobDefinition(
+            properties=m.JobProperties(
+                action=m.JobAction(type="Http", request=m.HttpRequest(uri="http://127.0.0.1:9/", method="GET")),
+                recurrence=m.JobRecurrence(frequency="Hour", interval=1),
+            )
+        ),
+    )
     clock.advance(timedelta(minutes=10))
     job = client.jobs.get("rg-api", JC, JOB)
     assert job.properties.start_time is None

@@ -14,15 +14,24 @@ ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "G
 
 
 def _collection(rt: Runtime, max_jobs: int) -> None:
-    answer = call(rt, "JobCollections_CreateOrUpdate", "PUT", body={
-        "location": "West US", "properties": {"sku": {"name": "Standard"}, "quota": {"maxJobCount": max_jobs}}})
+    answer = call(
+        rt,
+        "JobCollections_CreateOrUpdate",
+        "PUT",
+        body={"location": "West US", "properties": {"sku": {"name": "Standard"}, "quota": {"maxJobCount": max_jobs}}},
+    )
     assert answer.status == 201, answer.body
 
 
 def _job(name: str, start: datetime | None = None) -> dict[str, object]:
     start = start or datetime.now(UTC) + timedelta(days=1)
-    return {"properties": {"startTime": start.replace(microsecond=0).isoformat(),
-                           "recurrence": {"frequency": "Hour"}, "action": ACTION}}
+    return {
+        "properties": {
+            "startTime": start.replace(microsecond=0).isoformat(),
+            "recurrence": {"frequency": "Hour"},
+            "action": ACTION,
+        }
+    }
 
 
 def _stored_count(rt: Runtime) -> tuple[int | None, int]:
@@ -35,8 +44,9 @@ def _stored_count(rt: Runtime) -> tuple[int | None, int]:
 def test_forty_concurrent_creates_against_max_job_count_twenty_create_exactly_twenty(runtime) -> None:
     _collection(runtime, 20)
     with ThreadPoolExecutor(max_workers=40) as pool:
-        answers = list(pool.map(lambda i: call(runtime, "Jobs_CreateOrUpdate", "PUT", f"job{i}", _job(f"job{i}")),
-                                range(40)))
+        answers = list(
+            pool.map(lambda i: call(runtime, "Jobs_CreateOrUpdate", "PUT", f"job{i}", _job(f"job{i}")), range(40))
+        )
     statuses = sorted(a.status for a in answers)
     assert statuses == [201] * 20 + [409] * 20, statuses
     assert all("maxJobCount 20" in a.body["error"]["message"] for a in answers if a.status == 409)
@@ -61,8 +71,7 @@ def test_deletes_give_places_back_once(runtime) -> None:
 def test_concurrent_creates_of_one_job_take_one_place(runtime) -> None:
     _collection(runtime, 5)
     with ThreadPoolExecutor(max_workers=10) as pool:
-        answers = list(pool.map(lambda _: call(runtime, "Jobs_CreateOrUpdate", "PUT", "same", _job("same")),
-                                range(10)))
+        answers = list(pool.map(lambda _: call(runtime, "Jobs_CreateOrUpdate", "PUT", "same", _job("same")), range(10)))
     assert {a.status for a in answers} <= {200, 201, 409}
     assert [a.status for a in answers].count(201) == 1
     assert _stored_count(runtime) == (1, 1)
@@ -96,8 +105,13 @@ def test_retention_gives_back_the_place_of_a_finished_job(settings, clock) -> No
     rt = Runtime.create(settings, clock)
     _collection(rt, 1)
     past = clock.now() - timedelta(days=90)
-    ended = {"properties": {"startTime": past.replace(microsecond=0).isoformat(), "action": ACTION,
-                            "recurrence": {"frequency": "Hour", "endTime": (past + timedelta(hours=1)).isoformat()}}}
+    ended = {
+        "properties": {
+            "startTime": past.replace(microsecond=0).isoformat(),
+            "action": ACTION,
+            "recurrence": {"frequency": "Hour", "endTime": (past + timedelta(hours=1)).isoformat()},
+        }
+    }
     created = call(rt, "Jobs_CreateOrUpdate", "PUT", "ended", ended)
     assert created.status == 201 and created.body["properties"]["state"] == "completed", created.body
     clock.advance(timedelta(days=61))

@@ -13,8 +13,16 @@ from tests.support.clock import ManualClock
 from tests.support.scheduler_client import call, make_collection
 
 NEWER = {"api-version": PREVIEW_API_VERSION}
-OLD_PROPERTIES = {"startTime", "endTime", "expectedExecutionTime", "actionName", "status", "message", "retryCount",
-                  "repeatCount"}
+OLD_PROPERTIES = {
+    "startTime",
+    "endTime",
+    "expectedExecutionTime",
+    "actionName",
+    "status",
+    "message",
+    "retryCount",
+    "repeatCount",
+}
 
 
 def z(instant: datetime) -> str:
@@ -24,10 +32,24 @@ def z(instant: datetime) -> str:
 def skipped_hour(rt: Runtime, clock: ManualClock) -> datetime:
     """An every-minute job with the Skip policy whose dispatcher was held back an hour: 60 ledger entries."""
     start = clock.now().replace(second=0) + timedelta(minutes=3)
-    assert call(rt, "Jobs_CreateOrUpdate", "PUT", "j", {"properties": {
-        "startTime": start.isoformat(), "recurrence": {"frequency": "Minute"}, "missedRunPolicy": {"type": "Skip"},
-        "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}}, query=NEWER
-    ).status == 201
+    assert (
+        call(
+            rt,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            "j",
+            {
+                "properties": {
+                    "startTime": start.isoformat(),
+                    "recurrence": {"frequency": "Minute"},
+                    "missedRunPolicy": {"type": "Skip"},
+                    "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+                }
+            },
+            query=NEWER,
+        ).status
+        == 201
+    )
     clock.current = start + timedelta(minutes=59, seconds=30)
     Dispatcher(rt.store, clock).tick()
     return start
@@ -40,13 +62,21 @@ def test_2016_history_is_unchanged_and_the_newer_one_is_the_ledger(settings, clo
     old = call(rt, "Jobs_ListJobHistory", "GET", "j").body
     assert [h["properties"]["status"] for h in old["value"]] == ["Postponed"]  # the one note, as before
     assert set(old["value"][0]["properties"]) == OLD_PROPERTIES
-    assert call(rt, "Jobs_ListJobHistory", "GET", "j", query={"api-version": "2016-03-01",
-                                                              "$filter": "status eq 'Skipped'"}).status == 400
+    assert (
+        call(
+            rt, "Jobs_ListJobHistory", "GET", "j", query={"api-version": "2016-03-01", "$filter": "status eq 'Skipped'"}
+        ).status
+        == 400
+    )
     newer = call(rt, "Jobs_ListJobHistory", "GET", "j", query=NEWER).body
     assert len(newer["value"]) == 60 and newer["nextLink"] is None
     first = newer["value"][0]["properties"]
     assert (first["status"], first["reason"], first["trigger"], first["occurrenceTime"]) == (
-        "Skipped", "SkippedByPolicy", "Schedule", z(start + timedelta(minutes=59)))
+        "Skipped",
+        "SkippedByPolicy",
+        "Schedule",
+        z(start + timedelta(minutes=59)),
+    )
     assert first["expectedExecutionTime"] == first["occurrenceTime"] and first["executionTag"]
 
 
@@ -77,12 +107,12 @@ def test_history_retention_is_a_newer_collection_property(settings, clock: Manua
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     retention = {"maxEntriesPerJob": 50, "maxAge": "P7D", "failureMaxAge": "P30D"}
-    answer = call(rt, "JobCollections_Patch", "PATCH", body={"properties": {"historyRetention": retention}},
-                  query=NEWER)
+    answer = call(
+        rt, "JobCollections_Patch", "PATCH", body={"properties": {"historyRetention": retention}}, query=NEWER
+    )
     assert answer.status == 200 and answer.body["properties"]["historyRetention"] == retention
     assert "historyRetention" not in call(rt, "JobCollections_Get", "GET").body["properties"]  # 2016-03-01
     assert call(rt, "JobCollections_Get", "GET", query=NEWER).body["properties"]["historyRetention"] == retention
     for bad in ({"maxEntriesPerJob": 0}, {"maxAge": "P61D"}, {"maxAge": "P7D", "failureMaxAge": "P1D"}):
-        refused = call(rt, "JobCollections_Patch", "PATCH", body={"properties": {"historyRetention": bad}},
-                       query=NEWER)
+        refused = call(rt, "JobCollections_Patch", "PATCH", body={"properties": {"historyRetention": bad}}, query=NEWER)
         assert refused.status == 400, bad

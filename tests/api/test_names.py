@@ -14,11 +14,18 @@ BAD_GROUPS = ["g" * 91, "rg\u0085", "rg\u009f", "rg\x00", "rg\r\nINFO forged", "
 
 @pytest.mark.parametrize("subscription", BAD_SUBSCRIPTIONS)
 def test_each_bad_subscription_is_a_400_on_every_operation(inproc: InProcess, subscription: str) -> None:
-    for operation, method, collection in (("JobCollections_ListBySubscription", "GET", None),
-                                          ("JobCollections_Get", "GET", "jc"),
-                                          ("JobCollections_CreateOrUpdate", "PUT", "jc")):
-        response = inproc.call(operation, method, collection, subscription=subscription,
-                               body={"location": "westus"} if method == "PUT" else None)
+    for operation, method, collection in (
+        ("JobCollections_ListBySubscription", "GET", None),
+        ("JobCollections_Get", "GET", "jc"),
+        ("JobCollections_CreateOrUpdate", "PUT", "jc"),
+    ):
+        response = inproc.call(
+            operation,
+            method,
+            collection,
+            subscription=subscription,
+            body={"location": "westus"} if method == "PUT" else None,
+        )
         assert response.status == 400, (operation, response.body)
         assert response.body["error"]["code"] == "InvalidSubscriptionId"
         assert subscription not in response.body["error"]["message"] or not subscription
@@ -26,11 +33,19 @@ def test_each_bad_subscription_is_a_400_on_every_operation(inproc: InProcess, su
 
 @pytest.mark.parametrize("group", BAD_GROUPS)
 def test_each_bad_resource_group_is_a_400_and_never_echoed(inproc: InProcess, group: str) -> None:
-    for operation, method, collection in (("JobCollections_ListByResourceGroup", "GET", None),
-                                          ("JobCollections_CreateOrUpdate", "PUT", "jc"),
-                                          ("Jobs_Get", "GET", "jc")):
-        response = inproc.call(operation, method, collection, job="j1" if operation == "Jobs_Get" else None,
-                               group=group, body={"location": "westus"} if method == "PUT" else None)
+    for operation, method, collection in (
+        ("JobCollections_ListByResourceGroup", "GET", None),
+        ("JobCollections_CreateOrUpdate", "PUT", "jc"),
+        ("Jobs_Get", "GET", "jc"),
+    ):
+        response = inproc.call(
+            operation,
+            method,
+            collection,
+            job="j1" if operation == "Jobs_Get" else None,
+            group=group,
+            body={"location": "westus"} if method == "PUT" else None,
+        )
         assert response.status == 400, (operation, response.body)
         assert response.body["error"]["code"] == "InvalidResourceGroup"
         assert not group or group not in response.body["error"]["message"]
@@ -46,11 +61,27 @@ def test_names_arm_accepts_are_accepted(inproc: InProcess, group: str) -> None:
 def test_the_kelvin_sign_does_not_alias_the_letter_k(inproc: InProcess) -> None:
     """U+212A lower-cases to 'k' in Unicode; ARM compares ordinally ignoring ASCII case, so these are two groups."""
     kelvin, plain = "\u212aelvin", "kelvin"
-    assert inproc.call("JobCollections_CreateOrUpdate", "PUT", "jc", group=kelvin,
-                       body={"location": "westus", "tags": {"who": "kelvin-sign"}}).status == 201
+    assert (
+        inproc.call(
+            "JobCollections_CreateOrUpdate",
+            "PUT",
+            "jc",
+            group=kelvin,
+            body={"location": "westus", "tags": {"who": "kelvin-sign"}},
+        ).status
+        == 201
+    )
     assert inproc.call("JobCollections_Get", "GET", "jc", group=plain).status == 404
-    assert inproc.call("JobCollections_CreateOrUpdate", "PUT", "jc", group=plain,
-                       body={"location": "westus", "tags": {"who": "ascii"}}).status == 201  # created, not replaced
+    assert (
+        inproc.call(
+            "JobCollections_CreateOrUpdate",
+            "PUT",
+            "jc",
+            group=plain,
+            body={"location": "westus", "tags": {"who": "ascii"}},
+        ).status
+        == 201
+    )  # created, not replaced
     assert inproc.call("JobCollections_Get", "GET", "jc", group=kelvin).body["tags"] == {"who": "kelvin-sign"}
     # ASCII letters still ignore case.
     assert inproc.call("JobCollections_Get", "GET", "jc", group="KELVIN").body["tags"] == {"who": "ascii"}

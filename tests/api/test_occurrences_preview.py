@@ -17,15 +17,30 @@ def test_the_preview_lists_occurrences_from_an_instant_with_notes(settings, cloc
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     start = clock.now().replace(second=0) + timedelta(days=1)
-    assert call(rt, "Jobs_CreateOrUpdate", "PUT", "daily", {"properties": {
-        "startTime": start.isoformat(), "action": ACTION,
-        "recurrence": {"frequency": "Day", "endTime": (start + timedelta(days=4)).isoformat()}}}, query=NEWER
-    ).status == 201
+    assert (
+        call(
+            rt,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            "daily",
+            {
+                "properties": {
+                    "startTime": start.isoformat(),
+                    "action": ACTION,
+                    "recurrence": {"frequency": "Day", "endTime": (start + timedelta(days=4)).isoformat()},
+                }
+            },
+            query=NEWER,
+        ).status
+        == 201
+    )
     later = (start + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
     answer = call(rt, "Jobs_ListOccurrences", "GET", "daily", query={**NEWER, "count": "2", "from": later})
     assert answer.status == 200, answer.body
     assert [(o["occurrenceTime"], o["fireTime"]) for o in answer.body["value"]] == [
-        (later, later), ((start + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ"),) * 2]
+        (later, later),
+        ((start + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ"),) * 2,
+    ]
     every = call(rt, "Jobs_ListOccurrences", "GET", "daily", query=NEWER).body["value"]
     assert len(every) == 5 and [n["code"] for n in every[-1]["notes"]] == ["EndByEndTime"]
 
@@ -33,8 +48,16 @@ def test_the_preview_lists_occurrences_from_an_instant_with_notes(settings, cloc
 def test_the_preview_exists_in_the_newer_version_only_and_checks_its_parameters(settings, clock) -> None:
     rt = Runtime.create(settings, clock)
     make_collection(rt)
-    assert call(rt, "Jobs_CreateOrUpdate", "PUT", "j", {"properties": {"action": ACTION, "recurrence": {
-        "frequency": "Hour"}}}).status == 201
+    assert (
+        call(
+            rt,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            "j",
+            {"properties": {"action": ACTION, "recurrence": {"frequency": "Hour"}}},
+        ).status
+        == 201
+    )
     old = call(rt, "Jobs_ListOccurrences", "GET", "j")
     assert old.status == 400 and PREVIEW_API_VERSION in old.body["error"]["message"]
     for query in ({"count": "0"}, {"count": "1001"}, {"count": "x"}, {"from": "tomorrow"}):

@@ -21,8 +21,11 @@ def test_function_app_binds_exactly_the_tables_routes(monkeypatch: pytest.Monkey
     for name, value in read_local_settings(ROOT, create=False).values.items():
         if name not in os.environ:
             monkeypatch.setenv(name, value)
-    bound = {f.route: set(f.methods or ()) for f in index_app(ROOT).functions
-             if f.route is not None and not f.route.startswith("console")}
+    bound = {
+        f.route: set(f.methods or ())
+        for f in index_app(ROOT).functions
+        if f.route is not None and not f.route.startswith("console")
+    }
     assert bound == {route: set(methods) for route, methods in routes().items()}
 
 
@@ -34,7 +37,10 @@ def test_every_operation_is_served() -> None:
 
 def test_the_openapi_document_lists_the_fifteen_scheduler_operations() -> None:
     document = openapi_document()
-    listed = {(path, method.upper(), op["operationId"]) for path, methods in document["paths"].items()
-              for method, op in methods.items()}
+    listed = {
+        (path, method.upper(), op["operationId"])
+        for path, methods in document["paths"].items()
+        for method, op in methods.items()
+    }
     assert listed == {(op.path, op.method, op.name) for op in OPERATIONS if op.documented}
     assert len(listed) == 15

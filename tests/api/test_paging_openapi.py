@@ -16,12 +16,21 @@ from shared.records import JobRecord
 def test_pages_through_many_jobs(inproc) -> None:
     inproc.put_collection("big", sku="P20Premium")
     start = datetime.now(UTC) + timedelta(days=1)
-    properties = JobProperties.model_validate({"startTime": start.isoformat(), "action": {
-        "type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}})
+    properties = JobProperties.model_validate(
+        {
+            "startTime": start.isoformat(),
+            "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+        }
+    )
     collection = CollectionKey(inproc.SUB, inproc.RG, "big")
     for i in range(1234):  # written to the store directly: the API's write path is tested elsewhere
-        inproc.rt.store.jobs.insert(JobRecord(key=collection.job(f"job{i:05d}"), properties=properties,
-                                              state=JobState.DISABLED if i % 10 == 0 else JobState.ENABLED))
+        inproc.rt.store.jobs.insert(
+            JobRecord(
+                key=collection.job(f"job{i:05d}"),
+                properties=properties,
+                state=JobState.DISABLED if i % 10 == 0 else JobState.ENABLED,
+            )
+        )
     seen, query, pages = [], {"api-version": "2016-03-01", "$filter": "state eq 'Enabled'"}, 0
     while True:
         page = inproc.call("Jobs_List", "GET", "big", query=query, suffix="/jobs")
@@ -64,7 +73,8 @@ def test_openapi_document_is_served_and_complete(api_server) -> None:
         assert ref in schemas, ref
     listing = document["paths"][
         "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Scheduler/"
-        "jobCollections/{jobCollectionName}/jobs"]["get"]
+        "jobCollections/{jobCollectionName}/jobs"
+    ]["get"]
     assert {p["name"] for p in listing["parameters"]} >= {"api-version", "$top", "$skip", "$filter"}
     # Generated from the validating models: the request model's bounds are in the document.
     hours = schemas["JobRecurrenceSchedule"]["properties"]["hours"]["anyOf"][0]["items"]

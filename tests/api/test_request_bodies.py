@@ -12,31 +12,44 @@ from tests.api.conftest import InProcess, V
 COLLECTION_PATH = "/subscriptions/sub-api/resourceGroups/rg-api/providers/Microsoft.Scheduler/jobCollections/jc"
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "application/xml",
-                                          "multipart/form-data; boundary=x"])
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/x-www-form-urlencoded", "application/xml", "multipart/form-data; boundary=x"],
+)
 def test_a_body_that_is_not_json_is_a_415(api_server, content_type: str) -> None:
     body = json.dumps({"location": "westus"})
-    response = requests.put(api_server.url + COLLECTION_PATH, params=V, data=body,
-                            headers={"Content-Type": content_type}, timeout=10)
+    response = requests.put(
+        api_server.url + COLLECTION_PATH, params=V, data=body, headers={"Content-Type": content_type}, timeout=10
+    )
     assert response.status_code == 415, response.text
     assert response.json()["error"]["code"] == "UnsupportedMediaType"
     assert requests.get(api_server.url + COLLECTION_PATH, params=V, timeout=10).status_code == 404  # nothing stored
 
 
-@pytest.mark.parametrize("content_type", ["application/json", "application/json; charset=utf-8",
-                                          "Application/JSON", "application/merge-patch+json"])
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/json", "application/json; charset=utf-8", "Application/JSON", "application/merge-patch+json"],
+)
 def test_json_media_types_are_read(api_server, content_type: str) -> None:
-    response = requests.put(api_server.url + COLLECTION_PATH, params=V, data=json.dumps({"location": "westus"}),
-                            headers={"Content-Type": content_type}, timeout=10)
+    response = requests.put(
+        api_server.url + COLLECTION_PATH,
+        params=V,
+        data=json.dumps({"location": "westus"}),
+        headers={"Content-Type": content_type},
+        timeout=10,
+    )
     assert response.status_code == 201, response.text
 
 
-@pytest.mark.parametrize("raw", [
-    b'{"location": "westus", "location": "eastus"}',
-    b'{"location": "westus", "tags": {"a": "1", "a": "2"}}',
-    b'{"location": "westus", "Location": "eastus"}',
-    b'{"location": "westus", "properties": {"sku": {"name": "Free"}, "SKU": {"name": "Standard"}}}',
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"location": "westus", "location": "eastus"}',
+        b'{"location": "westus", "tags": {"a": "1", "a": "2"}}',
+        b'{"location": "westus", "Location": "eastus"}',
+        b'{"location": "westus", "properties": {"sku": {"name": "Free"}, "SKU": {"name": "Standard"}}}',
+    ],
+)
 def test_duplicate_members_are_a_400(inproc: InProcess, raw: bytes) -> None:
     response = inproc.call("JobCollections_CreateOrUpdate", "PUT", "jc", raw=raw)
     assert response.status == 400, response.body
@@ -44,22 +57,33 @@ def test_duplicate_members_are_a_400(inproc: InProcess, raw: bytes) -> None:
     assert inproc.call("JobCollections_Get", "GET", "jc").status == 404
 
 
-@pytest.mark.parametrize("quota", [
-    {"maxJobCount": 2**31}, {"maxJobCount": 2**63}, {"maxJobOccurrence": 2**63}, {"maxJobOccurrence": -(2**31) - 1},
-    {"maxRecurrence": {"frequency": "Minute", "interval": 2**31}},
-])
+@pytest.mark.parametrize(
+    "quota",
+    [
+        {"maxJobCount": 2**31},
+        {"maxJobCount": 2**63},
+        {"maxJobOccurrence": 2**63},
+        {"maxJobOccurrence": -(2**31) - 1},
+        {"maxRecurrence": {"frequency": "Minute", "interval": 2**31}},
+    ],
+)
 def test_int32_quota_fields_out_of_range_are_a_400(inproc: InProcess, quota: dict) -> None:
-    response = inproc.call("JobCollections_CreateOrUpdate", "PUT", "jc",
-                           body={"location": "westus", "properties": {"quota": quota}})
+    response = inproc.call(
+        "JobCollections_CreateOrUpdate", "PUT", "jc", body={"location": "westus", "properties": {"quota": quota}}
+    )
     assert response.status == 400, response.body
     assert response.body["error"]["message"].startswith("properties.quota.")
 
 
 def test_int32_quota_fields_at_their_bounds_are_accepted(inproc: InProcess) -> None:
-    quota = {"maxJobCount": 2**31 - 1, "maxJobOccurrence": 2**31 - 1,
-             "maxRecurrence": {"frequency": "Minute", "interval": 2**31 - 1}}
-    response = inproc.call("JobCollections_CreateOrUpdate", "PUT", "jc",
-                           body={"location": "westus", "properties": {"quota": quota}})
+    quota = {
+        "maxJobCount": 2**31 - 1,
+        "maxJobOccurrence": 2**31 - 1,
+        "maxRecurrence": {"frequency": "Minute", "interval": 2**31 - 1},
+    }
+    response = inproc.call(
+        "JobCollections_CreateOrUpdate", "PUT", "jc", body={"location": "westus", "properties": {"quota": quota}}
+    )
     assert response.status == 201, response.body
     assert response.body["properties"]["quota"]["maxJobCount"] == 2**31 - 1
 

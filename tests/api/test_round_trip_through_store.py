@@ -46,9 +46,12 @@ from tests.model.accepted_grammar import (
 )
 
 JC, QUOTA_JC, JOB = "jc", "quota", "j"
-ROUND_TRIP = settings(max_examples=60, deadline=None, derandomize=True,
-                      suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                             HealthCheck.data_too_large])
+ROUND_TRIP = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 NOW = datetime.fromisoformat("2026-03-01T12:00:30+00:00")  # the `clock` fixture's instant (whole seconds)
 LATEST_START = add_months(NOW, HORIZON_MONTHS)  # "startTime must be at most 18 months ahead"
@@ -181,8 +184,9 @@ def _recurrence(d: Drawn, path: Path, start: datetime | None) -> tuple[dict[str,
     if d.maybe():
         recurrence["schedule"] = _schedule(d, (*path, "schedule"), frequency)
     if d.maybe():  # an extension (2026-12-01-preview)
-        recurrence["timeZone"] = d.expected[(*path, "timeZone")] = d.draw(st.sampled_from(
-            ["Europe/London", "America/New_York", "UTC", "Asia/Kathmandu"]))
+        recurrence["timeZone"] = d.expected[(*path, "timeZone")] = d.draw(
+            st.sampled_from(["Europe/London", "America/New_York", "UTC", "Asia/Kathmandu"])
+        )
     return recurrence, end
 
 
@@ -273,8 +277,9 @@ def _in_2016(expected: dict[Path, Any]) -> dict[Path, Any]:
 
 
 def _job_call(api, operation: str, method: str, version: str, body: Any = None, expect: int = 200) -> Any:
-    answer = api.call(operation, method, JC, None if operation == "Jobs_List" else JOB, body=body,
-                      query={"api-version": version})
+    answer = api.call(
+        operation, method, JC, None if operation == "Jobs_List" else JOB, body=body, query={"api-version": version}
+    )
     assert answer.status == expect, answer.body
     return answer.body
 

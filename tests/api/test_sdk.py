@@ -16,39 +16,58 @@ RG = "rg-api"
 
 def _collection(sku: str = "Standard") -> m.JobCollectionDefinition:
     return m.JobCollectionDefinition(
-        location="westus", tags={"department": "marketing"},
+        location="westus",
+        tags={"department": "marketing"},
         properties=m.JobCollectionProperties(
-            sku=m.Sku(name=sku), state="Enabled",
-            quota=m.JobCollectionQuota(max_job_count=20,
-                                       max_recurrence=m.JobMaxRecurrence(frequency="Minute", interval=1))),
+            sku=m.Sku(name=sku),
+            state="Enabled",
+            quota=m.JobCollectionQuota(
+                max_job_count=20, max_recurrence=m.JobMaxRecurrence(frequency="Minute", interval=1)
+            ),
+        ),
     )
 
 
 def _full_job(start: datetime) -> m.JobDefinition:
     """Every property a job can carry, secrets included."""
-    return m.JobDefinition(properties=m.JobProperties(
-        start_time=start,
-        action=m.JobAction(
-            type="Https",
-            request=m.HttpRequest(
-                uri="https://example.com/hook?x=1", method="POST", body="some body message!",
-                headers={"content-type": "application/xml", "X-Custom": "v"},
-                authentication=m.BasicAuthentication(username="user", password="s3cret")),
-            retry_policy=m.RetryPolicy(retry_type="Fixed", retry_interval=timedelta(seconds=45), retry_count=3),
-            error_action=m.JobErrorAction(
-                type="StorageQueue",
-                queue_message=m.StorageQueueMessage(storage_account="acct", queue_name="errors",
-                                                    sas_token="?sv=token", message="it failed"),
-                retry_policy=m.RetryPolicy(retry_type="Fixed", retry_interval=timedelta(days=1), retry_count=2)),
-        ),
-        recurrence=m.JobRecurrence(
-            frequency="Month", interval=1, count=10, end_time=start + timedelta(days=400),
-            schedule=m.JobRecurrenceSchedule(
-                hours=[5, 17], minutes=[30],
-                monthly_occurrences=[m.JobRecurrenceScheduleMonthlyOccurrence(day="Friday", occurrence=-1),
-                                     m.JobRecurrenceScheduleMonthlyOccurrence(day="Monday", occurrence=1)])),
-        state="Enabled",
-    ))
+    return m.JobDefinition(
+        properties=m.JobProperties(
+            start_time=start,
+            action=m.JobAction(
+                type="Https",
+                request=m.HttpRequest(
+                    uri="https://example.com/hook?x=1",
+                    method="POST",
+                    body="some body message!",
+                    headers={"content-type": "application/xml", "X-Custom": "v"},
+                    authentication=m.BasicAuthentication(username="user", password="s3cret"),
+                ),
+                retry_policy=m.RetryPolicy(retry_type="Fixed", retry_interval=timedelta(seconds=45), retry_count=3),
+                error_action=m.JobErrorAction(
+                    type="StorageQueue",
+                    queue_message=m.StorageQueueMessage(
+                        storage_account="acct", queue_name="errors", sas_token="?sv=token", message="it failed"
+                    ),
+                    retry_policy=m.RetryPolicy(retry_type="Fixed", retry_interval=timedelta(days=1), retry_count=2),
+                ),
+            ),
+            recurrence=m.JobRecurrence(
+                frequency="Month",
+                interval=1,
+                count=10,
+                end_time=start + timedelta(days=400),
+                schedule=m.JobRecurrenceSchedule(
+                    hours=[5, 17],
+                    minutes=[30],
+                    monthly_occurrences=[
+                        m.JobRecurrenceScheduleMonthlyOccurrence(day="Friday", occurrence=-1),
+                        m.JobRecurrenceScheduleMonthlyOccurrence(day="Monday", occurrence=1),
+                    ],
+                ),
+            ),
+            state="Enabled",
+        )
+    )
 
 
 def test_collection_lifecycle(client) -> None:
@@ -108,11 +127,19 @@ def test_job_operations(client, runtime) -> None:
     client.job_collections.create_or_update(RG, "jc", _collection())
     start = (datetime.now(UTC) + timedelta(hours=2)).replace(microsecond=0)
     for i in range(5):
-        client.jobs.create_or_update(RG, "jc", f"job{i}", m.JobDefinition(properties=m.JobProperties(
-            start_time=start, action=m.JobAction(type="Http", request=m.HttpRequest(
-                uri="http://127.0.0.1:9/", method="GET")),
-            recurrence=m.JobRecurrence(frequency="Hour", interval=1),
-            state="Disabled" if i == 4 else "Enabled")))
+        client.jobs.create_or_update(
+            RG,
+            "jc",
+            f"job{i}",
+            m.JobDefinition(
+                properties=m.JobProperties(
+                    start_time=start,
+                    action=m.JobAction(type="Http", request=m.HttpRequest(uri="http://127.0.0.1:9/", method="GET")),
+                    recurrence=m.JobRecurrence(frequency="Hour", interval=1),
+                    state="Disabled" if i == 4 else "Enabled",
+                )
+            ),
+        )
 
     page_sizes = [len(list(page)) for page in client.jobs.list(RG, "jc", top=2).by_page()]
     assert page_sizes == [2]  # $top caps the list: no nextLink for the client to follow
@@ -130,10 +157,21 @@ def test_job_operations(client, runtime) -> None:
 
     key = runtime.store.jobs.get(runtime.store.jobs.all(_ckey())[1].key).key
     for attempt, status in enumerate((JobExecutionStatus.FAILED, JobExecutionStatus.COMPLETED)):
-        runtime.store.history.add(HistoryRecord(
-            key=key, execution_id="e1", expected_execution_time=start, start_time=start, end_time=start,
-            action_name=JobHistoryActionName.MAIN_ACTION, status=status, message="msg", retry_count=attempt,
-            repeat_count=1), start)
+        runtime.store.history.add(
+            HistoryRecord(
+                key=key,
+                execution_id="e1",
+                expected_execution_time=start,
+                start_time=start,
+                end_time=start,
+                action_name=JobHistoryActionName.MAIN_ACTION,
+                status=status,
+                message="msg",
+                retry_count=attempt,
+                repeat_count=1,
+            ),
+            start,
+        )
     history = list(client.jobs.list_job_history(RG, "jc", "job1"))
     assert [h.properties.status for h in history] == ["Completed", "Failed"]
     assert history[0].name.startswith("jc/job1/")
@@ -149,9 +187,19 @@ def test_collection_disable_and_enable_cascade(client) -> None:
     client.job_collections.create_or_update(RG, "jc", _collection())
     start = (datetime.now(UTC) + timedelta(hours=2)).replace(microsecond=0)
     for name, state in (("a", "Enabled"), ("b", "Enabled"), ("c", "Disabled")):
-        client.jobs.create_or_update(RG, "jc", name, m.JobDefinition(properties=m.JobProperties(
-            start_time=start, state=state, recurrence=m.JobRecurrence(frequency="Day", interval=1),
-            action=m.JobAction(type="Http", request=m.HttpRequest(uri="http://127.0.0.1:9/", method="GET")))))
+        client.jobs.create_or_update(
+            RG,
+            "jc",
+            name,
+            m.JobDefinition(
+                properties=m.JobProperties(
+                    start_time=start,
+                    state=state,
+                    recurrence=m.JobRecurrence(frequency="Day", interval=1),
+                    action=m.JobAction(type="Http", request=m.HttpRequest(uri="http://127.0.0.1:9/", method="GET")),
+                )
+            ),
+        )
 
     client.job_collections.begin_disable(RG, "jc").result()
     assert client.job_collections.get(RG, "jc").properties.state == "Disabled"
@@ -169,9 +217,12 @@ def test_errors_reach_the_client_as_arm_errors(client) -> None:
         client.jobs.get(RG, "nope", "nope")
     assert missing.value.error.code == "ResourceNotFound"
     client.job_collections.create_or_update(RG, "jc", _collection())
-    bad = m.JobDefinition(properties=m.JobProperties(
-        action=m.JobAction(type="Http", request=m.HttpRequest(uri="http://x/", method="GET")),
-        recurrence=m.JobRecurrence(frequency="Day", schedule=m.JobRecurrenceSchedule(hours=[1, 2, 25]))))
+    bad = m.JobDefinition(
+        properties=m.JobProperties(
+            action=m.JobAction(type="Http", request=m.HttpRequest(uri="http://x/", method="GET")),
+            recurrence=m.JobRecurrence(frequency="Day", schedule=m.JobRecurrenceSchedule(hours=[1, 2, 25])),
+        )
+    )
     with pytest.raises(HttpResponseError) as rejected:
         client.jobs.create_or_update(RG, "jc", "bad", bad)
     assert rejected.value.status_code == 400

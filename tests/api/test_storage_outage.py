@@ -25,8 +25,9 @@ def faults(azurite: Azurite) -> Iterator[StorageFaults]:
 
 @pytest.mark.parametrize("mode", ["down", "reset", "drop"])
 def test_storage_outage_is_503_with_retry_after(settings: Settings, faults: StorageFaults, mode: str) -> None:
-    rt = Runtime.create(dataclasses.replace(
-        settings, storage=StorageSettings(connection_string=faults.connection_string)))
+    rt = Runtime.create(
+        dataclasses.replace(settings, storage=StorageSettings(connection_string=faults.connection_string))
+    )
     make_collection(rt)
     faults.set_mode(mode)
     began = time.monotonic()

@@ -38,16 +38,21 @@ def _reads(jobs_api) -> list[dict[str, Any]]:
     got = jobs_api.get_job(JC, JOB)
     assert got.status == 200, got.body
     listed = jobs_api.call("Jobs_List", "GET", JC)
-    filtered = jobs_api.call("Jobs_List", "GET", JC, query={
-        "api-version": "2016-03-01", "$filter": "state eq 'Enabled'", "$top": "10"})
+    filtered = jobs_api.call(
+        "Jobs_List", "GET", JC, query={"api-version": "2016-03-01", "$filter": "state eq 'Enabled'", "$top": "10"}
+    )
     assert listed.status == filtered.status == 200
     return [got.body, *listed.body["value"], *filtered.body["value"]]
 
 
 def test_seven_digits_are_echoed_by_put_get_and_lists(jobs_api) -> None:
-    body = {"properties": {"startTime": START,
-                           "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
-                           "recurrence": {"frequency": "Minute", "count": 10, "endTime": END}}}
+    body = {
+        "properties": {
+            "startTime": START,
+            "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+            "recurrence": {"frequency": "Minute", "count": 10, "endTime": END},
+        }
+    }
     put = jobs_api.put_job(JC, JOB, body).body
     assert _instants(put) == (START, END)
     reads = _reads(jobs_api)
@@ -58,17 +63,40 @@ def test_seven_digits_are_echoed_by_put_get_and_lists(jobs_api) -> None:
 
 
 def test_seven_digits_survive_patch_and_a_patch_sets_them_exactly(jobs_api) -> None:
-    jobs_api.put_job(JC, JOB, {"properties": {
-        "startTime": START, "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
-        "recurrence": {"frequency": "Hour", "endTime": END}}})
-    untouched = jobs_api.call("Jobs_Patch", "PATCH", JC, JOB, body={"properties": {"action": {
-        "request": {"uri": "http://127.0.0.1:9/other"}}}})
+    jobs_api.put_job(
+        JC,
+        JOB,
+        {
+            "properties": {
+                "startTime": START,
+                "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+                "recurrence": {"frequency": "Hour", "endTime": END},
+            }
+        },
+    )
+    untouched = jobs_api.call(
+        "Jobs_Patch",
+        "PATCH",
+        JC,
+        JOB,
+        body={"properties": {"action": {"request": {"uri": "http://127.0.0.1:9/other"}}}},
+    )
     assert untouched.status == 200, untouched.body
     assert _instants(untouched.body) == (START, END)
 
     # An offset is normalised to UTC; the tick is untouched by it. Trailing zeros are trimmed (as .NET writes).
-    patched = jobs_api.call("Jobs_Patch", "PATCH", JC, JOB, body={"properties": {
-        "startTime": "2026-03-03T00:55:25.0000001+01:00", "recurrence": {"endTime": "2026-03-06T23:55:27.1234560Z"}}})
+    patched = jobs_api.call(
+        "Jobs_Patch",
+        "PATCH",
+        JC,
+        JOB,
+        body={
+            "properties": {
+                "startTime": "2026-03-03T00:55:25.0000001+01:00",
+                "recurrence": {"endTime": "2026-03-06T23:55:27.1234560Z"},
+            }
+        },
+    )
     assert patched.status == 200, patched.body
     expected = ("2026-03-02T23:55:25.0000001Z", "2026-03-06T23:55:27.123456Z")
     assert _instants(patched.body) == expected
@@ -76,7 +104,15 @@ def test_seven_digits_survive_patch_and_a_patch_sets_them_exactly(jobs_api) -> N
 
 
 def test_the_official_client_reads_seven_digits(client, jobs_api) -> None:
-    jobs_api.put_job(JC, JOB, {"properties": {
-        "startTime": START, "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}})
+    jobs_api.put_job(
+        JC,
+        JOB,
+        {
+            "properties": {
+                "startTime": START,
+                "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+            }
+        },
+    )
     job = client.jobs.get(jobs_api.RG, JC, JOB)
     assert job.properties.start_time.isoformat() == "2026-03-02T23:55:25.564851+00:00"  # Python stops at the µs

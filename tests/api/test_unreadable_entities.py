@@ -20,13 +20,22 @@ V = {"api-version": "2016-03-01"}
 
 
 def _job_body(ttl: str = "PT1M") -> dict:
-    return {"properties": {
-        "startTime": (datetime.now(UTC) + timedelta(days=1)).isoformat(),
-        "recurrence": {"frequency": "Day"},
-        "action": {"type": "ServiceBusQueue", "serviceBusQueueMessage": {
-            "namespace": "ns", "queueName": "q", "message": "m",
-            "authentication": {"sasKeyName": "send", "sasKey": "k", "type": "SharedAccessKey"},
-            "brokeredMessageProperties": {"timeToLive": ttl}}}}}
+    return {
+        "properties": {
+            "startTime": (datetime.now(UTC) + timedelta(days=1)).isoformat(),
+            "recurrence": {"frequency": "Day"},
+            "action": {
+                "type": "ServiceBusQueue",
+                "serviceBusQueueMessage": {
+                    "namespace": "ns",
+                    "queueName": "q",
+                    "message": "m",
+                    "authentication": {"sasKeyName": "send", "sasKey": "k", "type": "SharedAccessKey"},
+                    "brokeredMessageProperties": {"timeToLive": ttl},
+                },
+            },
+        }
+    }
 
 
 def _damage(table, partition: str, row: str, **changes: object) -> None:
@@ -86,10 +95,20 @@ def test_an_unreadable_history_entry_or_collection_is_left_out(inproc, runtime) 
     key = JobKey(inproc.SUB, inproc.RG, "jc", "j")
     at = datetime.now(UTC).replace(microsecond=0)
     for n in range(3):
-        runtime.store.history.add(HistoryRecord(
-            key=key, execution_id=f"e{n}", expected_execution_time=at - timedelta(minutes=n), start_time=at,
-            end_time=at, action_name=JobHistoryActionName.MAIN_ACTION, status=JobExecutionStatus.COMPLETED,
-            message="ok", repeat_count=n + 1), at - timedelta(minutes=n))
+        runtime.store.history.add(
+            HistoryRecord(
+                key=key,
+                execution_id=f"e{n}",
+                expected_execution_time=at - timedelta(minutes=n),
+                start_time=at,
+                end_time=at,
+                action_name=JobHistoryActionName.MAIN_ACTION,
+                status=JobExecutionStatus.COMPLETED,
+                message="ok",
+                repeat_count=n + 1,
+            ),
+            at - timedelta(minutes=n),
+        )
     entries = list(runtime.store.history.table.query("PartitionKey ge @lo", {"lo": ""}))
     _damage(runtime.store.history.table, entries[1]["PartitionKey"], entries[1]["RowKey"], ActionName="Sideways")
     history = inproc.call("Jobs_ListJobHistory", "GET", "jc", "j", suffix="/history")

@@ -24,39 +24,87 @@ def later(**delta) -> str:
 
 
 BAD_JOBS = [
-    (job(recurrence={"frequency": "Day", "schedule": {"hours": [1, 2, 25]}}),
-     "properties.recurrence.schedule.hours[2]"),
+    (
+        job(recurrence={"frequency": "Day", "schedule": {"hours": [1, 2, 25]}}),
+        "properties.recurrence.schedule.hours[2]",
+    ),
     (job(recurrence={"frequency": "Week", "schedule": {"monthDays": [1]}}), "properties.recurrence.schedule.monthDays"),
     (job(recurrence={"frequency": "Day", "interval": 549}), "properties.recurrence.interval"),
-    (job(recurrence={"frequency": "Month", "schedule": {"monthDays": [0]}}),
-     "properties.recurrence.schedule.monthDays[0]"),
-    (job(recurrence={"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "Friday", "Occurrence": 6}]}}),
-     "properties.recurrence.schedule.monthlyOccurrences[0].Occurrence"),
+    (
+        job(recurrence={"frequency": "Month", "schedule": {"monthDays": [0]}}),
+        "properties.recurrence.schedule.monthDays[0]",
+    ),
+    (
+        job(
+            recurrence={"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "Friday", "Occurrence": 6}]}}
+        ),
+        "properties.recurrence.schedule.monthlyOccurrences[0].Occurrence",
+    ),
     (job(recurrence={"frequency": "Fortnight"}), "properties.recurrence.frequency"),
-    (job(startTime=later(days=10), recurrence={"frequency": "Day", "endTime": later(days=1)}),
-     "properties.recurrence.endTime"),
+    (
+        job(startTime=later(days=10), recurrence={"frequency": "Day", "endTime": later(days=1)}),
+        "properties.recurrence.endTime",
+    ),
     (job(startTime=later(days=600)), "properties.startTime"),
-    ({"properties": {"action": {**HOOK, "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT5S"}}}},
-     "properties.action.retryPolicy.retryInterval"),
-    ({"properties": {"action": {**HOOK, "retryPolicy": {"retryType": "Fixed", "retryInterval": "P600D"}}}},
-     "properties.action.retryPolicy.retryInterval"),
-    ({"properties": {"action": {**HOOK, "retryPolicy": {"retryType": "Fixed", "retryCount": 21}}}},
-     "properties.action.retryPolicy.retryCount"),
-    ({"properties": {"action": {"type": "StorageQueue", "request": HOOK["request"]}}},
-     "properties.action.queueMessage"),
-    ({"properties": {"action": {**HOOK, "queueMessage": {"storageAccount": "a", "queueName": "q"}}}},
-     "properties.action.queueMessage"),
+    (
+        {"properties": {"action": {**HOOK, "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT5S"}}}},
+        "properties.action.retryPolicy.retryInterval",
+    ),
+    (
+        {"properties": {"action": {**HOOK, "retryPolicy": {"retryType": "Fixed", "retryInterval": "P600D"}}}},
+        "properties.action.retryPolicy.retryInterval",
+    ),
+    (
+        {"properties": {"action": {**HOOK, "retryPolicy": {"retryType": "Fixed", "retryCount": 21}}}},
+        "properties.action.retryPolicy.retryCount",
+    ),
+    (
+        {"properties": {"action": {"type": "StorageQueue", "request": HOOK["request"]}}},
+        "properties.action.queueMessage",
+    ),
+    (
+        {"properties": {"action": {**HOOK, "queueMessage": {"storageAccount": "a", "queueName": "q"}}}},
+        "properties.action.queueMessage",
+    ),
     ({"properties": {"action": {**HOOK, "errorAction": {"type": "Http"}}}}, "properties.action.errorAction.request"),
-    ({"properties": {"action": {"type": "Http", "request": {"uri": "ftp://x/", "method": "GET"}}}},
-     "properties.action.request.uri"),
-    ({"properties": {"action": {"type": "Http", "request": {"uri": "http://x/", "method": "GET",
-                                                            "authentication": {"type": "Basic", "username": "u"}}}}},
-     "'Username' and 'Password' are required"),
-    ({"properties": {"action": {"type": "Http", "request": {"uri": "http://x/", "method": "GET", "authentication": {
-        "type": "ClientCertificate", "pfx": "not base64!", "password": "p"}}}}},
-     "properties.action.request.authentication.pfx"),
-    ({"properties": {"action": {"type": "ServiceBusQueue", "serviceBusQueueMessage": {"queueName": "q"}}}},
-     "properties.action.serviceBusQueueMessage.namespace"),
+    (
+        {"properties": {"action": {"type": "Http", "request": {"uri": "ftp://x/", "method": "GET"}}}},
+        "properties.action.request.uri",
+    ),
+    (
+        {
+            "properties": {
+                "action": {
+                    "type": "Http",
+                    "request": {
+                        "uri": "http://x/",
+                        "method": "GET",
+                        "authentication": {"type": "Basic", "username": "u"},
+                    },
+                }
+            }
+        },
+        "'Username' and 'Password' are required",
+    ),
+    (
+        {
+            "properties": {
+                "action": {
+                    "type": "Http",
+                    "request": {
+                        "uri": "http://x/",
+                        "method": "GET",
+                        "authentication": {"type": "ClientCertificate", "pfx": "not base64!", "password": "p"},
+                    },
+                }
+            }
+        },
+        "properties.action.request.authentication.pfx",
+    ),
+    (
+        {"properties": {"action": {"type": "ServiceBusQueue", "serviceBusQueueMessage": {"queueName": "q"}}}},
+        "properties.action.serviceBusQueueMessage.namespace",
+    ),
     (job(state="Completed"), "properties.state"),
     ({"properties": {}}, "properties.action"),
     ({"properties": "x"}, "properties"),
@@ -86,8 +134,13 @@ def test_malformed_requests(inproc) -> None:
         (dict(raw=b'{"properties": '), "BadRequest"),
         (dict(raw=b"[1, 2]"), "BadRequest"),
         (dict(raw=b"\xff\xfe"), "BadRequest"),
-        (dict(raw=b'{"properties": {"action": {"type": "Http", "request": {"uri": "http://x/", "method": "GET", '
-              b'"body": "' + b"x" * 16_001 + b'"}}}}'), "BadRequest"),
+        (
+            dict(
+                raw=b'{"properties": {"action": {"type": "Http", "request": {"uri": "http://x/", "method": "GET", '
+                b'"body": "' + b"x" * 16_001 + b'"}}}}'
+            ),
+            "BadRequest",
+        ),
         (dict(body=job(), query={}), "MissingOrInvalidRequiredQueryParameter"),
         (dict(body=job(), query={"api-version": "2099-01-01"}), "MissingOrInvalidRequiredQueryParameter"),
     ]
@@ -103,9 +156,15 @@ def test_list_parameters(inproc) -> None:
     inproc.put_collection()
     inproc.put_job("jc", "j", job(startTime=later(hours=3)))
     v = {"api-version": "2016-03-01"}
-    for query, name in (({"$top": "0"}, "$top"), ({"$top": "101"}, "$top"), ({"$skip": "-1"}, "$skip"),
-                        ({"$filter": "state ne 'Enabled'"}, "$filter"), ({"$filter": "state eq 'Running'"}, "$filter"),
-                        ({"$filter": "status eq 'Failed'"}, "$filter"), ({"$skiptoken": "!!"}, "$skiptoken")):
+    for query, name in (
+        ({"$top": "0"}, "$top"),
+        ({"$top": "101"}, "$top"),
+        ({"$skip": "-1"}, "$skip"),
+        ({"$filter": "state ne 'Enabled'"}, "$filter"),
+        ({"$filter": "state eq 'Running'"}, "$filter"),
+        ({"$filter": "status eq 'Failed'"}, "$filter"),
+        ({"$skiptoken": "!!"}, "$skiptoken"),
+    ):
         response = inproc.call("Jobs_List", "GET", "jc", query={**v, **query})
         assert response.status == 400 and name in response.body["error"]["message"], (query, response.body)
     for text in ("state eq 'Enabled'", "STATE EQ enabled", "state eq 'enabled'"):
@@ -127,8 +186,18 @@ def test_free_plan_limits(inproc) -> None:
     # Hourly by frequency but four times an hour by schedule: the expanded schedule counts.
     expanded = job(recurrence={"frequency": "Hour", "schedule": {"minutes": [0, 15, 30, 45]}})
     assert inproc.put_job("free", "expanded", expanded, expect=409).status == 409
-    auth = {"properties": {"action": {"type": "Https", "request": {
-        "uri": "https://x/", "method": "GET", "authentication": {"type": "Basic", "username": "u", "password": "p"}}}}}
+    auth = {
+        "properties": {
+            "action": {
+                "type": "Https",
+                "request": {
+                    "uri": "https://x/",
+                    "method": "GET",
+                    "authentication": {"type": "Basic", "username": "u", "password": "p"},
+                },
+            }
+        }
+    }
     refused = inproc.put_job("free", "auth", auth, expect=409)
     assert "properties.action.request.authentication" in refused.body["error"]["message"]
     for i in range(5):
@@ -155,12 +224,16 @@ def test_quota_tightens_the_plan_and_downgrade_is_checked(inproc) -> None:
 
 
 def test_collection_rules(inproc) -> None:
-    cases = [({"location": "westus", "properties": {"state": "Deleted"}}, "properties.state"),
-             ({"location": "westus", "properties": {"sku": {"name": "Gold"}}}, "properties.sku.name"),
-             ({"location": "westus", "properties": {"quota": {"maxJobCount": 0}}}, "properties.quota.maxJobCount"),
-             ({"location": "westus", "properties": {"quota": {"maxRecurrence": {"interval": 1}}}},
-              "properties.quota.maxRecurrence.frequency"),
-             ({"name": "other", "location": "westus"}, "name")]
+    cases = [
+        ({"location": "westus", "properties": {"state": "Deleted"}}, "properties.state"),
+        ({"location": "westus", "properties": {"sku": {"name": "Gold"}}}, "properties.sku.name"),
+        ({"location": "westus", "properties": {"quota": {"maxJobCount": 0}}}, "properties.quota.maxJobCount"),
+        (
+            {"location": "westus", "properties": {"quota": {"maxRecurrence": {"interval": 1}}}},
+            "properties.quota.maxRecurrence.frequency",
+        ),
+        ({"name": "other", "location": "westus"}, "name"),
+    ]
     for body, path in cases:
         response = inproc.call("JobCollections_CreateOrUpdate", "PUT", "jc", body=body)
         assert response.status == 400 and path in response.body["error"]["message"], response.body
@@ -174,8 +247,9 @@ def test_collection_rules(inproc) -> None:
 
 def test_states_and_run(inproc) -> None:
     inproc.put_collection()
-    past = inproc.put_job("jc", "past", job(startTime=later(days=-10), recurrence={
-        "frequency": "Day", "endTime": later(days=-2)}))
+    past = inproc.put_job(
+        "jc", "past", job(startTime=later(days=-10), recurrence={"frequency": "Day", "endTime": later(days=-2)})
+    )
     assert past.body["properties"]["state"] == "completed"
     assert "nextExecutionTime" not in past.body["properties"]["status"]
     for body in (job(state="Enabled"), {"properties": {"state": "Disabled"}}):
@@ -196,12 +270,30 @@ def test_states_and_run(inproc) -> None:
 def test_patch_merges_and_keeps_secrets(inproc) -> None:
     inproc.put_collection()
     basic = {"type": "Basic", "username": "u", "password": "secret-pw"}
-    inproc.put_job("jc", "j", {"properties": {"startTime": later(hours=2), "state": "Disabled", "action": {
-        "type": "Https", "request": {"uri": "https://x/", "method": "POST", "headers": {"a": "1"},
-                                     "authentication": basic},
-        "retryPolicy": {"retryType": "Fixed", "retryInterval": "00:01:00", "retryCount": 2}}}})
-    patched = inproc.call("Jobs_Patch", "PATCH", "jc", "j", body={"Properties": {"Action": {
-        "Request": {"Body": "hello"}, "retryPolicy": {"retryCount": 5}}, "state": None}})
+    inproc.put_job(
+        "jc",
+        "j",
+        {
+            "properties": {
+                "startTime": later(hours=2),
+                "state": "Disabled",
+                "action": {
+                    "type": "Https",
+                    "request": {"uri": "https://x/", "method": "POST", "headers": {"a": "1"}, "authentication": basic},
+                    "retryPolicy": {"retryType": "Fixed", "retryInterval": "00:01:00", "retryCount": 2},
+                },
+            }
+        },
+    )
+    patched = inproc.call(
+        "Jobs_Patch",
+        "PATCH",
+        "jc",
+        "j",
+        body={
+            "Properties": {"Action": {"Request": {"Body": "hello"}, "retryPolicy": {"retryCount": 5}}, "state": None}
+        },
+    )
     props = patched.body["properties"]
     assert patched.status == 200 and props["state"] == "disabled"
     assert props["action"]["request"]["body"] == "hello" and props["action"]["request"]["headers"] == {"a": "1"}
@@ -213,11 +305,24 @@ def test_patch_merges_and_keeps_secrets(inproc) -> None:
     inproc.put_job("jc", "j", inproc.get_job("jc", "j").body, expect=200)
     stored = inproc.rt.store.jobs.get(stored.key)
     assert stored.properties.action.request.authentication.password == "secret-pw"
-    removed = inproc.call("Jobs_Patch", "PATCH", "jc", "j", body={"properties": {"action": {
-        "request": {"authentication": None}}}})
+    removed = inproc.call(
+        "Jobs_Patch", "PATCH", "jc", "j", body={"properties": {"action": {"request": {"authentication": None}}}}
+    )
     assert "authentication" not in removed.body["properties"]["action"]["request"]
-    switched = inproc.call("Jobs_Patch", "PATCH", "jc", "j", body={"properties": {"action": {
-        "type": "StorageQueue", "queueMessage": {"storageAccount": "a", "queueName": "q", "sasToken": "t"}}}})
+    switched = inproc.call(
+        "Jobs_Patch",
+        "PATCH",
+        "jc",
+        "j",
+        body={
+            "properties": {
+                "action": {
+                    "type": "StorageQueue",
+                    "queueMessage": {"storageAccount": "a", "queueName": "q", "sasToken": "t"},
+                }
+            }
+        },
+    )
     assert switched.status == 200 and "request" not in switched.body["properties"]["action"]
     assert switched.body["properties"]["action"]["retryPolicy"]["retryCount"] == 5
 
@@ -226,21 +331,45 @@ def test_client_certificate_facts_are_reported_not_the_pfx(inproc) -> None:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Scheduler Mgmt")])
     now = datetime.now(UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(1).not_valid_before(now - timedelta(days=1))
-            .not_valid_after(datetime(2031, 1, 1, tzinfo=UTC))
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(datetime(2031, 1, 1, tzinfo=UTC))
+        .sign(key, hashes.SHA256())
+    )
     pfx = pkcs12.serialize_key_and_certificates(b"c", key, cert, None, BestAvailableEncryption(b"pw"))
     inproc.put_collection()
     auth = {"type": "ClientCertificate", "pfx": base64.b64encode(pfx).decode(), "password": "pw"}
-    created = inproc.put_job("jc", "cert", {"properties": {"action": {"type": "Https", "request": {
-        "uri": "https://x/", "method": "GET", "authentication": auth}}}})
+    created = inproc.put_job(
+        "jc",
+        "cert",
+        {
+            "properties": {
+                "action": {"type": "Https", "request": {"uri": "https://x/", "method": "GET", "authentication": auth}}
+            }
+        },
+    )
     shown = created.body["properties"]["action"]["request"]["authentication"]
     assert shown["certificateSubjectName"] == "CN=Scheduler Mgmt"
     assert shown["certificateExpirationDate"] == "2031-01-01T00:00:00Z"
     assert len(shown["certificateThumbprint"]) == 40 and "pfx" not in shown and "password" not in shown
-    wrong = inproc.put_job("jc", "cert2", {"properties": {"action": {"type": "Https", "request": {
-        "uri": "https://x/", "method": "GET", "authentication": {**auth, "password": "nope"}}}}}, expect=400)
+    wrong = inproc.put_job(
+        "jc",
+        "cert2",
+        {
+            "properties": {
+                "action": {
+                    "type": "Https",
+                    "request": {"uri": "https://x/", "method": "GET", "authentication": {**auth, "password": "nope"}},
+                }
+            }
+        },
+        expect=400,
+    )
     assert "authentication.password" in wrong.body["error"]["message"]
 
 

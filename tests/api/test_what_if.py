@@ -27,11 +27,21 @@ ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "G
 
 def storage(rt: Runtime) -> Any:
     """Everything stored: each table's entities with their ETags, and each queue's messages."""
-    tables = sorted((t.name, sorted(json.dumps({**dict(e), "etag": e.metadata["etag"]}, sort_keys=True, default=str)
-                                    for e in t._client.list_entities())) for t in rt.store.tables)
-    queues = [sorted(m.content for m in client.peek_messages(max_messages=32))
-              + [client.get_queue_properties().approximate_message_count]
-              for client in (rt.store.queue.client, rt.store.dispatch.client)]
+    tables = sorted(
+        (
+            t.name,
+            sorted(
+                json.dumps({**dict(e), "etag": e.metadata["etag"]}, sort_keys=True, default=str)
+                for e in t._client.list_entities()
+            ),
+        )
+        for t in rt.store.tables
+    )
+    queues = [
+        sorted(m.content for m in client.peek_messages(max_messages=32))
+        + [client.get_queue_properties().approximate_message_count]
+        for client in (rt.store.queue.client, rt.store.dispatch.client)
+    ]
     return tables, queues
 
 
@@ -40,17 +50,30 @@ def rt(settings, clock: ManualClock) -> Runtime:
     runtime = Runtime.create(settings, clock)
     make_collection(runtime)
     start = clock.now() + timedelta(seconds=40)  # inside the horizon: a real PUT would queue it at once
-    assert call(runtime, "Jobs_CreateOrUpdate", "PUT", "existing", {"properties": {
-        "startTime": start.isoformat(), "action": ACTION, "recurrence": {"frequency": "Minute"}}}).status == 201
+    assert (
+        call(
+            runtime,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            "existing",
+            {"properties": {"startTime": start.isoformat(), "action": ACTION, "recurrence": {"frequency": "Minute"}}},
+        ).status
+        == 201
+    )
     return runtime
 
 
 def test_what_if_answers_the_job_and_its_occurrences_and_writes_nothing(rt: Runtime, clock: ManualClock) -> None:
     before = storage(rt)
     start = (clock.now() + timedelta(seconds=30)).replace(microsecond=0)
-    body = {"properties": {"startTime": start.isoformat(), "action": ACTION,
-                           "recurrence": {"frequency": "Hour", "count": 3},
-                           "missedRunPolicy": {"type": "All", "maxRuns": 2}}}
+    body = {
+        "properties": {
+            "startTime": start.isoformat(),
+            "action": ACTION,
+            "recurrence": {"frequency": "Hour", "count": 3},
+            "missedRunPolicy": {"type": "All", "maxRuns": 2},
+        }
+    }
     answer = call(rt, "Jobs_CreateOrUpdate", "PUT", "fresh", body, query={**WHAT_IF, "count": "5"})
     assert answer.status == 200, answer.body
     assert answer.body["changeType"] == "Create"
@@ -59,15 +82,24 @@ def test_what_if_answers_the_job_and_its_occurrences_and_writes_nothing(rt: Runt
     assert job["properties"]["status"]["nextExecutionTime"] == start.strftime("%Y-%m-%dT%H:%M:%SZ")
     occurrences = answer.body["occurrences"]["value"]
     assert [o["occurrenceTime"] for o in occurrences] == [
-        (start + timedelta(hours=n)).strftime("%Y-%m-%dT%H:%M:%SZ") for n in range(3)]
+        (start + timedelta(hours=n)).strftime("%Y-%m-%dT%H:%M:%SZ") for n in range(3)
+    ]
     assert [n["code"] for n in occurrences[-1]["notes"]] == ["EndByCount"]
     assert storage(rt) == before
     assert call(rt, "Jobs_Get", "GET", "fresh", query=NEWER).status == 404
 
-    header = api.handle("Jobs_Patch", api.ApiRequest(
-        "PATCH", "http://127.0.0.1/api/x", {"subscriptionId": SUB, "resourceGroupName": RG, "jobCollectionName": JC,
-                                            "jobName": "existing"}, NEWER,
-        json.dumps({"properties": {"state": "Disabled"}}).encode(), {"X-MS-What-If": "TRUE"}), rt)
+    header = api.handle(
+        "Jobs_Patch",
+        api.ApiRequest(
+            "PATCH",
+            "http://127.0.0.1/api/x",
+            {"subscriptionId": SUB, "resourceGroupName": RG, "jobCollectionName": JC, "jobName": "existing"},
+            NEWER,
+            json.dumps({"properties": {"state": "Disabled"}}).encode(),
+            {"X-MS-What-If": "TRUE"},
+        ),
+        rt,
+    )
     assert header.status == 200 and header.body["changeType"] == "Modify"
     assert header.body["job"]["properties"]["state"] == "disabled" and "status" not in header.body["job"]["properties"]
     assert [n["code"] for n in header.body["occurrences"]["notes"]] == ["JobDisabled"]
@@ -75,10 +107,22 @@ def test_what_if_answers_the_job_and_its_occurrences_and_writes_nothing(rt: Runt
 
 
 def test_a_refused_what_if_is_the_writes_own_error(rt: Runtime) -> None:
-    refused = call(rt, "Jobs_CreateOrUpdate", "PUT", "bad", {"properties": {"action": ACTION, "recurrence": {
-        "frequency": "Minute", "schedule": {"hours": [25]}}}}, query=WHAT_IF)
-    real = call(rt, "Jobs_CreateOrUpdate", "PUT", "bad", {"properties": {"action": ACTION, "recurrence": {
-        "frequency": "Minute", "schedule": {"hours": [25]}}}}, query=NEWER)
+    refused = call(
+        rt,
+        "Jobs_CreateOrUpdate",
+        "PUT",
+        "bad",
+        {"properties": {"action": ACTION, "recurrence": {"frequency": "Minute", "schedule": {"hours": [25]}}}},
+        query=WHAT_IF,
+    )
+    real = call(
+        rt,
+        "Jobs_CreateOrUpdate",
+        "PUT",
+        "bad",
+        {"properties": {"action": ACTION, "recurrence": {"frequency": "Minute", "schedule": {"hours": [25]}}}},
+        query=NEWER,
+    )
     assert refused.status == real.status == 400 and refused.body == real.body
 
 
@@ -92,11 +136,22 @@ def test_what_if_needs_the_newer_api_version_and_a_boolean(rt: Runtime) -> None:
     assert storage(rt) == before
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.filter_too_much, HealthCheck.data_too_large])
-@given(body=st.one_of(jobs().map(lambda p: {"properties": p}), from_schema(_schema("JobDefinition")), mutated_job()),
-       name=st.sampled_from(["existing", "another"]), method=st.sampled_from(["PUT", "PATCH"]))
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+    ],
+)
+@given(
+    body=st.one_of(jobs().map(lambda p: {"properties": p}), from_schema(_schema("JobDefinition")), mutated_job()),
+    name=st.sampled_from(["existing", "another"]),
+    method=st.sampled_from(["PUT", "PATCH"]),
+)
 def test_what_if_leaves_storage_byte_identical(rt: Runtime, body: dict[str, Any], name: str, method: str) -> None:
     before = storage(rt)
     operation = "Jobs_CreateOrUpdate" if method == "PUT" else "Jobs_Patch"

@@ -36,25 +36,47 @@ def status_code(pipeline_response: Any, deserialized: Any, headers: Any) -> int:
 
 
 def _collection() -> m.JobCollectionDefinition:
-    return m.JobCollectionDefinition(location="westus",
-                                     properties=m.JobCollectionProperties(sku=m.Sku(name="Standard")))
+    return m.JobCollectionDefinition(
+        location="westus", properties=m.JobCollectionProperties(sku=m.Sku(name="Standard"))
+    )
 
 
-def _http_job(start: datetime | None = None, recurrence: m.JobRecurrence | None = None, state: str = "Enabled",
-              uri: str = "http://127.0.0.1:9/") -> m.JobDefinition:
-    return m.JobDefinition(properties=m.JobProperties(
-        start_time=start, action=m.JobAction(type="Http", request=m.HttpRequest(uri=uri, method="GET")),
-        recurrence=recurrence, state=state))
+def _http_job(
+    start: datetime | None = None,
+    recurrence: m.JobRecurrence | None = None,
+    state: str = "Enabled",
+    uri: str = "http://127.0.0.1:9/",
+) -> m.JobDefinition:
+    return m.JobDefinition(
+        properties=m.JobProperties(
+            start_time=start,
+            action=m.JobAction(type="Http", request=m.HttpRequest(uri=uri, method="GET")),
+            recurrence=recurrence,
+            state=state,
+        )
+    )
 
 
 def _service_bus_job(ttl: timedelta) -> m.JobDefinition:
-    return m.JobDefinition(properties=m.JobProperties(
-        start_time=datetime.now(UTC) + timedelta(days=1),
-        action=m.JobAction(type="ServiceBusQueue", service_bus_queue_message=m.ServiceBusQueueMessage(
-            namespace="ns", queue_name="q1", message="hi", transport_type="NetMessaging",
-            authentication=m.ServiceBusAuthentication(sas_key="k3y", sas_key_name="send", type="SharedAccessKey"),
-            brokered_message_properties=m.ServiceBusBrokeredMessageProperties(time_to_live=ttl))),
-        recurrence=m.JobRecurrence(frequency="Day", interval=1)))
+    return m.JobDefinition(
+        properties=m.JobProperties(
+            start_time=datetime.now(UTC) + timedelta(days=1),
+            action=m.JobAction(
+                type="ServiceBusQueue",
+                service_bus_queue_message=m.ServiceBusQueueMessage(
+                    namespace="ns",
+                    queue_name="q1",
+                    message="hi",
+                    transport_type="NetMessaging",
+                    authentication=m.ServiceBusAuthentication(
+                        sas_key="k3y", sas_key_name="send", type="SharedAccessKey"
+                    ),
+                    brokered_message_properties=m.ServiceBusBrokeredMessageProperties(time_to_live=ttl),
+                ),
+            ),
+            recurrence=m.JobRecurrence(frequency="Day", interval=1),
+        )
+    )
 
 
 def test_service_bus_enums_are_camel_cased_as_recorded(client) -> None:
@@ -69,9 +91,19 @@ def test_service_bus_enums_are_camel_cased_as_recorded(client) -> None:
 
 def test_amqp_and_not_specified_follow_the_same_camel_case_rule(inproc) -> None:
     inproc.put_collection()
-    body = {"properties": {"action": {"type": "ServiceBusTopic", "serviceBusTopicMessage": {
-        "namespace": "ns", "topicPath": "t", "transportType": "AMQP",
-        "authentication": {"sasKeyName": "send", "sasKey": "k", "type": "NotSpecified"}}}}}
+    body = {
+        "properties": {
+            "action": {
+                "type": "ServiceBusTopic",
+                "serviceBusTopicMessage": {
+                    "namespace": "ns",
+                    "topicPath": "t",
+                    "transportType": "AMQP",
+                    "authentication": {"sasKeyName": "send", "sasKey": "k", "type": "NotSpecified"},
+                },
+            }
+        }
+    }
     message = inproc.put_job("jc", "topic", body).body["properties"]["action"]["serviceBusTopicMessage"]
     assert message["transportType"] == "amqp" and message["authentication"]["type"] == "notSpecified"
 
@@ -79,8 +111,7 @@ def test_amqp_and_not_specified_follow_the_same_camel_case_rule(inproc) -> None:
 def test_absent_interval_is_answered_as_one(client) -> None:
     client.job_collections.create_or_update(RG, "jc", _collection())
     start = datetime.now(UTC) + timedelta(hours=1)
-    created = client.jobs.create_or_update(RG, "jc", "j", _http_job(start, m.JobRecurrence(frequency="Hour")),
-                                           cls=raw)
+    created = client.jobs.create_or_update(RG, "jc", "j", _http_job(start, m.JobRecurrence(frequency="Hour")), cls=raw)
     assert created["properties"]["recurrence"] == {"frequency": "hour", "interval": 1}
     assert client.jobs.get(RG, "jc", "j").properties.recurrence.interval == 1
     listed = client.jobs.list(RG, "jc", cls=lambda items: [i.properties.recurrence.interval for i in items])
@@ -94,15 +125,26 @@ def test_top_caps_history_and_skip_offsets_it(client, runtime, inproc) -> None:
     key = JobKey("sub-api", RG, "jc", "busy")
     for n in range(135):  # the recording's count
         at = start - timedelta(hours=n)
-        runtime.store.history.add(HistoryRecord(
-            key=key, execution_id=f"e{n}", expected_execution_time=at, start_time=at, end_time=at,
-            action_name=JobHistoryActionName.MAIN_ACTION, status=JobExecutionStatus.COMPLETED, message="ok",
-            repeat_count=135 - n), at)
+        runtime.store.history.add(
+            HistoryRecord(
+                key=key,
+                execution_id=f"e{n}",
+                expected_execution_time=at,
+                start_time=at,
+                end_time=at,
+                action_name=JobHistoryActionName.MAIN_ACTION,
+                status=JobExecutionStatus.COMPLETED,
+                message="ok",
+                repeat_count=135 - n,
+            ),
+            at,
+        )
     entries = list(client.jobs.list_job_history(RG, "jc", "busy", top=5))
     assert len(entries) == 5  # the SDK follows nextLink: a page size would have given it all 135
     assert [e.properties.repeat_count for e in entries] == [135, 134, 133, 132, 131]
-    answer = inproc.call("Jobs_ListJobHistory", "GET", "jc", "busy", suffix="/history",
-                         query={"api-version": "2016-03-01", "$top": "5"})
+    answer = inproc.call(
+        "Jobs_ListJobHistory", "GET", "jc", "busy", suffix="/history", query={"api-version": "2016-03-01", "$top": "5"}
+    )
     assert len(answer.body["value"]) == 5 and answer.body["nextLink"] is None  # as recorded
     skipped = list(client.jobs.list_job_history(RG, "jc", "busy", top=10, skip=130))
     assert [e.properties.repeat_count for e in skipped] == [5, 4, 3, 2, 1]
@@ -115,16 +157,16 @@ def test_top_caps_the_jobs_list_and_the_answer_has_a_null_next_link(client, inpr
     for i in range(7):
         client.jobs.create_or_update(RG, "jc", f"job{i}", _http_job(start, m.JobRecurrence(frequency="Hour")))
     assert [j.name for j in client.jobs.list(RG, "jc", top=3, skip=2)] == ["jc/job2", "jc/job3", "jc/job4"]
-    answer = inproc.call("Jobs_List", "GET", "jc", suffix="/jobs",
-                         query={"api-version": "2016-03-01", "$top": "2"})
+    answer = inproc.call("Jobs_List", "GET", "jc", suffix="/jobs", query={"api-version": "2016-03-01", "$top": "2"})
     assert answer.status == 200 and len(answer.body["value"]) == 2 and answer.body["nextLink"] is None
 
 
 def test_past_one_shot_job_shows_its_pending_run_until_it_ran(client, runtime, http_target) -> None:
     client.job_collections.create_or_update(RG, "jc", _collection())
     before = datetime.now(UTC).replace(microsecond=0)
-    created = client.jobs.create_or_update(RG, "jc", "once", _http_job(before - timedelta(hours=1),
-                                                                        uri=http_target.url))
+    created = client.jobs.create_or_update(
+        RG, "jc", "once", _http_job(before - timedelta(hours=1), uri=http_target.url)
+    )
     pending = created.properties.status.next_execution_time
     assert pending is not None and before <= pending <= datetime.now(UTC)
     assert client.jobs.get(RG, "jc", "once").properties.status.next_execution_time == pending
@@ -156,8 +198,9 @@ def test_collection_put_answers_201_when_it_replaces_too(client) -> None:
     assert client.job_collections.create_or_update(RG, "jc", _collection(), cls=status_code) == 201
     client.jobs.create_or_update(RG, "jc", "j", _http_job(datetime.now(UTC) + timedelta(hours=1)))
     # A job PUT that replaces a job answered 200 in the recordings, and still does.
-    replaced = client.jobs.create_or_update(RG, "jc", "j", _http_job(datetime.now(UTC) + timedelta(hours=2)),
-                                            cls=status_code)
+    replaced = client.jobs.create_or_update(
+        RG, "jc", "j", _http_job(datetime.now(UTC) + timedelta(hours=2)), cls=status_code
+    )
     assert replaced == 200
 
 
@@ -166,12 +209,17 @@ def test_durations_round_trip_exactly_through_the_store(client, inproc) -> None:
     client.jobs.create_or_update(RG, "jc", "tiny", _service_bus_job(timedelta(microseconds=10)))
     wire = client.jobs.get(RG, "jc", "tiny", cls=raw)["properties"]["action"]["serviceBusQueueMessage"]
     assert wire["brokeredMessageProperties"]["timeToLive"] == "PT0.00001S"  # was PT1e-05S, then 500 forever
-    assert client.jobs.get(RG, "jc", "tiny").properties.action.service_bus_queue_message \
-        .brokered_message_properties.time_to_live == timedelta(microseconds=10)
+    assert client.jobs.get(
+        RG, "jc", "tiny"
+    ).properties.action.service_bus_queue_message.brokered_message_properties.time_to_live == timedelta(microseconds=10)
     assert [j.name for j in client.jobs.list(RG, "jc")] == ["jc/tiny"]
 
-    for sent, answered in (("PT59.1234567S", "PT59.1234567S"), ("00:00:59.1234567", "PT59.1234567S"),
-                           ("1.02:03:04.5", "P1DT2H3M4.5S"), ("P2W", "P14D")):
+    for sent, answered in (
+        ("PT59.1234567S", "PT59.1234567S"),
+        ("00:00:59.1234567", "PT59.1234567S"),
+        ("1.02:03:04.5", "P1DT2H3M4.5S"),
+        ("P2W", "P14D"),
+    ):
         body = inproc.http_job(startTime=(datetime.now(UTC) + timedelta(days=1)).isoformat())
         body["properties"]["action"]["retryPolicy"] = {"retryType": "Fixed", "retryInterval": sent, "retryCount": 1}
         put = inproc.put_job("jc", "retry", body, expect=None)
@@ -225,11 +273,16 @@ def test_max_job_occurrence_is_accepted_and_never_returned(client, inproc) -> No
     assert inproc.call("JobCollections_Get", "GET", "jc").body == put
     for operation in ("JobCollections_ListByResourceGroup", "JobCollections_ListBySubscription"):
         assert inproc.call(operation, "GET").body["value"] == [put]
-    patched = inproc.call("JobCollections_Patch", "PATCH", "jc", body={"properties": {"quota": {
-        "maxJobOccurrence": 7}}})
+    patched = inproc.call(
+        "JobCollections_Patch", "PATCH", "jc", body={"properties": {"quota": {"maxJobOccurrence": 7}}}
+    )
     assert patched.status == 200 and patched.body == put
     sdk = client.job_collections.get(RG, "jc").properties.quota
     assert sdk.max_job_count == 20 and sdk.max_job_occurrence is None
-    refused = inproc.call("JobCollections_CreateOrUpdate", "PUT", "jc", body={
-        "location": "westus", "properties": {"quota": {"maxJobOccurrence": 2**31}}})
+    refused = inproc.call(
+        "JobCollections_CreateOrUpdate",
+        "PUT",
+        "jc",
+        body={"location": "westus", "properties": {"quota": {"maxJobOccurrence": 2**31}}},
+    )
     assert refused.status == 400 and "maxJobOccurrence" in refused.body["error"]["message"]

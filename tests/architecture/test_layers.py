@@ -72,15 +72,21 @@ def _imports() -> dict[str, dict[str, set[str]]]:
 
 
 def test_every_unit_of_shared_has_a_floor() -> None:
-    units = {p.stem if p.is_file() else p.name for p in SHARED.iterdir()
-             if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())}
+    units = {
+        p.stem if p.is_file() else p.name
+        for p in SHARED.iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())
+    }
     assert units - FLOOR.keys() == set(), "give each new module of shared/ its floor (docs/architecture.md)"
 
 
 def test_no_import_runs_up_a_floor() -> None:
-    upward = [f"{source} -> {target} ({', '.join(sorted(files))})"
-              for source, targets in _imports().items() for target, files in targets.items()
-              if FLOOR[target] > FLOOR[source]]
+    upward = [
+        f"{source} -> {target} ({', '.join(sorted(files))})"
+        for source, targets in _imports().items()
+        for target, files in targets.items()
+        if FLOOR[target] > FLOOR[source]
+    ]
     assert upward == []
 
 
@@ -91,7 +97,7 @@ def test_no_import_closes_a_circle() -> None:
     def visit(unit: str, trail: list[str]) -> None:
         for target in sorted(graph.get(unit, ())):
             if target in trail:
-                circles.append([*trail[trail.index(target):], target])
+                circles.append([*trail[trail.index(target) :], target])
             elif len(trail) < len(FLOOR):
                 visit(target, [*trail, target])
 

@@ -54,29 +54,51 @@ class Scheduler:
     def client(self, oid: str, **claims: Any) -> SchedulerManagementClient:
         """The official client, as documented: tokens for the scheduler's own audience via credential_scopes."""
         return SchedulerManagementClient(
-            MintedCredential(self.issuer, oid, **claims), SUB, base_url=self.url,
-            credential_scopes=[f"{AUDIENCE}/.default"], per_call_policies=[AllowHttp()],
-            retry_total=0, polling_interval=0,
+            MintedCredential(self.issuer, oid, **claims),
+            SUB,
+            base_url=self.url,
+            credential_scopes=[f"{AUDIENCE}/.default"],
+            per_call_policies=[AllowHttp()],
+            retry_total=0,
+            polling_interval=0,
         )
 
-    def http(self, method: str, path: str, token: str | None = None, body: Any = None,
-             params: dict[str, str] | None = None, headers: dict[str, str] | None = None) -> requests.Response:
+    def http(
+        self,
+        method: str,
+        path: str,
+        token: str | None = None,
+        body: Any = None,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> requests.Response:
         sent = dict(headers or {})
         if token is not None:
             sent["Authorization"] = f"Bearer {token}"
-        return requests.request(method, f"{self.url}{path}", params=API if params is None else params, json=body,
-                                headers=sent, timeout=30)
+        return requests.request(
+            method, f"{self.url}{path}", params=API if params is None else params, json=body, headers=sent, timeout=30
+        )
 
-    def as_(self, oid: str, method: str, path: str, body: Any = None, params: dict[str, str] | None = None,
-            **claims: Any) -> requests.Response:
+    def as_(
+        self, oid: str, method: str, path: str, body: Any = None, params: dict[str, str] | None = None, **claims: Any
+    ) -> requests.Response:
         return self.http(method, path, self.issuer.token(oid, **claims), body, params)
 
     def assign(self, principal: str, role: str, scope: str, by: str = OWNER, expect: int = 201) -> str:
         name = new_id()
-        response = self.as_(by, "PUT", f"{scope}/providers/Microsoft.Authorization/roleAssignments/{name}", {
-            "properties": {"roleDefinitionId": f"/subscriptions/{SUB}/providers/Microsoft.Authorization/"
-                                               f"roleDefinitions/{role}", "principalId": principal}},
-            params=ROLES_API)
+        response = self.as_(
+            by,
+            "PUT",
+            f"{scope}/providers/Microsoft.Authorization/roleAssignments/{name}",
+            {
+                "properties": {
+                    "roleDefinitionId": f"/subscriptions/{SUB}/providers/Microsoft.Authorization/"
+                    f"roleDefinitions/{role}",
+                    "principalId": principal,
+                }
+            },
+            params=ROLES_API,
+        )
         assert response.status_code == expect, response.text
         return name
 

@@ -23,14 +23,19 @@ from tests.support.identity import AUDIENCE, MintedCredential, new_id
 
 
 def _collection() -> m.JobCollectionDefinition:
-    return m.JobCollectionDefinition(location="westus",
-                                     properties=m.JobCollectionProperties(sku=m.Sku(name="Standard")))
+    return m.JobCollectionDefinition(
+        location="westus", properties=m.JobCollectionProperties(sku=m.Sku(name="Standard"))
+    )
 
 
 def _job() -> m.JobDefinition:
-    return m.JobDefinition(properties=m.JobProperties(
-        start_time=datetime.now(UTC) + timedelta(days=1), recurrence=m.JobRecurrence(frequency="Day", interval=1),
-        action=m.JobAction(type="Http", request=m.HttpRequest(uri="http://127.0.0.1:9/", method="GET"))))
+    return m.JobDefinition(
+        properties=m.JobProperties(
+            start_time=datetime.now(UTC) + timedelta(days=1),
+            recurrence=m.JobRecurrence(frequency="Day", interval=1),
+            action=m.JobAction(type="Http", request=m.HttpRequest(uri="http://127.0.0.1:9/", method="GET")),
+        )
+    )
 
 
 def _refused(call, status: int = 403) -> HttpResponseError:
@@ -41,7 +46,8 @@ def _refused(call, status: int = 403) -> HttpResponseError:
 
 
 def test_the_client_asks_for_the_schedulers_audience_and_the_bootstrap_owner_may_do_everything(
-        scheduler: Scheduler) -> None:
+    scheduler: Scheduler,
+) -> None:
     client = scheduler.client(OWNER)
     client.job_collections.create_or_update("rg-boot", "jc", _collection())
     client.jobs.create_or_update("rg-boot", "jc", "j", _job())
@@ -76,7 +82,8 @@ def test_a_stranger_gets_authorization_failed_and_changes_nothing(scheduler: Sch
     assert error.error.message == (
         f"The client 'mallory@contoso.example' with object id '{stranger}' does not have authorization to perform "
         f"action 'Microsoft.Scheduler/jobCollections/jobs/write' over scope '{scope}' or the scope is invalid. "
-        "If access was recently granted, please refresh your credentials.")
+        "If access was recently granted, please refresh your credentials."
+    )
     _refused(lambda: client.job_collections.get("rg-strange", "jc"))
     _refused(lambda: client.job_collections.get("rg-strange", "missing"))  # 403, not 404: existence is not told
     _refused(lambda: list(client.job_collections.list_by_subscription()))
@@ -94,11 +101,13 @@ def test_reader_reads_and_may_not_write_run_or_delete(scheduler: Scheduler) -> N
     assert client.job_collections.get("rg-read", "jc").name == "jc"
     assert [j.name for j in client.jobs.list("rg-read", "jc")] == ["jc/j"]
     assert list(client.jobs.list_job_history("rg-read", "jc", "j")) == []
-    for call in (lambda: client.jobs.create_or_update("rg-read", "jc", "j2", _job()),
-                 lambda: client.jobs.run("rg-read", "jc", "j"),
-                 lambda: client.jobs.delete("rg-read", "jc", "j"),
-                 lambda: client.job_collections.patch("rg-read", "jc", m.JobCollectionDefinition(tags={"a": "b"})),
-                 lambda: client.job_collections.begin_disable("rg-read", "jc").result()):
+    for call in (
+        lambda: client.jobs.create_or_update("rg-read", "jc", "j2", _job()),
+        lambda: client.jobs.run("rg-read", "jc", "j"),
+        lambda: client.jobs.delete("rg-read", "jc", "j"),
+        lambda: client.job_collections.patch("rg-read", "jc", m.JobCollectionDefinition(tags={"a": "b"})),
+        lambda: client.job_collections.begin_disable("rg-read", "jc").result(),
+    ):
         assert _refused(call).error.code == "AuthorizationFailed"
     assert owner.jobs.get("rg-read", "jc", "j").properties.state == "enabled"
     assert [j.name for j in owner.jobs.list("rg-read", "jc")] == ["jc/j"]

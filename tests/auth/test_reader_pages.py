@@ -43,11 +43,15 @@ HIDDEN = [key for key in _all() if key not in READABLE]
 @pytest.fixture(scope="module")
 def reader(scheduler: Scheduler) -> Iterator[str]:
     rt = Runtime.create(Settings.from_environment())  # the hosted app's own tables
-    definition = JobCollectionDefinition.model_validate({"location": "westus",
-                                                         "properties": {"sku": {"name": "Standard"}}})
+    definition = JobCollectionDefinition.model_validate(
+        {"location": "westus", "properties": {"sku": {"name": "Standard"}}}
+    )
     with ThreadPoolExecutor(8) as pool:  # written to the store directly: the API's write path is tested elsewhere
-        list(pool.map(lambda key: rt.store.collections.insert(CollectionRecord(CollectionKey(SUB, *key), definition)),
-                      _all()))
+        list(
+            pool.map(
+                lambda key: rt.store.collections.insert(CollectionRecord(CollectionKey(SUB, *key), definition)), _all()
+            )
+        )
     oid = new_id()
     scheduler.assign(oid, READER_ROLE, group_scope("team"))
     for group, name in GRANTED:
@@ -56,12 +60,12 @@ def reader(scheduler: Scheduler) -> Iterator[str]:
 
 
 def _get(scheduler: Scheduler, oid: str, url: str, params: dict[str, str] | None = None) -> requests.Response:
-    return requests.get(url, params=params, timeout=30,
-                        headers={"Authorization": f"Bearer {scheduler.issuer.token(oid)}"})
+    return requests.get(
+        url, params=params, timeout=30, headers={"Authorization": f"Bearer {scheduler.issuer.token(oid)}"}
+    )
 
 
-def walk(scheduler: Scheduler, oid: str, params: dict[str, str] | None = None
-         ) -> list[tuple[list[str], str | None]]:
+def walk(scheduler: Scheduler, oid: str, params: dict[str, str] | None = None) -> list[tuple[list[str], str | None]]:
     """Every page of the subscription's list as `oid` sees it: (names, nextLink) per page."""
     pages: list[tuple[list[str], str | None]] = []
     answer = _get(scheduler, oid, f"{scheduler.url}{LIST}", API if params is None else params)

@@ -23,8 +23,10 @@ ASSIGNMENTS = "providers/Microsoft.Authorization/roleAssignments"
 
 
 def _body(role: str, principal: str, kind: str | None = None) -> dict:
-    properties = {"roleDefinitionId": f"/subscriptions/{SUB}/providers/Microsoft.Authorization/roleDefinitions/{role}",
-                  "principalId": principal}
+    properties = {
+        "roleDefinitionId": f"/subscriptions/{SUB}/providers/Microsoft.Authorization/roleDefinitions/{role}",
+        "principalId": principal,
+    }
     if kind:
         properties["principalType"] = kind
     return {"properties": properties}
@@ -52,11 +54,16 @@ def test_put_get_list_delete(scheduler: Scheduler) -> None:
     assert body in by_sub  # below the listed scope
     below = scheduler.as_(OWNER, "GET", f"{collection_scope('rg-ra', 'jc')}/{ASSIGNMENTS}", params=ROLES_API)
     assert body in below.json()["value"]  # above the listed scope: inherited
-    at_sub = scheduler.as_(OWNER, "GET", f"/subscriptions/{SUB}/{ASSIGNMENTS}",
-                           params={**ROLES_API, "$filter": "atScope()"}).json()["value"]
+    at_sub = scheduler.as_(
+        OWNER, "GET", f"/subscriptions/{SUB}/{ASSIGNMENTS}", params={**ROLES_API, "$filter": "atScope()"}
+    ).json()["value"]
     assert body not in at_sub
-    mine = scheduler.as_(OWNER, "GET", f"/subscriptions/{SUB}/{ASSIGNMENTS}",
-                         params={**ROLES_API, "$filter": f"principalId eq '{principal}'"}).json()["value"]
+    mine = scheduler.as_(
+        OWNER,
+        "GET",
+        f"/subscriptions/{SUB}/{ASSIGNMENTS}",
+        params={**ROLES_API, "$filter": f"principalId eq '{principal}'"},
+    ).json()["value"]
     assert mine == [body]
 
     deleted = scheduler.as_(OWNER, "DELETE", path, params=ROLES_API)
@@ -68,10 +75,13 @@ def test_put_get_list_delete(scheduler: Scheduler) -> None:
 
 def test_an_assignment_is_only_at_its_own_scope(scheduler: Scheduler) -> None:
     name = new_id()
-    scheduler.as_(OWNER, "PUT", f"{group_scope('rg-own')}/{ASSIGNMENTS}/{name}", _body(READER_ROLE, new_id()),
-                  ROLES_API)
-    assert scheduler.as_(OWNER, "GET", f"{group_scope('rg-not')}/{ASSIGNMENTS}/{name}",
-                         params=ROLES_API).status_code == 404
+    scheduler.as_(
+        OWNER, "PUT", f"{group_scope('rg-own')}/{ASSIGNMENTS}/{name}", _body(READER_ROLE, new_id()), ROLES_API
+    )
+    assert (
+        scheduler.as_(OWNER, "GET", f"{group_scope('rg-not')}/{ASSIGNMENTS}/{name}", params=ROLES_API).status_code
+        == 404
+    )
 
 
 def test_bad_assignments_are_refused_and_change_nothing(scheduler: Scheduler) -> None:
@@ -86,8 +96,12 @@ def test_bad_assignments_are_refused_and_change_nothing(scheduler: Scheduler) ->
     for name, body, status, code in cases:
         response = scheduler.as_(OWNER, "PUT", f"{scope}/{ASSIGNMENTS}/{name}", body, ROLES_API)
         assert (response.status_code, response.json()["error"]["code"]) == (status, code), response.text
-    assert scheduler.as_(OWNER, "GET", f"{scope}/{ASSIGNMENTS}", params={**ROLES_API, "$filter": "atScope()"}
-                         ).json()["value"] == []
+    assert (
+        scheduler.as_(OWNER, "GET", f"{scope}/{ASSIGNMENTS}", params={**ROLES_API, "$filter": "atScope()"}).json()[
+            "value"
+        ]
+        == []
+    )
     no_version = scheduler.as_(OWNER, "GET", f"{scope}/{ASSIGNMENTS}", params={})
     assert no_version.status_code == 400
 
@@ -98,13 +112,17 @@ def test_assignments_never_change_and_never_repeat(scheduler: Scheduler) -> None
     assert scheduler.as_(OWNER, "PUT", path, _body(READER_ROLE, principal), ROLES_API).status_code == 201
     changed = scheduler.as_(OWNER, "PUT", path, _body(CONTRIBUTOR_ROLE, principal), ROLES_API)
     assert changed.status_code == 409 and changed.json()["error"]["code"] == "RoleAssignmentUpdateNotPermitted"
-    elsewhere = scheduler.as_(OWNER, "PUT", f"{group_scope('rg-other')}/{ASSIGNMENTS}/{name}",
-                              _body(READER_ROLE, principal), ROLES_API)
+    elsewhere = scheduler.as_(
+        OWNER, "PUT", f"{group_scope('rg-other')}/{ASSIGNMENTS}/{name}", _body(READER_ROLE, principal), ROLES_API
+    )
     assert elsewhere.status_code == 409
     twice = scheduler.as_(OWNER, "PUT", f"{scope}/{ASSIGNMENTS}/{new_id()}", _body(READER_ROLE, principal), ROLES_API)
     assert twice.status_code == 409 and twice.json()["error"]["code"] == "RoleAssignmentExists"
-    assert scheduler.as_(OWNER, "GET", path, params=ROLES_API).json()["properties"]["roleDefinitionId"].endswith(
-        READER_ROLE)
+    assert (
+        scheduler.as_(OWNER, "GET", path, params=ROLES_API)
+        .json()["properties"]["roleDefinitionId"]
+        .endswith(READER_ROLE)
+    )
 
 
 def test_only_owners_change_assignments_and_readers_may_see_them(scheduler: Scheduler) -> None:
@@ -116,15 +134,15 @@ def test_only_owners_change_assignments_and_readers_may_see_them(scheduler: Sche
     assert listed.status_code == 200 and len(listed.json()["value"]) == 2
     name = new_id()
     for caller in (reader, contributor):
-        refused = scheduler.as_(caller, "PUT", f"{scope}/{ASSIGNMENTS}/{name}", _body(OWNER_ROLE_ID, caller),
-                                ROLES_API)
+        refused = scheduler.as_(caller, "PUT", f"{scope}/{ASSIGNMENTS}/{name}", _body(OWNER_ROLE_ID, caller), ROLES_API)
         assert refused.status_code == 403
         error = refused.json()["error"]
         assert error["code"] == "AuthorizationFailed"
         assert "perform action 'Microsoft.Authorization/roleAssignments/write' over scope" in error["message"]
     existing = scheduler.as_(reader, "GET", f"{scope}/{ASSIGNMENTS}", params=ROLES_API).json()["value"][0]["name"]
-    assert scheduler.as_(contributor, "DELETE", f"{scope}/{ASSIGNMENTS}/{existing}",
-                         params=ROLES_API).status_code == 403
+    assert (
+        scheduler.as_(contributor, "DELETE", f"{scope}/{ASSIGNMENTS}/{existing}", params=ROLES_API).status_code == 403
+    )
     assert scheduler.as_(new_id(), "GET", f"{scope}/{ASSIGNMENTS}", params=ROLES_API).status_code == 403
     unauthenticated = scheduler.http("GET", f"{scope}/{ASSIGNMENTS}", params=ROLES_API)
     assert unauthenticated.status_code == 401
@@ -138,8 +156,11 @@ def test_without_authentication_the_api_still_manages_assignments(runtime: Runti
     name = new_id()
     route = {"subscriptionId": SUB, "resourceGroupName": "rg-local", "roleAssignmentName": name}
     url = f"http://127.0.0.1{group_scope('rg-local')}/{ASSIGNMENTS}/{name}"
-    put = api.handle("RoleAssignments_Create", api.ApiRequest(
-        "PUT", url, route, ROLES_API, json.dumps(_body(READER_ROLE, new_id())).encode()), runtime)
+    put = api.handle(
+        "RoleAssignments_Create",
+        api.ApiRequest("PUT", url, route, ROLES_API, json.dumps(_body(READER_ROLE, new_id())).encode()),
+        runtime,
+    )
     assert put.status == 201 and put.body["properties"]["createdBy"] is None
     got = api.handle("RoleAssignments_Get", api.ApiRequest("GET", url, route, ROLES_API), runtime)
     assert got.status == 200 and got.body == put.body

@@ -16,9 +16,17 @@ PATH = f"/subscriptions/{SUB}/resourceGroups/{GROUP}/providers/Microsoft.Schedul
 def test_a_refused_run_fires_nothing_and_an_owners_run_fires_once(scheduler: Scheduler, http_target) -> None:
     created = scheduler.as_(OWNER, "PUT", PATH, {"location": "westus", "properties": {"sku": {"name": "Standard"}}})
     assert created.status_code in (200, 201), created.text
-    job = scheduler.as_(OWNER, "PUT", f"{PATH}/jobs/{JOB}", {"properties": {
-        "startTime": (datetime.now(UTC) + timedelta(days=1)).isoformat(),
-        "action": {"type": "Http", "request": {"uri": f"{http_target.url}/run", "method": "POST"}}}})
+    job = scheduler.as_(
+        OWNER,
+        "PUT",
+        f"{PATH}/jobs/{JOB}",
+        {
+            "properties": {
+                "startTime": (datetime.now(UTC) + timedelta(days=1)).isoformat(),
+                "action": {"type": "Http", "request": {"uri": f"{http_target.url}/run", "method": "POST"}},
+            }
+        },
+    )
     assert job.status_code == 201, job.text
     reader = new_id()
     scheduler.assign(reader, READER_ROLE, collection_scope(GROUP, COLLECTION))

@@ -31,8 +31,9 @@ def _refused(scheduler: Scheduler, token: str, code: str) -> dict:
 
 
 def test_a_token_for_management_azure_com_is_refused(scheduler: Scheduler, issuer: LocalIssuer) -> None:
-    error = _refused(scheduler, issuer.token(OWNER, audience="https://management.azure.com/"),
-                     "InvalidAuthenticationTokenAudience")
+    error = _refused(
+        scheduler, issuer.token(OWNER, audience="https://management.azure.com/"), "InvalidAuthenticationTokenAudience"
+    )
     assert "'https://management.azure.com/'" in error["message"] and "api://scheduler-test" in error["message"]
 
 
@@ -43,8 +44,11 @@ def test_an_expired_token_is_refused_beyond_the_clock_skew(scheduler: Scheduler,
 
 
 def test_a_token_from_another_issuer_is_refused(scheduler: Scheduler, issuer: LocalIssuer) -> None:
-    _refused(scheduler, issuer.token(OWNER, issuer="https://sts.windows.net/another-tenant/"),
-             "InvalidAuthenticationTokenTenant")
+    _refused(
+        scheduler,
+        issuer.token(OWNER, issuer="https://sts.windows.net/another-tenant/"),
+        "InvalidAuthenticationTokenTenant",
+    )
 
 
 def test_the_v1_issuer_of_the_tenant_is_accepted(scheduler: Scheduler, issuer: LocalIssuer) -> None:
@@ -52,8 +56,18 @@ def test_the_v1_issuer_of_the_tenant_is_accepted(scheduler: Scheduler, issuer: L
     assert scheduler.http("GET", PATH, token).status_code == 404
 
 
-@pytest.mark.parametrize("forge", ["other key, same kid", "unknown kid", "hmac with the public key", "alg none",
-                                   "no oid", "not a jwt", "tampered payload"])
+@pytest.mark.parametrize(
+    "forge",
+    [
+        "other key, same kid",
+        "unknown kid",
+        "hmac with the public key",
+        "alg none",
+        "no oid",
+        "not a jwt",
+        "tampered payload",
+    ],
+)
 def test_forged_or_broken_tokens_are_refused(scheduler: Scheduler, issuer: LocalIssuer, forge: str) -> None:
     if forge == "other key, same kid":
         token = issuer.token(OWNER, key=new_key())
@@ -61,11 +75,19 @@ def test_forged_or_broken_tokens_are_refused(scheduler: Scheduler, issuer: Local
         token = issuer.token(OWNER, key=new_key(), kid="someone-elses-key")
     elif forge == "hmac with the public key":
         public = issuer.jwks()["keys"][0]
-        token = jwt.encode({"aud": "api://scheduler-test", "iss": issuer.issuer, "exp": 4102444800, "oid": OWNER},
-                           str(public["n"]).encode(), algorithm="HS256", headers={"kid": issuer.kid})
+        token = jwt.encode(
+            {"aud": "api://scheduler-test", "iss": issuer.issuer, "exp": 4102444800, "oid": OWNER},
+            str(public["n"]).encode(),
+            algorithm="HS256",
+            headers={"kid": issuer.kid},
+        )
     elif forge == "alg none":
-        token = jwt.encode({"aud": "api://scheduler-test", "iss": issuer.issuer, "exp": 4102444800, "oid": OWNER},
-                           None, algorithm="none", headers={"kid": issuer.kid})
+        token = jwt.encode(
+            {"aud": "api://scheduler-test", "iss": issuer.issuer, "exp": 4102444800, "oid": OWNER},
+            None,
+            algorithm="none",
+            headers={"kid": issuer.kid},
+        )
     elif forge == "no oid":
         claims = jwt.decode(issuer.token(OWNER), options={"verify_signature": False})
         del claims["oid"]
@@ -96,8 +118,13 @@ def test_the_openapi_document_stays_anonymous(scheduler: Scheduler) -> None:
 def test_unreachable_signing_keys_are_a_503_and_accept_nothing(settings: Settings, issuer: LocalIssuer) -> None:
     auth = dataclasses.replace(issuer.settings(OWNER), metadata_url="http://127.0.0.1:9/tenant/v2.0/.well-known/x")
     rt = Runtime.create(dataclasses.replace(settings, auth=auth))
-    request = api.ApiRequest("GET", f"http://127.0.0.1{PATH}", {"subscriptionId": SUB}, {"api-version": "2016-03-01"},
-                             headers={"Authorization": f"Bearer {issuer.token(OWNER)}"})
+    request = api.ApiRequest(
+        "GET",
+        f"http://127.0.0.1{PATH}",
+        {"subscriptionId": SUB},
+        {"api-version": "2016-03-01"},
+        headers={"Authorization": f"Bearer {issuer.token(OWNER)}"},
+    )
     response = api.handle("JobCollections_ListBySubscription", request, rt)
     assert response.status == 503 and response.body["error"]["code"] == "ServiceUnavailable"
 
@@ -110,10 +137,14 @@ def test_the_auth_settings() -> None:
         AuthSettings.from_environment({"SCHEDULER_AUTH": "entra"})
     with pytest.raises(ConfigurationError):
         AuthSettings.from_environment({"SCHEDULER_AUTH": "open"})
-    entra = AuthSettings.from_environment({
-        "SCHEDULER_AUTH": "Entra", "SCHEDULER_AUTH_TENANT_ID": TENANT,
-        "SCHEDULER_AUTH_AUDIENCE": "api://sched, 11111111-2222-3333-4444-555555555555",
-        "SCHEDULER_AUTH_OWNER": "AAAAAAAA-0000-4000-8000-000000000001"})
+    entra = AuthSettings.from_environment(
+        {
+            "SCHEDULER_AUTH": "Entra",
+            "SCHEDULER_AUTH_TENANT_ID": TENANT,
+            "SCHEDULER_AUTH_AUDIENCE": "api://sched, 11111111-2222-3333-4444-555555555555",
+            "SCHEDULER_AUTH_OWNER": "AAAAAAAA-0000-4000-8000-000000000001",
+        }
+    )
     assert entra.audiences == ("api://sched", "11111111-2222-3333-4444-555555555555")
     assert entra.metadata_url == f"https://login.microsoftonline.com/{TENANT}/v2.0/.well-known/openid-configuration"
     assert entra.owners == ("aaaaaaaa-0000-4000-8000-000000000001",)

@@ -27,8 +27,12 @@ class Cli:
 
     def __call__(self, *args: str, stdin: str | None = None) -> Result:
         runner = CliRunner()
-        result = runner.invoke(app, ["--endpoint", self.endpoint, "--subscription", self.subscription, *args],
-                               input=stdin, catch_exceptions=False)
+        result = runner.invoke(
+            app,
+            ["--endpoint", self.endpoint, "--subscription", self.subscription, *args],
+            input=stdin,
+            catch_exceptions=False,
+        )
         return Result(result.exit_code, result.stdout, result.stderr)
 
 

@@ -32,8 +32,9 @@ def issuer() -> Iterator[LocalIssuer]:
 
 def _runtime(azurite: Azurite, prefix: str) -> Runtime:
     """The hosted app's own tables and queues, for arranging what the doctor should find."""
-    return Runtime.create(Settings.from_environment({"AzureWebJobsStorage": azurite.connection_string,
-                                                      "SCHEDULER_TABLE_PREFIX": prefix}))
+    return Runtime.create(
+        Settings.from_environment({"AzureWebJobsStorage": azurite.connection_string, "SCHEDULER_TABLE_PREFIX": prefix})
+    )
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +48,11 @@ def healthy(azurite: Azurite, issuer: LocalIssuer) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def broken(azurite: Azurite, issuer: LocalIssuer) -> Iterator[str]:
     prefix = f"d{uuid.uuid4().hex[:10]}"
-    settings = {"SCHEDULER_TABLE_PREFIX": prefix, "AzureWebJobs.dispatcher.Disabled": "true",
-                **issuer.environment(OWNER)}
+    settings = {
+        "SCHEDULER_TABLE_PREFIX": prefix,
+        "AzureWebJobs.dispatcher.Disabled": "true",
+        **issuer.environment(OWNER),
+    }
     with local_host(azurite, **settings) as base:
         rt = _runtime(azurite, prefix)
         Dispatcher(rt.store, ManualClock(datetime.now(UTC) - timedelta(seconds=150))).fan_out()  # then it stopped
@@ -75,7 +79,13 @@ def test_a_healthy_host_passes(healthy: str, issuer: LocalIssuer) -> None:
     assert result.exit_code == 0, result.stdout
     statuses = _lines(result.stdout)
     assert {name: statuses[name] for name in ("reachable", "storage", "auth", "heartbeat", "backlog", "clock")} == {
-        "reachable": "ok", "storage": "ok", "auth": "ok", "heartbeat": "ok", "backlog": "ok", "clock": "ok"}
+        "reachable": "ok",
+        "storage": "ok",
+        "auth": "ok",
+        "heartbeat": "ok",
+        "backlog": "ok",
+        "clock": "ok",
+    }
     assert "poison" in statuses
 
 
@@ -88,8 +98,15 @@ def test_a_broken_host_says_what_is_wrong_and_what_to_do(broken: str) -> None:
     result = Cli(broken, "sub-1")("doctor")  # no credentials
     assert result.exit_code == 1, result.stdout
     statuses = _lines(result.stdout)
-    assert statuses == {"reachable": "ok", "storage": "ok", "auth": "FAIL", "heartbeat": "FAIL", "backlog": "FAIL",
-                        "poison": "warn", "clock": "ok"}
+    assert statuses == {
+        "reachable": "ok",
+        "storage": "ok",
+        "auth": "FAIL",
+        "heartbeat": "FAIL",
+        "backlog": "FAIL",
+        "poison": "warn",
+        "clock": "ok",
+    }
     assert "the dispatcher last ticked 15" in result.stdout and "AzureWebJobs.dispatcher.Disabled" in result.stdout
     assert "1 occurrence(s) overdue, the oldest by 6" in result.stdout
     assert "--functions-key" in result.stdout and "3 problem(s), 1 warning(s)" in result.stdout

@@ -49,24 +49,42 @@ def _rows(result) -> list[tuple[str, str, str]]:
 
 
 def _job(host_url: str, group: str, collection: str, job: str) -> dict:
-    url = (f"{host_url}/subscriptions/cli-sub/resourceGroups/{group}/providers/Microsoft.Scheduler/"
-           f"jobCollections/{collection}/jobs/{job}")
+    url = (
+        f"{host_url}/subscriptions/cli-sub/resourceGroups/{group}/providers/Microsoft.Scheduler/"
+        f"jobCollections/{collection}/jobs/{job}"
+    )
     answer = requests.get(url, params=V, timeout=10)
     assert answer.status_code == 200, answer.text
     return answer.json()["properties"]
 
 
 def test_webapp_shaped_template_imports_with_set_for_reference(cli, host_url: str, http_target) -> None:
-    args = ["import", str(WEBAPP), "-g", "web-rg", "-l", "westeurope", "-p", "jobCollectionName=web-jobs",
-            "-p", "jobName=wake-site", "--set", f"{URI}={http_target.url}/"]
+    args = [
+        "import",
+        str(WEBAPP),
+        "-g",
+        "web-rg",
+        "-l",
+        "westeurope",
+        "-p",
+        "jobCollectionName=web-jobs",
+        "-p",
+        "jobName=wake-site",
+        "--set",
+        f"{URI}={http_target.url}/",
+    ]
     what_if = cli("-o", "json", *args, "--what-if")
     assert _rows(what_if) == [
-        ("create", "collection", "web-rg/web-jobs"), ("create", "job", "web-rg/web-jobs/wake-site"),
+        ("create", "collection", "web-rg/web-jobs"),
+        ("create", "job", "web-rg/web-jobs/wake-site"),
         ("ignored", "Microsoft.Web/serverfarms", "[parameters('planName')]"),
-        ("ignored", "Microsoft.Web/sites", "[parameters('siteName')]")]
+        ("ignored", "Microsoft.Web/sites", "[parameters('siteName')]"),
+    ]
     # The quickstart's retryPolicy under request is ignored by the API (so the job retries 4 x 30 s): said.
-    assert ("warning: resources[2].resources[0].properties.action.request.retryPolicy: not a member of HttpRequest, "
-            "so the API ignores it (did you mean 'properties.action.retryPolicy'?)") in what_if.stderr
+    assert (
+        "warning: resources[2].resources[0].properties.action.request.retryPolicy: not a member of HttpRequest, "
+        "so the API ignores it (did you mean 'properties.action.retryPolicy'?)"
+    ) in what_if.stderr
 
     applied = _rows(cli("-o", "json", *args))
     assert [r[0] for r in applied] == ["created", "created", "ignored", "ignored"]
@@ -83,14 +101,17 @@ def test_service_bus_shaped_template_imports_with_the_key_supplied(cli, host_url
     assert missing.stderr.splitlines() == [
         "error: InvalidTemplate: 1 problem (nothing was written):",
         f"  - {SAS_KEY}: [listKeys(variables('sendRule'), '2018-01-01-preview').primaryKey] is a key of a deployed "
-        f"resource (in a terminal the import asks for it); pass --set '{SAS_KEY}=VALUE'"]
+        f"resource (in a terminal the import asks for it); pass --set '{SAS_KEY}=VALUE'",
+    ]
 
     supplied = [*args, "--set", f"{SAS_KEY}=c2VjcmV0LWtleQ=="]
     assert _rows(cli("-o", "json", *supplied, "--what-if")) == [
-        ("create", "collection", "sb-rg/QueuePoster"), ("create", "job", "sb-rg/QueuePoster/PostMessage"),
+        ("create", "collection", "sb-rg/QueuePoster"),
+        ("create", "job", "sb-rg/QueuePoster/PostMessage"),
         ("ignored", "Microsoft.ServiceBus/namespaces", "quickstart-ns"),
         ("ignored", "Microsoft.ServiceBus/namespaces/queues", "autoposted"),
-        ("ignored", "Microsoft.ServiceBus/namespaces/queues/authorizationRules", "Scheduler")]
+        ("ignored", "Microsoft.ServiceBus/namespaces/queues/authorizationRules", "Scheduler"),
+    ]
     assert [r[0] for r in _rows(cli("-o", "json", *supplied))][:2] == ["created", "created"]
     job = _job(host_url, "sb-rg", "QueuePoster", "PostMessage")
     message = job["action"]["serviceBusQueueMessage"]
@@ -103,9 +124,26 @@ def test_a_listkeys_secret_is_asked_for_in_a_terminal(host_url: str) -> None:
     primary, replica = pty.openpty()
     env = {**os.environ, "SCHEDULER_ENDPOINT": host_url, "SCHEDULER_SUBSCRIPTION": "cli-sub"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "scheduler_cli", "import", str(SERVICE_BUS), "-g", "prompt-rg", "-l", "westus",
-         "-p", "namespaceName=prompted-ns"], stdin=replica, stdout=subprocess.PIPE, stderr=replica, cwd=ROOT,
-        env=env, start_new_session=True)  # no controlling terminal: the prompt reads the pty on stdin
+        [
+            sys.executable,
+            "-m",
+            "scheduler_cli",
+            "import",
+            str(SERVICE_BUS),
+            "-g",
+            "prompt-rg",
+            "-l",
+            "westus",
+            "-p",
+            "namespaceName=prompted-ns",
+        ],
+        stdin=replica,
+        stdout=subprocess.PIPE,
+        stderr=replica,
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+    )  # no controlling terminal: the prompt reads the pty on stdin
     os.close(replica)
     seen = b""
     deadline = time.monotonic() + 60
@@ -135,34 +173,60 @@ def test_every_problem_of_a_template_is_reported_in_one_run(cli) -> None:
         "  - parameters.jobName: no value; pass --parameter jobName=VALUE",
         f"  - {URI}: reference() reads a deployed resource, which an offline import cannot (in [concat('http://', "
         "reference(resourceId('Microsoft.Web/sites', parameters('siteName'))).hostNames[0])]); "
-        f"pass --set '{URI}=VALUE'"]  # planName and siteName only serve the ignored site: never asked for
+        f"pass --set '{URI}=VALUE'",
+    ]  # planName and siteName only serve the ignored site: never asked for
 
 
 def test_the_sample_template_of_the_readme(cli, host_url: str) -> None:
     args = ["import", str(SAMPLE), "-g", "sample-rg", "-l", "westeurope"]
     assert _rows(cli("-o", "json", *args, "--what-if")) == [
-        ("create", "collection", "sample-rg/imported-jobs"), ("create", "job", "sample-rg/imported-jobs/hourly-report"),
-        ("create", "job", "sample-rg/imported-jobs/weekday-mornings"), ("ignored", "Microsoft.Web/sites",
-                                                                        "[parameters('siteName')]")]
+        ("create", "collection", "sample-rg/imported-jobs"),
+        ("create", "job", "sample-rg/imported-jobs/hourly-report"),
+        ("create", "job", "sample-rg/imported-jobs/weekday-mornings"),
+        ("ignored", "Microsoft.Web/sites", "[parameters('siteName')]"),
+    ]
     table = cli(*args)
     assert table.exit_code == 0, table.stderr
     assert table.stdout.count("created") == 3 and "warning" not in table.stderr
-    assert _job(host_url, "sample-rg", "imported-jobs", "hourly-report")["action"]["request"]["uri"] == \
-        "http://127.0.0.1:8080/imported/hourly"
+    assert (
+        _job(host_url, "sample-rg", "imported-jobs", "hourly-report")["action"]["request"]["uri"]
+        == "http://127.0.0.1:8080/imported/hourly"
+    )
 
 
 def _export_of(collection: str, group: str, jobs: list[dict], sku: str = "Standard") -> dict:
     base = f"/subscriptions/old/resourceGroups/{group}/providers/Microsoft.Scheduler/jobCollections/{collection}"
-    return {"value": [{"id": base, "type": "Microsoft.Scheduler/jobCollections", "name": collection,
-                       "location": "westus", "properties": {"sku": {"name": sku}}},
-                      *({"id": f"{base}/jobs/{job['name']}", "type": "Microsoft.Scheduler/jobCollections/jobs",
-                         "name": f"{collection}/{job['name']}", "properties": job["properties"]} for job in jobs)]}
+    return {
+        "value": [
+            {
+                "id": base,
+                "type": "Microsoft.Scheduler/jobCollections",
+                "name": collection,
+                "location": "westus",
+                "properties": {"sku": {"name": sku}},
+            },
+            *(
+                {
+                    "id": f"{base}/jobs/{job['name']}",
+                    "type": "Microsoft.Scheduler/jobCollections/jobs",
+                    "name": f"{collection}/{job['name']}",
+                    "properties": job["properties"],
+                }
+                for job in jobs
+            ),
+        ]
+    }
 
 
 def _http(name: str, frequency: str = "Hour") -> dict:
-    return {"name": name, "properties": {"startTime": "2026-01-01T00:00:00Z", "recurrence": {"frequency": frequency},
-                                         "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/",
-                                                                               "method": "GET"}}}}
+    return {
+        "name": name,
+        "properties": {
+            "startTime": "2026-01-01T00:00:00Z",
+            "recurrence": {"frequency": frequency},
+            "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+        },
+    }
 
 
 def test_what_if_finds_what_the_import_will_meet(cli, tmp_path: Path) -> None:
@@ -173,16 +237,22 @@ def test_what_if_finds_what_the_import_will_meet(cli, tmp_path: Path) -> None:
     what_if = cli("-o", "json", "import", str(path), "-g", "other-rg", "--what-if")
     assert what_if.exit_code == 1
     assert {(r["result"], r["detail"]) for r in json.loads(what_if.stdout)} == {
-        ("fails", "job collection 'elsewhere' does not exist in resource group 'other-rg' (subscription 'cli-sub'), "
-                  "and this import does not create it")}
+        (
+            "fails",
+            "job collection 'elsewhere' does not exist in resource group 'other-rg' (subscription 'cli-sub'), "
+            "and this import does not create it",
+        )
+    }
 
     free = _export_of("small", "free-rg", [*(_http(f"h{i}") for i in range(6)), _http("fast", "Minute")], sku="Free")
     path.write_text(json.dumps(free))
     rows = json.loads(cli("-o", "json", "import", str(path), "--what-if").stdout)
     verdicts = {r["resource"].rsplit("/", 1)[-1]: (r["result"], r["detail"]) for r in rows}
     assert [verdicts[f"h{i}"][0] for i in range(6)] == ["create"] * 5 + ["fails"]
-    assert verdicts["h5"][1] == "QuotaExceeded: job collection 'small' would hold more than its 5 jobs " \
-                                "(maxJobCount on the Free plan)"
+    assert (
+        verdicts["h5"][1] == "QuotaExceeded: job collection 'small' would hold more than its 5 jobs "
+        "(maxJobCount on the Free plan)"
+    )
     assert verdicts["fast"][0] == "fails" and "more often than its job collection allows" in verdicts["fast"][1]
     applied = json.loads(cli("-o", "json", "import", str(path)).stdout)  # the API agrees
     assert sorted(r["resource"].rsplit("/", 1)[-1] for r in applied if r["result"] == "failed") == ["fast", "h5"]
@@ -191,20 +261,39 @@ def test_what_if_finds_what_the_import_will_meet(cli, tmp_path: Path) -> None:
 def test_an_export_imports_back_into_another_group(cli, host_url: str, tmp_path: Path) -> None:
     assert cli("collections", "create", "-g", "exp-rg", "-c", "source", "-l", "westus").exit_code == 0
     job = tmp_path / "job.json"
-    job.write_text(json.dumps({"properties": {**_http("x")["properties"], "action": {
-        "type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "POST", "body": "hi",
-                                    "authentication": {"type": "Basic", "username": "u", "password": "p"}}}}}))
+    job.write_text(
+        json.dumps(
+            {
+                "properties": {
+                    **_http("x")["properties"],
+                    "action": {
+                        "type": "Http",
+                        "request": {
+                            "uri": "http://127.0.0.1:9/",
+                            "method": "POST",
+                            "body": "hi",
+                            "authentication": {"type": "Basic", "username": "u", "password": "p"},
+                        },
+                    },
+                }
+            }
+        )
+    )
     assert cli("jobs", "create", "-g", "exp-rg", "-c", "source", "-n", "guarded", "-f", str(job)).exit_code == 0
     job.write_text(json.dumps(_http("plain")))
     assert cli("jobs", "create", "-g", "exp-rg", "-c", "source", "-n", "plain", "-f", str(job)).exit_code == 0
     exported = tmp_path / "export.json"
     ran = cli("export", "-g", "exp-rg", "-c", "source", "-f", str(exported))
     assert ran.exit_code == 0 and "scheduler import" in ran.stdout
-    assert ran.stderr == ("warning: job guarded: write-only secrets are not exported "
-                          "(properties.action.request.authentication.password); set them again after import\n")
+    assert ran.stderr == (
+        "warning: job guarded: write-only secrets are not exported "
+        "(properties.action.request.authentication.password); set them again after import\n"
+    )
     what_if = json.loads(cli("-o", "json", "import", str(exported), "-g", "copy-rg", "--what-if").stdout)
-    assert [(r["result"], r["resource"]) for r in what_if][:2] == [("create", "copy-rg/source"),
-                                                                    ("fails", "copy-rg/source/guarded")]
+    assert [(r["result"], r["resource"]) for r in what_if][:2] == [
+        ("create", "copy-rg/source"),
+        ("fails", "copy-rg/source/guarded"),
+    ]
     assert "password" in what_if[1]["detail"].lower()
     document = json.loads(exported.read_text())
     document["value"][1]["properties"]["action"]["request"]["authentication"]["password"] = "p"

@@ -14,10 +14,18 @@ def test_preview_what_if_backfill_and_ledger(cli, host_url: str, tmp_path: Path)
     assert cli("collections", "create", "-g", RG, "-c", JC, "--location", "westus").exit_code == 0
     start = (datetime.now(UTC) - timedelta(hours=3)).replace(minute=0, second=0, microsecond=0)
     job = tmp_path / "job.json"
-    job.write_text(json.dumps({"properties": {
-        "startTime": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "recurrence": {"frequency": "Hour", "count": 6}, "missedRunPolicy": {"type": "Skip"},
-        "action": {"type": "Http", "request": {"uri": f"{host_url}/openapi.json", "method": "GET"}}}}))
+    job.write_text(
+        json.dumps(
+            {
+                "properties": {
+                    "startTime": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "recurrence": {"frequency": "Hour", "count": 6},
+                    "missedRunPolicy": {"type": "Skip"},
+                    "action": {"type": "Http", "request": {"uri": f"{host_url}/openapi.json", "method": "GET"}},
+                }
+            }
+        )
+    )
     flags = ["-g", RG, "-c", JC, "-n", "hourly"]
     assert cli("jobs", "create", *flags, "-f", str(job)).exit_code == 0
 
@@ -39,7 +47,9 @@ def test_preview_what_if_backfill_and_ledger(cli, host_url: str, tmp_path: Path)
     until = (start + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
     queued = json.loads(cli("-o", "json", "jobs", "backfill", *flags, "--from", since, "--to", until).stdout)
     assert [o["occurrenceTime"] for o in queued["value"]] == [
-        since, (start + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")]
+        since,
+        (start + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    ]
     ledger = cli("jobs", "ledger", *flags)
     assert ledger.exit_code == 0 and "Ledger of hourly" in ledger.stdout
     refused = cli("jobs", "backfill", *flags, "--from", until, "--to", since)

@@ -48,8 +48,11 @@ def test_output_is_accepted_before_and_after_the_subcommand(http_target) -> None
     http_target.body = json.dumps(JOBS).encode()
     base = ("--endpoint", f"{http_target.url}/api", "-s", "sub")
     listing = ("jobs", "list", "-g", "rg", "-c", "cc")
-    for args in ((*base, *listing, "-o", "json"), (*base, *listing, "--output", "json"),
-                 (*base, "-o", "json", *listing)):
+    for args in (
+        (*base, *listing, "-o", "json"),
+        (*base, *listing, "--output", "json"),
+        (*base, "-o", "json", *listing),
+    ):
         ran = invoke(*args)
         assert ran.exit_code == 0, ran.stderr
         assert json.loads(ran.stdout) == JOBS["value"], args
@@ -59,13 +62,16 @@ def test_output_is_accepted_before_and_after_the_subcommand(http_target) -> None
     assert offline.exit_code == 0 and len(json.loads(offline.stdout)["occurrences"]) == 2
 
 
-@pytest.mark.parametrize(("args", "kind", "words"), [
-    (("jobs", "list", "-g", "rg", "-c", "cc", "--bogus"), "NoSuchOption", "--bogus"),
-    (("jobs", "list", "-g", "rg", "-c", "cc", "-o", "xml"), "BadParameter", "'xml'"),
-    (("jobs", "list", "-g", "rg"), "MissingParameter", "--collection"),
-    (("jobz", "list"), "UsageError", "Did you mean 'jobs'?"),
-    (("next", "--count", "0", "-r", "{}"), "BadParameter", "--count"),
-])
+@pytest.mark.parametrize(
+    ("args", "kind", "words"),
+    [
+        (("jobs", "list", "-g", "rg", "-c", "cc", "--bogus"), "NoSuchOption", "--bogus"),
+        (("jobs", "list", "-g", "rg", "-c", "cc", "-o", "xml"), "BadParameter", "'xml'"),
+        (("jobs", "list", "-g", "rg"), "MissingParameter", "--collection"),
+        (("jobz", "list"), "UsageError", "Did you mean 'jobs'?"),
+        (("next", "--count", "0", "-r", "{}"), "BadParameter", "--count"),
+    ],
+)
 def test_usage_errors_are_one_line_with_exit_code_2(args: tuple[str, ...], kind: str, words: str) -> None:
     ran = invoke("--endpoint", "http://127.0.0.1:9/api", "-s", "sub", *args)
     assert ran.exit_code == 2
@@ -76,8 +82,11 @@ def test_usage_errors_are_one_line_with_exit_code_2(args: tuple[str, ...], kind:
 
 def test_the_functions_key_comes_from_the_environment_and_the_flag_wins(http_target) -> None:
     http_target.body = b'{"value": []}'
-    env = {"SCHEDULER_ENDPOINT": f"{http_target.url}/api", "SCHEDULER_SUBSCRIPTION": "env-sub",
-           "SCHEDULER_FUNCTIONS_KEY": "key-from-env"}
+    env = {
+        "SCHEDULER_ENDPOINT": f"{http_target.url}/api",
+        "SCHEDULER_SUBSCRIPTION": "env-sub",
+        "SCHEDULER_FUNCTIONS_KEY": "key-from-env",
+    }
     assert invoke("collections", "list", env=env).exit_code == 0
     seen = http_target.requests[-1]
     assert seen.headers["x-functions-key"] == "key-from-env" and "authorization" not in seen.headers
@@ -97,8 +106,10 @@ def test_the_default_endpoint_is_the_local_host(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(requests.Session, "request", refuse)
     ran = invoke("-s", "sub", "collections", "list")
     assert ran.exit_code == 3
-    assert ran.stderr == ("error: Unreachable: nothing answers at http://127.0.0.1:7071/api: is `make run` running? "
-                          "(or set SCHEDULER_ENDPOINT)\n")
+    assert ran.stderr == (
+        "error: Unreachable: nothing answers at http://127.0.0.1:7071/api: is `make run` running? "
+        "(or set SCHEDULER_ENDPOINT)\n"
+    )
     assert asked == ["http://127.0.0.1:7071/api/subscriptions/sub/providers/Microsoft.Scheduler/jobCollections"]
 
 
@@ -118,7 +129,9 @@ def test_a_404_without_an_api_error_asks_about_the_endpoint(http_target) -> None
     http_target.status, http_target.body = 404, b""
     without_api = invoke("--endpoint", http_target.url, "-s", "sub", "collections", "list")
     assert without_api.exit_code == 1
-    assert without_api.stderr == (f"error: HttpError (HTTP 404): {http_target.url} answered 404 without an API error: "
-                                  "is /api missing from SCHEDULER_ENDPOINT?\n")
+    assert without_api.stderr == (
+        f"error: HttpError (HTTP 404): {http_target.url} answered 404 without an API error: "
+        "is /api missing from SCHEDULER_ENDPOINT?\n"
+    )
     elsewhere = invoke("--endpoint", f"{http_target.url}/other", "-s", "sub", "collections", "list")
     assert "is SCHEDULER_ENDPOINT the scheduler's API (as http://127.0.0.1:7071/api)?" in elsewhere.stderr

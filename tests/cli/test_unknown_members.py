@@ -14,18 +14,32 @@ RG, JC = "members-rg", "members-jc"
 def test_jobs_create_and_update_warn_about_ignored_members(cli, tmp_path: Path) -> None:
     assert cli("collections", "create", "-g", RG, "-c", JC, "-l", "westus").exit_code == 0
     job = tmp_path / "job.json"
-    job.write_text(json.dumps({"properties": {
-        "startTime": (datetime.now(UTC) + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "recurence": {"frequency": "Hour"},
-        "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET",
-                                               "retryPolicy": {"retryType": "None"}}}}}))
+    job.write_text(
+        json.dumps(
+            {
+                "properties": {
+                    "startTime": (datetime.now(UTC) + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "recurence": {"frequency": "Hour"},
+                    "action": {
+                        "type": "Http",
+                        "request": {
+                            "uri": "http://127.0.0.1:9/",
+                            "method": "GET",
+                            "retryPolicy": {"retryType": "None"},
+                        },
+                    },
+                }
+            }
+        )
+    )
     created = cli("jobs", "create", "-g", RG, "-c", JC, "-n", "typo", "-f", str(job))
     assert created.exit_code == 1
     assert created.stderr.splitlines()[:2] == [
         "warning: properties.recurence: not a member of JobProperties, so the API ignores it "
         "(did you mean 'recurrence'?)",
         "warning: properties.action.request.retryPolicy: not a member of HttpRequest, so the API ignores it "
-        "(did you mean 'properties.action.retryPolicy'?)"]
+        "(did you mean 'properties.action.retryPolicy'?)",
+    ]
     assert "properties.recurence: the member is not part of JobProperties" in created.stderr  # refused: 400
     assert cli("jobs", "show", "-g", RG, "-c", JC, "-n", "typo").exit_code == 1  # nothing stored
     fixed = json.loads(job.read_text())
@@ -47,6 +61,8 @@ def test_collections_create_from_a_file_warns_too(cli, tmp_path: Path) -> None:
     body.write_text('{"location": "westus", "properties": {"quota": {"maxJobCount": 3, "maxJobs": 3}}}')
     made = cli("collections", "create", "-g", RG, "-c", "members-file", "-f", str(body))
     assert made.exit_code == 1
-    assert made.stderr.startswith("warning: properties.quota.maxJobs: not a member of JobCollectionQuota, so the "
-                                  "API ignores it (did you mean 'maxJobCount'?)\n")
+    assert made.stderr.startswith(
+        "warning: properties.quota.maxJobs: not a member of JobCollectionQuota, so the "
+        "API ignores it (did you mean 'maxJobCount'?)\n"
+    )
     assert "properties.quota.maxJobs: the member is not part of JobCollectionQuota" in made.stderr

@@ -22,8 +22,10 @@ def binaries() -> tuple[str, str]:
     browser = shutil.which("chromium") or "/usr/bin/chromium"
     driver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
     if not (Path(browser).exists() and Path(driver).exists()):
-        raise RuntimeError("Debian's chromium and chromium-driver packages are needed: `make browser` (run by "
-                           "`make unit`) installs them, or: sudo apt-get install chromium chromium-driver")
+        raise RuntimeError(
+            "Debian's chromium and chromium-driver packages are needed: `make browser` (run by "
+            "`make unit`) installs them, or: sudo apt-get install chromium chromium-driver"
+        )
     return browser, driver
 
 
@@ -31,10 +33,21 @@ def start_browser() -> webdriver.Chrome:
     browser, driver = binaries()
     options = webdriver.ChromeOptions()
     options.binary_location = browser
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                 "--window-size=1280,1000", "--no-first-run", "--disable-extensions",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-default-apps", "--metrics-recording-only", "--no-proxy-server"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1280,1000",
+        "--no-first-run",
+        "--disable-extensions",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--metrics-recording-only",
+        "--no-proxy-server",
+    ):
         options.add_argument(flag)
     return webdriver.Chrome(options=options, service=Service(executable_path=driver))
 
@@ -63,8 +76,10 @@ def screenshot(driver: webdriver.Chrome, name: str) -> Path:
 
 def set_width(driver: webdriver.Chrome, width: int, height: int = 900) -> None:
     """The page laid out as on a screen `width` CSS pixels wide (a phone below 600: a mobile viewport)."""
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
 
 
 def reset_width(driver: webdriver.Chrome) -> None:
@@ -74,7 +89,8 @@ def reset_width(driver: webdriver.Chrome) -> None:
 def sideways_overflow(driver: webdriver.Chrome) -> int:
     """How many pixels the page is wider than the window (0: it does not scroll sideways)."""
     wide, inner = driver.execute_script(
-        "return [Math.max(document.documentElement.scrollWidth, document.body.scrollWidth), window.innerWidth]")
+        "return [Math.max(document.documentElement.scrollWidth, document.body.scrollWidth), window.innerWidth]"
+    )
     return max(0, int(wide) - int(inner))
 
 

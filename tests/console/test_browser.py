@@ -25,16 +25,31 @@ COLLECTION = f"subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Sched
 
 @pytest.fixture(scope="module")
 def site(host_url: str) -> str:
-    created = requests.put(f"{host_url}/{COLLECTION}", params=V, timeout=10, json={
-        "location": "westeurope", "properties": {"sku": {"name": "Standard"}, "quota": {"maxJobCount": 20}}})
+    created = requests.put(
+        f"{host_url}/{COLLECTION}",
+        params=V,
+        timeout=10,
+        json={"location": "westeurope", "properties": {"sku": {"name": "Standard"}, "quota": {"maxJobCount": 20}}},
+    )
     assert created.status_code in (200, 201), created.text
     start = (datetime.now(UTC) + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
-    job = requests.put(f"{host_url}/{COLLECTION}/jobs/ping", params=V, timeout=10, json={"properties": {
-        "startTime": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "recurrence": {"frequency": "Week", "schedule": {"weekDays": ["Monday", "Friday"], "hours": [9],
-                                                          "minutes": [0]}, "timeZone": "Europe/London"},
-        # The host itself is the target: a real local server that answers 200.
-        "action": {"type": "Http", "request": {"uri": f"{host_url}/openapi.json", "method": "GET"}}}})
+    job = requests.put(
+        f"{host_url}/{COLLECTION}/jobs/ping",
+        params=V,
+        timeout=10,
+        json={
+            "properties": {
+                "startTime": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "recurrence": {
+                    "frequency": "Week",
+                    "schedule": {"weekDays": ["Monday", "Friday"], "hours": [9], "minutes": [0]},
+                    "timeZone": "Europe/London",
+                },
+                # The host itself is the target: a real local server that answers 200.
+                "action": {"type": "Http", "request": {"uri": f"{host_url}/openapi.json", "method": "GET"}},
+            }
+        },
+    )
     assert job.status_code in (200, 201), job.text
     return host_url
 
@@ -96,9 +111,14 @@ def test_job_page_runs_now_and_shows_the_new_history_entry(site: str, browser) -
     run = browser.find_element(By.ID, "run-now")
     assert run.get_attribute("type") == "button" and run.text == "Run now"
     run.send_keys(Keys.ENTER)
-    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#history-table tbody tr th")
-               and "Completed" in browser.find_element(By.ID, "history-table").text, timeout=45,
-               what="the run's history entry")
+    wait_until(
+        lambda: (
+            browser.find_elements(By.CSS_SELECTOR, "#history-table tbody tr th")
+            and "Completed" in browser.find_element(By.ID, "history-table").text
+        ),
+        timeout=45,
+        what="the run's history entry",
+    )
     history = requests.get(f"{site}/{COLLECTION}/jobs/ping/history", params=V, timeout=10).json()["value"]
     assert [h["properties"]["status"] for h in history] == ["Completed"]
     entry = history[0]["properties"]
@@ -129,16 +149,20 @@ def test_editor_shows_the_api_error_at_the_property_and_stores_nothing(site: str
     name.send_keys("broken")
     browser.find_element(By.ID, "tab-json").click()  # the JSON is the form's advanced tab
     editor = wait_until(lambda: browser.find_element(By.ID, "job-json"), what="the JSON tab")
-    browser.execute_script("arguments[0].value = arguments[1];", editor,
-                           '{"properties": {\n "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", '
-                           '"method": "GET"}},\n "recurrence": {\n  "frequency": "Hour",\n  "interval": 0\n }\n}}')
+    browser.execute_script(
+        "arguments[0].value = arguments[1];",
+        editor,
+        '{"properties": {\n "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", '
+        '"method": "GET"}},\n "recurrence": {\n  "frequency": "Hour",\n  "interval": 0\n }\n}}',
+    )
     browser.find_element(By.ID, "save").click()
     error = wait_until(lambda: browser.find_element(By.ID, "job-json-error"), what="the field error")
     assert "properties.recurrence.interval" in error.text and "(line 5)" in error.text
     assert editor.get_attribute("aria-invalid") == "true"
     assert editor.get_attribute("aria-describedby").split()[0] == "job-json-error"
     selected = browser.execute_script(
-        "const t = arguments[0]; return t.value.slice(t.selectionStart, t.selectionEnd);", editor)
+        "const t = arguments[0]; return t.value.slice(t.selectionStart, t.selectionEnd);", editor
+    )
     assert selected.startswith('"interval"')
     screenshot(browser, "console-editor-error")
     assert requests.get(f"{site}/{COLLECTION}/jobs/broken", params=V, timeout=10).status_code == 404
@@ -173,8 +197,13 @@ def _put(url: str, body: dict) -> None:
 
 def _http_job(host_url: str, **action: object) -> dict:
     start = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:00:00Z")
-    return {"properties": {"startTime": start, "recurrence": {"frequency": "Month", "interval": 1}, "action": {
-        "type": "Http", "request": {"uri": f"{host_url}/openapi.json", "method": "GET"}, **action}}}
+    return {
+        "properties": {
+            "startTime": start,
+            "recurrence": {"frequency": "Month", "interval": 1},
+            "action": {"type": "Http", "request": {"uri": f"{host_url}/openapi.json", "method": "GET"}, **action},
+        }
+    }
 
 
 def test_jobs_page_pages_through_more_jobs_than_a_page(site: str, browser) -> None:
@@ -197,37 +226,77 @@ def test_jobs_page_pages_through_more_jobs_than_a_page(site: str, browser) -> No
     assert sorted(first + second) == [f"job-{i:02}" for i in range(26)]
 
 
-SECRETS = {"password": "pw-9f3a-do-not-show", "sasToken": "sv=2024&sig=tok-5e1b-do-not-show",
-           "sasKey": "key-77c2-do-not-show"}
+SECRETS = {
+    "password": "pw-9f3a-do-not-show",
+    "sasToken": "sv=2024&sig=tok-5e1b-do-not-show",
+    "sasKey": "key-77c2-do-not-show",
+}
 
 
 def test_job_page_says_which_secrets_are_set_and_never_shows_one(site: str, browser) -> None:
-    basic = _http_job(site, errorAction={"type": "ServiceBusQueue", "serviceBusQueueMessage": {
-        "namespace": "ns", "queueName": "errors", "message": "failed"}})
+    basic = _http_job(
+        site,
+        errorAction={
+            "type": "ServiceBusQueue",
+            "serviceBusQueueMessage": {"namespace": "ns", "queueName": "errors", "message": "failed"},
+        },
+    )
     basic["properties"]["action"]["request"]["authentication"] = {
-        "type": "Basic", "username": "robot", "password": SECRETS["password"]}
+        "type": "Basic",
+        "username": "robot",
+        "password": SECRETS["password"],
+    }
     queue = _http_job(site)
     queue["properties"]["action"] = {
-        "type": "StorageQueue", "queueMessage": {"storageAccount": "acct", "queueName": "q", "message": "hi",
-                                                 "sasToken": SECRETS["sasToken"]},
-        "errorAction": {"type": "ServiceBusTopic", "serviceBusTopicMessage": {
-            "namespace": "ns", "topicPath": "t", "authentication": {
-                "type": "SharedAccessKey", "sasKeyName": "RootManageSharedAccessKey", "sasKey": SECRETS["sasKey"]}}}}
+        "type": "StorageQueue",
+        "queueMessage": {"storageAccount": "acct", "queueName": "q", "message": "hi", "sasToken": SECRETS["sasToken"]},
+        "errorAction": {
+            "type": "ServiceBusTopic",
+            "serviceBusTopicMessage": {
+                "namespace": "ns",
+                "topicPath": "t",
+                "authentication": {
+                    "type": "SharedAccessKey",
+                    "sasKeyName": "RootManageSharedAccessKey",
+                    "sasKey": SECRETS["sasKey"],
+                },
+            },
+        },
+    }
     unknown = "unknown: write-only and optional, so the API does not say"
     for name, body, shown, expected in (
-            ("basic-auth", basic, '"username": "robot"', [
+        (
+            "basic-auth",
+            basic,
+            '"username": "robot"',
+            [
                 ["properties.action.request.authentication.password", "set"],
-                ["properties.action.errorAction.serviceBusQueueMessage.authentication.sasKey",
-                 "not set (no authentication)"]]),
-            ("queue-sas", queue, '"sasKeyName": "RootManageSharedAccessKey"', [
+                [
+                    "properties.action.errorAction.serviceBusQueueMessage.authentication.sasKey",
+                    "not set (no authentication)",
+                ],
+            ],
+        ),
+        (
+            "queue-sas",
+            queue,
+            '"sasKeyName": "RootManageSharedAccessKey"',
+            [
                 ["properties.action.queueMessage.sasToken", unknown],
-                ["properties.action.errorAction.serviceBusTopicMessage.authentication.sasKey", unknown]])):
+                ["properties.action.errorAction.serviceBusTopicMessage.authentication.sasKey", unknown],
+            ],
+        ),
+    ):
         _put(f"{site}/{COLLECTION}/jobs/{name}", body)
         browser.get(f"{site}/console/{COLLECTION}/jobs/{name}")
-        table = wait_until(lambda: browser.find_element(By.XPATH, "//table[caption[starts-with(., 'Secrets')]]"),
-                           what="the secrets table")
-        rows = [[c.text for c in row.find_elements(By.CSS_SELECTOR, "th, td")]
-                for row in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+        table = wait_until(
+            lambda: browser.find_element(By.XPATH, "//table[caption[starts-with(., 'Secrets')]]"),
+            what="the secrets table",
+        )
+        rows = [
+            [c.text for c in row.find_elements(By.CSS_SELECTOR, "th, td")]
+            for row in table.find_elements(By.CSS_SELECTOR, "tbody tr")
+        ]
         assert rows == expected, name
         assert shown in browser.find_element(By.CSS_SELECTOR, "pre.json").text  # the definition, without secrets
         page = browser.page_source

@@ -14,13 +14,23 @@ def _post(path: str, body: object) -> tuple[int, dict]:
 
 
 def test_check_names_every_member_the_api_ignores() -> None:
-    status, answer = _post("check", {"kind": "job", "document": {"properties": {
-        "recurence": {"frequency": "Hour"}, "action": {"type": "Http", "request": {"uri": "x", "method": "GET",
-                                                                                   "retryPolicy": {}}}}}})
+    status, answer = _post(
+        "check",
+        {
+            "kind": "job",
+            "document": {
+                "properties": {
+                    "recurence": {"frequency": "Hour"},
+                    "action": {"type": "Http", "request": {"uri": "x", "method": "GET", "retryPolicy": {}}},
+                }
+            },
+        },
+    )
     assert status == 200
     assert [(u["path"], u["suggestion"]) for u in answer["value"]] == [
         ("properties.recurence", "recurrence"),
-        ("properties.action.request.retryPolicy", "properties.action.retryPolicy")]
+        ("properties.action.request.retryPolicy", "properties.action.retryPolicy"),
+    ]
     clean = {"location": "x", "properties": {}}
     assert _post("check", {"kind": "collection", "document": clean}) == (200, {"value": []})
     assert _post("check", {"kind": "queue", "document": {}})[0] == 400
@@ -28,16 +38,32 @@ def test_check_names_every_member_the_api_ignores() -> None:
 
 
 def test_limits_are_the_plans_tightened_by_the_quota() -> None:
-    status, answer = _post("limits", {"collections": [
-        {"properties": {"sku": {"name": "Free"}}},
-        {"properties": {}},  # no SKU: Standard
-        {"properties": {"sku": {"name": "P20Premium"}, "quota": {
-            "maxJobCount": 2000, "maxRecurrence": {"frequency": "Hour", "interval": 2}}}},
-        {"properties": {"sku": {"name": "Gold"}}}]})
+    status, answer = _post(
+        "limits",
+        {
+            "collections": [
+                {"properties": {"sku": {"name": "Free"}}},
+                {"properties": {}},  # no SKU: Standard
+                {
+                    "properties": {
+                        "sku": {"name": "P20Premium"},
+                        "quota": {"maxJobCount": 2000, "maxRecurrence": {"frequency": "Hour", "interval": 2}},
+                    }
+                },
+                {"properties": {"sku": {"name": "Gold"}}},
+            ]
+        },
+    )
     assert status == 200
     free, standard, premium, wrong = answer["value"]
-    assert free == {"sku": "Free", "maxJobs": 5, "planMaxJobs": 5, "minInterval": "1 hour", "minIntervalSeconds": 3600,
-                    "outboundAuthentication": False}
+    assert free == {
+        "sku": "Free",
+        "maxJobs": 5,
+        "planMaxJobs": 5,
+        "minInterval": "1 hour",
+        "minIntervalSeconds": 3600,
+        "outboundAuthentication": False,
+    }
     assert (standard["sku"], standard["maxJobs"], standard["minInterval"]) == ("Standard", 50, "1 minute")
     assert (premium["maxJobs"], premium["minInterval"]) == (1000, "2 hours")  # a quota never loosens the plan
     assert wrong["error"]["code"] == "BadRequest" and wrong["error"]["message"].startswith("collections[3].properties")

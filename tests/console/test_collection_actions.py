@@ -35,8 +35,10 @@ def test_create_shows_the_api_error_at_its_field_then_creates(host_url: str, bro
     _fill(browser, group=RG, name=JC, location="westeurope", **{"max-jobs": "0"})
     Select(browser.find_element(By.ID, "collection-sku")).select_by_visible_text("Standard")
     browser.find_element(By.ID, "create-collection").click()
-    note = wait_until(lambda: browser.find_element(By.CSS_SELECTOR, "#collection-max-jobs-error:not([hidden])"),
-                      what="the error at maxJobCount")
+    note = wait_until(
+        lambda: browser.find_element(By.CSS_SELECTOR, "#collection-max-jobs-error:not([hidden])"),
+        what="the error at maxJobCount",
+    )
     assert "properties.quota.maxJobCount" in note.text
     field = browser.find_element(By.ID, "collection-max-jobs")
     assert field.get_attribute("aria-invalid") == "true"
@@ -46,8 +48,10 @@ def test_create_shows_the_api_error_at_its_field_then_creates(host_url: str, bro
 
     _fill(browser, **{"max-jobs": "10"})
     browser.find_element(By.ID, "create-collection").click()
-    wait_until(lambda: browser.current_url.split("?")[0] == f"{host_url}/console/{COLLECTION}",
-               what="the new collection's page")
+    wait_until(
+        lambda: browser.current_url.split("?")[0] == f"{host_url}/console/{COLLECTION}",
+        what="the new collection's page",
+    )
     stored = requests.get(f"{host_url}/{COLLECTION}", params=V, timeout=10).json()
     assert stored["location"] == "West Europe" and stored["properties"]["quota"]["maxJobCount"] == 10
     assert stored["properties"]["sku"]["name"] == "Standard"
@@ -57,16 +61,25 @@ def test_create_shows_the_api_error_at_its_field_then_creates(host_url: str, bro
     wait_until(lambda: browser.find_element(By.ID, "collection-group"), what="the form")
     _fill(browser, group=RG, name=JC, location="northeurope")
     browser.find_element(By.ID, "create-collection").click()
-    note = wait_until(lambda: browser.find_element(By.CSS_SELECTOR, "#collection-name-error:not([hidden])"),
-                      what="the taken name")
+    note = wait_until(
+        lambda: browser.find_element(By.CSS_SELECTOR, "#collection-name-error:not([hidden])"), what="the taken name"
+    )
     assert "already exists" in note.text
     assert requests.get(f"{host_url}/{COLLECTION}", params=V, timeout=10).json()["location"] == "West Europe"
 
 
 def test_disable_enable_and_delete_with_confirmation(host_url: str, browser) -> None:
-    job = requests.put(f"{host_url}/{COLLECTION}/jobs/tick", params=V, timeout=10, json={"properties": {
-        "recurrence": {"frequency": "Hour"}, "action": {"type": "Http", "request": {
-            "uri": f"{host_url}/openapi.json", "method": "GET"}}}})
+    job = requests.put(
+        f"{host_url}/{COLLECTION}/jobs/tick",
+        params=V,
+        timeout=10,
+        json={
+            "properties": {
+                "recurrence": {"frequency": "Hour"},
+                "action": {"type": "Http", "request": {"uri": f"{host_url}/openapi.json", "method": "GET"}},
+            }
+        },
+    )
     assert job.status_code in (200, 201), job.text
     browser.get(f"{host_url}/console/{COLLECTION}")
     wait_until(lambda: "tick" in _main(browser), what="the collection's jobs")
@@ -92,7 +105,10 @@ def test_disable_enable_and_delete_with_confirmation(host_url: str, browser) -> 
     browser.find_element(By.ID, "delete-collection").click()
     wait_until(lambda: browser.find_element(By.ID, "confirm-ok").is_displayed(), what="the confirmation again")
     browser.find_element(By.ID, "confirm-ok").click()
-    wait_until(lambda: browser.current_url == f"{host_url}/console?subscription={SUB}", timeout=30,
-               what="back on the subscription")
+    wait_until(
+        lambda: browser.current_url == f"{host_url}/console?subscription={SUB}",
+        timeout=30,
+        what="back on the subscription",
+    )
     wait_until(lambda: "0 collections" in _main(browser), what="the emptied list")
     assert requests.get(f"{host_url}/{COLLECTION}", params=V, timeout=10).status_code == 404

@@ -71,8 +71,12 @@ def test_a_job_is_created_and_edited_with_the_form(site: str, browser, http_targ
     browser.find_element(By.ID, "day-friday").click()  # off
     browser.find_element(By.ID, "day-wednesday").click()  # on
     _type(browser, "schedule-zone", "America/New_York")
-    wait_until(lambda: browser.find_element(By.ID, "preview-words").text
-               == "every Monday and Wednesday at 09:00 America/New_York", what="the new preview")
+    wait_until(
+        lambda: (
+            browser.find_element(By.ID, "preview-words").text == "every Monday and Wednesday at 09:00 America/New_York"
+        ),
+        what="the new preview",
+    )
     first = browser.find_elements(By.CSS_SELECTOR, "#preview-list li")[0].text
     assert " 09:00:00 America/New_York (" in first and first.endswith(("14:00:00 UTC)", "13:00:00 UTC)"))
     screenshot(browser, "console-job-form-filled")
@@ -81,12 +85,21 @@ def test_a_job_is_created_and_edited_with_the_form(site: str, browser, http_targ
 
     stored = _stored(site, "nightly")
     action = stored["action"]
-    assert action["request"] == {"uri": f"{http_target.url}/form", "method": "POST", "headers": {"X-Test": "1"},
-                                 "body": "from the form", "authentication": {"type": "Basic", "username": "robot"}}
+    assert action["request"] == {
+        "uri": f"{http_target.url}/form",
+        "method": "POST",
+        "headers": {"X-Test": "1"},
+        "body": "from the form",
+        "authentication": {"type": "Basic", "username": "robot"},
+    }
     assert action["retryPolicy"] == {"retryType": "fixed", "retryInterval": "PT1M", "retryCount": 2}
     assert action["errorAction"]["request"]["uri"] == f"{http_target.url}/failed"
-    assert stored["recurrence"] == {"frequency": "week", "interval": 1, "timeZone": "America/New_York", "schedule": {
-        "weekDays": ["monday", "wednesday"], "hours": [9], "minutes": [0]}}
+    assert stored["recurrence"] == {
+        "frequency": "week",
+        "interval": 1,
+        "timeZone": "America/New_York",
+        "schedule": {"weekDays": ["monday", "wednesday"], "hours": [9], "minutes": [0]},
+    }
 
     browser.get(f"{site}/console/{COLLECTION}/jobs/nightly?action=edit")
     wait_until(lambda: browser.find_element(By.ID, "preview-list"), what="the edit form")
@@ -107,14 +120,24 @@ def test_a_job_is_created_and_edited_with_the_form(site: str, browser, http_targ
 
 
 def test_the_api_refusal_is_shown_at_the_field_and_the_json_tab_warns(site: str, browser) -> None:
-    requests.put(f"{site}/{COLLECTION}/jobs/hourly", params=V, timeout=10, json={"properties": {
-        "recurrence": {"frequency": "Hour", "interval": 1},
-        "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}}).raise_for_status()
+    requests.put(
+        f"{site}/{COLLECTION}/jobs/hourly",
+        params=V,
+        timeout=10,
+        json={
+            "properties": {
+                "recurrence": {"frequency": "Hour", "interval": 1},
+                "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+            }
+        },
+    ).raise_for_status()
     browser.get(f"{site}/console/{COLLECTION}/jobs/hourly?action=edit")
     wait_until(lambda: browser.find_element(By.ID, "preview-list"), what="the edit form")
     _type(browser, "schedule-interval", "0")
-    wait_until(lambda: "properties.recurrence.interval" in browser.find_element(By.ID, "preview-error").text,
-               what="the preview's error")
+    wait_until(
+        lambda: "properties.recurrence.interval" in browser.find_element(By.ID, "preview-error").text,
+        what="the preview's error",
+    )
     browser.find_element(By.ID, "save").click()
     error = wait_until(lambda: browser.find_element(By.ID, "schedule-interval-error"), what="the field's error")
     assert "properties.recurrence.interval" in error.text
@@ -128,10 +151,13 @@ def test_the_api_refusal_is_shown_at_the_field_and_the_json_tab_warns(site: str,
     assert '"interval": 0' in editor.get_attribute("value")  # the form's document, as JSON
     browser.execute_script(
         "arguments[0].value = arguments[0].value.replace('\"recurrence\"', '\"recurence\"');"
-        "arguments[0].dispatchEvent(new Event('input'));", editor)
+        "arguments[0].dispatchEvent(new Event('input'));",
+        editor,
+    )
     warned = wait_until(lambda: browser.find_element(By.CSS_SELECTOR, "#job-json-warnings li"), what="the warning")
-    assert warned.text == ("properties.recurence: not a member of JobProperties, so the API ignores it "
-                           "(did you mean 'recurrence'?)")
+    assert warned.text == (
+        "properties.recurence: not a member of JobProperties, so the API ignores it (did you mean 'recurrence'?)"
+    )
     screenshot(browser, "console-job-form-json-warning")
     browser.find_element(By.ID, "tab-form").click()  # the JSON's document drives the form again: no recurrence
     kind = wait_until(lambda: browser.find_element(By.ID, "schedule-kind"), what="the form again")

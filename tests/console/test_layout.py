@@ -73,18 +73,44 @@ def site(host_url: str, http_target_module: Target) -> str:
     _put(f"{host_url}/{BASE}/small", {"location": "westeurope", "properties": {"sku": {"name": "Free"}}})
     # The target answers with a long, unbroken text: the history message quotes the whole response.
     http_target_module.body = ("x" * 600 + " " + "long-response-" * 150).encode()
-    _put(f"{host_url}/{BASE}/wide/jobs/chatty", {"properties": {
-        "recurrence": {"frequency": "Day", "schedule": {"hours": [9], "minutes": [30]}, "timeZone": "America/New_York"},
-        "startTime": "2026-01-01T00:00:00Z",
-        "action": {"type": "Http", "retryPolicy": {"retryType": "None"}, "request": {
-            "uri": f"{http_target_module.url}/a/very/long/path/" + "segment/" * 30, "method": "POST",
-            "body": "hello"}}}})
+    _put(
+        f"{host_url}/{BASE}/wide/jobs/chatty",
+        {
+            "properties": {
+                "recurrence": {
+                    "frequency": "Day",
+                    "schedule": {"hours": [9], "minutes": [30]},
+                    "timeZone": "America/New_York",
+                },
+                "startTime": "2026-01-01T00:00:00Z",
+                "action": {
+                    "type": "Http",
+                    "retryPolicy": {"retryType": "None"},
+                    "request": {
+                        "uri": f"{http_target_module.url}/a/very/long/path/" + "segment/" * 30,
+                        "method": "POST",
+                        "body": "hello",
+                    },
+                },
+            }
+        },
+    )
     assert requests.post(f"{host_url}/{BASE}/wide/jobs/chatty/run", params=V, timeout=10).status_code == 200
-    wait_until(lambda: requests.get(f"{host_url}/{BASE}/wide/jobs/chatty/history", params=V, timeout=10)
-               .json()["value"], timeout=60, what="the run's history entry")
-    _put(f"{host_url}/{BASE}/wide/jobs/resting", {"properties": {
-        "state": "Disabled", "recurrence": {"frequency": "Hour"},
-        "action": {"type": "Http", "request": {"uri": f"{http_target_module.url}/", "method": "GET"}}}})
+    wait_until(
+        lambda: requests.get(f"{host_url}/{BASE}/wide/jobs/chatty/history", params=V, timeout=10).json()["value"],
+        timeout=60,
+        what="the run's history entry",
+    )
+    _put(
+        f"{host_url}/{BASE}/wide/jobs/resting",
+        {
+            "properties": {
+                "state": "Disabled",
+                "recurrence": {"frequency": "Hour"},
+                "action": {"type": "Http", "request": {"uri": f"{http_target_module.url}/", "method": "GET"}},
+            }
+        },
+    )
     return host_url
 
 
@@ -96,8 +122,9 @@ def _main(browser) -> str:
 def test_a_job_with_a_long_history_message_does_not_scroll_sideways(site: str, sized, width: int) -> None:
     set_width(sized, width)
     sized.get(f"{site}/console/{BASE}/wide/jobs/chatty")
-    folded = wait_until(lambda: sized.find_element(By.CSS_SELECTOR, "#history-table details.message"),
-                        what="the folded message")
+    folded = wait_until(
+        lambda: sized.find_element(By.CSS_SELECTOR, "#history-table details.message"), what="the folded message"
+    )
     assert sideways_overflow(sized) == 0
     summary = folded.find_element(By.TAG_NAME, "summary")
     assert summary.text.startswith("Http Action - Response from host '127.0.0.1'") and summary.text.endswith("…")
@@ -125,13 +152,16 @@ def test_the_job_form_does_not_scroll_sideways(site: str, sized, width: int) -> 
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_lists_show_effective_limits_and_disabled_counters_without_scrolling_sideways(site: str, sized,
-                                                                                      width: int) -> None:
+def test_lists_show_effective_limits_and_disabled_counters_without_scrolling_sideways(
+    site: str, sized, width: int
+) -> None:
     set_width(sized, width)
     sized.get(f"{site}/console?subscription={SUB}")
     wait_until(lambda: "small" in _main(sized) and "wide" in _main(sized), what="the collections")
-    rows = {r.find_element(By.CSS_SELECTOR, "th a").text: r.find_elements(By.TAG_NAME, "td")
-            for r in sized.find_elements(By.CSS_SELECTOR, "table tbody tr")}
+    rows = {
+        r.find_element(By.CSS_SELECTOR, "th a").text: r.find_elements(By.TAG_NAME, "td")
+        for r in sized.find_elements(By.CSS_SELECTOR, "table tbody tr")
+    }
     assert rows["small"][4].text.endswith("0 / 5") and rows["wide"][4].text.endswith("2 / 50")  # never "no limit"
     assert sideways_overflow(sized) == 0
     full_page_screenshot(sized, f"console-collections-{width}", width)

@@ -15,19 +15,31 @@ from shared.model import PREVIEW_API_VERSION
 from .browser import screenshot, wait_until
 
 NEWER = {"api-version": PREVIEW_API_VERSION}
-COLLECTION = ("subscriptions/occ-sub/resourceGroups/occ-rg/providers/Microsoft.Scheduler/jobCollections/occ-jc")
+COLLECTION = "subscriptions/occ-sub/resourceGroups/occ-rg/providers/Microsoft.Scheduler/jobCollections/occ-jc"
 
 
 @pytest.fixture(scope="module")
 def job_url(host_url: str) -> str:
-    assert requests.put(f"{host_url}/{COLLECTION}", params=NEWER, timeout=10, json={
-        "location": "westeurope", "properties": {"sku": {"name": "Standard"}}}).status_code in (200, 201)
+    assert requests.put(
+        f"{host_url}/{COLLECTION}",
+        params=NEWER,
+        timeout=10,
+        json={"location": "westeurope", "properties": {"sku": {"name": "Standard"}}},
+    ).status_code in (200, 201)
     start = (datetime.now(UTC) + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    job = requests.put(f"{host_url}/{COLLECTION}/jobs/nightly", params=NEWER, timeout=10, json={"properties": {
-        "startTime": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "recurrence": {"frequency": "Day", "count": 3, "schedule": {"hours": [2], "minutes": [30]}},
-        "missedRunPolicy": {"type": "Skip"},
-        "action": {"type": "Http", "request": {"uri": f"{host_url}/openapi.json", "method": "GET"}}}})
+    job = requests.put(
+        f"{host_url}/{COLLECTION}/jobs/nightly",
+        params=NEWER,
+        timeout=10,
+        json={
+            "properties": {
+                "startTime": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "recurrence": {"frequency": "Day", "count": 3, "schedule": {"hours": [2], "minutes": [30]}},
+                "missedRunPolicy": {"type": "Skip"},
+                "action": {"type": "Http", "request": {"uri": f"{host_url}/openapi.json", "method": "GET"}},
+            }
+        },
+    )
     assert job.status_code in (200, 201), job.text
     return f"{host_url}/console/{COLLECTION}/jobs/nightly"
 

@@ -40,8 +40,17 @@ def test_the_shell_follows_the_route_prefix() -> None:
 
 
 def test_assets_are_served_by_fixed_name_only() -> None:
-    assert {"console.js", "console.css", "api.js", "job.js", "jobs.js", "chart.js", "json-locate.js",
-            "job-form.js", "zones.js"} <= set(asset_names())
+    assert {
+        "console.js",
+        "console.css",
+        "api.js",
+        "job.js",
+        "jobs.js",
+        "chart.js",
+        "json-locate.js",
+        "job-form.js",
+        "zones.js",
+    } <= set(asset_names())
     status, body, headers = _get("assets/console.js")
     assert status == 200 and headers["Content-Type"].startswith("text/javascript") and "import" in body
     assert _get("assets/console.css")[2]["Content-Type"].startswith("text/css")
@@ -54,22 +63,37 @@ def test_no_asset_reaches_outside_the_origin() -> None:
     for path in static.iterdir():
         text = path.read_text("utf-8")
         assert "http://" not in text.replace("http://www.w3.org/", "") and "https://" not in text.replace(
-            "https://example.com/", ""), path.name
+            "https://example.com/", ""
+        ), path.name
 
 
 def test_schedule_endpoint_describes_and_lists_occurrences() -> None:
-    body = {"count": 3, "jobs": [
-        {"startTime": "2026-03-01T00:00:00Z", "recurrence": {"frequency": "week", "schedule": {
-            "weekDays": ["monday", "Friday"], "hours": [9], "minutes": [0]}, "timeZone": "Europe/London"}},
-        {"startTime": "2026-03-01T00:00:00Z", "recurrence": {"frequency": "Hour", "interval": 0}},
-        {"startTime": "2026-03-01T00:00:00Z", "recurrence": {"frequency": "Minute", "interval": 15},
-         "from": "2026-03-01T10:07:00Z"},
-    ]}
+    body = {
+        "count": 3,
+        "jobs": [
+            {
+                "startTime": "2026-03-01T00:00:00Z",
+                "recurrence": {
+                    "frequency": "week",
+                    "schedule": {"weekDays": ["monday", "Friday"], "hours": [9], "minutes": [0]},
+                    "timeZone": "Europe/London",
+                },
+            },
+            {"startTime": "2026-03-01T00:00:00Z", "recurrence": {"frequency": "Hour", "interval": 0}},
+            {
+                "startTime": "2026-03-01T00:00:00Z",
+                "recurrence": {"frequency": "Minute", "interval": 15},
+                "from": "2026-03-01T10:07:00Z",
+            },
+        ],
+    }
     answer = handle("POST", "schedule", "http://h/api/console/schedule", json.dumps(body).encode(), NOW)
     assert answer.status == 200
     first, second, third = json.loads(answer.body)["value"]
-    assert first == {"description": "every Monday and Friday at 09:00 Europe/London", "occurrences": [
-        "2026-03-02T09:00:00Z", "2026-03-06T09:00:00Z", "2026-03-09T09:00:00Z"]}
+    assert first == {
+        "description": "every Monday and Friday at 09:00 Europe/London",
+        "occurrences": ["2026-03-02T09:00:00Z", "2026-03-06T09:00:00Z", "2026-03-09T09:00:00Z"],
+    }
     assert second["error"]["message"].startswith("properties.recurrence.interval:")
     assert third["occurrences"] == ["2026-03-01T10:15:00Z", "2026-03-01T10:30:00Z", "2026-03-01T10:45:00Z"]
 
@@ -82,10 +106,20 @@ def test_schedule_endpoint_rejects_malformed_requests() -> None:
 
 
 def test_packaging_keeps_the_console_assets() -> None:
-    patterns = [line.strip().rstrip("/") for line in (ROOT / ".funcignore").read_text().splitlines()
-                if line.strip() and not line.startswith("#")]
-    shipped = ["shared", "shared/console", "shared/console/static", "function_app.py", "host.json",
-               "requirements.txt", *(f"shared/console/static/{name}" for name in [*asset_names(), "index.html"])]
+    patterns = [
+        line.strip().rstrip("/")
+        for line in (ROOT / ".funcignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    shipped = [
+        "shared",
+        "shared/console",
+        "shared/console/static",
+        "function_app.py",
+        "host.json",
+        "requirements.txt",
+        *(f"shared/console/static/{name}" for name in [*asset_names(), "index.html"]),
+    ]
     for path in shipped:
         for part in Path(path).parts:
             assert not any(fnmatch.fnmatch(part, pattern) for pattern in patterns), (path, part)
@@ -97,19 +131,26 @@ def _sign_in_of(body: str) -> dict:
     return json.loads(html.unescape(found.group(1)))
 
 
-ENTRA = {"SCHEDULER_AUTH": "entra", "SCHEDULER_AUTH_TENANT_ID": "t-1", "SCHEDULER_AUTH_AUDIENCE": "api://sched,sched",
-         "SCHEDULER_CONSOLE_CLIENT_ID": "spa-client"}
+ENTRA = {
+    "SCHEDULER_AUTH": "entra",
+    "SCHEDULER_AUTH_TENANT_ID": "t-1",
+    "SCHEDULER_AUTH_AUDIENCE": "api://sched,sched",
+    "SCHEDULER_CONSOLE_CLIENT_ID": "spa-client",
+}
 
 
 def test_entra_sign_in_reaches_the_tenant_and_nothing_else() -> None:
     answer = handle("GET", "", "https://app.example/api/console", b"", NOW, SignIn.from_environment(ENTRA))
     config = _sign_in_of(answer.body.decode())
     assert config == {
-        "mode": "entra", "authority": "https://login.microsoftonline.com/t-1", "clientId": "spa-client",
+        "mode": "entra",
+        "authority": "https://login.microsoftonline.com/t-1",
+        "clientId": "spa-client",
         "scope": "api://sched/.default",
         "authorizeEndpoint": "https://login.microsoftonline.com/t-1/oauth2/v2.0/authorize",
         "tokenEndpoint": "https://login.microsoftonline.com/t-1/oauth2/v2.0/token",
-        "logoutEndpoint": "https://login.microsoftonline.com/t-1/oauth2/v2.0/logout"}
+        "logoutEndpoint": "https://login.microsoftonline.com/t-1/oauth2/v2.0/logout",
+    }
     assert "connect-src 'self' https://login.microsoftonline.com;" in answer.headers["Content-Security-Policy"]
     scoped = SignIn.from_environment({**ENTRA, "SCHEDULER_CONSOLE_SCOPE": "api://sched/user_impersonation"})
     assert scoped.browser_config()["scope"] == "api://sched/user_impersonation"
@@ -117,10 +158,18 @@ def test_entra_sign_in_reaches_the_tenant_and_nothing_else() -> None:
 
 def test_without_sign_in_the_page_keeps_the_credentials_form_and_its_own_origin() -> None:
     no_client = {k: v for k, v in ENTRA.items() if k != "SCHEDULER_CONSOLE_CLIENT_ID"}
-    cases = [({"SCHEDULER_AUTH": "none"}, {"mode": "none"}), ({}, {"mode": "key"}),
-             (no_client, {"mode": "entra", "problem": "Sign-in is not configured (SCHEDULER_CONSOLE_CLIENT_ID): "
-                                                       "paste a token instead."}),
-             ({"SCHEDULER_AUTH": "entra"}, None)]
+    cases = [
+        ({"SCHEDULER_AUTH": "none"}, {"mode": "none"}),
+        ({}, {"mode": "key"}),
+        (
+            no_client,
+            {
+                "mode": "entra",
+                "problem": "Sign-in is not configured (SCHEDULER_CONSOLE_CLIENT_ID): paste a token instead.",
+            },
+        ),
+        ({"SCHEDULER_AUTH": "entra"}, None),
+    ]
     for env, expected in cases:
         answer = handle("GET", "", "http://127.0.0.1:7071/api/console", b"", NOW, SignIn.from_environment(env))
         config = _sign_in_of(answer.body.decode())

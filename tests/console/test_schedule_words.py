@@ -9,24 +9,43 @@ from shared.console.schedule import ScheduleError, describe
 START = "2026-03-04T07:30:00Z"  # a Wednesday
 
 
-@pytest.mark.parametrize(("recurrence", "words"), [
-    (None, "once at 2026-03-04 07:30 UTC"),
-    ({"frequency": "Minute", "interval": 5}, "every 5 minutes"),
-    ({"frequency": "hour"}, "every hour"),
-    ({"frequency": "Day", "count": 3}, "every day at 07:30 UTC, 3 times"),
-    ({"frequency": "Week"}, "every week on Wednesday at 07:30 UTC"),
-    ({"frequency": "Week", "schedule": {"weekDays": ["Monday", "Friday"], "hours": [9], "minutes": [0]},
-      "timeZone": "Europe/London"}, "every Monday and Friday at 09:00 Europe/London"),
-    ({"frequency": "Week", "interval": 2, "schedule": {"weekDays": ["Monday"]}},
-     "every 2 weeks on Monday at 07:30 UTC"),
-    ({"frequency": "Month", "schedule": {"monthDays": [1, -1], "hours": [6]}},
-     "every month on the 1st and the last day at 06:30 UTC"),
-    ({"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "Monday", "occurrence": 1},
-                                                                {"day": "friday", "Occurrence": -1}]}},
-     "every month on the first Monday and the last Friday at 07:30 UTC"),
-    ({"frequency": "Hour", "schedule": {"minutes": [0, 30]}}, "every hour at minutes 0 and 30 past the hour"),
-    ({"frequency": "Day", "endTime": "2026-12-31T00:00:00Z"}, "every day at 07:30 UTC, until 2026-12-31 00:00 UTC"),
-])
+@pytest.mark.parametrize(
+    ("recurrence", "words"),
+    [
+        (None, "once at 2026-03-04 07:30 UTC"),
+        ({"frequency": "Minute", "interval": 5}, "every 5 minutes"),
+        ({"frequency": "hour"}, "every hour"),
+        ({"frequency": "Day", "count": 3}, "every day at 07:30 UTC, 3 times"),
+        ({"frequency": "Week"}, "every week on Wednesday at 07:30 UTC"),
+        (
+            {
+                "frequency": "Week",
+                "schedule": {"weekDays": ["Monday", "Friday"], "hours": [9], "minutes": [0]},
+                "timeZone": "Europe/London",
+            },
+            "every Monday and Friday at 09:00 Europe/London",
+        ),
+        (
+            {"frequency": "Week", "interval": 2, "schedule": {"weekDays": ["Monday"]}},
+            "every 2 weeks on Monday at 07:30 UTC",
+        ),
+        (
+            {"frequency": "Month", "schedule": {"monthDays": [1, -1], "hours": [6]}},
+            "every month on the 1st and the last day at 06:30 UTC",
+        ),
+        (
+            {
+                "frequency": "Month",
+                "schedule": {
+                    "monthlyOccurrences": [{"day": "Monday", "occurrence": 1}, {"day": "friday", "Occurrence": -1}]
+                },
+            },
+            "every month on the first Monday and the last Friday at 07:30 UTC",
+        ),
+        ({"frequency": "Hour", "schedule": {"minutes": [0, 30]}}, "every hour at minutes 0 and 30 past the hour"),
+        ({"frequency": "Day", "endTime": "2026-12-31T00:00:00Z"}, "every day at 07:30 UTC, until 2026-12-31 00:00 UTC"),
+    ],
+)
 def test_phrases(recurrence, words) -> None:
     assert describe(START, recurrence) == words
 

@@ -46,20 +46,37 @@ def site(azurite, issuer: LocalIssuer) -> Iterator[str]:
         issuer.signed_in, issuer.signed_in_upn = READER, UPN
         owner = {"Authorization": f"Bearer {issuer.token(OWNER)}"}
         for name in (READABLE, HIDDEN):
-            made = requests.put(f"{base}/{collection(name)}", params=V, headers=owner, timeout=30,
-                                json={"location": "westeurope", "properties": {"sku": {"name": "Standard"}}})
+            made = requests.put(
+                f"{base}/{collection(name)}",
+                params=V,
+                headers=owner,
+                timeout=30,
+                json={"location": "westeurope", "properties": {"sku": {"name": "Standard"}}},
+            )
             assert made.status_code in (200, 201), made.text
         start = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
         action = {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}}
-        job = requests.put(f"{base}/{collection(READABLE)}/jobs/nightly", params=V, headers=owner, timeout=30,
-                           json={"properties": {"startTime": start, "recurrence": {"frequency": "Day"},
-                                                "action": action}})
+        job = requests.put(
+            f"{base}/{collection(READABLE)}/jobs/nightly",
+            params=V,
+            headers=owner,
+            timeout=30,
+            json={"properties": {"startTime": start, "recurrence": {"frequency": "Day"}, "action": action}},
+        )
         assert job.status_code in (200, 201), job.text
         assigned = requests.put(
             f"{base}/{collection(READABLE)}/providers/Microsoft.Authorization/roleAssignments/{new_id()}",
-            params={"api-version": "2022-04-01"}, headers=owner, timeout=30, json={"properties": {
-                "roleDefinitionId": f"/subscriptions/{SUB}/providers/Microsoft.Authorization/roleDefinitions/"
-                                    f"{READER_ROLE}", "principalId": READER}})
+            params={"api-version": "2022-04-01"},
+            headers=owner,
+            timeout=30,
+            json={
+                "properties": {
+                    "roleDefinitionId": f"/subscriptions/{SUB}/providers/Microsoft.Authorization/roleDefinitions/"
+                    f"{READER_ROLE}",
+                    "principalId": READER,
+                }
+            },
+        )
         assert assigned.status_code == 201, assigned.text
         yield base
 
@@ -73,8 +90,10 @@ def _stored(browser) -> dict | None:
 
 
 def _edit_session(browser, change: str) -> None:
-    browser.execute_script("const s = JSON.parse(sessionStorage.getItem('scheduler.session'));"
-                           f"{change} sessionStorage.setItem('scheduler.session', JSON.stringify(s));")
+    browser.execute_script(
+        "const s = JSON.parse(sessionStorage.getItem('scheduler.session'));"
+        f"{change} sessionStorage.setItem('scheduler.session', JSON.stringify(s));"
+    )
 
 
 def _authorizations(issuer: LocalIssuer) -> int:
@@ -113,8 +132,9 @@ def test_what_the_user_may_not_do_is_shown_as_authorization_failed(site: str, is
     browser.get(f"{site}/console/{collection(READABLE)}/jobs/nightly")
     wait_until(lambda: browser.find_element(By.ID, "disable").is_enabled(), what="the job page")
     browser.find_element(By.ID, "disable").click()
-    result = wait_until(lambda: browser.find_element(By.CSS_SELECTOR, "#action-result [role='alert']"),
-                        what="the refused write")
+    result = wait_until(
+        lambda: browser.find_element(By.CSS_SELECTOR, "#action-result [role='alert']"), what="the refused write"
+    )
     assert "AuthorizationFailed (403)" in result.text and "jobs/write" in result.text
     owner = {"Authorization": f"Bearer {issuer.token(OWNER)}"}
     stored = requests.get(f"{site}/{collection(READABLE)}/jobs/nightly", params=V, headers=owner, timeout=30)
@@ -128,8 +148,11 @@ def test_an_expired_sign_in_signs_in_again_and_comes_back(site: str, issuer: Loc
     before = _authorizations(issuer)
     _edit_session(browser, "s.expiresAt = Date.now() - 1000;")
     browser.refresh()
-    wait_until(lambda: _authorizations(issuer) == before + 1 and browser.current_url == page
-               and "every day" in _main(browser), timeout=30, what="the page again after signing in again")
+    wait_until(
+        lambda: _authorizations(issuer) == before + 1 and browser.current_url == page and "every day" in _main(browser),
+        timeout=30,
+        what="the page again after signing in again",
+    )
     assert _stored(browser)["expiresAt"] > datetime.now(UTC).timestamp() * 1000
 
 
@@ -156,8 +179,13 @@ def test_sign_out_forgets_the_token(site: str, issuer: LocalIssuer, browser) -> 
     browser.get(f"{site}/console?subscription={SUB}")
     wait_until(lambda: READABLE in _main(browser), what="signed in")
     browser.find_element(By.ID, "sign-out").click()
-    wait_until(lambda: any("/oauth2/v2.0/logout" in path for path in issuer.requests)
-               and browser.current_url.rstrip("/") == f"{site}/console", what="back from the logout endpoint")
+    wait_until(
+        lambda: (
+            any("/oauth2/v2.0/logout" in path for path in issuer.requests)
+            and browser.current_url.rstrip("/") == f"{site}/console"
+        ),
+        what="back from the logout endpoint",
+    )
     wait_until(lambda: browser.find_element(By.ID, "sign-in").is_displayed(), what="the sign-in button")
     assert _stored(browser) is None and browser.find_element(By.ID, "signed-in-as").text == ""
     assert not browser.find_element(By.ID, "sign-out").is_displayed()

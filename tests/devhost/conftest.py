@@ -82,8 +82,11 @@ def declared_functions(app_dir: Path, script: str = "function_app.py") -> list[d
             methods = trigger.get("methods")
             entry |= {"route": trigger["route"], "methods": None if methods is None else tuple(str(m) for m in methods)}
         elif trigger["type"] == "timerTrigger":
-            entry |= {"schedule": trigger["schedule"], "run_on_startup": bool(trigger.get("runOnStartup")),
-                      "use_monitor": trigger.get("useMonitor")}
+            entry |= {
+                "schedule": trigger["schedule"],
+                "run_on_startup": bool(trigger.get("runOnStartup")),
+                "use_monitor": trigger.get("useMonitor"),
+            }
         else:
             entry |= {"queue_name": trigger["queueName"], "connection": trigger["connection"]}
         result.append(entry)

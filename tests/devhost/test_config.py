@@ -38,14 +38,23 @@ def test_host_json_defaults(tmp_path: Path) -> None:
 
 
 def test_host_json_values_case_insensitive(tmp_path: Path) -> None:
-    (tmp_path / "host.json").write_text(json.dumps({
-        "version": "2.0",
-        "extensions": {
-            "HTTP": {"routePrefix": "/v1/"},
-            "queues": {"BatchSize": 4, "maxPollingInterval": "00:00:02", "maxDequeueCount": 3,
-                       "visibilityTimeout": "00:00:05", "messageEncoding": "None"},
-        },
-    }))
+    (tmp_path / "host.json").write_text(
+        json.dumps(
+            {
+                "version": "2.0",
+                "extensions": {
+                    "HTTP": {"routePrefix": "/v1/"},
+                    "queues": {
+                        "BatchSize": 4,
+                        "maxPollingInterval": "00:00:02",
+                        "maxDequeueCount": 3,
+                        "visibilityTimeout": "00:00:05",
+                        "messageEncoding": "None",
+                    },
+                },
+            }
+        )
+    )
     config = HostConfig.load(tmp_path)
     assert config.route_prefix == "v1"
     assert config.queues == QueueOptions(4, 2, 2.0, 3, 5.0, "none")
@@ -63,8 +72,11 @@ def test_host_json_invalid_queue_options(queues: dict[str, object]) -> None:
 
 
 def test_local_settings_created_from_sample_and_environment_wins(tmp_path: Path) -> None:
-    sample = {"IsEncrypted": False, "Values": {"A": "from-file", "B": "b", "FLAG": True, "N": 3},
-              "Host": {"LocalHttpPort": 7077}}
+    sample = {
+        "IsEncrypted": False,
+        "Values": {"A": "from-file", "B": "b", "FLAG": True, "N": 3},
+        "Host": {"LocalHttpPort": 7077},
+    }
     (tmp_path / "local.settings.sample.json").write_text(json.dumps(sample))
     settings = read_local_settings(tmp_path)
     assert (tmp_path / "local.settings.json").exists()

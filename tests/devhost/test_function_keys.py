@@ -36,19 +36,23 @@ APP = """
 """
 
 
-def test_function_routes_need_a_key_and_anonymous_routes_do_not(make_app: Callable[..., Path], storage_env: str,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_function_routes_need_a_key_and_anonymous_routes_do_not(
+    make_app: Callable[..., Path], storage_env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(FUNCTION_KEY_SETTING, "function-key-from-the-settings")
     monkeypatch.setenv(MASTER_KEY_SETTING, "master-key-from-the-settings")
     with LocalHost(make_app(APP)) as host:
         url = f"{host.base_url}/guarded"
-        for refused in (requests.get(url, timeout=10),
-                        requests.get(url, headers={"x-functions-key": "wrong-key-of-enough-length"}, timeout=10),
-                        requests.get(url, params={"code": "wrong-key-of-enough-length"}, timeout=10),
-                        requests.get(url, headers={"x-functions-key": ""}, timeout=10),
-                        # the header wins over ?code=, as in Azure, even when the header's key is the wrong one
-                        requests.get(url, headers={"x-functions-key": "nope"},
-                                     params={"code": "function-key-from-the-settings"}, timeout=10)):
+        for refused in (
+            requests.get(url, timeout=10),
+            requests.get(url, headers={"x-functions-key": "wrong-key-of-enough-length"}, timeout=10),
+            requests.get(url, params={"code": "wrong-key-of-enough-length"}, timeout=10),
+            requests.get(url, headers={"x-functions-key": ""}, timeout=10),
+            # the header wins over ?code=, as in Azure, even when the header's key is the wrong one
+            requests.get(
+                url, headers={"x-functions-key": "nope"}, params={"code": "function-key-from-the-settings"}, timeout=10
+            ),
+        ):
             assert (refused.status_code, refused.content) == (401, b"")
             assert "Content-Type" not in refused.headers
         assert host.app_module.CALLS == []  # refused before the function ran
@@ -61,9 +65,9 @@ def test_function_routes_need_a_key_and_anonymous_routes_do_not(make_app: Callab
         assert requests.get(f"{host.base_url}/missing", timeout=10).status_code == 404  # routing first, as in Azure
 
 
-def test_a_key_not_set_is_generated_and_printed_once(make_app: Callable[..., Path], storage_env: str,
-                                                      monkeypatch: pytest.MonkeyPatch,
-                                                      caplog: pytest.LogCaptureFixture) -> None:
+def test_a_key_not_set_is_generated_and_printed_once(
+    make_app: Callable[..., Path], storage_env: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.delenv(FUNCTION_KEY_SETTING, raising=False)
     monkeypatch.delenv(MASTER_KEY_SETTING, raising=False)
     caplog.set_level(logging.INFO, logger="devhost")
@@ -94,7 +98,8 @@ def test_an_app_without_keyed_routes_gets_no_keys(make_app: Callable[..., Path],
 
 
 def test_a_key_too_short_to_protect_anything_stops_the_host_before_it_serves(
-        make_app: Callable[..., Path], storage_env: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_app: Callable[..., Path], storage_env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(FUNCTION_KEY_SETTING, "short")
     host = LocalHost(make_app(APP))
     with pytest.raises(KeyConfigurationError, match=FUNCTION_KEY_SETTING):
@@ -105,10 +110,20 @@ def test_a_key_too_short_to_protect_anything_stops_the_host_before_it_serves(
 
 def test_the_command_refuses_to_start_in_one_line(make_app: Callable[..., Path], storage_env: str) -> None:
     app_dir = make_app(APP)
-    env = {"PATH": "/usr/bin:/bin", "AzureWebJobsStorage": storage_env, FUNCTION_KEY_SETTING: "short",
-           "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "devhost", "--app-dir", str(app_dir), "--port", str(free_port())],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "AzureWebJobsStorage": storage_env,
+        FUNCTION_KEY_SETTING: "short",
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "devhost", "--app-dir", str(app_dir), "--port", str(free_port())],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1 and done.stdout == ""
     lines = [line for line in done.stderr.splitlines() if "devhost" in line and "ERROR" in line]
     assert len(lines) == 1 and FUNCTION_KEY_SETTING in lines[0], done.stderr

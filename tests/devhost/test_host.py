@@ -41,18 +41,27 @@ def test_lifecycle_threads_and_port(storage_env: str) -> None:
 @pytest.mark.parametrize(
     ("decorator", "error", "message"),
     [
-        ('@app.queue_trigger(arg_name="x", queue_name="q", connection="NoSuchSetting")', SettingsError,
-         "NoSuchSetting"),
+        (
+            '@app.queue_trigger(arg_name="x", queue_name="q", connection="NoSuchSetting")',
+            SettingsError,
+            "NoSuchSetting",
+        ),
         ('@app.timer_trigger(arg_name="x", schedule="every minute")', ValueError, "not a valid NCRONTAB"),
-        ('@app.queue_trigger(arg_name="x", queue_name="%NoSuchQueueSetting%", connection="AzureWebJobsStorage")',
-         SettingsError, "NoSuchQueueSetting"),
-        ('@app.event_hub_message_trigger(arg_name="x", event_hub_name="h", connection="c")', IndexingError,
-         "eventHubTrigger"),
+        (
+            '@app.queue_trigger(arg_name="x", queue_name="%NoSuchQueueSetting%", connection="AzureWebJobsStorage")',
+            SettingsError,
+            "NoSuchQueueSetting",
+        ),
+        (
+            '@app.event_hub_message_trigger(arg_name="x", event_hub_name="h", connection="c")',
+            IndexingError,
+            "eventHubTrigger",
+        ),
     ],
 )
-def test_start_failures_are_loud_and_leave_nothing_running(make_app: Callable[..., Path], storage_env: str,
-                                                           decorator: str, error: type[Exception],
-                                                           message: str) -> None:
+def test_start_failures_are_loud_and_leave_nothing_running(
+    make_app: Callable[..., Path], storage_env: str, decorator: str, error: type[Exception], message: str
+) -> None:
     app_dir = make_app(f"""
         import azure.functions as func
         app = func.FunctionApp()
@@ -90,8 +99,9 @@ def test_stop_cancels_a_running_async_function(make_app: Callable[..., Path], st
         """)
     host = LocalHost(app_dir, stop_timeout=1.0).start()
     result: list[int] = []
-    caller = threading.Thread(target=lambda: result.append(
-        requests.get(f"{host.base_url}/sleep", timeout=10).status_code))
+    caller = threading.Thread(
+        target=lambda: result.append(requests.get(f"{host.base_url}/sleep", timeout=10).status_code)
+    )
     caller.start()
     while not host.app_module.STARTED:
         time.sleep(0.01)
@@ -102,8 +112,9 @@ def test_stop_cancels_a_running_async_function(make_app: Callable[..., Path], st
     assert result == [500], "the cancelled invocation fails instead of hanging its caller"
 
 
-def test_a_function_disabled_by_its_app_setting_is_not_triggered(make_app: Callable[..., Path], storage_env: str,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_function_disabled_by_its_app_setting_is_not_triggered(
+    make_app: Callable[..., Path], storage_env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`AzureWebJobs.<name>.Disabled=true`, as on the Functions host: its timer never fires, its route is gone."""
     app_dir = make_app("""
         import azure.functions as func

@@ -39,8 +39,12 @@ def test_literal_segments_are_case_insensitive_and_beat_parameters(sample_host: 
 
 def test_body_headers_methods_and_response_headers(sample_host: LocalHost) -> None:
     assert sample_host.keys is not None  # save_item is declared ADMIN
-    response = requests.put(f"{sample_host.base_url}/items", data=b'{"name": "x"}', timeout=10, headers={
-        "X-Test": "one", "Content-Type": "application/json", "x-functions-key": sample_host.keys.master_key})
+    response = requests.put(
+        f"{sample_host.base_url}/items",
+        data=b'{"name": "x"}',
+        timeout=10,
+        headers={"X-Test": "one", "Content-Type": "application/json", "x-functions-key": sample_host.keys.master_key},
+    )
     assert response.status_code == 201
     assert response.headers["Location"] == "/api/items/1"
     seen = response.json()
@@ -48,8 +52,7 @@ def test_body_headers_methods_and_response_headers(sample_host: LocalHost) -> No
     assert seen["headers"]["x-test"] == "one"
 
 
-def test_method_not_declared_is_404_like_the_host(sample_host: LocalHost,
-                                                  caplog: pytest.LogCaptureFixture) -> None:
+def test_method_not_declared_is_404_like_the_host(sample_host: LocalHost, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="devhost")
     assert requests.delete(f"{sample_host.base_url}/items", timeout=10).status_code == 404
     assert any("route exists for POST, PUT only" in r.getMessage() for r in caplog.records)
@@ -75,8 +78,11 @@ def test_route_prefix_is_required(sample_host: LocalHost) -> None:
 
 def test_default_and_declared_mimetype_charset(sample_host: LocalHost) -> None:
     text = requests.get(f"{sample_host.base_url}/text", timeout=10)
-    assert (text.status_code, text.headers["Content-Type"], text.text) == (200, "text/plain; charset=utf-8",
-                                                                           "plain hello")
+    assert (text.status_code, text.headers["Content-Type"], text.text) == (
+        200,
+        "text/plain; charset=utf-8",
+        "plain hello",
+    )
     html = requests.get(f"{sample_host.base_url}/html", timeout=10)
     assert html.headers["Content-Type"] == "text/html; charset=latin-1"
     assert html.headers["X-Sample"] == "yes"
@@ -87,8 +93,9 @@ def test_async_function(sample_host: LocalHost) -> None:
     assert get_json(f"{sample_host.base_url}/async/xyz") == {"value": "xyz"}
 
 
-def test_exception_is_a_generic_500_with_traceback_only_in_the_log(sample_host: LocalHost,
-                                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_exception_is_a_generic_500_with_traceback_only_in_the_log(
+    sample_host: LocalHost, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO, logger="devhost")
     response = requests.post(f"{sample_host.base_url}/boom", timeout=10)
     assert response.status_code == 500
@@ -115,8 +122,9 @@ def test_concurrent_requests(sample_host: LocalHost) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(8) as pool:
-        codes = list(pool.map(lambda i: requests.get(f"{sample_host.base_url}/async/{i}", timeout=10).status_code,
-                              range(24)))
+        codes = list(
+            pool.map(lambda i: requests.get(f"{sample_host.base_url}/async/{i}", timeout=10).status_code, range(24))
+        )
     assert codes == [200] * 24
 
 

@@ -18,12 +18,21 @@ def test_sample_app_description_matches_its_declarations(declared: Callable[[Pat
     described = [f.describe() for f in index.functions]
     assert described == declared(SAMPLE_APP)
     by_name = {d["name"]: d for d in described}
-    assert by_name["save_item"] == {"name": "save_item", "trigger": "httpTrigger", "route": "items",
-                                    "methods": ("POST", "PUT")}
+    assert by_name["save_item"] == {
+        "name": "save_item",
+        "trigger": "httpTrigger",
+        "route": "items",
+        "methods": ("POST", "PUT"),
+    }
     assert by_name["plain_text"]["route"] == "text"
     assert by_name["boom"]["methods"] is None
-    assert by_name["every_second"] == {"name": "every_second", "trigger": "timerTrigger", "schedule": "* * * * * *",
-                                       "run_on_startup": False, "use_monitor": None}
+    assert by_name["every_second"] == {
+        "name": "every_second",
+        "trigger": "timerTrigger",
+        "schedule": "* * * * * *",
+        "run_on_startup": False,
+        "use_monitor": None,
+    }
     assert by_name["async_record"]["connection"] == "Storage"
     assert {f.name for f in index.functions if f.is_async} == {"async_echo", "async_record"}
     assert by_name["files"]["route"] == "Files/{*path}"

@@ -20,8 +20,9 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PROJECT_APP = PROJECT_ROOT / "function_app.py"
 
 
-def test_project_app_is_hosted_exactly_as_declared(declared: Callable[[Path], list[dict[str, Any]]],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_project_app_is_hosted_exactly_as_declared(
+    declared: Callable[[Path], list[dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert PROJECT_APP.is_file(), f"{PROJECT_APP} is missing"
     # The app may read settings at import; give it its local settings (or the sample's) without writing files.
     for name, value in read_local_settings(PROJECT_ROOT, create=False).values.items():

@@ -27,11 +27,12 @@ INTERVAL = 0.5  # between sends: shorter than a receive's round trip, so a pagin
 BATCH = 32  # the app's host.json batchSize, and the number of messages sent
 
 
-def test_slow_storage_delays_a_message_by_its_round_trips_only(make_app: Callable[..., Path], azurite: Azurite,
-                                                               queue_factory: Callable[..., Any],
-                                                               wait_until: Callable[..., Any]) -> None:
+def test_slow_storage_delays_a_message_by_its_round_trips_only(
+    make_app: Callable[..., Path], azurite: Azurite, queue_factory: Callable[..., Any], wait_until: Callable[..., Any]
+) -> None:
     queue = f"devhost-slow-storage-{uuid.uuid4().hex[:8]}"
-    app_dir = make_app(f"""
+    app_dir = make_app(
+        f"""
         import time
         import azure.functions as func
         app = func.FunctionApp()
@@ -40,8 +41,12 @@ def test_slow_storage_delays_a_message_by_its_round_trips_only(make_app: Callabl
         @app.queue_trigger(arg_name="msg", queue_name="{queue}", connection="AzureWebJobsStorage")
         def record(msg: func.QueueMessage) -> None:
             SEEN.append((msg.get_body().decode(), time.monotonic()))
-        """, host_json={"version": "2.0", "extensions": {"queues": {
-            "maxPollingInterval": "00:00:00.5", "batchSize": BATCH}}})
+        """,
+        host_json={
+            "version": "2.0",
+            "extensions": {"queues": {"maxPollingInterval": "00:00:00.5", "batchSize": BATCH}},
+        },
+    )
     faults = StorageFaults(azurite.connection_string)
     try:
         with pytest.MonkeyPatch.context() as patch:

@@ -30,8 +30,9 @@ def recorded(host: LocalHost, function: str, body: bytes, wait_until: Callable[.
     return wait_until(find, timeout=10)[0]
 
 
-def test_base64_message_reaches_the_function_as_bytes(sample_host: LocalHost, queue_factory: Callable[..., Any],
-                                                       wait_until: Callable[..., Any]) -> None:
+def test_base64_message_reaches_the_function_as_bytes(
+    sample_host: LocalHost, queue_factory: Callable[..., Any], wait_until: Callable[..., Any]
+) -> None:
     body = b"\x00\xffbinary-" + uuid.uuid4().hex.encode()
     sent = queue_factory("devhost-sample-in").send_message(b64(body))
     seen = recorded(sample_host, "record_message", body, wait_until)
@@ -40,8 +41,9 @@ def test_base64_message_reaches_the_function_as_bytes(sample_host: LocalHost, qu
     assert seen["has_pop_receipt"] and seen["insertion_time"]
 
 
-def test_message_is_deleted_after_success(sample_host: LocalHost, queue_factory: Callable[..., Any],
-                                          wait_until: Callable[..., Any]) -> None:
+def test_message_is_deleted_after_success(
+    sample_host: LocalHost, queue_factory: Callable[..., Any], wait_until: Callable[..., Any]
+) -> None:
     body = uuid.uuid4().hex.encode()
     client: QueueClient = queue_factory("devhost-sample-in")
     client.send_message(b64(body))
@@ -49,16 +51,20 @@ def test_message_is_deleted_after_success(sample_host: LocalHost, queue_factory:
     wait_until(lambda: client.get_queue_properties().approximate_message_count == 0, timeout=5)
 
 
-def test_async_function_gets_its_message(sample_host: LocalHost, queue_factory: Callable[..., Any],
-                                         wait_until: Callable[..., Any]) -> None:
+def test_async_function_gets_its_message(
+    sample_host: LocalHost, queue_factory: Callable[..., Any], wait_until: Callable[..., Any]
+) -> None:
     body = f"async-{uuid.uuid4()}".encode()
     queue_factory("devhost-sample-async").send_message(b64(body))
     assert recorded(sample_host, "async_record", body, wait_until)["dequeue_count"] == 1
 
 
 def test_failing_function_moves_message_to_poison_after_max_dequeue_count(
-        sample_host: LocalHost, queue_factory: Callable[..., Any], wait_until: Callable[..., Any],
-        caplog: pytest.LogCaptureFixture) -> None:
+    sample_host: LocalHost,
+    queue_factory: Callable[..., Any],
+    wait_until: Callable[..., Any],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     caplog.set_level(logging.INFO, logger="devhost")
     text = b64(f"fail-{uuid.uuid4()}".encode())
     sent = queue_factory("devhost-sample-fail").send_message(text)
@@ -71,17 +77,18 @@ def test_failing_function_moves_message_to_poison_after_max_dequeue_count(
     assert queue_factory("devhost-sample-fail").peek_messages() == []
 
 
-def test_undecodable_base64_is_poisoned_without_invoking(sample_host: LocalHost, queue_factory: Callable[..., Any],
-                                                         wait_until: Callable[..., Any]) -> None:
+def test_undecodable_base64_is_poisoned_without_invoking(
+    sample_host: LocalHost, queue_factory: Callable[..., Any], wait_until: Callable[..., Any]
+) -> None:
     text = f"not base64 {uuid.uuid4()}!"
     queue_factory("devhost-sample-in").send_message(text)
     poison: QueueClient = queue_factory("devhost-sample-in-poison")
     wait_until(lambda: any(m.content == text for m in poison.peek_messages(max_messages=32)), timeout=10)
 
 
-def test_none_encoding_batches_and_visibility_timeout(make_app: Callable[..., Path], storage_env: str,
-                                                      queue_factory: Callable[..., Any],
-                                                      wait_until: Callable[..., Any]) -> None:
+def test_none_encoding_batches_and_visibility_timeout(
+    make_app: Callable[..., Path], storage_env: str, queue_factory: Callable[..., Any], wait_until: Callable[..., Any]
+) -> None:
     queue = f"devhost-plain-{uuid.uuid4().hex[:8]}"
     app_dir = make_app(
         """
@@ -102,9 +109,18 @@ def test_none_encoding_batches_and_visibility_timeout(make_app: Callable[..., Pa
             if msg.get_body() == b"retry-once" and msg.dequeue_count == 1:
                 raise RuntimeError("first attempt fails")
         """,
-        host_json={"version": "2.0", "extensions": {"queues": {
-            "messageEncoding": "none", "batchSize": 4, "newBatchThreshold": 2,
-            "maxPollingInterval": "00:00:00.5", "visibilityTimeout": "00:00:01"}}},
+        host_json={
+            "version": "2.0",
+            "extensions": {
+                "queues": {
+                    "messageEncoding": "none",
+                    "batchSize": 4,
+                    "newBatchThreshold": 2,
+                    "maxPollingInterval": "00:00:00.5",
+                    "visibilityTimeout": "00:00:01",
+                }
+            },
+        },
     )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PLAIN_QUEUE", queue)
@@ -122,9 +138,9 @@ def test_none_encoding_batches_and_visibility_timeout(make_app: Callable[..., Pa
             assert second - first >= 1.0  # visibilityTimeout before the retry
 
 
-def test_stop_is_quick_with_a_slow_function_running(make_app: Callable[..., Path], storage_env: str,
-                                                    queue_factory: Callable[..., Any],
-                                                    wait_until: Callable[..., Any]) -> None:
+def test_stop_is_quick_with_a_slow_function_running(
+    make_app: Callable[..., Path], storage_env: str, queue_factory: Callable[..., Any], wait_until: Callable[..., Any]
+) -> None:
     queue = f"devhost-slow-{uuid.uuid4().hex[:8]}"
     app_dir = make_app(f"""
         import time

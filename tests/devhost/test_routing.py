@@ -41,16 +41,34 @@ def test_template_matching(template: str, path: str, expected: dict[str, str] | 
     assert values(template, path) == expected
 
 
-@pytest.mark.parametrize("template", ["items/{id", "items/id}", "{*rest}/more", "items/{id:int}", "items/{id?}",
-                                      "items/{id=first}", "docs/{name}.{ext}", "v{version}/items"])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "items/{id",
+        "items/id}",
+        "{*rest}/more",
+        "items/{id:int}",
+        "items/{id?}",
+        "items/{id=first}",
+        "docs/{name}.{ext}",
+        "v{version}/items",
+    ],
+)
 def test_templates_beyond_the_supported_forms_are_refused(template: str) -> None:
     with pytest.raises(ValueError, match="not supported by the local host"):
         Router("api", [(template, None, "target")])
 
 
 def test_literal_routes_win_over_parameters_regardless_of_order() -> None:
-    router = Router("api", [("{*all}", None, "catch-all"), ("items/{id}", None, "param"),
-                            ("items/special", None, "literal"), ("items/{id}/{*rest}", None, "param-rest")])
+    router = Router(
+        "api",
+        [
+            ("{*all}", None, "catch-all"),
+            ("items/{id}", None, "param"),
+            ("items/special", None, "literal"),
+            ("items/{id}/{*rest}", None, "param-rest"),
+        ],
+    )
 
     def target(path: str) -> str:
         match = router.resolve("GET", path)
@@ -83,8 +101,15 @@ def test_methods_filter_and_mismatch_report() -> None:
 
 
 def test_method_mismatch_falls_through_to_a_less_specific_route() -> None:
-    router = Router("api", [("items/special", ["POST"], "literal-post"), ("items/{id}", ["GET"], "param-get"),
-                            ("console", ["GET"], "home"), ("console/{*path}", ["GET", "POST"], "page")])
+    router = Router(
+        "api",
+        [
+            ("items/special", ["POST"], "literal-post"),
+            ("items/{id}", ["GET"], "param-get"),
+            ("console", ["GET"], "home"),
+            ("console/{*path}", ["GET", "POST"], "page"),
+        ],
+    )
     match = router.resolve("GET", "/api/items/special")
     assert isinstance(match, RouteMatch)
     assert (match.target, match.values) == ("param-get", {"id": "special"})

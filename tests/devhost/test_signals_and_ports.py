@@ -48,8 +48,14 @@ def own_storage(tmp_path: Path) -> tuple[Path, dict[str, str], list[int]]:
 
 
 def _start(app_dir: Path, env: dict[str, str], port: int) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "devhost", "--app-dir", str(app_dir), "--port", str(port)],
-                            cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "devhost", "--app-dir", str(app_dir), "--port", str(port)],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGKILL])
@@ -77,11 +83,19 @@ def test_a_port_in_use_is_one_line_with_the_way_out(own_storage) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        ran = subprocess.run([sys.executable, "-m", "devhost", "--app-dir", str(app_dir), "--port", str(port)],
-                             cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60)
+        ran = subprocess.run(
+            [sys.executable, "-m", "devhost", "--app-dir", str(app_dir), "--port", str(port)],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert ran.returncode == 1 and ran.stdout == ""
-    assert ran.stderr == (f"error: 127.0.0.1:{port} is already in use (another `make run`?); stop it, or choose "
-                          f"another port: PORT={port + 1} make run\n")
+    assert ran.stderr == (
+        f"error: 127.0.0.1:{port} is already in use (another `make run`?); stop it, or choose "
+        f"another port: PORT={port + 1} make run\n"
+    )
     assert not any(_open(p) for p in ports) and not (app_dir / ".local").exists(), "Azurite was not started"
 
 
@@ -95,8 +109,9 @@ def test_the_start_ends_with_the_console_address(own_storage) -> None:
         lines: list[str] = []
         while not lines or not lines[-1].startswith("Console: "):
             lines.append(process.stderr.readline().rstrip("\n"))
-        assert lines[-1] == (f"Console: http://127.0.0.1:{port}/api/console   (Ctrl-C stops the host and the "
-                             f"Azurite it started)")
+        assert lines[-1] == (
+            f"Console: http://127.0.0.1:{port}/api/console   (Ctrl-C stops the host and the Azurite it started)"
+        )
         assert any("Functions:" in line for line in lines[:-1])  # the routes come before it
     finally:
         process.send_signal(signal.SIGTERM)

@@ -24,14 +24,14 @@ def test_every_second_timer_fires_on_the_second(sample_host: LocalHost, wait_unt
         assert call["at"] % 1.0 < 0.25, "fired late within its second"
         assert call["past_due"] is False
         assert set(call["status"]) == {"Last", "Next", "LastUpdated"}
-    first, second = calls[already:already + 2]
+    first, second = calls[already : already + 2]
     assert round(second["at"] - first["at"]) == 1
     assert second["status"]["Last"] != first["status"]["Last"]
 
 
-def test_run_on_startup_and_no_overlap_for_a_slow_timer(make_app: Callable[..., Path], storage_env: str,
-                                                        wait_until: Callable[..., Any],
-                                                        caplog: pytest.LogCaptureFixture) -> None:
+def test_run_on_startup_and_no_overlap_for_a_slow_timer(
+    make_app: Callable[..., Path], storage_env: str, wait_until: Callable[..., Any], caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO, logger="devhost")
     app_dir = make_app("""
         import time
@@ -71,7 +71,8 @@ def _minute(offset: int) -> datetime:
 
 
 def test_a_monitored_timer_fires_an_occurrence_missed_while_no_host_ran_at_start_past_due(
-        make_app: Callable[..., Path], storage_env: str, wait_until: Callable[..., Any]) -> None:
+    make_app: Callable[..., Path], storage_env: str, wait_until: Callable[..., Any]
+) -> None:
     app_dir = make_app(MINUTELY.format(extra=""))  # use_monitor unset: the host's default, on for a minutely timer
     monitor = ScheduleMonitor(storage_env, host_id(app_dir))
     # The last host ran the tick two minutes ago and stopped before the next one.
@@ -90,7 +91,8 @@ def test_a_monitored_timer_fires_an_occurrence_missed_while_no_host_ran_at_start
 
 
 def test_a_monitored_timer_records_its_next_occurrence_at_first_start_and_misses_nothing(
-        make_app: Callable[..., Path], storage_env: str) -> None:
+    make_app: Callable[..., Path], storage_env: str
+) -> None:
     app_dir = make_app(MINUTELY.format(extra=""))
     monitor = ScheduleMonitor(storage_env, host_id(app_dir))
     started = _minute(1)
@@ -103,7 +105,8 @@ def test_a_monitored_timer_records_its_next_occurrence_at_first_start_and_misses
 
 
 def test_a_timer_with_use_monitor_off_neither_keeps_a_status_nor_makes_up_a_missed_occurrence(
-        make_app: Callable[..., Path], storage_env: str) -> None:
+    make_app: Callable[..., Path], storage_env: str
+) -> None:
     app_dir = make_app(MINUTELY.format(extra=", use_monitor=False"))
     monitor = ScheduleMonitor(storage_env, host_id(app_dir))
     ran, missed = _minute(-2), _minute(-1)

@@ -15,8 +15,10 @@ import pytest
 from devhost.host import LocalHost
 from devhost.invoker import worker_thread_count
 
-HOST_JSON = {"version": "2.0", "extensions": {"queues": {
-    "batchSize": 8, "newBatchThreshold": 4, "maxPollingInterval": "00:00:00.2"}}}
+HOST_JSON = {
+    "version": "2.0",
+    "extensions": {"queues": {"batchSize": 8, "newBatchThreshold": 4, "maxPollingInterval": "00:00:00.2"}},
+}
 
 APP = """
     import asyncio, threading, time
@@ -54,8 +56,14 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def run_app(make_app: Callable[..., Path], queue_factory: Callable[..., Any], wait_until: Callable[..., Any],
-            threads: str, which: str, count: int) -> dict[str, Any]:
+def run_app(
+    make_app: Callable[..., Path],
+    queue_factory: Callable[..., Any],
+    wait_until: Callable[..., Any],
+    threads: str,
+    which: str,
+    count: int,
+) -> dict[str, Any]:
     suffix = uuid.uuid4().hex[:8]
     names = {"SYNC_QUEUE": f"devhost-sync-{suffix}", "ASYNC_QUEUE": f"devhost-async-{suffix}"}
     app_dir = make_app(APP, host_json=HOST_JSON, name=f"app-{suffix}")
@@ -72,18 +80,18 @@ def run_app(make_app: Callable[..., Path], queue_factory: Callable[..., Any], wa
             return dict(state)
 
 
-def test_sync_functions_never_exceed_the_worker_thread_pool(make_app: Callable[..., Path],
-                                                            storage_env: str, queue_factory: Callable[..., Any],
-                                                            wait_until: Callable[..., Any]) -> None:
+def test_sync_functions_never_exceed_the_worker_thread_pool(
+    make_app: Callable[..., Path], storage_env: str, queue_factory: Callable[..., Any], wait_until: Callable[..., Any]
+) -> None:
     # The trigger hands over up to 8 + 4 messages at once; only 2 worker threads run them.
     state = run_app(make_app, queue_factory, wait_until, "2", "SYNC_QUEUE", 10)
     assert state["peak"] == 2
     assert len(state["threads"]) == 2
 
 
-def test_async_functions_run_together_on_one_event_loop(make_app: Callable[..., Path],
-                                                        storage_env: str, queue_factory: Callable[..., Any],
-                                                        wait_until: Callable[..., Any]) -> None:
+def test_async_functions_run_together_on_one_event_loop(
+    make_app: Callable[..., Path], storage_env: str, queue_factory: Callable[..., Any], wait_until: Callable[..., Any]
+) -> None:
     # A thread count of 1 does not limit coroutines: they overlap up to what the trigger hands over.
     state = run_app(make_app, queue_factory, wait_until, "1", "ASYNC_QUEUE", 10)
     assert state["peak"] > 2

@@ -44,20 +44,44 @@ def azurite_of_its_own(tmp_path: Path) -> Iterator[Azurite]:
 
 
 def environment(azurite: Azurite, **settings: str) -> dict[str, str]:
-    return {**os.environ, "AzureWebJobsStorage": azurite.connection_string, "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
-            "SCHEDULER_TABLE_PREFIX": "crashdispatch", "PYTHONUNBUFFERED": "1", **settings}
+    return {
+        **os.environ,
+        "AzureWebJobsStorage": azurite.connection_string,
+        "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+        "SCHEDULER_TABLE_PREFIX": "crashdispatch",
+        "PYTHONUNBUFFERED": "1",
+        **settings,
+    }
 
 
 def create_jobs(url: str, target: Target, starts: dict[str, datetime]) -> None:
     """The collection and one-shot Http jobs (names -> startTime), created side by side."""
-    assert requests.put(f"{url}/{COLLECTION}", params=V, timeout=10, json={
-        "location": "West US", "properties": {"sku": {"name": "P20Premium"}}}).status_code == 201
+    assert (
+        requests.put(
+            f"{url}/{COLLECTION}",
+            params=V,
+            timeout=10,
+            json={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}},
+        ).status_code
+        == 201
+    )
 
     def create(name: str) -> None:
-        answer = requests.put(f"{url}/{COLLECTION}/jobs/{name}", params=V, timeout=10, json={
-            "properties": {"startTime": starts[name].isoformat(), "action": {
-                "type": "Http", "request": {"uri": f"{target.url}/{name}", "method": "POST", "body": "x"},
-                "retryPolicy": {"retryType": "None"}}}})
+        answer = requests.put(
+            f"{url}/{COLLECTION}/jobs/{name}",
+            params=V,
+            timeout=10,
+            json={
+                "properties": {
+                    "startTime": starts[name].isoformat(),
+                    "action": {
+                        "type": "Http",
+                        "request": {"uri": f"{target.url}/{name}", "method": "POST", "body": "x"},
+                        "retryPolicy": {"retryType": "None"},
+                    },
+                }
+            },
+        )
         assert answer.status_code == 201, answer.text
 
     with ThreadPoolExecutor(8) as pool:
@@ -86,8 +110,9 @@ def wait_for_log(host: CrashingHost, text: str, after: int, within: float) -> No
     raise AssertionError(f"{text!r} never logged")
 
 
-def test_a_dispatch_task_killed_mid_way_is_finished_within_seconds_of_the_restart(azurite_of_its_own: Azurite,
-                                                                                  tmp_path: Path) -> None:
+def test_a_dispatch_task_killed_mid_way_is_finished_within_seconds_of_the_restart(
+    azurite_of_its_own: Azurite, tmp_path: Path
+) -> None:
     env = environment(azurite_of_its_own, SCHEDULER_DUE_SHARDS="1")  # one task holds the whole minute
     target = Target()
     host = CrashingHost(env, tmp_path / "host.log")
@@ -121,7 +146,8 @@ def test_a_dispatch_task_killed_mid_way_is_finished_within_seconds_of_the_restar
 
 
 def test_a_tick_missed_across_a_restart_is_made_up_at_start_and_what_the_host_held_fires_within_seconds(
-        azurite_of_its_own: Azurite, tmp_path: Path) -> None:
+    azurite_of_its_own: Azurite, tmp_path: Path
+) -> None:
     env = environment(azurite_of_its_own)
     target = Target()
     host = CrashingHost(env, tmp_path / "host.log")
@@ -155,8 +181,10 @@ def test_a_tick_missed_across_a_restart_is_made_up_at_start_and_what_the_host_he
         for name, due in held.items():  # within the bound of the host being back, or of its second if later
             late[name] = (target.first(name) or 0.0) - back - max((due - back_at).total_seconds(), 0.0)
         assert max(late.values()) <= BOUND, late
-        print(f"the missed minute was dispatched within {dispatched:.1f} s of the restart; the held occurrences "
-              f"ran at most {max(late.values()):.1f} s after the host was back (or their second)")
+        print(
+            f"the missed minute was dispatched within {dispatched:.1f} s of the restart; the held occurrences "
+            f"ran at most {max(late.values()):.1f} s after the host was back (or their second)"
+        )
     finally:
         host.stop()
         target.close()

@@ -38,8 +38,13 @@ class FaultyJobs(JobStore):
         if fault == "write fails":
             raise ServiceRequestError("storage unavailable")
         if fault == "a PATCH lands first":  # through the API, on the unfaulted store: a real rewrite
-            patched = call(self.rt, "Jobs_Patch", "PATCH", record.key.job,
-                           {"properties": {"action": {"request": {"method": "POST"}}}})
+            patched = call(
+                self.rt,
+                "Jobs_Patch",
+                "PATCH",
+                record.key.job,
+                {"properties": {"action": {"request": {"method": "POST"}}}},
+            )
             assert patched.status == 200, patched.body
         written = super().replace(record)
         if fault == "the answer is lost":  # the write landed; the SDK's retry then saw the new ETag
@@ -48,8 +53,9 @@ class FaultyJobs(JobStore):
 
 
 def _put(rt: Runtime, name: str, due: datetime) -> JobRecord:
-    answer = call(rt, "Jobs_CreateOrUpdate", "PUT", name, {"properties": {
-        "startTime": due.isoformat(), "action": ACTION}})
+    answer = call(
+        rt, "Jobs_CreateOrUpdate", "PUT", name, {"properties": {"startTime": due.isoformat(), "action": ACTION}}
+    )
     assert answer.status == 201, answer.body
     job = rt.store.jobs.get(JobKey(SUB, RG, JC, name))
     assert job is not None
@@ -57,8 +63,13 @@ def _put(rt: Runtime, name: str, due: datetime) -> JobRecord:
 
 
 def _counts(report: TickReport) -> dict[str, int]:
-    return {"queued": report.enqueued, "skipped": report.skipped, "stale": report.stale, "raced": report.raced,
-            "failed": report.failed}
+    return {
+        "queued": report.enqueued,
+        "skipped": report.skipped,
+        "stale": report.stale,
+        "raced": report.raced,
+        "failed": report.failed,
+    }
 
 
 def test_each_entry_is_counted_for_what_became_of_it(settings, clock: ManualClock) -> None:
@@ -73,8 +84,14 @@ def test_each_entry_is_counted_for_what_became_of_it(settings, clock: ManualCloc
     rt.store.due.add(JobKey(SUB, RG, JC, "plain"), due + timedelta(seconds=5), 1)  # not the job's instant
     rt.store.due.add(JobKey(SUB, RG, JC, "deleted"), due, 1)  # no such job
     jobs = FaultyJobs(rt.store.jobs, rt)
-    jobs.faults.update({"lost-answer": "the answer is lost", "raced": "a PATCH lands first",
-                        "write-fails": "write fails", "read-fails": "read fails"})
+    jobs.faults.update(
+        {
+            "lost-answer": "the answer is lost",
+            "raced": "a PATCH lands first",
+            "write-fails": "write fails",
+            "read-fails": "read fails",
+        }
+    )
     clock.current = due - timedelta(minutes=1)  # the tick a minute ahead
 
     report = Dispatcher(replace(rt.store, jobs=jobs), clock).tick()

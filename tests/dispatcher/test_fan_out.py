@@ -74,8 +74,13 @@ def _create_jobs(rt: Runtime, clock: ManualClock) -> datetime:
     first = clock.now().replace(second=0) + timedelta(minutes=2)
     for i in range(JOBS):
         start = first + timedelta(seconds=i % 60)
-        answer = call(rt, "Jobs_CreateOrUpdate", "PUT", f"job{i:02d}", {"properties": {
-            "startTime": start.isoformat(), "recurrence": {"frequency": "Minute"}, "action": ACTION}})
+        answer = call(
+            rt,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            f"job{i:02d}",
+            {"properties": {"startTime": start.isoformat(), "recurrence": {"frequency": "Minute"}, "action": ACTION}},
+        )
         assert answer.status == 201, answer.body
     return first
 

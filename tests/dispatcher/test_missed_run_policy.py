@@ -22,16 +22,20 @@ from tests.support.scheduler_client import JC, RG, SUB, call, drain, make_collec
 
 NEWER = {"api-version": PREVIEW_API_VERSION}
 POLICIES: dict[str, dict[str, Any] | None] = {
-    "skip": {"type": "Skip"}, "latest": None, "all": {"type": "All", "maxRuns": 5, "window": "PT1H"},
+    "skip": {"type": "Skip"},
+    "latest": None,
+    "all": {"type": "All", "maxRuns": 5, "window": "PT1H"},
 }
 
 
 def put_jobs(rt: Runtime, url: str, start: datetime) -> None:
     for name, policy in POLICIES.items():
         properties: dict[str, Any] = {
-            "startTime": start.isoformat(), "recurrence": {"frequency": "Minute", "interval": 1},
+            "startTime": start.isoformat(),
+            "recurrence": {"frequency": "Minute", "interval": 1},
             "action": {"type": "Http", "request": {"uri": url, "method": "POST"}, "retryPolicy": {"retryType": "None"}},
-            **({"missedRunPolicy": policy} if policy else {})}
+            **({"missedRunPolicy": policy} if policy else {}),
+        }
         response = call(rt, "Jobs_CreateOrUpdate", "PUT", name, {"properties": properties}, query=NEWER)
         assert response.status == 201, response.body
 
@@ -43,8 +47,9 @@ def ledger(rt: Runtime, name: str) -> list[dict[str, Any]]:
 
 
 def fired(hits: list[Any], name: str) -> list[str]:
-    return [h.headers["x-ms-scheduler-expected-execution-time"] for h in hits
-            if h.headers["x-ms-scheduler-jobid"] == name]
+    return [
+        h.headers["x-ms-scheduler-expected-execution-time"] for h in hits if h.headers["x-ms-scheduler-jobid"] == name
+    ]
 
 
 def minute(start: datetime, n: int) -> str:
@@ -65,8 +70,7 @@ def test_ten_missed_minutes_under_each_policy(settings, clock: ManualClock, http
     assert fired(http_target.requests, "latest") == [minute(start, 9)]
     assert fired(http_target.requests, "all") == [minute(start, n) for n in range(5, 10)]  # the 5 latest, in order
 
-    expected_reasons = {"skip": ["SkippedByPolicy"] * 10, "latest": ["Postponed"] * 9,
-                        "all": ["SkippedByPolicy"] * 5}
+    expected_reasons = {"skip": ["SkippedByPolicy"] * 10, "latest": ["Postponed"] * 9, "all": ["SkippedByPolicy"] * 5}
     for name, reasons in expected_reasons.items():
         entries = ledger(rt, name)
         missed = [e for e in entries if e["occurrenceTime"] <= minute(start, 9)]
@@ -80,13 +84,26 @@ def test_ten_missed_minutes_under_each_policy(settings, clock: ManualClock, http
         assert len({e["executionTag"] for e in entries}) == len(entries)  # one identity per occurrence
         old = call(rt, "Jobs_ListJobHistory", "GET", name).body["value"]  # 2016-03-01: attempts and one note
         assert [h["properties"]["status"] for h in old if h["properties"]["status"] == "Postponed"] == ["Postponed"]
-        assert all(set(h["properties"]) <= {"startTime", "endTime", "expectedExecutionTime", "actionName", "status",
-                                            "message", "retryCount", "repeatCount"} for h in old)
+        assert all(
+            set(h["properties"])
+            <= {
+                "startTime",
+                "endTime",
+                "expectedExecutionTime",
+                "actionName",
+                "status",
+                "message",
+                "retryCount",
+                "repeatCount",
+            }
+            for h in old
+        )
 
 
 @pytest.mark.parametrize("name", list(POLICIES))
-def test_after_a_three_hour_stop_the_job_is_enabled_and_fires_on_time(settings, clock: ManualClock, http_target,
-                                                                      name: str) -> None:
+def test_after_a_three_hour_stop_the_job_is_enabled_and_fires_on_time(
+    settings, clock: ManualClock, http_target, name: str
+) -> None:
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     start = clock.now().replace(second=0) + timedelta(minutes=3)
@@ -97,8 +114,12 @@ def test_after_a_three_hour_stop_the_job_is_enabled_and_fires_on_time(settings, 
     assert job is not None and job.state == JobState.ENABLED
     on_time = start + timedelta(hours=3)
     assert job.next_execution_time == on_time + timedelta(minutes=1)  # the next one is queued already:
-    items = [(item.occurrence, item.due) for m in rt.store.queue.client.peek_messages(max_messages=32)
-             for item in OccurrenceBatch.from_json(m.content).items if item.job.job == name]
+    items = [
+        (item.occurrence, item.due)
+        for m in rt.store.queue.client.peek_messages(max_messages=32)
+        for item in OccurrenceBatch.from_json(m.content).items
+        if item.job.job == name
+    ]
     assert (on_time, on_time) in items  # ... for its own second
     let_go, _ = rt.store.history.ledger_page(job.key, None, None, None, 1000)
     queued = {occurrence for occurrence, _ in items if occurrence < on_time}

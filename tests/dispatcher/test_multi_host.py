@@ -37,12 +37,22 @@ def hosts(tmp_path: Path) -> Iterator[list[str]]:
         try:
             for i in range(HOSTS):
                 port = free_port()
-                env = {**os.environ, "AzureWebJobsStorage": azurite.connection_string, "SCHEDULER_DUE_SHARDS": "4",
-                       "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true", "SCHEDULER_TABLE_PREFIX": "multihost"}
+                env = {
+                    **os.environ,
+                    "AzureWebJobsStorage": azurite.connection_string,
+                    "SCHEDULER_DUE_SHARDS": "4",
+                    "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+                    "SCHEDULER_TABLE_PREFIX": "multihost",
+                }
                 log = (tmp_path / f"host{i}.log").open("w")
                 process = subprocess.Popen(
-                    [sys.executable, "-m", "devhost", "--port", str(port), "--in-process"], cwd=ROOT, env=env,
-                    stdout=subprocess.PIPE, stderr=log, text=True)
+                    [sys.executable, "-m", "devhost", "--port", str(port), "--in-process"],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    text=True,
+                )
                 processes.append(process)
                 assert process.stdout is not None
                 urls.append(process.stdout.readline().strip())
@@ -56,8 +66,12 @@ def hosts(tmp_path: Path) -> Iterator[list[str]]:
 
 
 def test_three_hosts_with_four_shards_fire_every_occurrence_exactly_once(hosts: list[str], http_target) -> None:
-    created = requests.put(f"{hosts[0]}/{COLLECTION}", params=V, timeout=10,
-                           json={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}})
+    created = requests.put(
+        f"{hosts[0]}/{COLLECTION}",
+        params=V,
+        timeout=10,
+        json={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}},
+    )
     assert created.status_code == 201, created.text
     # Due after the API's fast-path horizon: only the minute timers' fan-out can queue these.
     first = dispatch_horizon(datetime.now(UTC) + timedelta(seconds=5)) + timedelta(seconds=2)
@@ -66,9 +80,20 @@ def test_three_hosts_with_four_shards_fire_every_occurrence_exactly_once(hosts: 
         due = first + timedelta(seconds=i % 15)
         name = f"job{i:03d}"
         expected[name] = due.strftime("%Y-%m-%dT%H:%M:%SZ")
-        answer = requests.put(f"{hosts[i % HOSTS]}/{COLLECTION}/jobs/{name}", params=V, timeout=10, json={
-            "properties": {"startTime": due.isoformat(), "action": {"type": "Http", "request": {
-                "uri": f"{http_target.url}/{name}", "method": "POST", "body": name}}}})
+        answer = requests.put(
+            f"{hosts[i % HOSTS]}/{COLLECTION}/jobs/{name}",
+            params=V,
+            timeout=10,
+            json={
+                "properties": {
+                    "startTime": due.isoformat(),
+                    "action": {
+                        "type": "Http",
+                        "request": {"uri": f"{http_target.url}/{name}", "method": "POST", "body": name},
+                    },
+                }
+            },
+        )
         assert answer.status_code == 201, answer.text
     wait = (first - datetime.now(UTC)).total_seconds() + 40
     http_target.wait_for(JOBS, wait)
@@ -80,6 +105,8 @@ def test_three_hosts_with_four_shards_fire_every_occurrence_exactly_once(hosts: 
     for hit in received:
         assert hit.headers["x-ms-scheduler-expected-execution-time"] == expected[hit.headers["x-ms-scheduler-jobid"]]
         assert hit.at >= datetime.fromisoformat(expected[hit.headers["x-ms-scheduler-jobid"]]), "fired early"
-    states = {requests.get(f"{hosts[1]}/{COLLECTION}/jobs/{name}", params=V, timeout=10).json()["properties"]["state"]
-              for name in list(expected)[:10]}
+    states = {
+        requests.get(f"{hosts[1]}/{COLLECTION}/jobs/{name}", params=V, timeout=10).json()["properties"]["state"]
+        for name in list(expected)[:10]
+    }
     assert states == {"completed"}

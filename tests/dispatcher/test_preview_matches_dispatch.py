@@ -38,12 +38,16 @@ class Recording:
         rt.store.queue.send = send  # type: ignore[method-assign]
 
 
-@settings(max_examples=6, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.filter_too_much])
+@settings(
+    max_examples=6,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(properties=jobs(), held_back=st.sampled_from([timedelta(0), timedelta(hours=3)]))
-def test_preview_equals_what_the_real_dispatcher_queues(settings, properties: dict[str, Any],
-                                                        held_back: timedelta) -> None:
+def test_preview_equals_what_the_real_dispatcher_queues(
+    settings, properties: dict[str, Any], held_back: timedelta
+) -> None:
     clock = ManualClock(T0 - held_back)
     rt = Runtime.create(settings, clock)
     make_collection(rt)
@@ -55,11 +59,19 @@ def test_preview_equals_what_the_real_dispatcher_queues(settings, properties: di
     clock.current = T0
     preview = call(rt, "Jobs_ListOccurrences", "GET", name, query={**NEWER, "count": str(COUNT)})
     assert preview.status == 200, preview.body
-    expected = [(to_utc(datetime.fromisoformat(o["occurrenceTime"].replace("Z", "+00:00"))),
-                 to_utc(datetime.fromisoformat(o["fireTime"].replace("Z", "+00:00")))) for o in preview.body["value"]]
-    queued_before = [(o, d) for message in recording.sent
-                     for o, d in ((i.occurrence, i.due) for i in OccurrenceBatch.from_json(message).items)
-                     if d >= T0]
+    expected = [
+        (
+            to_utc(datetime.fromisoformat(o["occurrenceTime"].replace("Z", "+00:00"))),
+            to_utc(datetime.fromisoformat(o["fireTime"].replace("Z", "+00:00"))),
+        )
+        for o in preview.body["value"]
+    ]
+    queued_before = [
+        (o, d)
+        for message in recording.sent
+        for o, d in ((i.occurrence, i.due) for i in OccurrenceBatch.from_json(message).items)
+        if d >= T0
+    ]
     recording.sent.clear()
     dispatcher = Dispatcher(rt.store, clock)
     fired = list(queued_before)
@@ -76,4 +88,4 @@ def test_preview_equals_what_the_real_dispatcher_queues(settings, properties: di
             fired += [(i.occurrence, max(i.due, clock.now())) for i in OccurrenceBatch.from_json(message).items]
         recording.sent.clear()
     fired = fired[:COUNT]
-    assert expected[:len(fired)] == fired
+    assert expected[: len(fired)] == fired

@@ -24,8 +24,11 @@ T0 = datetime(2026, 3, 1, 12, 1, 0, tzinfo=UTC)
 
 
 def http(url: str) -> dict[str, Any]:
-    return {"type": "Http", "request": {"uri": url, "method": "POST", "body": "x"},
-            "retryPolicy": {"retryType": "None"}}
+    return {
+        "type": "Http",
+        "request": {"uri": url, "method": "POST", "body": "x"},
+        "retryPolicy": {"retryType": "None"},
+    }
 
 
 def record(rt: Runtime, name: str) -> JobRecord:
@@ -52,8 +55,15 @@ def test_an_occurrence_requeued_by_an_edit_still_runs(settings, clock: ManualClo
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     clock.current = T0 - timedelta(seconds=2)
-    put(rt, "edited", {"startTime": T0.isoformat(), "action": http(http_target.url),
-                       "recurrence": {"frequency": "Minute", "interval": 1}})
+    put(
+        rt,
+        "edited",
+        {
+            "startTime": T0.isoformat(),
+            "action": http(http_target.url),
+            "recurrence": {"frequency": "Minute", "interval": 1},
+        },
+    )
     patch(rt, "edited", {"action": {"request": {"body": "y"}}})
     clock.current = T0
     drain(rt, 3)
@@ -64,8 +74,15 @@ def test_an_occurrence_requeued_by_disable_enable_still_runs(settings, clock: Ma
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     clock.current = T0 - timedelta(seconds=2)
-    put(rt, "cycled", {"startTime": T0.isoformat(), "action": http(http_target.url),
-                       "recurrence": {"frequency": "Minute", "interval": 1}})
+    put(
+        rt,
+        "cycled",
+        {
+            "startTime": T0.isoformat(),
+            "action": http(http_target.url),
+            "recurrence": {"frequency": "Minute", "interval": 1},
+        },
+    )
     patch(rt, "cycled", {"state": "Disabled"})
     patch(rt, "cycled", {"state": "Enabled"})
     clock.current = T0
@@ -81,8 +98,15 @@ def test_a_start_time_before_year_1000_round_trips(settings, clock: ManualClock)
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     for name, frequency in (("minutely", "Minute"), ("yearly", "Year"), ("monthly", "Month")):
-        body = put(rt, name, {"startTime": "0001-01-01T00:00:00Z", "action": http("http://127.0.0.1:9/"),
-                              "recurrence": {"frequency": frequency}})
+        body = put(
+            rt,
+            name,
+            {
+                "startTime": "0001-01-01T00:00:00Z",
+                "action": http("http://127.0.0.1:9/"),
+                "recurrence": {"frequency": frequency},
+            },
+        )
         assert body["properties"]["startTime"] == "0001-01-01T00:00:00Z"
         assert call(rt, "Jobs_Get", "GET", name).status == 200
     assert record(rt, "yearly").next_execution_time == datetime(2027, 1, 1, tzinfo=UTC)
@@ -114,8 +138,11 @@ def test_a_failed_due_index_write_does_not_orphan_the_job(settings, clock: Manua
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     start = datetime(2026, 3, 1, 12, 5, tzinfo=UTC)
-    put(rt, "minutely", {"startTime": start.isoformat(), "action": http("http://127.0.0.1:9/"),
-                         "recurrence": {"frequency": "Minute"}})
+    put(
+        rt,
+        "minutely",
+        {"startTime": start.isoformat(), "action": http("http://127.0.0.1:9/"), "recurrence": {"frequency": "Minute"}},
+    )
     flaky = replace(rt.store, due=FailingAddOnce(rt.store.due.table, rt.store.due.state, rt.store.due.shards))
     clock.current = start - timedelta(seconds=50)
     assert Dispatcher(flaky, clock).tick().enqueued == 0  # the fault is contained to its entry, and logged
@@ -127,8 +154,9 @@ def test_a_failed_due_index_write_does_not_orphan_the_job(settings, clock: Manua
     assert dispatched[-1] == start + timedelta(minutes=3)
 
 
-def test_retries_of_an_occurrence_outlive_the_completion_of_the_last_one(settings, clock: ManualClock,
-                                                                       http_target) -> None:
+def test_retries_of_an_occurrence_outlive_the_completion_of_the_last_one(
+    settings, clock: ManualClock, http_target
+) -> None:
     """count=2: occurrence 1 fails and retries past occurrence 2, which succeeds and completes the job.
     Occurrence 1's remaining retries were dropped ("not Enabled"): its retry policy was cut short, it never
     faulted, and faultedCount stayed 0."""
@@ -136,8 +164,7 @@ def test_retries_of_an_occurrence_outlive_the_completion_of_the_last_one(setting
     make_collection(rt)
     clock.current = T0 - timedelta(seconds=2)
     action = {**http(http_target.url), "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT40S", "retryCount": 2}}
-    put(rt, "pair", {"startTime": T0.isoformat(), "action": action,
-                     "recurrence": {"frequency": "Minute", "count": 2}})
+    put(rt, "pair", {"startTime": T0.isoformat(), "action": action, "recurrence": {"frequency": "Minute", "count": 2}})
     job = record(rt, "pair")
     first = OccurrenceMessage(job.key, T0, T0, generation=job.generation)
     http_target.status = 500
@@ -161,9 +188,18 @@ def test_retries_of_an_occurrence_outlive_the_completion_of_the_last_one(setting
 def test_a_job_without_start_time_whose_end_time_passed_is_created_completed(runtime) -> None:
     make_collection(runtime)
     past = (datetime.now(UTC) - timedelta(days=1)).replace(microsecond=0)
-    created = call(runtime, "Jobs_CreateOrUpdate", "PUT", "ended", {"properties": {
-        "recurrence": {"frequency": "Hour", "endTime": past.isoformat()},
-        "action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}}}})
+    created = call(
+        runtime,
+        "Jobs_CreateOrUpdate",
+        "PUT",
+        "ended",
+        {
+            "properties": {
+                "recurrence": {"frequency": "Hour", "endTime": past.isoformat()},
+                "action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}},
+            }
+        },
+    )
     assert created.status == 201, created.body
     assert created.body["properties"]["state"] == "completed"
 
@@ -171,7 +207,16 @@ def test_a_job_without_start_time_whose_end_time_passed_is_created_completed(run
 def test_host_files_are_not_time_zones(runtime) -> None:
     make_collection(runtime)
     for zone, status in (("localtime", 400), ("posixrules", 400), ("Europe/London", 201)):
-        response = call(runtime, "Jobs_CreateOrUpdate", "PUT", "zoned", {"properties": {
-            "recurrence": {"frequency": "Day", "timeZone": zone},
-            "action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}}}})
+        response = call(
+            runtime,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            "zoned",
+            {
+                "properties": {
+                    "recurrence": {"frequency": "Day", "timeZone": zone},
+                    "action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}},
+                }
+            },
+        )
         assert response.status == status, (zone, response.body)

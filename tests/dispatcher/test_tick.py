@@ -20,9 +20,22 @@ def test_missed_occurrences_run_once_and_are_recorded_as_postponed(settings, clo
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     start = clock.now().replace(second=0) + timedelta(minutes=3)
-    assert call(rt, "Jobs_CreateOrUpdate", "PUT", "minutely", {"properties": {
-        "startTime": start.isoformat(), "recurrence": {"frequency": "Minute", "interval": 1},
-        "action": HTTP_ACTION}}).status == 201
+    assert (
+        call(
+            rt,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            "minutely",
+            {
+                "properties": {
+                    "startTime": start.isoformat(),
+                    "recurrence": {"frequency": "Minute", "interval": 1},
+                    "action": HTTP_ACTION,
+                }
+            },
+        ).status
+        == 201
+    )
     clock.advance(timedelta(minutes=30))  # the scheduler was down; no tick ran
     dispatcher = Dispatcher(rt.store, clock)
     report = dispatcher.tick()

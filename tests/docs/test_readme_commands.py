@@ -25,7 +25,7 @@ README = (ROOT / "README.md").read_text("utf-8")
 
 
 def _block(language: str, after: str, containing: str = "") -> str:
-    section = README[README.index(after):]
+    section = README[README.index(after) :]
     return next(b for b in re.findall(rf"```{language}\n(.*?)```", section, re.S) if containing in b)
 
 
@@ -37,16 +37,26 @@ def host_url(azurite) -> Iterator[str]:
 
 def test_the_first_job_block_runs_as_written(host_url: str, tmp_path: Path) -> None:
     echo = free_port()
-    script = (_block("sh", "## Your first job").replace("127.0.0.1:8080", f"127.0.0.1:{echo}")
-              .replace("python -m devhost.echo &", f"python -m devhost.echo --port {echo} &"))
+    script = (
+        _block("sh", "## Your first job")
+        .replace("127.0.0.1:8080", f"127.0.0.1:{echo}")
+        .replace("python -m devhost.echo &", f"python -m devhost.echo --port {echo} &")
+    )
     failing = next(line for line in script.splitlines() if "a failure: exit code 1" in line)
     command, _, comment = failing.partition("  #")
     script = script.replace(failing, f'{command} || echo "exit code $?"  #{comment}')
     for name in (".venv", "docs", "devhost"):  # the block runs from a checkout's root
         (tmp_path / name).symlink_to(ROOT / name)
     env = {**os.environ, "SCHEDULER_ENDPOINT": host_url}
-    process = subprocess.Popen(["bash", "-e", "-c", f"{script}\nkill %1\n"], cwd=tmp_path, env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    process = subprocess.Popen(
+        ["bash", "-e", "-c", f"{script}\nkill %1\n"],
+        cwd=tmp_path,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         stdout, stderr = process.communicate(timeout=240)
     finally:  # a failed step leaves the echo target running: end the whole group

@@ -39,8 +39,10 @@ def _depths(node: ast.expr, file_depth: int) -> list[int] | None:
     match node:
         case ast.Name(id="__file__"):
             return [file_depth]
-        case ast.Call(func=ast.Name(id="Path" | "PurePath"), args=[arg]) | ast.Call(
-                func=ast.Attribute(attr="Path" | "PurePath" | "abspath" | "realpath" | "normpath"), args=[arg]):
+        case (
+            ast.Call(func=ast.Name(id="Path" | "PurePath"), args=[arg])
+            | ast.Call(func=ast.Attribute(attr="Path" | "PurePath" | "abspath" | "realpath" | "normpath"), args=[arg])
+        ):
             return _depths(arg, file_depth)
         case ast.Call(func=ast.Attribute(attr="resolve" | "absolute", value=inner)):
             return _depths(inner, file_depth)
@@ -69,13 +71,17 @@ def _descend(steps: list[int] | None, parts: list[str]) -> list[int] | None:
 def _climbs_out(path: Path) -> list[int]:
     """The lines of a Python file that build a path from `__file__` reaching above the repository root."""
     file_depth = len(path.relative_to(ROOT).parts)  # the file itself; its folder is one less
-    return sorted({node.lineno for node in ast.walk(ast.parse(path.read_text(), str(path)))
-                   if isinstance(node, ast.expr) and min(_depths(node, file_depth) or [0]) < 0})
+    return sorted(
+        {
+            node.lineno
+            for node in ast.walk(ast.parse(path.read_text(), str(path)))
+            if isinstance(node, ast.expr) and min(_depths(node, file_depth) or [0]) < 0
+        }
+    )
 
 
 def test_no_path_climbs_out_of_the_repository() -> None:
-    offending = [f"{p.relative_to(ROOT)}:{n}" for p in _sources(docs=True) if p.suffix == ".py"
-                 for n in _climbs_out(p)]
+    offending = [f"{p.relative_to(ROOT)}:{n}" for p in _sources(docs=True) if p.suffix == ".py" for n in _climbs_out(p)]
     assert offending == []
 
 
@@ -101,8 +107,12 @@ def test_the_path_check_sees_a_climb_out() -> None:
 
 
 def test_no_reference_points_outside_the_repository() -> None:
-    offending = [f"{p.relative_to(ROOT)}:{n}" for p in _sources(docs=True)
-                 for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1) if _OUTSIDE.search(line)]
+    offending = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in _sources(docs=True)
+        for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1)
+        if _OUTSIDE.search(line)
+    ]
     assert offending == []
 
 
@@ -111,14 +121,18 @@ def test_every_cited_section_of_the_wire_contract_exists() -> None:
     sections = set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?)[ .]", contract, re.MULTILINE))
     quirks = set(re.findall(r"^- \*\*(Q\d+)\*\*", contract, re.MULTILINE))
     citation = re.compile(r"wire-contract\.md (?:§(\d+(?:\.\d+)?)|(Q\d+))")
-    cited = {section or quirk for path in _sources()
-             for section, quirk in citation.findall(path.read_text(errors="replace"))}
+    cited = {
+        section or quirk for path in _sources() for section, quirk in citation.findall(path.read_text(errors="replace"))
+    }
     assert cited, "the code cites the wire contract"
     assert cited <= sections | quirks, cited - sections - quirks
 
 
 def test_every_cited_section_of_the_decisions_exists() -> None:
     headings = set(re.findall(r"^#{2,3} (.+)$", (DOCS / "decisions.md").read_text(), re.MULTILINE))
-    cited = {name for path in _sources()
-             for name in re.findall(r'decisions\.md,? \(?"([^"]+)"', path.read_text(errors="replace"))}
+    cited = {
+        name
+        for path in _sources()
+        for name in re.findall(r'decisions\.md,? \(?"([^"]+)"', path.read_text(errors="replace"))
+    }
     assert cited and cited <= headings, cited - headings

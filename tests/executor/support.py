@@ -27,14 +27,22 @@ def http(url: str) -> dict[str, object]:
 def context(attempt: int = 0) -> ExecutionContext:
     """The context the executor would build for attempt `attempt` of an occurrence of jc1/job1."""
     return ExecutionContext(
-        job=JobKey("sub-1", "rg-1", "jc1", "job1"), execution_id=str(uuid.uuid4()),
-        expected_execution_time=datetime(2026, 3, 1, 12, 0, tzinfo=UTC), attempt=attempt, region="local",
+        job=JobKey("sub-1", "rg-1", "jc1", "job1"),
+        execution_id=str(uuid.uuid4()),
+        expected_execution_time=datetime(2026, 3, 1, 12, 0, tzinfo=UTC),
+        attempt=attempt,
+        region="local",
         client_request_id=str(uuid.uuid4()),
     )
 
 
-def put_job(rt: Runtime, name: str, properties: dict[str, Any], retry: RetryPolicy | None = None,
-            error_retry: RetryPolicy | None = None) -> JobRecord:
+def put_job(
+    rt: Runtime,
+    name: str,
+    properties: dict[str, Any],
+    retry: RetryPolicy | None = None,
+    error_retry: RetryPolicy | None = None,
+) -> JobRecord:
     """Create a job through the API, then store retry policies the API would refuse (intervals under 15 s).
 
     The API's 15 s minimum is a validation rule; the executor honours whatever policy is stored, and this

@@ -39,8 +39,7 @@ def test_the_product_deadline_is_60_seconds(settings: Settings) -> None:
 def test_a_status_line_trickled_a_byte_at_a_time_is_cut_at_the_deadline(settings: Settings) -> None:
     trickler = Trickler(b"", b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", interval=0.25)
     try:
-        elapsed, message = _timed(HttpTarget(settings, timeout=DEADLINE),
-                                  _action(f"http://127.0.0.1:{trickler.port}/"))
+        elapsed, message = _timed(HttpTarget(settings, timeout=DEADLINE), _action(f"http://127.0.0.1:{trickler.port}/"))
     finally:
         trickler.close()
     assert message == f"Http Action - Request to host '127.0.0.1' timed out after {DEADLINE:g} s"
@@ -52,8 +51,7 @@ def test_a_body_trickled_a_byte_at_a_time_is_cut_at_the_deadline(settings: Setti
     head = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"
     trickler = Trickler(head, b"x" * 1000, interval=0.1)
     try:
-        elapsed, message = _timed(HttpTarget(settings, timeout=DEADLINE),
-                                  _action(f"http://127.0.0.1:{trickler.port}/"))
+        elapsed, message = _timed(HttpTarget(settings, timeout=DEADLINE), _action(f"http://127.0.0.1:{trickler.port}/"))
     finally:
         trickler.close()
     assert message == f"Http Action - Request to host '127.0.0.1' timed out after {DEADLINE:g} s"
@@ -63,8 +61,9 @@ def test_a_body_trickled_a_byte_at_a_time_is_cut_at_the_deadline(settings: Setti
 def test_a_tls_handshake_that_never_finishes_is_cut_at_the_deadline(settings: Settings) -> None:
     trickler = Trickler(b"", b"\x16\x03\x01" + b"\x00" * 50, interval=0.25)  # a TLS record header, then zeros
     try:
-        elapsed, message = _timed(HttpTarget(settings, timeout=DEADLINE),
-                                  _action(f"https://127.0.0.1:{trickler.port}/"))
+        elapsed, message = _timed(
+            HttpTarget(settings, timeout=DEADLINE), _action(f"https://127.0.0.1:{trickler.port}/")
+        )
     finally:
         trickler.close()
     assert message.endswith(f"timed out after {DEADLINE:g} s"), message
@@ -75,8 +74,9 @@ def test_a_silent_listener_is_cut_at_the_deadline(settings: Settings) -> None:
     with socket.socket() as silent:  # accepts (the kernel completes the handshake) and never reads or answers
         silent.bind(("127.0.0.1", 0))
         silent.listen(1)
-        elapsed, message = _timed(HttpTarget(settings, timeout=DEADLINE),
-                                  _action(f"http://127.0.0.1:{silent.getsockname()[1]}/"))
+        elapsed, message = _timed(
+            HttpTarget(settings, timeout=DEADLINE), _action(f"http://127.0.0.1:{silent.getsockname()[1]}/")
+        )
     assert message.endswith(f"timed out after {DEADLINE:g} s")
     assert DEADLINE - 0.05 <= elapsed < DEADLINE + SLACK, elapsed
 

@@ -44,19 +44,42 @@ def azurite_of_its_own(tmp_path: Path) -> Iterator[Azurite]:
 
 
 def environment(azurite: Azurite) -> dict[str, str]:
-    return {**os.environ, "AzureWebJobsStorage": azurite.connection_string,
-            "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true", "SCHEDULER_TABLE_PREFIX": "crash", "PYTHONUNBUFFERED": "1"}
+    return {
+        **os.environ,
+        "AzureWebJobsStorage": azurite.connection_string,
+        "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+        "SCHEDULER_TABLE_PREFIX": "crash",
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 def create_jobs(host: CrashingHost, target: Target, starts: dict[str, datetime]) -> None:
     """The collection and one-shot Http jobs (names -> startTime) POSTing to the target's /<name>."""
-    assert requests.put(f"{host.url}/{COLLECTION}", params=V, timeout=10, json={
-        "location": "West US", "properties": {"sku": {"name": "P20Premium"}}}).status_code == 201
+    assert (
+        requests.put(
+            f"{host.url}/{COLLECTION}",
+            params=V,
+            timeout=10,
+            json={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}},
+        ).status_code
+        == 201
+    )
     for name, start in starts.items():
-        answer = requests.put(f"{host.url}/{COLLECTION}/jobs/{name}", params=V, timeout=10, json={
-            "properties": {"startTime": start.isoformat(), "action": {
-                "type": "Http", "request": {"uri": f"{target.url}/{name}", "method": "POST", "body": "x"},
-                "retryPolicy": {"retryType": "None"}}}})
+        answer = requests.put(
+            f"{host.url}/{COLLECTION}/jobs/{name}",
+            params=V,
+            timeout=10,
+            json={
+                "properties": {
+                    "startTime": start.isoformat(),
+                    "action": {
+                        "type": "Http",
+                        "request": {"uri": f"{target.url}/{name}", "method": "POST", "body": "x"},
+                        "retryPolicy": {"retryType": "None"},
+                    },
+                }
+            },
+        )
         assert answer.status_code == 201, answer.text
 
 
@@ -87,12 +110,14 @@ def recorded_once(store: Store, name: str) -> bool:
     key = JobKey("s1", "rg", "crash", name)
     job = store.jobs.get(key)
     entries, _ = store.history.page(key, None, 10)
-    return (job is not None and job.execution_count == 1
-            and [e.status for e in entries] == [JobExecutionStatus.COMPLETED])
+    return (
+        job is not None and job.execution_count == 1 and [e.status for e in entries] == [JobExecutionStatus.COMPLETED]
+    )
 
 
-def test_occurrences_held_by_a_killed_host_run_within_seconds_of_a_restart(azurite_of_its_own: Azurite,
-                                                                           tmp_path: Path) -> None:
+def test_occurrences_held_by_a_killed_host_run_within_seconds_of_a_restart(
+    azurite_of_its_own: Azurite, tmp_path: Path
+) -> None:
     target = Target(slow={f"job{i:02d}": 1.5 for i in range(JOBS)})
     host = CrashingHost(environment(azurite_of_its_own), tmp_path / "host.log")
     host.start()
@@ -116,15 +141,18 @@ def test_occurrences_held_by_a_killed_host_run_within_seconds_of_a_restart(azuri
         assert all(count <= 2 for count in fired.values()), fired
         held = [at - back for name, at in target.arrivals if name not in before_kill]
         assert held and max(held) <= HELD_BOUND, sorted(held)[-5:]
-        print(f"held {len(held)} occurrence(s) ran {min(held):.1f}-{max(held):.1f} s after the restart; "
-              f"{len(twice)} fired before the kill ran again")
+        print(
+            f"held {len(held)} occurrence(s) ran {min(held):.1f}-{max(held):.1f} s after the restart; "
+            f"{len(twice)} fired before the kill ran again"
+        )
     finally:
         host.stop()
         target.close()
 
 
 def test_a_batch_held_by_a_killed_host_runs_every_occurrence_and_none_twice_unless_it_had_fired(
-        azurite_of_its_own: Azurite, tmp_path: Path) -> None:
+    azurite_of_its_own: Azurite, tmp_path: Path
+) -> None:
     names = [f"job{i:02d}" for i in range(JOBS)]
     target = Target(slow=dict.fromkeys(names, 1.5))
     env = environment(azurite_of_its_own)
@@ -151,15 +179,18 @@ def test_a_batch_held_by_a_killed_host_runs_every_occurrence_and_none_twice_unle
         held = {name: at - back for name, at in target.arrivals if name not in before_kill}
         assert len(held) == JOBS - len(before_kill)
         assert max(held.values()) <= HELD_BOUND, sorted(held.items(), key=lambda item: item[1])[-5:]
-        print(f"held {len(held)} occurrence(s) ran {min(held.values()):.1f}-{max(held.values()):.1f} s after "
-              f"the restart; {len(twice)} fired before the kill ran again")
+        print(
+            f"held {len(held)} occurrence(s) ran {min(held.values()):.1f}-{max(held.values()):.1f} s after "
+            f"the restart; {len(twice)} fired before the kill ran again"
+        )
     finally:
         host.stop()
         target.close()
 
 
 def test_what_answered_beside_a_slow_sibling_is_recorded_at_once_and_a_crash_fires_only_the_slow_one_again(
-        azurite_of_its_own: Azurite, tmp_path: Path) -> None:
+    azurite_of_its_own: Azurite, tmp_path: Path
+) -> None:
     fast = [f"fast{i:02d}" for i in range(20)]
     target = Target(slow={"slow": 20.0})
     env = environment(azurite_of_its_own)
@@ -192,7 +223,8 @@ def test_what_answered_beside_a_slow_sibling_is_recorded_at_once_and_a_crash_fir
 
 
 def test_an_action_killed_between_its_answer_and_its_record_runs_again_within_seconds_and_counts_once(
-        azurite_of_its_own: Azurite, tmp_path: Path) -> None:
+    azurite_of_its_own: Azurite, tmp_path: Path
+) -> None:
     names = [f"job{i:02d}" for i in range(5)]
     env = environment(azurite_of_its_own)
     host = CrashingHost(env, tmp_path / "host.log")

@@ -65,8 +65,12 @@ def test_retries_run_out_then_the_error_action_runs_and_the_job_faults(runtime: 
     assert (job.execution_count, job.failure_count, job.faulted_count) == (6, 5, 1)
     entries = history(runtime, "faulty")
     assert [(e.action_name, e.status, e.retry_count, e.repeat_count) for e in entries] == [
-        (ERROR, COMPLETED, 0, 1), (MAIN, FAILED, 4, 1), (MAIN, FAILED, 3, 1), (MAIN, FAILED, 2, 1),
-        (MAIN, FAILED, 1, 1), (MAIN, FAILED, 0, 1),
+        (ERROR, COMPLETED, 0, 1),
+        (MAIN, FAILED, 4, 1),
+        (MAIN, FAILED, 3, 1),
+        (MAIN, FAILED, 2, 1),
+        (MAIN, FAILED, 1, 1),
+        (MAIN, FAILED, 0, 1),
     ]
     assert entries[1].message.startswith("Http Action - Response from host '127.0.0.1': 'Internal Server Error'")
     assert entries[1].message.endswith("Body: answer 500")
@@ -89,8 +93,12 @@ def test_the_documented_sample_five_five_one(runtime: Runtime, servers) -> None:
 def test_success_on_a_retry_completes_the_job(runtime: Runtime, servers) -> None:
     make_collection(runtime)
     target = start(servers, 500, 502, 200)
-    exponential = RetryPolicy(retry_type=RetryType.EXPONENTIAL, retry_interval=timedelta(seconds=0.5),
-                              retry_count=5, max_retry_interval=timedelta(seconds=0.8))
+    exponential = RetryPolicy(
+        retry_type=RetryType.EXPONENTIAL,
+        retry_interval=timedelta(seconds=0.5),
+        retry_count=5,
+        max_retry_interval=timedelta(seconds=0.8),
+    )
     put_job(runtime, "flaky", {"action": http(target.url)}, retry=exponential)
     drain(runtime, 30, until=lambda: settled(runtime, "flaky"))
     job = job_status(runtime, "flaky")
@@ -102,10 +110,15 @@ def test_success_on_a_retry_completes_the_job(runtime: Runtime, servers) -> None
 def test_a_faulted_occurrence_of_a_continuing_recurrence_leaves_the_job_enabled(runtime: Runtime, servers) -> None:
     make_collection(runtime)
     main, fallback = start(servers, 500), start(servers, 500)
-    put_job(runtime, "hourly", {
-        "recurrence": {"frequency": "Hour", "interval": 1},
-        "action": {**http(main.url), "retryPolicy": {"retryType": "None"}, "errorAction": http(fallback.url)},
-    }, error_retry=fixed(0.5, 1))
+    put_job(
+        runtime,
+        "hourly",
+        {
+            "recurrence": {"frequency": "Hour", "interval": 1},
+            "action": {**http(main.url), "retryPolicy": {"retryType": "None"}, "errorAction": http(fallback.url)},
+        },
+        error_retry=fixed(0.5, 1),
+    )
     drain(runtime, 20, until=lambda: len(history(runtime, "hourly")) == 3)
     job = job_status(runtime, "hourly")
     assert job.state == JobState.ENABLED and job.next_execution_time is not None
@@ -131,8 +144,9 @@ def test_run_now_runs_a_disabled_job_without_changing_its_state(runtime: Runtime
     make_collection(runtime)
     target = start(servers, 200)
     start_time = (datetime.now(UTC) + timedelta(days=1)).replace(microsecond=0)
-    job = put_job(runtime, "manual", {"startTime": start_time.isoformat(), "state": "Disabled",
-                                      "action": http(target.url)})
+    job = put_job(
+        runtime, "manual", {"startTime": start_time.isoformat(), "state": "Disabled", "action": http(target.url)}
+    )
     now = datetime.now(UTC).replace(microsecond=0)
     runtime.store.queue.send(OccurrenceMessage(job.key, now, now, Trigger.RUN_NOW, generation=job.generation), now)
     drain(runtime, 10, until=lambda: len(target.hits) == 1)

@@ -21,8 +21,12 @@ def http_action(uri: str, method: str = "GET", **request: object) -> JobErrorAct
 
 def test_request_carries_method_body_headers_and_metadata(settings: Settings, http_target) -> None:
     ctx = context(attempt=2)
-    action = http_action(f"{http_target.url}/hook?x=1", "put", body="payload", headers={
-        "Content-Type": "text/plain", "X-Custom": "1", "x-ms-scheduler-jobid": "spoofed"})
+    action = http_action(
+        f"{http_target.url}/hook?x=1",
+        "put",
+        body="payload",
+        headers={"Content-Type": "text/plain", "X-Custom": "1", "x-ms-scheduler-jobid": "spoofed"},
+    )
     result = HttpTarget(settings).run(action, ctx)
     assert result.succeeded
     hit = http_target.requests[0]
@@ -122,8 +126,9 @@ def test_client_certificate_is_presented_from_the_pfx(settings: Settings, pki, m
     assert not without.succeeded and len(mtls_server.hits) == 2
     wrong = target.run(http_action(mtls_server.url, authentication={**auth, "password": "nope"}), context())
     assert not wrong.succeeded
-    assert wrong.message.endswith("could not be authenticated: ClientCertificate: "
-                                  "the pfx could not be opened with the given password")
+    assert wrong.message.endswith(
+        "could not be authenticated: ClientCertificate: the pfx could not be opened with the given password"
+    )
     assert "nope" not in wrong.message and pfx[:40] not in wrong.message
     garbage = target.run(http_action(mtls_server.url, authentication={**auth, "pfx": "not base64!"}), context())
     assert not garbage.succeeded and "not valid base64" in garbage.message
@@ -131,12 +136,18 @@ def test_client_certificate_is_presented_from_the_pfx(settings: Settings, pki, m
     assert target.run(http_action(http_target.url, authentication=auth), context()).succeeded
 
 
-def test_active_directory_oauth_token_is_fetched_cached_and_sent(settings: Settings, http_target,
-                                                               token_endpoint) -> None:
+def test_active_directory_oauth_token_is_fetched_cached_and_sent(
+    settings: Settings, http_target, token_endpoint
+) -> None:
     server, endpoint = token_endpoint
     target = HttpTarget(replace(settings, aad_authority_host=server.url))
-    auth = {"type": "ActiveDirectoryOAuth", "tenant": "contoso.onmicrosoft.com", "clientId": "client-1",
-            "secret": "s3cr3t-value", "audience": "https://management.core.windows.net/"}
+    auth = {
+        "type": "ActiveDirectoryOAuth",
+        "tenant": "contoso.onmicrosoft.com",
+        "clientId": "client-1",
+        "secret": "s3cr3t-value",
+        "audience": "https://management.core.windows.net/",
+    }
     for _ in range(2):
         assert target.run(http_action(http_target.url, authentication=auth), context()).succeeded
     assert len(endpoint.issued) == 1  # cached until it expires
@@ -151,7 +162,8 @@ def test_active_directory_oauth_token_is_fetched_cached_and_sent(settings: Setti
     assert not refused.succeeded
     assert refused.message == (
         "Http Action - Request to host '127.0.0.1' could not be authenticated: no ActiveDirectoryOAuth token "
-        "for tenant 'contoso.onmicrosoft.com': the token endpoint answered 401 (invalid_client)")
+        "for tenant 'contoso.onmicrosoft.com': the token endpoint answered 401 (invalid_client)"
+    )
     assert len(http_target.requests) == 3  # the target was not called without a token
 
 
@@ -159,8 +171,13 @@ def test_short_lived_tokens_are_renewed(settings: Settings, http_target, token_e
     server, endpoint = token_endpoint
     endpoint.expires_in = 0  # already due for renewal when it arrives
     target = HttpTarget(replace(settings, aad_authority_host=server.url))
-    auth = {"type": "ActiveDirectoryOAuth", "tenant": "t1", "clientId": "client-1", "secret": "s3cr3t-value",
-            "audience": "https://management.core.windows.net/"}
+    auth = {
+        "type": "ActiveDirectoryOAuth",
+        "tenant": "t1",
+        "clientId": "client-1",
+        "secret": "s3cr3t-value",
+        "audience": "https://management.core.windows.net/",
+    }
     for _ in range(2):
         assert target.run(http_action(http_target.url, authentication=auth), context()).succeeded
     assert len(endpoint.issued) == 2

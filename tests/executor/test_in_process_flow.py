@@ -29,8 +29,9 @@ def test_bad_input_gets_arm_errors_and_stores_nothing(runtime: Runtime) -> None:
     invalid = call(runtime, "Jobs_CreateOrUpdate", "PUT", "j1", raw=b'{"properties": ')
     assert invalid.status == 400 and invalid.body["error"]["code"] == "BadRequest"
     assert "Traceback" not in invalid.body["error"]["message"]
-    bad_hour = {"properties": {**job["properties"], "recurrence": {
-        "frequency": "Day", "schedule": {"hours": [1, 2, 25]}}}}
+    bad_hour = {
+        "properties": {**job["properties"], "recurrence": {"frequency": "Day", "schedule": {"hours": [1, 2, 25]}}}
+    }
     rejected = call(runtime, "Jobs_CreateOrUpdate", "PUT", "j1", bad_hour)
     assert rejected.status == 400
     assert "properties.recurrence.schedule.hours[2]" in rejected.body["error"]["message"]
@@ -42,9 +43,26 @@ def test_bad_input_gets_arm_errors_and_stores_nothing(runtime: Runtime) -> None:
 def test_one_shot_job_fires_once_and_records_history(runtime: Runtime, http_target) -> None:
     make_collection(runtime)
     due = (datetime.now(UTC) + timedelta(seconds=3)).replace(microsecond=0)
-    created = call(runtime, "Jobs_CreateOrUpdate", "PUT", "ping", {"properties": {
-        "startTime": due.isoformat(), "action": {"type": "Http", "request": {
-            "uri": f"{http_target.url}/hook", "method": "POST", "body": "hi", "headers": {"x-custom": "1"}}}}})
+    created = call(
+        runtime,
+        "Jobs_CreateOrUpdate",
+        "PUT",
+        "ping",
+        {
+            "properties": {
+                "startTime": due.isoformat(),
+                "action": {
+                    "type": "Http",
+                    "request": {
+                        "uri": f"{http_target.url}/hook",
+                        "method": "POST",
+                        "body": "hi",
+                        "headers": {"x-custom": "1"},
+                    },
+                },
+            }
+        },
+    )
     assert created.status == 201, created.body
     assert created.body["name"] == "jc1/ping"
     assert created.body["properties"]["status"]["nextExecutionTime"] == due.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -74,8 +92,13 @@ def test_one_shot_job_fires_once_and_records_history(runtime: Runtime, http_targ
 
 def test_duplicate_delivery_runs_once(runtime: Runtime, http_target) -> None:
     make_collection(runtime)
-    call(runtime, "Jobs_CreateOrUpdate", "PUT", "dup", {"properties": {
-        "action": {"type": "Http", "request": {"uri": http_target.url, "method": "GET"}}}})
+    call(
+        runtime,
+        "Jobs_CreateOrUpdate",
+        "PUT",
+        "dup",
+        {"properties": {"action": {"type": "Http", "request": {"uri": http_target.url, "method": "GET"}}}},
+    )
     messages = list(runtime.store.queue.client.receive_messages(visibility_timeout=60))
     assert len(messages) == 1
     runtime.executor.handle(messages[0].content)
@@ -87,9 +110,19 @@ def test_dispatcher_tick_enqueues_due_occurrences(settings, clock, http_target) 
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     start = clock.now().replace(second=0) + timedelta(minutes=5)
-    created = call(rt, "Jobs_CreateOrUpdate", "PUT", "every-minute", {"properties": {
-        "startTime": start.isoformat(), "recurrence": {"frequency": "Minute", "interval": 2, "count": 3},
-        "action": {"type": "Http", "request": {"uri": http_target.url, "method": "GET"}}}})
+    created = call(
+        rt,
+        "Jobs_CreateOrUpdate",
+        "PUT",
+        "every-minute",
+        {
+            "properties": {
+                "startTime": start.isoformat(),
+                "recurrence": {"frequency": "Minute", "interval": 2, "count": 3},
+                "action": {"type": "Http", "request": {"uri": http_target.url, "method": "GET"}},
+            }
+        },
+    )
     assert created.status == 201
     dispatcher = Dispatcher(rt.store, clock)
     assert dispatcher.tick().enqueued == 0  # nothing due before the next tick
@@ -104,4 +137,3 @@ def test_dispatcher_tick_enqueues_due_occurrences(settings, clock, http_target) 
     assert dispatcher.tick().enqueued == 1
     job = rt.store.jobs.get(job.key)
     assert job is not None and job.next_execution_time is None  # count 3 reached
-

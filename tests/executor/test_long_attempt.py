@@ -76,13 +76,23 @@ def _sleep_until(instant: datetime) -> None:
 
 
 def test_an_attempt_longer_than_its_lease_runs_once_despite_duplicates_and_its_watchdog(
-        settings: Settings, slow_target: Server) -> None:
+    settings: Settings, slow_target: Server
+) -> None:
     first = Runtime.create(settings)
     make_collection(first)
     due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=3)
-    put_job(first, "long", {"startTime": due.isoformat(), "action": {
-        "type": "Http", "request": {"uri": slow_target.url, "method": "POST", "body": "x"},
-        "retryPolicy": {"retryType": "None"}}})  # within the API's fast path: the API queued it
+    put_job(
+        first,
+        "long",
+        {
+            "startTime": due.isoformat(),
+            "action": {
+                "type": "Http",
+                "request": {"uri": slow_target.url, "method": "POST", "body": "x"},
+                "retryPolicy": {"retryType": "None"},
+            },
+        },
+    )  # within the API's fast path: the API queued it
     [message] = list(first.store.queue.client.receive_messages(visibility_timeout=600))
     claim_id = OccurrenceBatch.from_json(message.content).items[0].claim_id
 

@@ -26,8 +26,12 @@ def test_a_retry_17_months_out_hops_through_the_queue_and_runs_on_time(settings:
         rt = Runtime.create(settings, clock)
         make_collection(rt)
         delay = timedelta(days=520)
-        put_job(rt, "patient", {"action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}}},
-                retry=fixed(delay.total_seconds(), 1))
+        put_job(
+            rt,
+            "patient",
+            {"action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}}},
+            retry=fixed(delay.total_seconds(), 1),
+        )
         [first] = list(rt.store.queue.client.receive_messages())
         rt.executor.handle(first.content)  # attempt 0 fails; the retry is due in 520 days
         rt.store.queue.client.delete_message(first)
@@ -47,7 +51,10 @@ def test_a_retry_17_months_out_hops_through_the_queue_and_runs_on_time(settings:
         assert queued(rt) == 1 + hops - 1 + 2
         newest = history(rt, "patient")[0]
         assert (newest.action_name, newest.retry_count, newest.expected_execution_time) == (
-            JobHistoryActionName.MAIN_ACTION, 1, retry.due)
+            JobHistoryActionName.MAIN_ACTION,
+            1,
+            retry.due,
+        )
         assert job_status(rt, "patient").faulted_count == 1
     finally:
         target.close()
@@ -56,8 +63,14 @@ def test_a_retry_17_months_out_hops_through_the_queue_and_runs_on_time(settings:
 def test_a_message_a_moment_early_waits_for_its_second(settings: Settings, http_target) -> None:
     rt = Runtime.create(settings)
     make_collection(rt)
-    job = put_job(rt, "precise", {"startTime": (datetime.now(UTC) + timedelta(days=1)).isoformat(),
-                                  "action": {"type": "Http", "request": {"uri": http_target.url, "method": "GET"}}})
+    job = put_job(
+        rt,
+        "precise",
+        {
+            "startTime": (datetime.now(UTC) + timedelta(days=1)).isoformat(),
+            "action": {"type": "Http", "request": {"uri": http_target.url, "method": "GET"}},
+        },
+    )
     due = datetime.now(UTC) + timedelta(seconds=1.5)
     started = time.monotonic()
     rt.executor.handle(OccurrenceMessage(job.key, due, due, generation=job.generation).to_json())

@@ -40,7 +40,8 @@ def next_visible(rt: Runtime, within: float, visibility: int = 60) -> tuple[Queu
 
 
 def test_a_lost_receive_runs_from_the_senders_watchdog_and_the_lost_message_dies_at_its_claim(
-        runtime: Runtime, target: Server) -> None:
+    runtime: Runtime, target: Server
+) -> None:
     make_collection(runtime)
     put_job(runtime, "lost", {"action": http(target.url)})  # no startTime: due now, queued by the API itself
     [lost] = list(runtime.store.queue.client.receive_messages(visibility_timeout=600))  # the answer never arrives
@@ -77,7 +78,8 @@ def test_a_first_delivery_takes_over_the_senders_watchdog_and_deletes_it(runtime
 
 
 def test_a_batch_whose_receive_and_its_watchdogs_receive_are_both_lost_runs_from_its_backstop_within_a_minute(
-        runtime: Runtime, target: Server) -> None:
+    runtime: Runtime, target: Server
+) -> None:
     make_collection(runtime)
     put_job(runtime, "twice", {"action": http(target.url)})  # due now, queued by the API itself
     [lost] = list(runtime.store.queue.client.receive_messages(visibility_timeout=600))  # the answer never arrives

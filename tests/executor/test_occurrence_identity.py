@@ -26,9 +26,17 @@ AT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def bus_queue(queue: str = "orders", **extra: object) -> dict[str, object]:
-    return {"type": "ServiceBusQueue", "serviceBusQueueMessage": {
-        "queueName": queue, "namespace": "contoso-ns", "message": "tick", "transportType": "AMQP",
-        "authentication": {"type": "SharedAccessKey", "sasKeyName": "Policy", "sasKey": "a2V5"}, **extra}}
+    return {
+        "type": "ServiceBusQueue",
+        "serviceBusQueueMessage": {
+            "queueName": queue,
+            "namespace": "contoso-ns",
+            "message": "tick",
+            "transportType": "AMQP",
+            "authentication": {"type": "SharedAccessKey", "sasKeyName": "Policy", "sasKey": "a2V5"},
+            **extra,
+        },
+    }
 
 
 def test_each_trigger_of_an_instant_is_its_own_execution() -> None:
@@ -39,11 +47,20 @@ def test_each_trigger_of_an_instant_is_its_own_execution() -> None:
     assert message.retry(AT).execution_id == message.error_action(AT).execution_id == message.execution_id
 
 
-def test_http_sends_the_identity_as_idempotency_key_which_a_job_cannot_override(settings: Settings,
-                                                                               http_target) -> None:
+def test_http_sends_the_identity_as_idempotency_key_which_a_job_cannot_override(
+    settings: Settings, http_target
+) -> None:
     ctx = context()
-    action = JobErrorAction.model_validate({"type": "Http", "request": {
-        "uri": http_target.url, "method": "GET", "headers": {"Idempotency-Key": "mine", "X-Other": "1"}}})
+    action = JobErrorAction.model_validate(
+        {
+            "type": "Http",
+            "request": {
+                "uri": http_target.url,
+                "method": "GET",
+                "headers": {"Idempotency-Key": "mine", "X-Other": "1"},
+            },
+        }
+    )
     assert HttpTarget(settings).run(action, ctx).succeeded
     headers = http_target.requests[0].headers
     assert headers["idempotency-key"] == headers["x-ms-execution-tag"] == ctx.execution_id
@@ -55,8 +72,7 @@ def test_retries_of_an_occurrence_carry_one_idempotency_key_and_run_now_another(
     server = serve(lambda hit: (next(answers), {}, b""))
     try:
         make_collection(runtime)
-        put_job(runtime, "job1", {"action": http(server.url), "recurrence": {"frequency": "Hour"}},
-                retry=fixed(0.5, 2))
+        put_job(runtime, "job1", {"action": http(server.url), "recurrence": {"frequency": "Hour"}}, retry=fixed(0.5, 2))
         drain(runtime, 20, until=lambda: len(server.hits) >= 2)
         assert call(runtime, "Jobs_Run", "POST", "job1").status == 200
         drain(runtime, 20, until=lambda: len(server.hits) >= 3)
@@ -67,8 +83,9 @@ def test_retries_of_an_occurrence_carry_one_idempotency_key_and_run_now_another(
     assert [hit.headers["x-ms-scheduler-attempt"] for hit in server.hits] == ["1", "2", "1"]
 
 
-def test_service_bus_message_id_is_the_identity_unless_the_job_sets_one(settings: Settings,
-                                                                      amqp_peer: AmqpPeer) -> None:
+def test_service_bus_message_id_is_the_identity_unless_the_job_sets_one(
+    settings: Settings, amqp_peer: AmqpPeer
+) -> None:
     target = ServiceBusTarget(replace(settings, service_bus_endpoint=amqp_peer.endpoint), timeout=10)
     ctx = context()
     assert target.run(JobErrorAction.model_validate(bus_queue()), ctx).succeeded
@@ -79,8 +96,9 @@ def test_service_bus_message_id_is_the_identity_unless_the_job_sets_one(settings
     assert second.message.id == "chosen-by-the-job"
 
 
-def test_a_redelivered_occurrence_reaches_a_duplicate_detecting_queue_once(settings: Settings,
-                                                                         amqp_peer: AmqpPeer) -> None:
+def test_a_redelivered_occurrence_reaches_a_duplicate_detecting_queue_once(
+    settings: Settings, amqp_peer: AmqpPeer
+) -> None:
     """A host that sends an occurrence again (a failover after the send, before it was recorded): the same
     MessageId, so the entity keeps one message."""
     amqp_peer.duplicate_detection = True
@@ -93,8 +111,9 @@ def test_a_redelivered_occurrence_reaches_a_duplicate_detecting_queue_once(setti
     assert [r.message.id for r in amqp_peer.wait_for(1, 5)] == [ctx.execution_id]
 
 
-def test_a_retry_after_a_lost_acknowledgement_is_dropped_by_duplicate_detection(settings: Settings,
-                                                                                amqp_peer: AmqpPeer) -> None:
+def test_a_retry_after_a_lost_acknowledgement_is_dropped_by_duplicate_detection(
+    settings: Settings, amqp_peer: AmqpPeer
+) -> None:
     """End to end: the broker keeps the first send but the executor learns it failed, so the job's retry
     policy sends the occurrence again; duplicate detection keeps one message, and history shows both attempts."""
     amqp_peer.duplicate_detection, amqp_peer.lose_acks = True, 1
@@ -105,8 +124,10 @@ def test_a_retry_after_a_lost_acknowledgement_is_dropped_by_duplicate_detection(
     assert amqp_peer.deliveries == 2
     [kept] = amqp_peer.received
     entries = history(rt, "job1")
-    assert [(e.retry_count, e.status) for e in entries] == [(1, JobExecutionStatus.COMPLETED),
-                                                          (0, JobExecutionStatus.FAILED)]
+    assert [(e.retry_count, e.status) for e in entries] == [
+        (1, JobExecutionStatus.COMPLETED),
+        (0, JobExecutionStatus.FAILED),
+    ]
     assert kept.message.id == entries[0].execution_id == entries[1].execution_id
 
 

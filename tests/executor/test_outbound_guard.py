@@ -19,8 +19,17 @@ from tests.executor.peers.raw import AcceptCounter
 from tests.executor.peers.servers import ok, serve, server_tls
 from tests.executor.support import context
 
-SPELLINGS_V4 = ["127.0.0.1", "127.1", "2130706433", "0x7f000001", "[::ffff:127.0.0.1]", "0.0.0.0", "localhost",
-                "LOCALHOST", "017700000001"]
+SPELLINGS_V4 = [
+    "127.0.0.1",
+    "127.1",
+    "2130706433",
+    "0x7f000001",
+    "[::ffff:127.0.0.1]",
+    "0.0.0.0",
+    "localhost",
+    "LOCALHOST",
+    "017700000001",
+]
 
 
 def _has_ipv6_loopback() -> bool:
@@ -33,8 +42,9 @@ def _has_ipv6_loopback() -> bool:
 
 
 def _action(url: str, **request: object) -> JobErrorAction:
-    return JobErrorAction.model_validate({"type": "Http", "request": {"uri": url, "method": "POST", "body": "x",
-                                                                      **request}})
+    return JobErrorAction.model_validate(
+        {"type": "Http", "request": {"uri": url, "method": "POST", "body": "x", **request}}
+    )
 
 
 @pytest.fixture
@@ -49,14 +59,15 @@ def guarded(settings: Settings) -> HttpTarget:
     return HttpTarget(replace(settings, allow_private_targets=False))
 
 
-def test_no_loopback_spelling_gets_a_connection_with_the_guard_on(guarded: HttpTarget,
-                                                                  listener: AcceptCounter) -> None:
+def test_no_loopback_spelling_gets_a_connection_with_the_guard_on(guarded: HttpTarget, listener: AcceptCounter) -> None:
     for spelling in SPELLINGS_V4:
         for scheme in ("http", "https"):
             result = guarded.run(_action(f"{scheme}://{spelling}:{listener.port}/hook"), context())
             assert not result.succeeded
             assert "was refused" in result.message and "resolves to an internal address" in result.message, (
-                spelling, result.message)
+                spelling,
+                result.message,
+            )
     assert listener.accepted == 0
 
 
@@ -92,8 +103,13 @@ def test_the_listener_does_count_when_private_targets_are_allowed(settings: Sett
 def test_oauth_token_endpoints_are_guarded_the_same_way(settings: Settings, listener: AcceptCounter) -> None:
     authority = f"http://127.1:{listener.port}"
     target = HttpTarget(replace(settings, allow_private_targets=False, aad_authority_host=authority))
-    auth = {"type": "ActiveDirectoryOAuth", "tenant": "contoso.onmicrosoft.com", "clientId": "c", "secret": "s",
-            "audience": "https://hooks.example.com"}
+    auth = {
+        "type": "ActiveDirectoryOAuth",
+        "tenant": "contoso.onmicrosoft.com",
+        "clientId": "c",
+        "secret": "s",
+        "audience": "https://hooks.example.com",
+    }
     # The action's own target is a name that resolves publicly in no test; the token request comes first anyway.
     result = target.run(_action("https://hooks.example.invalid/run", authentication=auth), context())
     assert not result.succeeded
@@ -121,22 +137,63 @@ def test_the_pinned_connection_keeps_the_name_for_host_sni_and_verification(sett
     assert not by_address.succeeded and "CERTIFICATE_VERIFY_FAILED" in by_address.message  # the cert names localhost
 
 
-@pytest.mark.parametrize("address", [
-    "10.0.0.1", "172.16.5.4", "192.168.1.1", "127.0.0.1", "127.255.255.254", "0.0.0.0", "0.1.2.3",
-    "169.254.169.254", "168.63.129.16", "100.64.0.1", "192.0.0.8", "198.18.0.1", "255.255.255.255", "224.0.0.1",
-    "::", "::1", "fe80::1", "fe80::1%eth0", "fc00::1", "fd00:ec2::254", "ff02::1",
-    "::ffff:10.0.0.1", "::ffff:127.0.0.1", "::10.0.0.1", "::127.0.0.1", "::ffff:0:a00:1",
-    "64:ff9b::a00:1", "64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "64:ff9b::a83f:8110", "64:ff9b:1::808:808",
-    "2002:a00:1::", "2002:7f00:1::1", "2002:a9fe:a9fe::1", "2002:a83f:8110::",
-    "2001:0:4136:e378:8000:63bf:3fff:fdd2",
-])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "10.0.0.1",
+        "172.16.5.4",
+        "192.168.1.1",
+        "127.0.0.1",
+        "127.255.255.254",
+        "0.0.0.0",
+        "0.1.2.3",
+        "169.254.169.254",
+        "168.63.129.16",
+        "100.64.0.1",
+        "192.0.0.8",
+        "198.18.0.1",
+        "255.255.255.255",
+        "224.0.0.1",
+        "::",
+        "::1",
+        "fe80::1",
+        "fe80::1%eth0",
+        "fc00::1",
+        "fd00:ec2::254",
+        "ff02::1",
+        "::ffff:10.0.0.1",
+        "::ffff:127.0.0.1",
+        "::10.0.0.1",
+        "::127.0.0.1",
+        "::ffff:0:a00:1",
+        "64:ff9b::a00:1",
+        "64:ff9b::7f00:1",
+        "64:ff9b::a9fe:a9fe",
+        "64:ff9b::a83f:8110",
+        "64:ff9b:1::808:808",
+        "2002:a00:1::",
+        "2002:7f00:1::1",
+        "2002:a9fe:a9fe::1",
+        "2002:a83f:8110::",
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+    ],
+)
 def test_internal_addresses_are_recognised(address: str) -> None:
     assert is_internal(address)
 
 
-@pytest.mark.parametrize("address", [
-    "8.8.8.8", "1.1.1.1", "20.50.1.1", "2606:4700:4700::1111", "2a01:111:f400::1",
-    "64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8",
-])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "8.8.8.8",
+        "1.1.1.1",
+        "20.50.1.1",
+        "2606:4700:4700::1111",
+        "2a01:111:f400::1",
+        "64:ff9b::808:808",
+        "2002:808:808::1",
+        "::ffff:8.8.8.8",
+    ],
+)
 def test_public_addresses_are_allowed(address: str) -> None:
     assert not is_internal(address)

@@ -52,7 +52,8 @@ def tomorrow() -> str:
 
 
 def test_what_answered_is_recorded_within_a_second_while_a_sibling_of_its_batch_still_runs(
-        runtime: Runtime, target: Server) -> None:
+    runtime: Runtime, target: Server
+) -> None:
     make_collection(runtime)
     for name in [*FAST, "slow"]:
         put_job(runtime, name, {"startTime": tomorrow(), "action": http(f"{target.url}/{name}")})
@@ -65,7 +66,8 @@ def test_what_answered_is_recorded_within_a_second_while_a_sibling_of_its_batch_
             time.sleep(0.02)
         answered = time.monotonic()  # every fast target answered at once; the slow one holds for 4 s
         while time.monotonic() - answered < 2 and not all(
-                job_status(runtime, name).execution_count == 1 for name in FAST):
+            job_status(runtime, name).execution_count == 1 for name in FAST
+        ):
             time.sleep(0.05)
         recorded = time.monotonic() - answered
         assert run.is_alive(), "the slow sibling is still running"
@@ -80,14 +82,19 @@ def test_what_answered_is_recorded_within_a_second_while_a_sibling_of_its_batch_
 
 
 def test_a_job_changed_while_its_action_ran_is_recorded_alone_and_its_collection_mates_with_it(
-        runtime: Runtime) -> None:
+    runtime: Runtime,
+) -> None:
     make_collection(runtime)
 
     def respond(hit: Hit) -> tuple[int, dict[str, str], bytes]:
         if hit.path.endswith("/fast3"):  # another write lands on this job while its action runs: a new ETag
             key = JobKey(SUB, RG, JC, "fast3")
-            read_modify_write(lambda: runtime.store.jobs.get(key), lambda job: job,
-                              lambda job, _: runtime.store.jobs.replace(job), attempts=3)
+            read_modify_write(
+                lambda: runtime.store.jobs.get(key),
+                lambda job: job,
+                lambda job, _: runtime.store.jobs.replace(job),
+                attempts=3,
+            )
         return 200, {}, b"ok"
 
     server = serve(respond)

@@ -30,20 +30,37 @@ def server() -> Iterator[FramingServer]:
 def _action(url: str, headers: dict[str, str], body: str | None = None, **request: object) -> JobErrorAction:
     # Built as a definition stored before the write-time rule would be: the API refuses these headers now
     # (tests/api/test_http_action_writes.py); the action must still never send them.
-    return JobErrorAction.model_validate({"type": "Http", "request": {
-        "uri": url, "method": "POST", "headers": headers, "body": body, **request}})
+    return JobErrorAction.model_validate(
+        {"type": "Http", "request": {"uri": url, "method": "POST", "headers": headers, "body": body, **request}}
+    )
 
 
 def test_a_smuggling_attempt_arrives_as_one_clean_request_and_the_next_job_arrives_intact(
-        settings: Settings, server: FramingServer) -> None:
+    settings: Settings, server: FramingServer
+) -> None:
     target = HttpTarget(settings, timeout=10)
     base = f"http://127.0.0.1:{server.port}"
-    attacker = _action(f"{base}/attacker", {"Transfer-Encoding": "chunked", "Content-Length": "5",
-                                            "Connection": "keep-alive", "Keep-Alive": "timeout=60",
-                                            "Host": "victim.example", "TE": "trailers", "Upgrade": "h2c",
-                                            "Proxy-Connection": "keep-alive", "X-Fine": "1"}, SMUGGLED)
-    victim = _action(f"{base}/victim", {"X-Victim": "1"}, "victim body",
-                     authentication={"type": "Basic", "username": "victim", "password": "pw-victim"})
+    attacker = _action(
+        f"{base}/attacker",
+        {
+            "Transfer-Encoding": "chunked",
+            "Content-Length": "5",
+            "Connection": "keep-alive",
+            "Keep-Alive": "timeout=60",
+            "Host": "victim.example",
+            "TE": "trailers",
+            "Upgrade": "h2c",
+            "Proxy-Connection": "keep-alive",
+            "X-Fine": "1",
+        },
+        SMUGGLED,
+    )
+    victim = _action(
+        f"{base}/victim",
+        {"X-Victim": "1"},
+        "victim body",
+        authentication={"type": "Basic", "username": "victim", "password": "pw-victim"},
+    )
     first = target.run(attacker, context())
     second = target.run(victim, context())
 

@@ -21,10 +21,21 @@ ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "G
 def add_history(rt: Runtime, key: JobKey, dues: list[datetime]) -> None:
     def add(index_due: tuple[int, datetime]) -> None:
         index, due = index_due
-        rt.store.history.add(HistoryRecord(
-            key=key, execution_id=f"exec-{index}", expected_execution_time=due, start_time=due, end_time=due,
-            action_name=JobHistoryActionName.MAIN_ACTION, status=JobExecutionStatus.COMPLETED, message="ok",
-            retry_count=0, repeat_count=index + 1), due)
+        rt.store.history.add(
+            HistoryRecord(
+                key=key,
+                execution_id=f"exec-{index}",
+                expected_execution_time=due,
+                start_time=due,
+                end_time=due,
+                action_name=JobHistoryActionName.MAIN_ACTION,
+                status=JobExecutionStatus.COMPLETED,
+                message="ok",
+                retry_count=0,
+                repeat_count=index + 1,
+            ),
+            due,
+        )
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(add, enumerate(dues)))

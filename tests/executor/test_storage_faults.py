@@ -59,8 +59,9 @@ def play_trigger(clean: Runtime, app: Runtime, seconds: float, until: Callable[[
     return report
 
 
-def test_a_claim_whose_answer_was_lost_is_resumed_by_its_runner_only(runtime: Runtime, faulty: Runtime,
-                                                                      faults: StorageFaults) -> None:
+def test_a_claim_whose_answer_was_lost_is_resumed_by_its_runner_only(
+    runtime: Runtime, faulty: Runtime, faults: StorageFaults
+) -> None:
     job = JobKey(SUB, RG, JC, "lost-answer")
     now = datetime.now(UTC)
     faults.set_mode("drop")  # the insert reaches storage and lands; every answer is thrown away
@@ -74,19 +75,29 @@ def test_a_claim_whose_answer_was_lost_is_resumed_by_its_runner_only(runtime: Ru
 
 
 def http(url: str) -> dict[str, object]:
-    return {"type": "Http", "request": {"uri": url, "method": "POST", "body": "x"},
-            "retryPolicy": {"retryType": "None"}}
+    return {
+        "type": "Http",
+        "request": {"uri": url, "method": "POST", "body": "x"},
+        "retryPolicy": {"retryType": "None"},
+    }
 
 
 @pytest.mark.parametrize("mode", ["drop", "reset"])
-def test_lossy_storage_runs_every_occurrence_once_and_books_it(runtime: Runtime, faulty: Runtime,
-                                                               faults: StorageFaults, http_target: HttpTarget,
-                                                               mode: str) -> None:
+def test_lossy_storage_runs_every_occurrence_once_and_books_it(
+    runtime: Runtime, faulty: Runtime, faults: StorageFaults, http_target: HttpTarget, mode: str
+) -> None:
     make_collection(runtime)
     names = [f"lossy{i}" for i in range(6)]
     for name in names:
-        put_job(runtime, name, {"action": http(f"{http_target.url}/{name}"), "recurrence": None,
-                                "startTime": (datetime.now(UTC) + timedelta(seconds=1)).isoformat()})
+        put_job(
+            runtime,
+            name,
+            {
+                "action": http(f"{http_target.url}/{name}"),
+                "recurrence": None,
+                "startTime": (datetime.now(UTC) + timedelta(seconds=1)).isoformat(),
+            },
+        )
     # A quarter of all answers (table and queue) lost, or a quarter of connections reset, for the run.
     faults.set_mode(mode, drop_ratio=0.25)
     done = lambda: all(job_status(runtime, n).execution_count >= 1 for n in names)  # noqa: E731
@@ -99,8 +110,9 @@ def test_lossy_storage_runs_every_occurrence_once_and_books_it(runtime: Runtime,
         assert len(history(runtime, name)) == 1
 
 
-def test_an_outage_after_the_action_fired_is_waited_out_not_run_again(runtime: Runtime, faulty: Runtime,
-                                                                      faults: StorageFaults) -> None:
+def test_an_outage_after_the_action_fired_is_waited_out_not_run_again(
+    runtime: Runtime, faulty: Runtime, faults: StorageFaults
+) -> None:
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -123,8 +135,14 @@ def test_an_outage_after_the_action_fired_is_waited_out_not_run_again(runtime: R
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         make_collection(runtime)
-        put_job(runtime, "outage", {"action": http(f"http://127.0.0.1:{server.server_address[1]}/outage"),
-                                    "startTime": (datetime.now(UTC) + timedelta(seconds=1)).isoformat()})
+        put_job(
+            runtime,
+            "outage",
+            {
+                "action": http(f"http://127.0.0.1:{server.server_address[1]}/outage"),
+                "startTime": (datetime.now(UTC) + timedelta(seconds=1)).isoformat(),
+            },
+        )
         report = play_trigger(runtime, faulty, 60, lambda: job_status(runtime, "outage").execution_count >= 1)
     finally:
         server.shutdown()

@@ -29,8 +29,13 @@ def make_queue(settings: Settings) -> tuple[str, str]:
     name = f"target-{uuid.uuid4().hex[:12]}"
     service = QueueServiceClient.from_connection_string(settings.storage.connection_string or "")
     service.create_queue(name)
-    sas = generate_queue_sas(ACCOUNT_NAME, name, ACCOUNT_KEY, permission=QueueSasPermissions(add=True),
-                             expiry=datetime.now(UTC) + timedelta(hours=1))
+    sas = generate_queue_sas(
+        ACCOUNT_NAME,
+        name,
+        ACCOUNT_KEY,
+        permission=QueueSasPermissions(add=True),
+        expiry=datetime.now(UTC) + timedelta(hours=1),
+    )
     return name, sas
 
 
@@ -39,10 +44,15 @@ def read_back(settings: Settings, name: str) -> list[str]:
     return [m.content for m in service.get_queue_client(name).receive_messages(max_messages=32)]
 
 
-def queue_action(name: str, sas: str | None, message: str = "hello <queue> & co",
-                 account: str = ACCOUNT_NAME) -> JobErrorAction:
-    return JobErrorAction.model_validate({"type": "StorageQueue", "queueMessage": {
-        "storageAccount": account, "queueName": name, "sasToken": sas, "message": message}})
+def queue_action(
+    name: str, sas: str | None, message: str = "hello <queue> & co", account: str = ACCOUNT_NAME
+) -> JobErrorAction:
+    return JobErrorAction.model_validate(
+        {
+            "type": "StorageQueue",
+            "queueMessage": {"storageAccount": account, "queueName": name, "sasToken": sas, "message": message},
+        }
+    )
 
 
 def test_envelope_is_posted_with_the_sas(settings: Settings) -> None:
@@ -50,17 +60,22 @@ def test_envelope_is_posted_with_the_sas(settings: Settings) -> None:
     ctx = context()
     result = StorageQueueTarget(settings).run(queue_action(name, "?" + sas), ctx)
     assert result.succeeded, result.message
-    assert result.message == (f"StorageQueue Action - The message was successfully sent to queue '{name}' "
-                              f"of storage account '{ACCOUNT_NAME}'")
+    assert result.message == (
+        f"StorageQueue Action - The message was successfully sent to queue '{name}' of storage account '{ACCOUNT_NAME}'"
+    )
     [raw] = read_back(settings, name)
     text = base64.b64decode(raw).decode("utf-8")  # Base64, as the classic SDK and Functions triggers expect
     assert text.startswith('<?xml version="1.0" encoding="utf-16"?><StorageQueueMessage xmlns:xsd=')
     root = ET.fromstring(text)
     assert root.tag == "StorageQueueMessage"
     assert [(child.tag, child.text) for child in root] == [
-        ("ExecutionTag", ctx.execution_id), ("ClientRequestId", ctx.client_request_id),
-        ("ExpectedExecutionTime", "2026-03-01T12:00:00Z"), ("SchedulerJobId", "job1"),
-        ("SchedulerJobCollectionId", "jc1"), ("Region", "local"), ("Message", "hello <queue> & co"),
+        ("ExecutionTag", ctx.execution_id),
+        ("ClientRequestId", ctx.client_request_id),
+        ("ExpectedExecutionTime", "2026-03-01T12:00:00Z"),
+        ("SchedulerJobId", "job1"),
+        ("SchedulerJobCollectionId", "jc1"),
+        ("Region", "local"),
+        ("Message", "hello <queue> & co"),
     ]
 
 
@@ -75,8 +90,13 @@ def test_a_bad_or_missing_sas_fails_without_leaking_it(settings: Settings) -> No
 
 
 def test_a_missing_queue_and_a_bad_account_name_fail(settings: Settings) -> None:
-    sas = generate_account_sas(ACCOUNT_NAME, ACCOUNT_KEY, ResourceTypes(object=True), AccountSasPermissions(add=True),
-                               expiry=datetime.now(UTC) + timedelta(hours=1))
+    sas = generate_account_sas(
+        ACCOUNT_NAME,
+        ACCOUNT_KEY,
+        ResourceTypes(object=True),
+        AccountSasPermissions(add=True),
+        expiry=datetime.now(UTC) + timedelta(hours=1),
+    )
     target = StorageQueueTarget(settings)
     missing = target.run(queue_action("no-such-queue", sas), context())
     assert missing.message.endswith("failed: 404 QueueNotFound")

@@ -47,9 +47,24 @@ def _checkov(directory: Path, tmp_path: Path) -> Path:
     report = tmp_path / "report.json"
     with report.open("w") as out:
         proc = subprocess.run(
-            [str(CHECKOV), "--directory", str(directory), "--framework", "bicep", "--skip-download",
-             "--output", "json", "--external-checks-dir", str(INFRA / "checks")],
-            stdout=out, stderr=subprocess.PIPE, text=True, env=_tool_env(), cwd=tmp_path, timeout=240,
+            [
+                str(CHECKOV),
+                "--directory",
+                str(directory),
+                "--framework",
+                "bicep",
+                "--skip-download",
+                "--output",
+                "json",
+                "--external-checks-dir",
+                str(INFRA / "checks"),
+            ],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_tool_env(),
+            cwd=tmp_path,
+            timeout=240,
         )
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     return report
@@ -58,7 +73,10 @@ def _checkov(directory: Path, tmp_path: Path) -> Path:
 def _judge(report: Path, infra_dir: Path, *required: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(CHECKOV_PYTHON), str(INFRA / "scripts" / "checkov_report.py"), str(report), str(infra_dir), *required],
-        capture_output=True, text=True, env=_tool_env(), timeout=60,
+        capture_output=True,
+        text=True,
+        env=_tool_env(),
+        timeout=60,
     )
 
 
@@ -176,7 +194,10 @@ def test_syntax_check_reports_file_and_line(tmp_path):
     shutil.copytree(FIXTURES / "broken", broken)
     proc = subprocess.run(
         [str(TS_PYTHON), str(INFRA / "scripts" / "bicep_syntax.py"), str(broken)],
-        capture_output=True, text=True, env=_tool_env(), timeout=60,
+        capture_output=True,
+        text=True,
+        env=_tool_env(),
+        timeout=60,
     )
     assert proc.returncode == 1
     assert "infra/broken.bicep:" in proc.stdout
@@ -195,7 +216,10 @@ def test_syntax_check_catches_module_and_parameter_file_mistakes(tmp_path):
     (copy / "main.parameters.json").write_text(json.dumps(params))
     proc = subprocess.run(
         [str(TS_PYTHON), str(INFRA / "scripts" / "bicep_syntax.py"), str(copy)],
-        capture_output=True, text=True, env=_tool_env(), timeout=60,
+        capture_output=True,
+        text=True,
+        env=_tool_env(),
+        timeout=60,
     )
     assert proc.returncode == 1
     assert "has no parameter 'retentionDays'" in proc.stdout
@@ -207,7 +231,10 @@ def test_syntax_check_catches_module_and_parameter_file_mistakes(tmp_path):
 def test_syntax_check_passes_on_infra():
     proc = subprocess.run(
         [str(TS_PYTHON), str(INFRA / "scripts" / "bicep_syntax.py"), str(INFRA)],
-        capture_output=True, text=True, env=_tool_env(), timeout=60,
+        capture_output=True,
+        text=True,
+        env=_tool_env(),
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stdout
 
@@ -238,8 +265,14 @@ def _fake_report(tmp_path: Path, passed=(), skipped=(), parsing_errors=()) -> Pa
         result = {"result": "SKIPPED" if comment is not None else "PASSED"}
         if comment is not None:
             result["suppress_comment"] = comment
-        return {"check_id": check_id, "check_name": check_id, "check_result": result,
-                "resource": "Microsoft.Web/sites.app", "file_path": "/main.bicep", "file_line_range": [1, 2]}
+        return {
+            "check_id": check_id,
+            "check_name": check_id,
+            "check_result": result,
+            "resource": "Microsoft.Web/sites.app",
+            "file_path": "/main.bicep",
+            "file_line_range": [1, 2],
+        }
 
     report = {
         "check_type": "bicep",
@@ -249,8 +282,7 @@ def _fake_report(tmp_path: Path, passed=(), skipped=(), parsing_errors=()) -> Pa
             "skipped_checks": [record(c, comment) for c, comment in skipped],
             "parsing_errors": list(parsing_errors),
         },
-        "summary": {"passed": len(passed), "failed": 0, "skipped": len(skipped),
-                    "parsing_errors": len(parsing_errors)},
+        "summary": {"passed": len(passed), "failed": 0, "skipped": len(skipped), "parsing_errors": len(parsing_errors)},
     }
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))

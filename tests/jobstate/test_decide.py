@@ -39,13 +39,38 @@ ROWS = [
 ]
 
 
-@pytest.mark.parametrize(("succeeded", "is_error_action", "attempt", "retry", "has_error_action", "kind", "delay",
-                          "faults_occurrence", "faults_job"), ROWS)
-def test_what_follows_an_attempt(succeeded: bool, is_error_action: bool, attempt: int, retry: EffectiveRetry,
-                                 has_error_action: bool, kind: Outcome, delay: timedelta, faults_occurrence: bool,
-                                 faults_job: bool) -> None:
-    outcome = decide(succeeded=succeeded, is_error_action=is_error_action, attempt=attempt, retry=retry,
-                     has_error_action=has_error_action)
+@pytest.mark.parametrize(
+    (
+        "succeeded",
+        "is_error_action",
+        "attempt",
+        "retry",
+        "has_error_action",
+        "kind",
+        "delay",
+        "faults_occurrence",
+        "faults_job",
+    ),
+    ROWS,
+)
+def test_what_follows_an_attempt(
+    succeeded: bool,
+    is_error_action: bool,
+    attempt: int,
+    retry: EffectiveRetry,
+    has_error_action: bool,
+    kind: Outcome,
+    delay: timedelta,
+    faults_occurrence: bool,
+    faults_job: bool,
+) -> None:
+    outcome = decide(
+        succeeded=succeeded,
+        is_error_action=is_error_action,
+        attempt=attempt,
+        retry=retry,
+        has_error_action=has_error_action,
+    )
     assert outcome == AttemptOutcome(kind, delay, faults_occurrence, faults_job)
 
 

@@ -27,23 +27,34 @@ RETRY = AttemptOutcome(Outcome.RETRY, delay=timedelta(seconds=30))
 
 
 def job(state: JobState = JobState.ENABLED, start: datetime = NOW, **recurrence: object) -> JobRecord:
-    properties = JobProperties.model_validate({"action": ACTION, "startTime": start.isoformat(),
-                                               **({"recurrence": recurrence} if recurrence else {})})
-    return JobRecord(JobKey("s", "g", "c", "j"), properties, state=state, created_time=NOW,
-                     count_origin=max(start, NOW), generation=7)
+    properties = JobProperties.model_validate(
+        {"action": ACTION, "startTime": start.isoformat(), **({"recurrence": recurrence} if recurrence else {})}
+    )
+    return JobRecord(
+        JobKey("s", "g", "c", "j"),
+        properties,
+        state=state,
+        created_time=NOW,
+        count_origin=max(start, NOW),
+        generation=7,
+    )
 
 
 # -- written ---------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("record", "state", "next_time"), [
-    (job(), JobState.ENABLED, NOW),  # a one-shot due now
-    (job(start=NOW + MIN), JobState.ENABLED, NOW + MIN),
-    (job(start=NOW - timedelta(days=1)), JobState.ENABLED, NOW),  # a past one-shot runs at once
-    (job(start=NOW - timedelta(minutes=90), frequency="Hour"), JobState.ENABLED, NOW + timedelta(minutes=30)),
-    (job(start=NOW - 90 * MIN, frequency="Minute", endTime=(NOW - MIN).isoformat()), JobState.COMPLETED, None),
-    (job(JobState.DISABLED), JobState.DISABLED, None),
-    (job(JobState.FAULTED), JobState.FAULTED, None),
-])
+
+@pytest.mark.parametrize(
+    ("record", "state", "next_time"),
+    [
+        (job(), JobState.ENABLED, NOW),  # a one-shot due now
+        (job(start=NOW + MIN), JobState.ENABLED, NOW + MIN),
+        (job(start=NOW - timedelta(days=1)), JobState.ENABLED, NOW),  # a past one-shot runs at once
+        (job(start=NOW - timedelta(minutes=90), frequency="Hour"), JobState.ENABLED, NOW + timedelta(minutes=30)),
+        (job(start=NOW - 90 * MIN, frequency="Minute", endTime=(NOW - MIN).isoformat()), JobState.COMPLETED, None),
+        (job(JobState.DISABLED), JobState.DISABLED, None),
+        (job(JobState.FAULTED), JobState.FAULTED, None),
+    ],
+)
 def test_a_written_job_is_planned_at_its_first_occurrence_or_finished(record, state, next_time) -> None:
     stored = replace(record, next_execution_time=NOW - MIN, dispatched_occurrence=NOW - MIN)
     result = jobstate.planned(stored, NOW)
@@ -52,8 +63,9 @@ def test_a_written_job_is_planned_at_its_first_occurrence_or_finished(record, st
 
 
 def test_a_created_job_starts_counting_from_its_start_or_now() -> None:
-    created = jobstate.written(JobKey("s", "g", "c", "j"), job(start=NOW + MIN).properties, JobState.ENABLED,
-                               None, NOW, NOW + MIN)
+    created = jobstate.written(
+        JobKey("s", "g", "c", "j"), job(start=NOW + MIN).properties, JobState.ENABLED, None, NOW, NOW + MIN
+    )
     assert (created.created_time, created.count_origin, created.execution_count) == (NOW, NOW + MIN, 0)
     past = jobstate.written(created.key, job(start=NOW - MIN).properties, JobState.ENABLED, None, NOW, NOW - MIN)
     assert past.anchor is None  # it has a startTime
@@ -63,43 +75,58 @@ def test_a_created_job_starts_counting_from_its_start_or_now() -> None:
     assert past.count_origin == NOW
 
 
-@pytest.mark.parametrize(("change", "keeps_origin"), [
-    ({}, True),  # the same schedule: a PATCH of the action does not restart `count`
-    ({"start_time": NOW + 2 * MIN}, False),
-])
+@pytest.mark.parametrize(
+    ("change", "keeps_origin"),
+    [
+        ({}, True),  # the same schedule: a PATCH of the action does not restart `count`
+        ({"start_time": NOW + 2 * MIN}, False),
+    ],
+)
 def test_a_rewrite_keeps_identity_and_counters(change, keeps_origin) -> None:
-    existing = replace(job(start=NOW - MIN, **EVERY_MINUTE), count_origin=NOW - MIN, execution_count=5,
-                       failure_count=2, faulted_count=1, etag="e1", created_time=NOW - timedelta(days=1))
+    existing = replace(
+        job(start=NOW - MIN, **EVERY_MINUTE),
+        count_origin=NOW - MIN,
+        execution_count=5,
+        failure_count=2,
+        faulted_count=1,
+        etag="e1",
+        created_time=NOW - timedelta(days=1),
+    )
     properties = existing.properties.model_copy(update=change)
     later = NOW + timedelta(hours=1)
     start = properties.start_time
     assert start is not None
     rewritten = jobstate.written(existing.key, properties, JobState.DISABLED, existing, later, start)
     assert (rewritten.execution_count, rewritten.failure_count, rewritten.faulted_count) == (5, 2, 1)
-    assert (rewritten.etag, rewritten.created_time, rewritten.state) == ("e1", existing.created_time,
-                                                                        JobState.DISABLED)
+    assert (rewritten.etag, rewritten.created_time, rewritten.state) == ("e1", existing.created_time, JobState.DISABLED)
     assert rewritten.generation > existing.generation
     assert (rewritten.count_origin == existing.count_origin) is keeps_origin
 
 
-@pytest.mark.parametrize(("requested", "existing", "default", "expected"), [
-    (None, None, JobState.ENABLED, JobState.ENABLED),
-    (JobState.DISABLED, None, JobState.ENABLED, JobState.DISABLED),
-    (None, job(JobState.DISABLED), JobState.DISABLED, JobState.DISABLED),
-    (JobState.ENABLED, job(JobState.DISABLED), JobState.DISABLED, JobState.ENABLED),
-    (None, job(JobState.COMPLETED), JobState.ENABLED, JobState.COMPLETED),  # a final state stays
-    (JobState.FAULTED, job(JobState.FAULTED), JobState.ENABLED, JobState.FAULTED),
-])
+@pytest.mark.parametrize(
+    ("requested", "existing", "default", "expected"),
+    [
+        (None, None, JobState.ENABLED, JobState.ENABLED),
+        (JobState.DISABLED, None, JobState.ENABLED, JobState.DISABLED),
+        (None, job(JobState.DISABLED), JobState.DISABLED, JobState.DISABLED),
+        (JobState.ENABLED, job(JobState.DISABLED), JobState.DISABLED, JobState.ENABLED),
+        (None, job(JobState.COMPLETED), JobState.ENABLED, JobState.COMPLETED),  # a final state stays
+        (JobState.FAULTED, job(JobState.FAULTED), JobState.ENABLED, JobState.FAULTED),
+    ],
+)
 def test_the_state_a_write_leaves(requested, existing, default, expected) -> None:
     assert jobstate.resolve_state(requested, existing, default) == expected
 
 
-@pytest.mark.parametrize(("requested", "existing", "final"), [
-    (JobState.ENABLED, job(JobState.COMPLETED), True),
-    (JobState.DISABLED, job(JobState.FAULTED), True),
-    (JobState.COMPLETED, job(), False),
-    (JobState.FAULTED, None, False),
-])
+@pytest.mark.parametrize(
+    ("requested", "existing", "final"),
+    [
+        (JobState.ENABLED, job(JobState.COMPLETED), True),
+        (JobState.DISABLED, job(JobState.FAULTED), True),
+        (JobState.COMPLETED, job(), False),
+        (JobState.FAULTED, None, False),
+    ],
+)
 def test_states_a_write_cannot_set(requested, existing, final) -> None:
     with pytest.raises(StateRefused) as refused:
         jobstate.resolve_state(requested, existing, JobState.ENABLED)
@@ -112,10 +139,13 @@ def test_a_rewrite_gets_a_newer_generation_even_after_a_delete_and_re_create() -
     assert jobstate.new_generation(None, NOW) == int(NOW.timestamp() * 1000)
 
 
-@pytest.mark.parametrize(("collection", "before", "after"), [
-    (JobCollectionState.DISABLED, JobState.ENABLED, JobState.DISABLED),
-    (JobCollectionState.ENABLED, JobState.DISABLED, JobState.ENABLED),
-])
+@pytest.mark.parametrize(
+    ("collection", "before", "after"),
+    [
+        (JobCollectionState.DISABLED, JobState.ENABLED, JobState.DISABLED),
+        (JobCollectionState.ENABLED, JobState.DISABLED, JobState.ENABLED),
+    ],
+)
 def test_a_collection_state_moves_its_jobs(collection, before, after) -> None:
     from_state, to_state = jobstate.COLLECTION_CASCADE[collection]
     assert (from_state, to_state) == (before, after)
@@ -127,18 +157,22 @@ def test_a_collection_state_moves_its_jobs(collection, before, after) -> None:
 
 # -- dispatched --------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("record", "due", "now", "occurrence", "following", "runs", "missed_from"), [
-    (job(**EVERY_MINUTE), NOW, NOW - MIN, NOW, NOW + MIN, True, None),
-    (job(**EVERY_MINUTE), NOW, NOW + 2 * MIN, NOW, NOW + MIN, True, None),  # late, not missed
-    (job(**EVERY_MINUTE), NOW, NOW + 10 * MIN, NOW + 10 * MIN, NOW + 11 * MIN, True, NOW),  # missed: the latest
-    (job(JobState.DISABLED, **EVERY_MINUTE), NOW, NOW + 10 * MIN, NOW, NOW + MIN, False, None),
-    (job(), NOW, NOW + 10 * MIN, NOW, None, True, None),  # a one-shot runs late rather than never
-])
-def test_the_dispatcher_queues_an_occurrence_and_moves_on(record, due, now, occurrence, following, runs,
-                                                           missed_from) -> None:
+
+@pytest.mark.parametrize(
+    ("record", "due", "now", "occurrence", "following", "runs", "missed_from"),
+    [
+        (job(**EVERY_MINUTE), NOW, NOW - MIN, NOW, NOW + MIN, True, None),
+        (job(**EVERY_MINUTE), NOW, NOW + 2 * MIN, NOW, NOW + MIN, True, None),  # late, not missed
+        (job(**EVERY_MINUTE), NOW, NOW + 10 * MIN, NOW + 10 * MIN, NOW + 11 * MIN, True, NOW),  # missed: the latest
+        (job(JobState.DISABLED, **EVERY_MINUTE), NOW, NOW + 10 * MIN, NOW, NOW + MIN, False, None),
+        (job(), NOW, NOW + 10 * MIN, NOW, None, True, None),  # a one-shot runs late rather than never
+    ],
+)
+def test_the_dispatcher_queues_an_occurrence_and_moves_on(
+    record, due, now, occurrence, following, runs, missed_from
+) -> None:
     step = jobstate.dispatch_step(record, due, now)
-    assert (step.occurrence, step.following, step.runs, step.missed_from) == (occurrence, following, runs,
-                                                                              missed_from)
+    assert (step.occurrence, step.following, step.runs, step.missed_from) == (occurrence, following, runs, missed_from)
     advanced = jobstate.advanced(replace(record, next_execution_time=due), step)
     assert (advanced.next_execution_time, advanced.dispatched_occurrence) == (following, occurrence)
     assert jobstate.has_advanced(advanced, record.generation, step)
@@ -175,30 +209,36 @@ RETRY_1 = Attempt("c1", NOW, True, retry=1)
 ERROR_ACTION = Attempt("c1", NOW, True, JobHistoryActionName.ERROR_ACTION)
 
 
-@pytest.mark.parametrize(("state", "attempt", "runs"), [
-    (JobState.ENABLED, SCHEDULED, True),
-    (JobState.DISABLED, SCHEDULED, False),
-    (JobState.DISABLED, RUN_NOW, True),
-    (JobState.COMPLETED, SCHEDULED, False),
-    (JobState.COMPLETED, RUN_NOW, False),
-    (JobState.COMPLETED, RETRY_1, True),  # a retry finishes its occurrence whatever came after
-    (JobState.FAULTED, ERROR_ACTION, True),
-    (JobState.DISABLED, RETRY_1, False),  # disabling a job stops its retries
-])
+@pytest.mark.parametrize(
+    ("state", "attempt", "runs"),
+    [
+        (JobState.ENABLED, SCHEDULED, True),
+        (JobState.DISABLED, SCHEDULED, False),
+        (JobState.DISABLED, RUN_NOW, True),
+        (JobState.COMPLETED, SCHEDULED, False),
+        (JobState.COMPLETED, RUN_NOW, False),
+        (JobState.COMPLETED, RETRY_1, True),  # a retry finishes its occurrence whatever came after
+        (JobState.FAULTED, ERROR_ACTION, True),
+        (JobState.DISABLED, RETRY_1, False),  # disabling a job stops its retries
+    ],
+)
 def test_may_an_attempt_run(state, attempt, runs) -> None:
     assert jobstate.may_run(job(state), attempt) is runs
 
 
-@pytest.mark.parametrize(("record", "attempt", "outcome", "succeeded", "counts", "state"), [
-    # counts: executions, failures, faults
-    (job(**EVERY_MINUTE), SCHEDULED, DONE, True, (1, 0, 0), JobState.ENABLED),
-    (job(**EVERY_MINUTE), SCHEDULED, FAULTED, False, (1, 1, 1), JobState.ENABLED),
-    (job(), SCHEDULED, DONE, True, (1, 0, 0), JobState.COMPLETED),  # the last occurrence ends
-    (job(), SCHEDULED, FAULTED, False, (1, 1, 1), JobState.FAULTED),
-    (job(), SCHEDULED, RETRY, False, (1, 1, 0), JobState.ENABLED),  # a retry follows: not ended yet
-    (job(), RUN_NOW, DONE, True, (1, 0, 0), JobState.ENABLED),  # run-now never ends the schedule
-    (job(JobState.DISABLED), RUN_NOW, FAULTED, False, (1, 1, 1), JobState.DISABLED),
-])
+@pytest.mark.parametrize(
+    ("record", "attempt", "outcome", "succeeded", "counts", "state"),
+    [
+        # counts: executions, failures, faults
+        (job(**EVERY_MINUTE), SCHEDULED, DONE, True, (1, 0, 0), JobState.ENABLED),
+        (job(**EVERY_MINUTE), SCHEDULED, FAULTED, False, (1, 1, 1), JobState.ENABLED),
+        (job(), SCHEDULED, DONE, True, (1, 0, 0), JobState.COMPLETED),  # the last occurrence ends
+        (job(), SCHEDULED, FAULTED, False, (1, 1, 1), JobState.FAULTED),
+        (job(), SCHEDULED, RETRY, False, (1, 1, 0), JobState.ENABLED),  # a retry follows: not ended yet
+        (job(), RUN_NOW, DONE, True, (1, 0, 0), JobState.ENABLED),  # run-now never ends the schedule
+        (job(JobState.DISABLED), RUN_NOW, FAULTED, False, (1, 1, 1), JobState.DISABLED),
+    ],
+)
 def test_the_job_after_an_attempt(record, attempt, outcome, succeeded, counts, state) -> None:
     after = jobstate.after_attempt(record, attempt, outcome, NOW, succeeded)
     assert after is not None
@@ -208,12 +248,15 @@ def test_the_job_after_an_attempt(record, attempt, outcome, succeeded, counts, s
     assert jobstate.after_attempt(after, attempt, outcome, NOW, succeeded) is None  # counted once
 
 
-@pytest.mark.parametrize(("attempt", "outcome", "succeeded", "last_success"), [
-    (SCHEDULED, DONE, True, NOW),
-    (RUN_NOW, DONE, True, NOW),  # run-now is a success of the job too
-    (SCHEDULED, FAULTED, False, NOW - MIN),  # a failure keeps the last success
-    (ERROR_ACTION, DONE, True, NOW - MIN),  # the error action succeeding is not the job succeeding
-])
+@pytest.mark.parametrize(
+    ("attempt", "outcome", "succeeded", "last_success"),
+    [
+        (SCHEDULED, DONE, True, NOW),
+        (RUN_NOW, DONE, True, NOW),  # run-now is a success of the job too
+        (SCHEDULED, FAULTED, False, NOW - MIN),  # a failure keeps the last success
+        (ERROR_ACTION, DONE, True, NOW - MIN),  # the error action succeeding is not the job succeeding
+    ],
+)
 def test_the_last_success_is_what_an_expectation_counts_from(attempt, outcome, succeeded, last_success) -> None:
     record = replace(job(**EVERY_MINUTE), last_success_time=NOW - MIN)
     after = jobstate.after_attempt(record, attempt, outcome, NOW, succeeded)
@@ -237,13 +280,20 @@ def test_a_job_remembers_its_latest_attempts_only() -> None:
 
 # -- shown and expired -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("record", "now", "next_time"), [
-    (replace(job(**EVERY_MINUTE), next_execution_time=NOW + MIN, dispatched_occurrence=NOW), NOW - MIN, NOW),
-    (replace(job(**EVERY_MINUTE), next_execution_time=NOW + MIN, dispatched_occurrence=NOW), NOW + timedelta(seconds=1),
-     NOW + MIN),  # once its instant passed, a recurring job shows the following one
-    (replace(job(), next_execution_time=None, dispatched_occurrence=NOW), NOW + MIN, NOW),  # a pending one-shot
-    (replace(job(), next_execution_time=None, dispatched_occurrence=NOW, last_execution_time=NOW), NOW + MIN, None),
-])
+
+@pytest.mark.parametrize(
+    ("record", "now", "next_time"),
+    [
+        (replace(job(**EVERY_MINUTE), next_execution_time=NOW + MIN, dispatched_occurrence=NOW), NOW - MIN, NOW),
+        (
+            replace(job(**EVERY_MINUTE), next_execution_time=NOW + MIN, dispatched_occurrence=NOW),
+            NOW + timedelta(seconds=1),
+            NOW + MIN,
+        ),  # once its instant passed, a recurring job shows the following one
+        (replace(job(), next_execution_time=None, dispatched_occurrence=NOW), NOW + MIN, NOW),  # a pending one-shot
+        (replace(job(), next_execution_time=None, dispatched_occurrence=NOW, last_execution_time=NOW), NOW + MIN, None),
+    ],
+)
 def test_the_next_execution_shown(record, now, next_time) -> None:
     status = jobstate.status(record, now)
     assert status is not None and status.next_execution_time == next_time
@@ -253,12 +303,15 @@ def test_a_disabled_job_shows_no_status() -> None:
     assert jobstate.status(job(JobState.DISABLED), NOW) is None
 
 
-@pytest.mark.parametrize(("state", "ended", "gone"), [
-    (JobState.COMPLETED, NOW - jobstate.FINISHED_JOB_AGE, True),
-    (JobState.FAULTED, NOW - jobstate.FINISHED_JOB_AGE + timedelta(seconds=1), False),
-    (JobState.ENABLED, NOW - timedelta(days=365), False),
-    (JobState.DISABLED, NOW - timedelta(days=365), False),
-])
+@pytest.mark.parametrize(
+    ("state", "ended", "gone"),
+    [
+        (JobState.COMPLETED, NOW - jobstate.FINISHED_JOB_AGE, True),
+        (JobState.FAULTED, NOW - jobstate.FINISHED_JOB_AGE + timedelta(seconds=1), False),
+        (JobState.ENABLED, NOW - timedelta(days=365), False),
+        (JobState.DISABLED, NOW - timedelta(days=365), False),
+    ],
+)
 def test_a_finished_job_expires(state, ended, gone) -> None:
     assert jobstate.expired(replace(job(state), last_execution_time=ended), NOW) is gone
 

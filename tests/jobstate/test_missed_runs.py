@@ -21,27 +21,41 @@ T0 = NOW.replace(second=0) - 10 * MIN  # the first missed occurrence; 10:10 .. 1
 
 
 def job(policy: dict[str, Any] | None = None, state: JobState = JobState.ENABLED, **recurrence: Any) -> JobRecord:
-    properties = JobProperties.model_validate({
-        "action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}},
-        "startTime": (T0 - timedelta(days=400)).isoformat(),
-        "recurrence": recurrence or {"frequency": "Minute"}, **({"missedRunPolicy": policy} if policy else {})})
-    return JobRecord(JobKey("s", "g", "c", "j"), properties, state=state, created_time=T0, count_origin=T0,
-                     next_execution_time=T0, generation=3)
+    properties = JobProperties.model_validate(
+        {
+            "action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}},
+            "startTime": (T0 - timedelta(days=400)).isoformat(),
+            "recurrence": recurrence or {"frequency": "Minute"},
+            **({"missedRunPolicy": policy} if policy else {}),
+        }
+    )
+    return JobRecord(
+        JobKey("s", "g", "c", "j"),
+        properties,
+        state=state,
+        created_time=T0,
+        count_origin=T0,
+        next_execution_time=T0,
+        generation=3,
+    )
 
 
 def minutes(*offsets: int) -> tuple[datetime, ...]:
     return tuple(T0 + n * MIN for n in offsets)
 
 
-@pytest.mark.parametrize(("policy", "runs", "reason"), [
-    (None, minutes(10), LedgerReason.POSTPONED),  # Latest, the default: the old rule
-    ({"type": "Latest"}, minutes(10), LedgerReason.POSTPONED),
-    ({"type": "Skip"}, (), LedgerReason.SKIPPED_BY_POLICY),
-    ({"type": "All", "maxRuns": 5}, minutes(6, 7, 8, 9, 10), LedgerReason.SKIPPED_BY_POLICY),
-    ({"type": "All"}, minutes(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), LedgerReason.SKIPPED_BY_POLICY),  # cap 10
-    ({"type": "All", "window": "PT3M30S"}, minutes(7, 8, 9, 10), LedgerReason.SKIPPED_BY_POLICY),
-    ({"type": "All", "maxRuns": 100, "window": "PT1H"}, minutes(*range(11)), LedgerReason.SKIPPED_BY_POLICY),
-])
+@pytest.mark.parametrize(
+    ("policy", "runs", "reason"),
+    [
+        (None, minutes(10), LedgerReason.POSTPONED),  # Latest, the default: the old rule
+        ({"type": "Latest"}, minutes(10), LedgerReason.POSTPONED),
+        ({"type": "Skip"}, (), LedgerReason.SKIPPED_BY_POLICY),
+        ({"type": "All", "maxRuns": 5}, minutes(6, 7, 8, 9, 10), LedgerReason.SKIPPED_BY_POLICY),
+        ({"type": "All"}, minutes(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), LedgerReason.SKIPPED_BY_POLICY),  # cap 10
+        ({"type": "All", "window": "PT3M30S"}, minutes(7, 8, 9, 10), LedgerReason.SKIPPED_BY_POLICY),
+        ({"type": "All", "maxRuns": 100, "window": "PT1H"}, minutes(*range(11)), LedgerReason.SKIPPED_BY_POLICY),
+    ],
+)
 def test_each_policy_runs_its_share_and_names_the_rest(policy, runs, reason) -> None:
     record = job(policy)
     step = jobstate.dispatch_step(record, T0, NOW)
@@ -51,8 +65,10 @@ def test_each_policy_runs_its_share_and_names_the_rest(policy, runs, reason) -> 
     named = {e.occurrence for e in entries}
     assert named | set(runs) == set(minutes(*range(11))) and not named & set(runs)
     assert all(e.reason == reason for e in entries)
-    assert all(e.status == (JobExecutionStatus.POSTPONED if reason == LedgerReason.POSTPONED
-                            else JobExecutionStatus.SKIPPED) for e in entries)
+    assert all(
+        e.status == (JobExecutionStatus.POSTPONED if reason == LedgerReason.POSTPONED else JobExecutionStatus.SKIPPED)
+        for e in entries
+    )
     assert [e.occurrence for e in entries] == sorted(named, reverse=True)  # newest first
     advanced = jobstate.advanced(record, step)
     assert advanced.state == JobState.ENABLED and advanced.next_execution_time == T0 + 11 * MIN

@@ -30,16 +30,18 @@ ZONES = [None, "Europe/London", "America/New_York", "Australia/Lord_Howe"]
 
 @st.composite
 def jobs(draw: st.DrawFn) -> dict[str, Any]:
-    frequency, interval = draw(st.sampled_from([("Minute", (5, 180)), ("Hour", (1, 12)), ("Day", (1, 3)),
-                                                 ("Week", (1, 2)), ("Month", (1, 2))]))
+    frequency, interval = draw(
+        st.sampled_from([("Minute", (5, 180)), ("Hour", (1, 12)), ("Day", (1, 3)), ("Week", (1, 2)), ("Month", (1, 2))])
+    )
     recurrence: dict[str, Any] = {"frequency": frequency, "interval": draw(st.integers(*interval))}
     schedule: dict[str, Any] = {}
     if frequency in ("Day", "Week", "Month") and draw(st.booleans()):
         schedule["hours"] = draw(st.lists(st.integers(0, 23), min_size=1, max_size=3, unique=True))
         schedule["minutes"] = draw(st.lists(st.sampled_from([0, 15, 30, 45]), min_size=1, max_size=2, unique=True))
     if frequency == "Week" and draw(st.booleans()):
-        schedule["weekDays"] = draw(st.lists(st.sampled_from(["Monday", "Wednesday", "Sunday"]), min_size=1,
-                                             unique=True))
+        schedule["weekDays"] = draw(
+            st.lists(st.sampled_from(["Monday", "Wednesday", "Sunday"]), min_size=1, unique=True)
+        )
     if frequency == "Month" and draw(st.booleans()):
         schedule["monthDays"] = draw(st.lists(st.sampled_from([1, 15, 28, -1]), min_size=1, unique=True))
     if schedule:
@@ -51,13 +53,23 @@ def jobs(draw: st.DrawFn) -> dict[str, Any]:
         recurrence["count"] = draw(st.integers(1, 60))
     if draw(st.booleans()):
         recurrence["endTime"] = (T0 + timedelta(hours=draw(st.integers(0, 24 * 40)))).isoformat()
-    policy = draw(st.sampled_from([None, {"type": "Skip"}, {"type": "Latest"},
-                                   {"type": "All", "maxRuns": draw(st.integers(1, 20)),
-                                    "window": f"PT{draw(st.integers(1, 72))}H"}]))
+    policy = draw(
+        st.sampled_from(
+            [
+                None,
+                {"type": "Skip"},
+                {"type": "Latest"},
+                {"type": "All", "maxRuns": draw(st.integers(1, 20)), "window": f"PT{draw(st.integers(1, 72))}H"},
+            ]
+        )
+    )
     start = T0 + timedelta(minutes=draw(st.integers(-60 * 24 * 20, 60 * 24 * 10)))
-    return {"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}},
-            "startTime": start.isoformat(), "recurrence": recurrence,
-            **({"missedRunPolicy": policy} if policy else {})}
+    return {
+        "action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}},
+        "startTime": start.isoformat(),
+        "recurrence": recurrence,
+        **({"missedRunPolicy": policy} if policy else {}),
+    }
 
 
 def written(properties: dict[str, Any], at: datetime) -> JobRecord:
@@ -79,8 +91,11 @@ def dispatched(record: JobRecord, since: datetime, until: datetime, limit: int) 
     fired: list[tuple[datetime, datetime]] = []
     now = since
     while now < until and len(fired) < limit:
-        while (record.state == JobState.ENABLED and record.next_execution_time is not None
-               and record.next_execution_time < dispatch_horizon(now)):
+        while (
+            record.state == JobState.ENABLED
+            and record.next_execution_time is not None
+            and record.next_execution_time < dispatch_horizon(now)
+        ):
             step = jobstate.dispatch_step(record, record.next_execution_time, now)
             fired += [(o, max(step.due_of(o, now), now)) for o in step.queued]
             record = jobstate.advanced(record, step)
@@ -90,8 +105,9 @@ def dispatched(record: JobRecord, since: datetime, until: datetime, limit: int) 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(jobs(), st.sampled_from([timedelta(0), timedelta(minutes=10), timedelta(hours=5), timedelta(days=2)]))
-def test_preview_equals_what_the_dispatcher_fires_over_a_month(properties: dict[str, Any],
-                                                               held_back: timedelta) -> None:
+def test_preview_equals_what_the_dispatcher_fires_over_a_month(
+    properties: dict[str, Any], held_back: timedelta
+) -> None:
     record = written(properties, T0 - held_back)  # then no tick ran until T0
     preview, _ = jobstate.upcoming(record, T0, COUNT)
     queued = record.dispatched_occurrence
@@ -101,22 +117,33 @@ def test_preview_equals_what_the_dispatcher_fires_over_a_month(properties: dict[
     expected = [(u.occurrence, u.fires) for u in preview]
     if len(fired) < COUNT:  # the month ended first: the preview may go on beyond it
         expected = [(o, f) for o, f in expected if f < T0 + MONTH + timedelta(minutes=2)]
-    assert expected[:len(fired)] == fired and len(expected) >= len(fired)
+    assert expected[: len(fired)] == fired and len(expected) >= len(fired)
     if len(fired) < COUNT:
         assert len(expected) == len(fired)
 
 
 def test_notes_name_dst_changes_and_the_end() -> None:
-    record = written({
-        "action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}},
-        "startTime": "2026-03-27T00:00:00Z",
-        "recurrence": {"frequency": "Day", "schedule": {"hours": [1], "minutes": [30]}, "timeZone": "Europe/London",
-                       "count": 3}}, datetime(2026, 3, 27, tzinfo=UTC))
+    record = written(
+        {
+            "action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}},
+            "startTime": "2026-03-27T00:00:00Z",
+            "recurrence": {
+                "frequency": "Day",
+                "schedule": {"hours": [1], "minutes": [30]},
+                "timeZone": "Europe/London",
+                "count": 3,
+            },
+        },
+        datetime(2026, 3, 27, tzinfo=UTC),
+    )
     preview, notes = jobstate.upcoming(record, datetime(2026, 3, 27, tzinfo=UTC), 10)
     assert [(u.occurrence.isoformat(), [n.code for n in u.notes]) for u in preview] == [
-        ("2026-03-27T01:30:00+00:00", []), ("2026-03-28T01:30:00+00:00", []),
-        ("2026-03-29T01:00:00+00:00", ["DstGap", "EndByCount"])]  # 01:30 does not exist: 02:00 BST
+        ("2026-03-27T01:30:00+00:00", []),
+        ("2026-03-28T01:30:00+00:00", []),
+        ("2026-03-29T01:00:00+00:00", ["DstGap", "EndByCount"]),
+    ]  # 01:30 does not exist: 02:00 BST
     assert notes == []
-    disabled = jobstate.upcoming(jobstate.planned(JobRecord(record.key, record.properties, JobState.DISABLED),
-                                                  T0), T0, 5)
+    disabled = jobstate.upcoming(
+        jobstate.planned(JobRecord(record.key, record.properties, JobState.DISABLED), T0), T0, 5
+    )
     assert disabled[0] == [] and [n.code for n in disabled[1]] == ["JobDisabled"]

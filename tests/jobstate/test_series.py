@@ -16,8 +16,12 @@ ACTION = {"type": "Http", "request": {"uri": "https://example.com/", "method": "
 def job(properties: dict, created: datetime = NOW) -> JobRecord:
     parsed = JobProperties.model_validate({"action": ACTION, **properties})
     start = parsed.start_time or created
-    return JobRecord(JobKey("s", "g", "c", "j"), parsed.model_copy(update={"start_time": start}),
-                     created_time=created, count_origin=max(start, created))
+    return JobRecord(
+        JobKey("s", "g", "c", "j"),
+        parsed.model_copy(update={"start_time": start}),
+        created_time=created,
+        count_origin=max(start, created),
+    )
 
 
 def test_one_shot_runs_at_start_or_at_once() -> None:
@@ -45,8 +49,10 @@ def test_no_start_time_schedule_waits_for_its_first_slot() -> None:
 def test_past_start_is_phase_aligned_and_counted_from_creation() -> None:
     # The documented example: startTime 2015-04-07 14:00, every 2 days, now 2015-04-08 13:00 -> 04-09 14:00.
     now = datetime(2015, 4, 8, 13, 0, tzinfo=UTC)
-    record = job({"startTime": "2015-04-07T14:00:00Z", "recurrence": {"frequency": "Day", "interval": 2,
-                                                                      "count": 3}}, created=now)
+    record = job(
+        {"startTime": "2015-04-07T14:00:00Z", "recurrence": {"frequency": "Day", "interval": 2, "count": 3}},
+        created=now,
+    )
     first = series_of(record).first(now)
     assert first == datetime(2015, 4, 9, 14, 0, tzinfo=UTC)
     assert series_of(record).repeat_count(first) == 1  # count runs from the creation, not from the past startTime

@@ -30,15 +30,24 @@ END = DAY + timedelta(days=1)
 
 @st.composite
 def days(draw: st.DrawFn) -> dict[str, Any]:
-    recurrence = draw(st.sampled_from([
-        {"frequency": "Minute", "interval": 30}, {"frequency": "Hour", "interval": 1},
-        {"frequency": "Hour", "interval": 2, "schedule": {"minutes": [10, 40]}},
-        {"frequency": "Day", "schedule": {"hours": [0, 5, 9, 13, 17, 21], "minutes": [15]}},
-        {"frequency": "Minute", "interval": 45, "timeZone": "Europe/London"}]))
+    recurrence = draw(
+        st.sampled_from(
+            [
+                {"frequency": "Minute", "interval": 30},
+                {"frequency": "Hour", "interval": 1},
+                {"frequency": "Hour", "interval": 2, "schedule": {"minutes": [10, 40]}},
+                {"frequency": "Day", "schedule": {"hours": [0, 5, 9, 13, 17, 21], "minutes": [15]}},
+                {"frequency": "Minute", "interval": 45, "timeZone": "Europe/London"},
+            ]
+        )
+    )
     policy = draw(st.sampled_from([None, {"type": "Skip"}, {"type": "All", "maxRuns": 2, "window": "PT2H"}]))
     # Three spells, in this order and apart: outage, suspension, disabled (start hour, length in minutes).
-    spells = [(draw(st.integers(1, 4)), draw(st.integers(70, 240))), (draw(st.integers(9, 11)),
-              draw(st.integers(40, 120))), (draw(st.integers(15, 18)), draw(st.integers(60, 200)))]
+    spells = [
+        (draw(st.integers(1, 4)), draw(st.integers(70, 240))),
+        (draw(st.integers(9, 11)), draw(st.integers(40, 120))),
+        (draw(st.integers(15, 18)), draw(st.integers(60, 200))),
+    ]
     return {"recurrence": recurrence, "policy": policy, "spells": spells}
 
 
@@ -59,27 +68,54 @@ def job_state(rt: Runtime, state: str) -> None:
     assert call(rt, "Jobs_Patch", "PATCH", "j", {"properties": {"state": state}}, query=NEWER).status == 200
 
 
-@settings(max_examples=6, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=6,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(day=days())
 def test_ledger_entries_are_the_days_nominal_occurrences(settings: Settings, http_target, day: dict[str, Any]) -> None:
     suffix = uuid.uuid4().hex[:8]  # a deployment of its own per example
-    settings = replace(settings, table_prefix=f"d{suffix}", occurrence_queue=f"occ-{suffix}",
-                       dispatch_queue=f"dsp-{suffix}")
+    settings = replace(
+        settings, table_prefix=f"d{suffix}", occurrence_queue=f"occ-{suffix}", dispatch_queue=f"dsp-{suffix}"
+    )
     clock = ManualClock(DAY - timedelta(minutes=5))
     rt = Runtime.create(settings, clock)
     make_collection(rt)
-    assert call(rt, "Jobs_CreateOrUpdate", "PUT", "j", {"properties": {
-        "startTime": DAY.isoformat(), "recurrence": day["recurrence"],
-        "action": {"type": "Http", "request": {"uri": http_target.url, "method": "GET"},
-                   "retryPolicy": {"retryType": "None"}},
-        **({"missedRunPolicy": day["policy"]} if day["policy"] else {})}}, query=NEWER).status == 201
+    assert (
+        call(
+            rt,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            "j",
+            {
+                "properties": {
+                    "startTime": DAY.isoformat(),
+                    "recurrence": day["recurrence"],
+                    "action": {
+                        "type": "Http",
+                        "request": {"uri": http_target.url, "method": "GET"},
+                        "retryPolicy": {"retryType": "None"},
+                    },
+                    **({"missedRunPolicy": day["policy"]} if day["policy"] else {}),
+                }
+            },
+            query=NEWER,
+        ).status
+        == 201
+    )
     key = JobKey(SUB, RG, JC, "j")
     outage, suspended, disabled = (spell(*s) for s in day["spells"])
-    changes = sorted([(suspended[0], lambda r: collection_state(r, "Suspended")),
-                      (suspended[1], lambda r: collection_state(r, "Enabled")),
-                      (disabled[0], lambda r: job_state(r, "Disabled")),
-                      (disabled[1], lambda r: job_state(r, "Enabled"))], key=lambda change: change[0])
+    changes = sorted(
+        [
+            (suspended[0], lambda r: collection_state(r, "Suspended")),
+            (suspended[1], lambda r: collection_state(r, "Enabled")),
+            (disabled[0], lambda r: job_state(r, "Disabled")),
+            (disabled[1], lambda r: job_state(r, "Enabled")),
+        ],
+        key=lambda change: change[0],
+    )
     while True:
         job = rt.store.jobs.get(key)
         assert job is not None

@@ -30,8 +30,12 @@ INT32_MIN = -2_147_483_648
 LAST_INSTANT = datetime(9999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)
 FIRST_INSTANT = datetime(1, 1, 1, tzinfo=UTC)
 
-_ISO_UNITS = (("W", 7 * TICKS_PER_DAY), ("D", TICKS_PER_DAY), ("H", 3600 * TICKS_PER_SECOND),
-              ("M", 60 * TICKS_PER_SECOND))
+_ISO_UNITS = (
+    ("W", 7 * TICKS_PER_DAY),
+    ("D", TICKS_PER_DAY),
+    ("H", 3600 * TICKS_PER_SECOND),
+    ("M", 60 * TICKS_PER_SECOND),
+)
 
 
 def canonical_duration(ticks: int) -> str:
@@ -97,7 +101,8 @@ def duration_texts(draw: st.DrawFn, ticks: st.SearchStrategy[int]) -> tuple[str,
         minutes, rest = divmod(rest, 60 * TICKS_PER_SECOND)
         seconds, fraction = divmod(rest, TICKS_PER_SECOND)
         text = (f"{days}." if days or draw(st.booleans()) else "") + ":".join(
-            draw(st.sampled_from(["{:d}", "{:02d}"])).format(n) for n in (hours, minutes, seconds))
+            draw(st.sampled_from(["{:d}", "{:02d}"])).format(n) for n in (hours, minutes, seconds)
+        )
         text += draw(_fraction(f"{fraction:07d}"))
     else:  # ISO 8601: any split of the length over weeks, days, hours, minutes and seconds
         rest, parts = total, []
@@ -120,8 +125,9 @@ def duration_texts(draw: st.DrawFn, ticks: st.SearchStrategy[int]) -> tuple[str,
 def ticks_between(low: int, high: int) -> st.SearchStrategy[int]:
     """Lengths in ticks, most of them whole seconds or small, some anywhere in the range."""
     seconds = st.integers(-(-low // TICKS_PER_SECOND), high // TICKS_PER_SECOND).map(lambda s: s * TICKS_PER_SECOND)
-    return st.one_of(st.sampled_from([low, high]), seconds, st.integers(low, min(high, low + 10**9)),
-                     st.integers(low, high))
+    return st.one_of(
+        st.sampled_from([low, high]), seconds, st.integers(low, min(high, low + 10**9)), st.integers(low, high)
+    )
 
 
 def _naive(value: datetime) -> datetime:
@@ -129,8 +135,7 @@ def _naive(value: datetime) -> datetime:
 
 
 @st.composite
-def instant_texts(draw: st.DrawFn, low: datetime = FIRST_INSTANT,
-                  high: datetime = LAST_INSTANT) -> tuple[str, Moment]:
+def instant_texts(draw: st.DrawFn, low: datetime = FIRST_INSTANT, high: datetime = LAST_INSTANT) -> tuple[str, Moment]:
     """An instant text the API accepts for an instant in [low, high], and the instant it stands for (to the
     100 ns tick; digits beyond it are dropped, as documented)."""
     moment = draw(st.datetimes(min_value=_naive(low), max_value=_naive(high))).replace(tzinfo=UTC)

@@ -13,12 +13,22 @@ RECORDED = {  # the real create request of Scenario_JobCreateUpdateDeleteHttpJob
         "startTime": "2015-07-13T00:00:00Z",
         "action": {
             "type": "Http",
-            "request": {"uri": "http://www.bing.com/", "method": "GET", "body": "some body message!",
-                        "headers": {"content-type": "application/xml"}},
+            "request": {
+                "uri": "http://www.bing.com/",
+                "method": "GET",
+                "body": "some body message!",
+                "headers": {"content-type": "application/xml"},
+            },
             "retryPolicy": {"retryType": "Fixed", "retryInterval": "00:01:00", "retryCount": 2},
-            "errorAction": {"type": "StorageQueue", "queueMessage": {
-                "storageAccount": "schedulersdktest", "queueName": "queue1", "sasToken": "ThIsiSmYtOkeNdoyOusEe",
-                "message": "some message!"}},
+            "errorAction": {
+                "type": "StorageQueue",
+                "queueMessage": {
+                    "storageAccount": "schedulersdktest",
+                    "queueName": "queue1",
+                    "sasToken": "ThIsiSmYtOkeNdoyOusEe",
+                    "message": "some message!",
+                },
+            },
         },
         "recurrence": {"frequency": "Week", "interval": 1, "count": 10000, "endTime": "2020-10-10T10:10:10Z"},
         "state": "Enabled",
@@ -29,8 +39,7 @@ RECORDED = {  # the real create request of Scenario_JobCreateUpdateDeleteHttpJob
 def test_recorded_request_renders_like_the_service() -> None:
     wire = JobDefinition.model_validate(RECORDED).to_wire()["properties"]
     assert wire["action"]["retryPolicy"] == {"retryType": "fixed", "retryInterval": "PT1M", "retryCount": 2}
-    assert wire["recurrence"] == {
-        "frequency": "week", "count": 10000, "endTime": "2020-10-10T10:10:10Z", "interval": 1}
+    assert wire["recurrence"] == {"frequency": "week", "count": 10000, "endTime": "2020-10-10T10:10:10Z", "interval": 1}
     assert wire["state"] == "enabled"
     assert wire["action"]["type"] == "Http"
     assert "sasToken" not in wire["action"]["errorAction"]["queueMessage"]
@@ -45,20 +54,36 @@ def test_secrets_are_kept_for_the_store_only() -> None:
 
 
 def test_property_names_and_enums_are_case_insensitive() -> None:
-    job = JobDefinition.model_validate({"PROPERTIES": {"Action": {"TYPE": "hTTp", "Request": {
-        "URI": "http://x/", "Method": "get"}}, "Recurrence": {"Frequency": "MONTH", "Schedule": {
-            "MonthlyOccurrences": [{"Day": "FRIDAY", "occurrence": -1}], "Minutes": 5}}}})
+    job = JobDefinition.model_validate(
+        {
+            "PROPERTIES": {
+                "Action": {"TYPE": "hTTp", "Request": {"URI": "http://x/", "Method": "get"}},
+                "Recurrence": {
+                    "Frequency": "MONTH",
+                    "Schedule": {"MonthlyOccurrences": [{"Day": "FRIDAY", "occurrence": -1}], "Minutes": 5},
+                },
+            }
+        }
+    )
     wire = job.to_wire()["properties"]
     assert wire["action"]["type"] == "Http"
     expected = {"minutes": [5], "monthlyOccurrences": [{"day": "friday", "Occurrence": -1}]}
     assert wire["recurrence"]["schedule"] == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("PT30S", timedelta(seconds=30)), ("00:00:30", timedelta(seconds=30)), ("P1D", timedelta(days=1)),
-    ("1.00:00:00", timedelta(days=1)), ("60.00:00:00", timedelta(days=60)), ("PT1H30M", timedelta(minutes=90)),
-    ("P1DT2H", timedelta(days=1, hours=2)), ("00:01:00", timedelta(minutes=1)),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("PT30S", timedelta(seconds=30)),
+        ("00:00:30", timedelta(seconds=30)),
+        ("P1D", timedelta(days=1)),
+        ("1.00:00:00", timedelta(days=1)),
+        ("60.00:00:00", timedelta(days=60)),
+        ("PT1H30M", timedelta(minutes=90)),
+        ("P1DT2H", timedelta(days=1, hours=2)),
+        ("00:01:00", timedelta(minutes=1)),
+    ],
+)
 def test_durations_parse_both_forms(text: str, expected: timedelta) -> None:
     assert parse_duration(text) == expected
 
@@ -69,10 +94,15 @@ def test_durations_reject_garbage(text: str) -> None:
         parse_duration(text)
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (timedelta(seconds=30), "PT30S"), (timedelta(days=2), "P2D"), (timedelta(days=1, hours=2, minutes=3), "P1DT2H3M"),
-    (timedelta(0), "PT0S"),
-])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (timedelta(seconds=30), "PT30S"),
+        (timedelta(days=2), "P2D"),
+        (timedelta(days=1, hours=2, minutes=3), "P1DT2H3M"),
+        (timedelta(0), "PT0S"),
+    ],
+)
 def test_durations_emit_iso(value: timedelta, text: str) -> None:
     assert format_duration(value) == text
     assert parse_duration(text) == value

@@ -7,14 +7,30 @@ from shared.api.openapi import openapi_document
 from shared.wire_members import REFUSING_API_VERSIONS, refusal, unknown_members
 
 SCHEMAS = openapi_document()["components"]["schemas"]
-JOB = {"id": "/subscriptions/s/...", "name": "jc/j", "properties": {
-    "startTime": "2026-01-01T00:00:00Z", "recurence": {"frequency": "Hour"},
-    "action": {"Type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET",
-                                           "headers": {"X-Anything": "goes"}, "retryPolicy": {"retryType": "None"}},
-               "errorAction": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"},
-                               "retryPolicy": {"retryType": "none", "retryCont": 2}}},
-    "recurrence": {"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "Monday", "ocurrence": 1}]}},
-    "status": {"executionCount": 3}}}
+JOB = {
+    "id": "/subscriptions/s/...",
+    "name": "jc/j",
+    "properties": {
+        "startTime": "2026-01-01T00:00:00Z",
+        "recurence": {"frequency": "Hour"},
+        "action": {
+            "Type": "Http",
+            "request": {
+                "uri": "http://127.0.0.1:9/",
+                "method": "GET",
+                "headers": {"X-Anything": "goes"},
+                "retryPolicy": {"retryType": "None"},
+            },
+            "errorAction": {
+                "type": "Http",
+                "request": {"uri": "http://127.0.0.1:9/", "method": "GET"},
+                "retryPolicy": {"retryType": "none", "retryCont": 2},
+            },
+        },
+        "recurrence": {"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "Monday", "ocurrence": 1}]}},
+        "status": {"executionCount": 3},
+    },
+}
 
 
 def test_every_unknown_member_is_named_by_its_path_with_what_was_meant() -> None:
@@ -23,18 +39,27 @@ def test_every_unknown_member_is_named_by_its_path_with_what_was_meant() -> None
         ("properties.recurence", "JobProperties", "recurrence"),
         ("properties.action.request.retryPolicy", "HttpRequest", "properties.action.retryPolicy"),
         ("properties.action.errorAction.retryPolicy.retryCont", "RetryPolicy", "retryCount"),
-        ("properties.recurrence.schedule.monthlyOccurrences[0].ocurrence", "JobRecurrenceScheduleMonthlyOccurrence",
-         "Occurrence"),  # the 2016-03-01 swagger spells it so
+        (
+            "properties.recurrence.schedule.monthlyOccurrences[0].ocurrence",
+            "JobRecurrenceScheduleMonthlyOccurrence",
+            "Occurrence",
+        ),  # the 2016-03-01 swagger spells it so
     ]  # case-insensitive names, read-only members (id, status) and free-form maps (headers) are not unknown
     assert unknown_members(JOB, SCHEMAS, "JobDefinition")[0].message() == (
-        "properties.recurence: not a member of JobProperties, so the API ignores it (did you mean 'recurrence'?)")
+        "properties.recurence: not a member of JobProperties, so the API ignores it (did you mean 'recurrence'?)"
+    )
 
 
 def test_collection_members() -> None:
-    collection = {"location": "westus", "tags": {"any": "tag"},
-                  "properties": {"sku": {"name": "Free", "tier": "x"}, "quota": {"maxJobs": 3}}}
+    collection = {
+        "location": "westus",
+        "tags": {"any": "tag"},
+        "properties": {"sku": {"name": "Free", "tier": "x"}, "quota": {"maxJobs": 3}},
+    }
     assert [u.path for u in unknown_members(collection, SCHEMAS, "JobCollectionDefinition")] == [
-        "properties.sku.tier", "properties.quota.maxJobs"]
+        "properties.sku.tier",
+        "properties.quota.maxJobs",
+    ]
 
 
 def test_only_the_newer_api_version_refuses() -> None:
@@ -43,7 +68,11 @@ def test_only_the_newer_api_version_refuses() -> None:
     newer = frozenset({"2026-12-01-preview"})
     error = refusal("2026-12-01-preview", JOB, SCHEMAS, "JobDefinition", refusing=newer)
     assert error is not None and (error.status, error.code) == (400, "BadRequest")
-    assert error.message == ("properties.recurence: the member is not part of JobProperties in api-version "
-                             "2026-12-01-preview. Did you mean 'recurrence'?")
-    assert refusal("2026-12-01-preview", {"properties": {"state": "Enabled"}}, SCHEMAS, "JobDefinition",
-                   refusing=newer) is None
+    assert error.message == (
+        "properties.recurence: the member is not part of JobProperties in api-version "
+        "2026-12-01-preview. Did you mean 'recurrence'?"
+    )
+    assert (
+        refusal("2026-12-01-preview", {"properties": {"state": "Enabled"}}, SCHEMAS, "JobDefinition", refusing=newer)
+        is None
+    )

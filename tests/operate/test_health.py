@@ -53,8 +53,12 @@ def _get(url: str) -> tuple[int, dict[str, Any], str]:
 def test_health_reports_the_last_tick_and_the_backlog_anonymously(hosted: LocalHost, azurite) -> None:
     status, body, text = _get(f"{hosted.base_url}/health")
     assert status == 200 and body["storage"] == {"reachable": True}
-    assert body["backlog"] == {"overdueOccurrences": 0, "oldestOverdueOccurrence": None, "oldestOverdueSeconds": None,
-                               "poisonMessages": 0}
+    assert body["backlog"] == {
+        "overdueOccurrences": 0,
+        "oldestOverdueOccurrence": None,
+        "oldestOverdueSeconds": None,
+        "poisonMessages": 0,
+    }
 
     rt = Runtime.create(Settings.from_environment())  # the hosted app's own tables
     rt.dispatcher.tick()
@@ -129,9 +133,18 @@ def _health(rt: Runtime) -> api.ApiResponse:
 
 def test_healthy_after_a_tick_with_nothing_overdue(runtime: Runtime) -> None:
     make_collection(runtime)
-    call(runtime, "Jobs_CreateOrUpdate", "PUT", "later", {"properties": {
-        "startTime": (datetime.now(UTC) + timedelta(hours=1)).isoformat(),
-        "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}})
+    call(
+        runtime,
+        "Jobs_CreateOrUpdate",
+        "PUT",
+        "later",
+        {
+            "properties": {
+                "startTime": (datetime.now(UTC) + timedelta(hours=1)).isoformat(),
+                "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+            }
+        },
+    )
     runtime.dispatcher.tick()
     response = _health(runtime)
     assert response.status == 200 and response.body["status"] == "Healthy", response.body
@@ -143,12 +156,19 @@ def test_unreachable_storage_is_503_and_says_nothing_more(settings: Settings) ->
     with socket.socket() as closed:  # a loopback port nobody listens on
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    text = (f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;"
-            f"TableEndpoint=http://127.0.0.1:{port}/devstoreaccount1;QueueEndpoint=http://127.0.0.1:{port}/devstoreaccount1;")
+    text = (
+        f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;"
+        f"TableEndpoint=http://127.0.0.1:{port}/devstoreaccount1;QueueEndpoint=http://127.0.0.1:{port}/devstoreaccount1;"
+    )
     down = replace(settings, storage=StorageSettings(connection_string=text))
     store = Store.from_settings(down)  # built without touching storage, as a cold start would
-    rt = Runtime(down, SystemClock(), store, Dispatcher(store, SystemClock()),
-                 Executor(store, SystemClock(), ActionRunner.from_settings(down), down))
+    rt = Runtime(
+        down,
+        SystemClock(),
+        store,
+        Dispatcher(store, SystemClock()),
+        Executor(store, SystemClock(), ActionRunner.from_settings(down), down),
+    )
     response = api.handle("Health_Get", api.ApiRequest("GET", "http://127.0.0.1/api/health", {}, {}), rt)
     assert response.status == 503
     assert response.body == {"status": "Unhealthy", "storage": {"reachable": False}}

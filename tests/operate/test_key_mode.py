@@ -20,8 +20,13 @@ from shared.api.operations import OPERATIONS
 REPO = Path(__file__).resolve().parents[2]
 KEY = "a-functions-key-for-this-test-0123456789"
 SUB = "5f3c1e2a-0000-4000-8000-00000000abcd"
-VALUES = {"subscriptionId": SUB, "resourceGroupName": "rg-key", "jobCollectionName": "jc", "jobName": "j",
-          "roleAssignmentName": str(uuid.uuid4())}
+VALUES = {
+    "subscriptionId": SUB,
+    "resourceGroupName": "rg-key",
+    "jobCollectionName": "jc",
+    "jobName": "j",
+    "roleAssignmentName": str(uuid.uuid4()),
+}
 ANONYMOUS = {"OpenApi_Get", "Health_Get"}
 API = {"api-version": "2016-03-01"}
 COLLECTION = f"/subscriptions/{SUB}/resourceGroups/rg-key/providers/Microsoft.Scheduler/jobCollections/jc"
@@ -49,8 +54,12 @@ MANAGEMENT = [op for op in OPERATIONS if op.name not in ANONYMOUS]
 def test_every_management_route_needs_the_key(hosted: LocalHost, operation) -> None:
     url = _url(hosted, operation.route)
     body = {"location": "westus", "properties": {"sku": {"name": "Standard"}}}
-    for headers, params in (({}, API), ({"x-functions-key": "wrong-" + KEY}, API),
-                            ({}, {**API, "code": KEY[:-1]}), ({"x-functions-key": ""}, {**API, "code": KEY})):
+    for headers, params in (
+        ({}, API),
+        ({"x-functions-key": "wrong-" + KEY}, API),
+        ({}, {**API, "code": KEY[:-1]}),
+        ({"x-functions-key": ""}, {**API, "code": KEY}),
+    ):
         answer = requests.request(operation.method, url, headers=headers, params=params, json=body, timeout=30)
         assert (answer.status_code, answer.content) == (401, b""), (operation.name, headers, params)
     got = requests.get(f"{hosted.base_url}{COLLECTION}", headers={"x-functions-key": KEY}, params=API, timeout=30)
@@ -59,12 +68,21 @@ def test_every_management_route_needs_the_key(hosted: LocalHost, operation) -> N
 
 def test_the_right_key_is_served_as_header_or_code(hosted: LocalHost) -> None:
     url = f"{hosted.base_url}{COLLECTION}"
-    put = requests.put(url, headers={"x-functions-key": KEY}, params=API, timeout=30,
-                       json={"location": "westus", "properties": {"sku": {"name": "Standard"}}})
+    put = requests.put(
+        url,
+        headers={"x-functions-key": KEY},
+        params=API,
+        timeout=30,
+        json={"location": "westus", "properties": {"sku": {"name": "Standard"}}},
+    )
     assert put.status_code == 201, put.text
     assert requests.get(url, params={**API, "code": KEY}, timeout=30).json()["name"] == "jc"
-    listed = requests.get(f"{hosted.base_url}/subscriptions/{SUB}/providers/Microsoft.Scheduler/jobCollections",
-                          headers={"x-functions-key": KEY}, params=API, timeout=30)
+    listed = requests.get(
+        f"{hosted.base_url}/subscriptions/{SUB}/providers/Microsoft.Scheduler/jobCollections",
+        headers={"x-functions-key": KEY},
+        params=API,
+        timeout=30,
+    )
     assert [c["name"] for c in listed.json()["value"]] == ["jc"]
     assert requests.delete(url, params={**API, "code": KEY}, timeout=30).status_code == 200
 

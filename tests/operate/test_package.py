@@ -34,8 +34,13 @@ def test_the_package_holds_the_app_and_nothing_else(tmp_path: Path) -> None:
     archive = build_package(REPO, tmp_path)
     names = set(zipfile.ZipFile(archive).namelist())
 
-    assert {"function_app.py", "host.json", "requirements.txt", "shared/__init__.py",
-            "shared/telemetry/__init__.py"} <= names
+    assert {
+        "function_app.py",
+        "host.json",
+        "requirements.txt",
+        "shared/__init__.py",
+        "shared/telemetry/__init__.py",
+    } <= names
     tops = {name.split("/", 1)[0] for name in names}
     assert tops == {"function_app.py", "host.json", "requirements.txt", "shared"}, tops
     for excluded in (".venv", ".local", "tests", "bench", "devhost", "docs", "infra", "local.settings.json"):
@@ -53,7 +58,8 @@ def test_the_unpacked_package_imports_on_its_own(tmp_path: Path) -> None:
     zipfile.ZipFile(archive).extractall(app)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHONPATH", "OTEL_", "APPLICATIONINSIGHTS"))}
     probe = "import function_app; print(len(function_app.app.get_functions()))"
-    result = subprocess.run([sys.executable, "-c", probe], cwd=app, env=env, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=app, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert int(result.stdout.strip()) >= 13

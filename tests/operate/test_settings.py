@@ -47,11 +47,13 @@ def test_identity_mode_with_account_name_only() -> None:
 def test_identity_clients_build_without_keys() -> None:
     from shared.store.clients import queue_service, table_service
 
-    storage = StorageSettings.from_environment({
-        "AzureWebJobsStorage__credential": "managedidentity",
-        "AzureWebJobsStorage__clientId": "00000000-0000-0000-0000-000000000001",
-        "AzureWebJobsStorage__accountName": "acct",
-    })
+    storage = StorageSettings.from_environment(
+        {
+            "AzureWebJobsStorage__credential": "managedidentity",
+            "AzureWebJobsStorage__clientId": "00000000-0000-0000-0000-000000000001",
+            "AzureWebJobsStorage__accountName": "acct",
+        }
+    )
     assert table_service(storage).url.startswith("https://acct.table.core.windows.net")
     assert queue_service(storage).url.startswith("https://acct.queue.core.windows.net")
 
@@ -62,10 +64,14 @@ def test_missing_storage_is_a_clear_error() -> None:
 
 
 def test_scheduler_settings() -> None:
-    settings = Settings.from_environment({
-        "AzureWebJobsStorage": "UseDevelopmentStorage=true", "REGION_NAME": "West Europe",
-        "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true", "SCHEDULER_QUEUE_ENDPOINT": "http://127.0.0.1:10001/{account}",
-    })
+    settings = Settings.from_environment(
+        {
+            "AzureWebJobsStorage": "UseDevelopmentStorage=true",
+            "REGION_NAME": "West Europe",
+            "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+            "SCHEDULER_QUEUE_ENDPOINT": "http://127.0.0.1:10001/{account}",
+        }
+    )
     assert settings.region == "West Europe"
     assert settings.allow_private_targets
     assert settings.queue_endpoint_template == "http://127.0.0.1:10001/{account}"

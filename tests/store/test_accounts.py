@@ -47,8 +47,13 @@ def _rows(store: Any, partition: str, row: str) -> list[int]:
 
 def test_every_public_repository_method_is_routed() -> None:
     # A method added to a repository and not routed would read or write one account only.
-    pairs = [(CollectionStore, RoutedCollections), (JobStore, RoutedJobs), (HistoryStore, RoutedHistory),
-             (ClaimStore, RoutedClaims), (DueIndex, RoutedDue)]
+    pairs = [
+        (CollectionStore, RoutedCollections),
+        (JobStore, RoutedJobs),
+        (HistoryStore, RoutedHistory),
+        (ClaimStore, RoutedClaims),
+        (DueIndex, RoutedDue),
+    ]
     for base, routed in pairs:
         public = {name for name, _ in inspect.getmembers(base, inspect.isfunction) if not name.startswith("_")}
         exempt = RoutedDue.PRIMARY_ONLY if routed is RoutedDue else frozenset()
@@ -71,16 +76,23 @@ def test_placement_is_stable_and_appending_an_account_moves_collections_only_to_
 
 
 def test_the_setting_lists_connection_strings_names_or_urls_and_none_keeps_one_account(azurite) -> None:
-    primary = {"AzureWebJobsStorage__accountName": "primaryacct", "AzureWebJobsStorage__credential": "managedidentity",
-               "AzureWebJobsStorage__clientId": "id-1"}
+    primary = {
+        "AzureWebJobsStorage__accountName": "primaryacct",
+        "AzureWebJobsStorage__credential": "managedidentity",
+        "AzureWebJobsStorage__clientId": "id-1",
+    }
     assert Settings.from_environment(primary).data_accounts == ()
-    listed = Settings.from_environment({**primary, "SCHEDULER_STORAGE_ACCOUNTS":
-                                        " second01 , https://third01.table.core.windows.net/ "}).data_accounts
-    assert [a.table_endpoint for a in listed] == ["https://second01.table.core.windows.net",
-                                                  "https://third01.table.core.windows.net"]
+    listed = Settings.from_environment(
+        {**primary, "SCHEDULER_STORAGE_ACCOUNTS": " second01 , https://third01.table.core.windows.net/ "}
+    ).data_accounts
+    assert [a.table_endpoint for a in listed] == [
+        "https://second01.table.core.windows.net",
+        "https://third01.table.core.windows.net",
+    ]
     assert all(a.credential == "managedidentity" and a.client_id == "id-1" for a in listed)
-    local = Settings.from_environment({"AzureWebJobsStorage": "UseDevelopmentStorage=true",
-                                       "SCHEDULER_STORAGE_ACCOUNTS": azurite.connection_string})
+    local = Settings.from_environment(
+        {"AzureWebJobsStorage": "UseDevelopmentStorage=true", "SCHEDULER_STORAGE_ACCOUNTS": azurite.connection_string}
+    )
     assert local.data_accounts[0].connection_string == azurite.connection_string
     assert "AccountKey" not in repr(local)  # keys are never printed
     for bad in ("primaryacct", "second01,second01", "Not An Account!", "a b"):
@@ -97,9 +109,21 @@ def test_collections_and_jobs_land_in_both_accounts_and_every_operation_works_ac
         key = CollectionKey(SUB, group, name)
         assert _rows(rt.store.collections, collection_partition(key), collection_row(key)) == [homes[name]]
         for job in ("a", "b"):
-            answer = call(rt, "Jobs_CreateOrUpdate", "PUT", group, name, job, {"properties": {
-                "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
-                "recurrence": {"frequency": "Hour"}, "startTime": "2026-08-01T00:00:00Z"}})
+            answer = call(
+                rt,
+                "Jobs_CreateOrUpdate",
+                "PUT",
+                group,
+                name,
+                job,
+                {
+                    "properties": {
+                        "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+                        "recurrence": {"frequency": "Hour"},
+                        "startTime": "2026-08-01T00:00:00Z",
+                    }
+                },
+            )
             assert answer.status == 201, answer.body
             assert _rows(rt.store.jobs, job_partition(key), job_row(JobKey(SUB, group, name, job))) == [homes[name]]
         assert call(rt, "JobCollections_Disable", "POST", group, name).status == 200
@@ -107,7 +131,9 @@ def test_collections_and_jobs_land_in_both_accounts_and_every_operation_works_ac
         assert call(rt, "Jobs_Get", "GET", group, name, "b").body["properties"]["state"] == "disabled"
         assert call(rt, "JobCollections_Enable", "POST", group, name).status == 200
         assert [j["name"] for j in call(rt, "Jobs_List", "GET", group, name).body["value"]] == [
-            f"{name}/a", f"{name}/b"]
+            f"{name}/a",
+            f"{name}/b",
+        ]
         assert call(rt, "Jobs_Patch", "PATCH", group, name, "a", {"properties": {"state": "Disabled"}}).status == 200
         assert call(rt, "Jobs_Get", "GET", group, name, "a").body["properties"]["state"] == "disabled"
     expected = sorted(made)
@@ -116,8 +142,9 @@ def test_collections_and_jobs_land_in_both_accounts_and_every_operation_works_ac
     assert everything["nextLink"] is None
     for group in ("rg-0", "rg-1"):
         listed = call(rt, "JobCollections_ListByResourceGroup", "GET", group).body["value"]
-        assert [("rg-" + c["id"].split("/rg-")[1][0], c["name"]) for c in listed] == [e for e in expected
-                                                                                      if e[0] == group]
+        assert [("rg-" + c["id"].split("/rg-")[1][0], c["name"]) for c in listed] == [
+            e for e in expected if e[0] == group
+        ]
     top = call(rt, "JobCollections_ListBySubscription", "GET", query={"$top": "5", "$skip": "4"}).body
     assert [c["name"] for c in top["value"]] == [name for _, name in expected[4:9]] and top["nextLink"] is None
     # Keyset pages of every size walk the merged list exactly once, in order.
@@ -148,17 +175,32 @@ def test_collections_and_jobs_land_in_both_accounts_and_every_operation_works_ac
     assert len(call(rt, "JobCollections_ListBySubscription", "GET").body["value"]) == 13
 
 
-def test_the_fan_out_covers_every_account_and_every_occurrence_fires_once(rt: Runtime, clock: ManualClock,
-                                                                         http_target) -> None:
+def test_the_fan_out_covers_every_account_and_every_occurrence_fires_once(
+    rt: Runtime, clock: ManualClock, http_target
+) -> None:
     made = make_collections(rt, 6)
     first = clock.now().replace(second=0) + timedelta(minutes=3)  # beyond the API's fast path
     names = []
     for index, (group, name) in enumerate(made):
         for job in range(4):
             due = first + timedelta(seconds=5 * job + index)
-            answer = call(rt, "Jobs_CreateOrUpdate", "PUT", group, name, f"j{job}", {"properties": {
-                "startTime": due.isoformat(),
-                "action": {"type": "Http", "request": {"uri": f"{http_target.url}/{name}/j{job}", "method": "GET"}}}})
+            answer = call(
+                rt,
+                "Jobs_CreateOrUpdate",
+                "PUT",
+                group,
+                name,
+                f"j{job}",
+                {
+                    "properties": {
+                        "startTime": due.isoformat(),
+                        "action": {
+                            "type": "Http",
+                            "request": {"uri": f"{http_target.url}/{name}/j{job}", "method": "GET"},
+                        },
+                    }
+                },
+            )
             assert answer.status == 201, answer.body
             names.append(f"/{name}/j{job}")
     for account in (0, 1):  # each account's due index holds its own collections' entries
@@ -188,7 +230,10 @@ def test_the_fan_out_covers_every_account_and_every_occurrence_fires_once(rt: Ru
             history = call(rt, "Jobs_ListJobHistory", "GET", group, name, f"j{job}").body["value"]
             assert [h["properties"]["status"] for h in history] == ["Completed"] * runs
             scope = job_scope(JobKey(SUB, group, name, f"j{job}"))
-            holding = [i for i, inner in enumerate(rt.store.history.stores)
-                       if list(inner.table.query("PartitionKey eq @pk", {"pk": scope}))]
+            holding = [
+                i
+                for i, inner in enumerate(rt.store.history.stores)
+                if list(inner.table.query("PartitionKey eq @pk", {"pk": scope}))
+            ]
             assert holding == [account_of(CollectionKey(SUB, group, name), 2)]
     assert rt.store.due.entries(first.strftime("%Y%m%d%H%M")) == []

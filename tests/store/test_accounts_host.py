@@ -29,12 +29,23 @@ V = {"api-version": "2016-03-01"}
 @pytest.fixture
 def host(azurite: Azurite, second_azurite: Azurite, tmp_path: Path) -> Iterator[str]:
     port = free_port()
-    env = {**os.environ, "AzureWebJobsStorage": azurite.connection_string,
-           "SCHEDULER_STORAGE_ACCOUNTS": second_azurite.connection_string, "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
-           "SCHEDULER_TABLE_PREFIX": f"h{uuid.uuid4().hex[:8]}", "SCHEDULER_AUTH": "none"}
+    env = {
+        **os.environ,
+        "AzureWebJobsStorage": azurite.connection_string,
+        "SCHEDULER_STORAGE_ACCOUNTS": second_azurite.connection_string,
+        "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+        "SCHEDULER_TABLE_PREFIX": f"h{uuid.uuid4().hex[:8]}",
+        "SCHEDULER_AUTH": "none",
+    }
     with (tmp_path / "host.log").open("w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "devhost", "--port", str(port), "--in-process"], cwd=ROOT,
-                                   env=env, stdout=subprocess.PIPE, stderr=log, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "devhost", "--port", str(port), "--in-process"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
         try:
             assert process.stdout is not None
             url = process.stdout.readline().strip()
@@ -51,18 +62,34 @@ def test_the_host_spreads_collections_over_both_accounts_and_fires_jobs_in_each(
     assert set(homes.values()) == {0, 1}
     base = f"{host}/subscriptions/{SUB}/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections"
     for name in names:
-        created = requests.put(f"{base}/{name}", params=V, timeout=10,
-                               json={"location": "West US", "properties": {"sku": {"name": "Standard"}}})
+        created = requests.put(
+            f"{base}/{name}",
+            params=V,
+            timeout=10,
+            json={"location": "West US", "properties": {"sku": {"name": "Standard"}}},
+        )
         assert created.status_code == 201, created.text
-    listed = requests.get(f"{host}/subscriptions/{SUB}/providers/Microsoft.Scheduler/jobCollections", params=V,
-                          timeout=10).json()
+    listed = requests.get(
+        f"{host}/subscriptions/{SUB}/providers/Microsoft.Scheduler/jobCollections", params=V, timeout=10
+    ).json()
     assert [c["name"] for c in listed["value"]] == names
     due = datetime.now(UTC) + timedelta(seconds=4)  # inside the API's fast path: queued by the PUT itself
     fired = [name for name in names if homes[name] == 0][:1] + [name for name in names if homes[name] == 1][:1]
     for name in fired:
-        answer = requests.put(f"{base}/{name}/jobs/once", params=V, timeout=10, json={"properties": {
-            "startTime": due.isoformat(), "action": {"type": "Http", "request": {
-                "uri": f"{http_target.url}/{name}", "method": "POST", "body": name}}}})
+        answer = requests.put(
+            f"{base}/{name}/jobs/once",
+            params=V,
+            timeout=10,
+            json={
+                "properties": {
+                    "startTime": due.isoformat(),
+                    "action": {
+                        "type": "Http",
+                        "request": {"uri": f"{http_target.url}/{name}", "method": "POST", "body": name},
+                    },
+                }
+            },
+        )
         assert answer.status_code == 201, answer.text
     http_target.wait_for(len(fired), 40)
     assert Counter(r.path for r in http_target.requests) == Counter(f"/{name}" for name in fired)

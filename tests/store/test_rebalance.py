@@ -23,19 +23,43 @@ from tests.support.scheduler_client import drain_dispatch
 
 
 def test_appending_an_account_and_rebalancing_keeps_every_collection_job_and_history(
-        settings: Settings, second_azurite, clock: ManualClock) -> None:
+    settings: Settings, second_azurite, clock: ManualClock
+) -> None:
     one = Runtime.create(settings, clock)
     made = make_collections(one, 8)
     first = clock.now().replace(second=0) + timedelta(minutes=3)
     for group, name in made:
-        answer = call(one, "Jobs_CreateOrUpdate", "PUT", group, name, "tick", {"properties": {
-            "startTime": first.isoformat(), "recurrence": {"frequency": "Minute"},
-            "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}})
+        answer = call(
+            one,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            group,
+            name,
+            "tick",
+            {
+                "properties": {
+                    "startTime": first.isoformat(),
+                    "recurrence": {"frequency": "Minute"},
+                    "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+                }
+            },
+        )
         assert answer.status == 201, answer.body
-        one.store.history.add(HistoryRecord(
-            key=JobKey(SUB, group, name, "tick"), execution_id=f"run-{name}", expected_execution_time=clock.now(),
-            start_time=clock.now(), end_time=clock.now(), action_name=JobHistoryActionName.MAIN_ACTION,
-            status=JobExecutionStatus.COMPLETED, message="done", retry_count=0, repeat_count=0), clock.now())
+        one.store.history.add(
+            HistoryRecord(
+                key=JobKey(SUB, group, name, "tick"),
+                execution_id=f"run-{name}",
+                expected_execution_time=clock.now(),
+                start_time=clock.now(),
+                end_time=clock.now(),
+                action_name=JobHistoryActionName.MAIN_ACTION,
+                status=JobExecutionStatus.COMPLETED,
+                message="done",
+                retry_count=0,
+                repeat_count=0,
+            ),
+            clock.now(),
+        )
     moving = [(g, n) for g, n in made if account_of(CollectionKey(SUB, g, n), 2) == 1]
     assert moving and len(moving) < len(made)
 
@@ -70,13 +94,17 @@ def test_appending_an_account_and_rebalancing_keeps_every_collection_job_and_his
     # The tick works a minute ahead: each job's occurrence at `first` and its next one, each queued once.
     # Occurrences travel in batches (one message per due second); the ones due at `first` are visible now,
     # each job's exactly once, and the following minute's batches wait hidden beside them.
-    queued = [item for message in two.store.queue.client.peek_messages(max_messages=32)
-              for item in OccurrenceBatch.from_json(message.content).items]
+    queued = [
+        item
+        for message in two.store.queue.client.peek_messages(max_messages=32)
+        for item in OccurrenceBatch.from_json(message.content).items
+    ]
     at_first = [(item.job.resource_group, item.job.collection) for item in queued if item.due == first]
     assert sorted(at_first) == sorted(made)
     assert len(queued) == len(made)
     assert two.store.queue.client.get_queue_properties().approximate_message_count > len(
-        {message.due for message in queued})
+        {message.due for message in queued}
+    )
     assert two.store.due.entries(bucket_of(first)) == []
     following = bucket_of(first + timedelta(minutes=2))
     for account in (0, 1):
@@ -84,9 +112,9 @@ def test_appending_an_account_and_rebalancing_keeps_every_collection_job_and_his
         assert {e.job.collection for e in two.store.due.in_account(account).entries(following)} == expected
 
 
-
-def test_the_command_line_counts_without_moving_unless_told(settings: Settings, second_azurite, clock, monkeypatch,
-                                                            capsys) -> None:
+def test_the_command_line_counts_without_moving_unless_told(
+    settings: Settings, second_azurite, clock, monkeypatch, capsys
+) -> None:
     one = Runtime.create(settings, clock)
     made = make_collections(one, 6)
     moving = [n for g, n in made if account_of(CollectionKey(SUB, g, n), 2) == 1]

@@ -23,20 +23,44 @@ SECRETS = (PASSWORD, CLIENT_SECRET, SAS)
 
 
 def _job(uri: str = "https://hooks.example.com/run") -> dict:
-    return {"properties": {"action": {
-        "type": "Https",
-        "request": {"uri": uri, "method": "POST", "body": "b", "authentication": {
-            "type": "Basic", "username": "user", "password": PASSWORD}},
-        "errorAction": {"type": "StorageQueue", "queueMessage": {
-            "storageAccount": "acct1", "queueName": "q", "sasToken": SAS, "message": "m"}},
-    }}}
+    return {
+        "properties": {
+            "action": {
+                "type": "Https",
+                "request": {
+                    "uri": uri,
+                    "method": "POST",
+                    "body": "b",
+                    "authentication": {"type": "Basic", "username": "user", "password": PASSWORD},
+                },
+                "errorAction": {
+                    "type": "StorageQueue",
+                    "queueMessage": {"storageAccount": "acct1", "queueName": "q", "sasToken": SAS, "message": "m"},
+                },
+            }
+        }
+    }
 
 
 def _oauth_job() -> dict:
-    return {"properties": {"action": {"type": "Https", "request": {
-        "uri": "https://hooks.example.com/run", "method": "GET", "authentication": {
-            "type": "ActiveDirectoryOAuth", "tenant": "contoso.onmicrosoft.com", "audience": "https://x",
-            "clientId": "c1", "secret": CLIENT_SECRET}}}}}
+    return {
+        "properties": {
+            "action": {
+                "type": "Https",
+                "request": {
+                    "uri": "https://hooks.example.com/run",
+                    "method": "GET",
+                    "authentication": {
+                        "type": "ActiveDirectoryOAuth",
+                        "tenant": "contoso.onmicrosoft.com",
+                        "audience": "https://x",
+                        "clientId": "c1",
+                        "secret": CLIENT_SECRET,
+                    },
+                },
+            }
+        }
+    }
 
 
 def _raw(rt: Runtime, name: str) -> dict:
@@ -65,7 +89,7 @@ def test_the_stored_entity_holds_no_plaintext_secret(runtime: Runtime) -> None:
         for secret in SECRETS:
             assert secret not in text
             assert base64.b64encode(secret.encode()).decode() not in text
-        assert "password" not in entity["Document"] and "secret\"" not in entity["Document"]
+        assert "password" not in entity["Document"] and 'secret"' not in entity["Document"]
         assert json.loads(entity["Sealed"])["kid"].startswith("k")
     # Reading back restores every secret where it was.
     record = runtime.store.jobs.get(JobKey(SUB, RG, JC, "j1"))
@@ -146,8 +170,9 @@ def test_key_rotation(settings: Settings, runtime: Runtime, caplog: pytest.LogCa
 def test_without_a_keyring_secrets_are_neither_stored_nor_read(settings: Settings, runtime: Runtime) -> None:
     make_collection(runtime)
     assert call(runtime, "Jobs_CreateOrUpdate", "PUT", "j1", _job()).status == 201
-    cloud = StorageSettings(table_service_uri="https://acct.table.core.windows.net",
-                            queue_service_uri="https://acct.queue.core.windows.net")
+    cloud = StorageSettings(
+        table_service_uri="https://acct.table.core.windows.net", queue_service_uri="https://acct.queue.core.windows.net"
+    )
     assert keyring_of(Settings(storage=cloud)) is None  # a cloud deployment needs SCHEDULER_SECRET_KEYS
     assert keyring_of(replace(settings, secret_keys=None)) is not None  # Azurite: the development key
     bare = JobStore(runtime.store.jobs.table, keyring_of(Settings(storage=cloud)))  # the same table, no key

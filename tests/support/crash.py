@@ -39,8 +39,14 @@ class CrashingHost:
         """Spawn the host and wait until it serves; the monotonic time it does."""
         with self.log.open("a") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "devhost", "--port", str(self.port), "--in-process"], cwd=ROOT, env=self.env,
-                stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True)
+                [sys.executable, "-m", "devhost", "--port", str(self.port), "--in-process"],
+                cwd=ROOT,
+                env=self.env,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                start_new_session=True,
+            )
         assert self.process.stdout is not None
         served = self.process.stdout.readline().strip()  # the host prints its base URL once it serves
         assert served == self.url, (served, self.log.read_text()[-2000:])
@@ -70,8 +76,7 @@ class Target:
     path after that path's delay (`slow`; a call again after a crash answers at once, so a stopping host waits
     for no action), and calls `on_answer(name)` right after it answered (a test kills the host there)."""
 
-    def __init__(self, slow: dict[str, float] | None = None,
-                 on_answer: Callable[[str], None] | None = None) -> None:
+    def __init__(self, slow: dict[str, float] | None = None, on_answer: Callable[[str], None] | None = None) -> None:
         self.arrivals: list[tuple[str, float]] = []
         self.answers: list[tuple[str, float]] = []
         self.slow = slow or {}

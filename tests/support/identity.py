@@ -70,22 +70,51 @@ class LocalIssuer:
         return f"{self.url}/{TENANT}/v2.0"
 
     def settings(self, *owners: str) -> AuthSettings:
-        return AuthSettings(mode="entra", tenant_id=TENANT, audiences=(AUDIENCE,), metadata_url=self.metadata_url,
-                            owners=tuple(o.lower() for o in owners))
+        return AuthSettings(
+            mode="entra",
+            tenant_id=TENANT,
+            audiences=(AUDIENCE,),
+            metadata_url=self.metadata_url,
+            owners=tuple(o.lower() for o in owners),
+        )
 
     def environment(self, *owners: str) -> dict[str, str]:
         """The same settings as app settings (for the real function_app.py under the local host)."""
-        return {"SCHEDULER_AUTH": "entra", "SCHEDULER_AUTH_TENANT_ID": TENANT, "SCHEDULER_AUTH_AUDIENCE": AUDIENCE,
-                "SCHEDULER_AUTH_METADATA_URL": self.metadata_url, "SCHEDULER_AUTH_OWNER": ",".join(owners)}
+        return {
+            "SCHEDULER_AUTH": "entra",
+            "SCHEDULER_AUTH_TENANT_ID": TENANT,
+            "SCHEDULER_AUTH_AUDIENCE": AUDIENCE,
+            "SCHEDULER_AUTH_METADATA_URL": self.metadata_url,
+            "SCHEDULER_AUTH_OWNER": ",".join(owners),
+        }
 
-    def token(self, oid: str, *, audience: str = AUDIENCE, groups: list[str] | None = None, lifetime: int = 3600,
-              issuer: str | None = None, key: rsa.RSAPrivateKey | None = None, kid: str | None = None,
-              upn: str | None = None, **claims: Any) -> str:
+    def token(
+        self,
+        oid: str,
+        *,
+        audience: str = AUDIENCE,
+        groups: list[str] | None = None,
+        lifetime: int = 3600,
+        issuer: str | None = None,
+        key: rsa.RSAPrivateKey | None = None,
+        kid: str | None = None,
+        upn: str | None = None,
+        **claims: Any,
+    ) -> str:
         now = int(time.time())
         payload: dict[str, Any] = {
-            "aud": audience, "iss": issuer or self.issuer, "iat": now - 5, "nbf": now - 5, "exp": now + lifetime,
-            "oid": oid, "tid": TENANT, "sub": oid, "ver": "2.0", "scp": "user_impersonation",
-            "preferred_username": upn or f"{oid[:8]}@contoso.example", **claims,
+            "aud": audience,
+            "iss": issuer or self.issuer,
+            "iat": now - 5,
+            "nbf": now - 5,
+            "exp": now + lifetime,
+            "oid": oid,
+            "tid": TENANT,
+            "sub": oid,
+            "ver": "2.0",
+            "scp": "user_impersonation",
+            "preferred_username": upn or f"{oid[:8]}@contoso.example",
+            **claims,
         }
         if groups is not None:
             payload["groups"] = groups
@@ -100,12 +129,21 @@ class LocalIssuer:
         if query.get("client_id") != self.client_id or query.get("redirect_uri") not in self.redirect_uris:
             return 400, "AADSTS50011: the redirect URI or client is not registered"
         back = query["redirect_uri"]
-        if query.get("response_type") != "code" or query.get("code_challenge_method") != "S256" or not (
-                43 <= len(query.get("code_challenge", "")) <= 128):
+        if (
+            query.get("response_type") != "code"
+            or query.get("code_challenge_method") != "S256"
+            or not (43 <= len(query.get("code_challenge", "")) <= 128)
+        ):
             return 302, f"{back}?{urlencode({'error': 'invalid_request', 'state': query.get('state', '')})}"
         code = secrets.token_urlsafe(24)
-        self.codes[code] = {"client_id": self.client_id, "redirect_uri": back, "challenge": query["code_challenge"],
-                            "scope": query.get("scope", ""), "nonce": query.get("nonce", ""), "oid": self.signed_in}
+        self.codes[code] = {
+            "client_id": self.client_id,
+            "redirect_uri": back,
+            "challenge": query["code_challenge"],
+            "scope": query.get("scope", ""),
+            "nonce": query.get("nonce", ""),
+            "oid": self.signed_in,
+        }
         return 302, f"{back}?{urlencode({'code': code, 'state': query.get('state', '')})}"
 
     def redeem(self, form: dict[str, str]) -> tuple[int, dict[str, Any]]:
@@ -130,21 +168,40 @@ class LocalIssuer:
             return 400, {"error": "invalid_scope", "error_description": f"no token for {grant['scope']}"}
         upn = self.signed_in_upn or None
         now = int(time.time())
-        identity = jwt.encode({"aud": grant["client_id"], "iss": self.issuer, "iat": now, "nbf": now,
-                               "exp": now + 3600, "oid": grant["oid"], "tid": TENANT, "nonce": grant["nonce"],
-                               "preferred_username": upn or f"{grant['oid'][:8]}@contoso.example"},
-                              self.key, algorithm="RS256", headers={"kid": self.kid})
-        return 200, {"token_type": "Bearer", "scope": f"{AUDIENCE}/user_impersonation openid profile",
-                     "expires_in": self.token_lifetime, "ext_expires_in": self.token_lifetime,
-                     "access_token": self.token(grant["oid"], upn=upn, lifetime=self.token_lifetime),
-                     "id_token": identity}
+        identity = jwt.encode(
+            {
+                "aud": grant["client_id"],
+                "iss": self.issuer,
+                "iat": now,
+                "nbf": now,
+                "exp": now + 3600,
+                "oid": grant["oid"],
+                "tid": TENANT,
+                "nonce": grant["nonce"],
+                "preferred_username": upn or f"{grant['oid'][:8]}@contoso.example",
+            },
+            self.key,
+            algorithm="RS256",
+            headers={"kid": self.kid},
+        )
+        return 200, {
+            "token_type": "Bearer",
+            "scope": f"{AUDIENCE}/user_impersonation openid profile",
+            "expires_in": self.token_lifetime,
+            "ext_expires_in": self.token_lifetime,
+            "access_token": self.token(grant["oid"], upn=upn, lifetime=self.token_lifetime),
+            "id_token": identity,
+        }
 
     def metadata(self) -> dict[str, Any]:
-        return {"issuer": self.issuer, "jwks_uri": f"{self.url}/{TENANT}/discovery/v2.0/keys",
-                "authorization_endpoint": f"{self.url}/{TENANT}/oauth2/v2.0/authorize",
-                "token_endpoint": f"{self.url}/{TENANT}/oauth2/v2.0/token",
-                "end_session_endpoint": f"{self.url}/{TENANT}/oauth2/v2.0/logout",
-                "id_token_signing_alg_values_supported": ["RS256"]}
+        return {
+            "issuer": self.issuer,
+            "jwks_uri": f"{self.url}/{TENANT}/discovery/v2.0/keys",
+            "authorization_endpoint": f"{self.url}/{TENANT}/oauth2/v2.0/authorize",
+            "token_endpoint": f"{self.url}/{TENANT}/oauth2/v2.0/token",
+            "end_session_endpoint": f"{self.url}/{TENANT}/oauth2/v2.0/logout",
+            "id_token_signing_alg_values_supported": ["RS256"],
+        }
 
 
 @contextmanager

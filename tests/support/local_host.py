@@ -20,11 +20,22 @@ ROOT = Path(__file__).resolve().parents[2]
 def local_host(azurite: Azurite, **settings: str) -> Iterator[str]:
     """Yields the API base URL (http://127.0.0.1:PORT/api) once the host serves; stops the host after."""
     port = free_port()
-    env = {**os.environ, "AzureWebJobsStorage": azurite.connection_string,
-           "SCHEDULER_TABLE_PREFIX": f"h{uuid.uuid4().hex[:10]}", "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
-           "REGION_NAME": "local", **settings}
-    process = subprocess.Popen([sys.executable, "-m", "devhost", "--port", str(port), "--in-process"], cwd=ROOT,
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    env = {
+        **os.environ,
+        "AzureWebJobsStorage": azurite.connection_string,
+        "SCHEDULER_TABLE_PREFIX": f"h{uuid.uuid4().hex[:10]}",
+        "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+        "REGION_NAME": "local",
+        **settings,
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "devhost", "--port", str(port), "--in-process"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         base = process.stdout.readline().strip()  # the host prints its base URL once it serves

@@ -17,9 +17,19 @@ SUB, RG, JC = "sub-1", "rg-1", "jc1"
 VERSION = {"api-version": "2016-03-01"}
 
 
-def api_call(rt: Runtime, operation: str, method: str, *, subscription: str, group: str | None = None,
-             collection: str | None = None, job: str | None = None, data: bytes = b"",
-             query: dict[str, str] | None = None, suffix: str = "") -> api.ApiResponse:
+def api_call(
+    rt: Runtime,
+    operation: str,
+    method: str,
+    *,
+    subscription: str,
+    group: str | None = None,
+    collection: str | None = None,
+    job: str | None = None,
+    data: bytes = b"",
+    query: dict[str, str] | None = None,
+    suffix: str = "",
+) -> api.ApiResponse:
     """The one in-process client: the request function_app.py would build for this resource, handled by the
     API with `rt` (no HTTP). `query` defaults to the api-version alone."""
     route = {"subscriptionId": subscription}
@@ -34,8 +44,9 @@ def api_call(rt: Runtime, operation: str, method: str, *, subscription: str, gro
     if job is not None:
         route["jobName"] = job
         path += f"/jobs/{job}"
-    request = api.ApiRequest(method, f"http://127.0.0.1:7071{path}{suffix}", route,
-                             VERSION if query is None else query, data)
+    request = api.ApiRequest(
+        method, f"http://127.0.0.1:7071{path}{suffix}", route, VERSION if query is None else query, data
+    )
     return api.handle(operation, request, rt)
 
 
@@ -43,15 +54,37 @@ def encoded(body: Any, raw: bytes | None = None) -> bytes:
     return raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
 
 
-def call(rt: Runtime, operation: str, method: str, job: str | None = None, body: Any = None,
-         query: dict[str, str] | None = None, raw: bytes | None = None, collection: str = JC) -> api.ApiResponse:
-    return api_call(rt, operation, method, subscription=SUB, group=RG, collection=collection, job=job or None,
-                    data=encoded(body, raw), query=query)
+def call(
+    rt: Runtime,
+    operation: str,
+    method: str,
+    job: str | None = None,
+    body: Any = None,
+    query: dict[str, str] | None = None,
+    raw: bytes | None = None,
+    collection: str = JC,
+) -> api.ApiResponse:
+    return api_call(
+        rt,
+        operation,
+        method,
+        subscription=SUB,
+        group=RG,
+        collection=collection,
+        job=job or None,
+        data=encoded(body, raw),
+        query=query,
+    )
 
 
 def make_collection(rt: Runtime, sku: str = "Standard", collection: str = JC) -> None:
-    response = call(rt, "JobCollections_CreateOrUpdate", "PUT", collection=collection,
-                    body={"location": "West US", "properties": {"sku": {"name": sku}}})
+    response = call(
+        rt,
+        "JobCollections_CreateOrUpdate",
+        "PUT",
+        collection=collection,
+        body={"location": "West US", "properties": {"sku": {"name": sku}}},
+    )
     assert response.status == 201, response.body
 
 

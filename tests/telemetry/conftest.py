@@ -37,8 +37,7 @@ class Collected:
         return self.seen.get(metric, [])
 
     def total(self, metric: str, **attributes: str) -> float:
-        return sum(p.value for p in self.points(metric)
-                   if all(p.attributes.get(k) == v for k, v in attributes.items()))
+        return sum(p.value for p in self.points(metric) if all(p.attributes.get(k) == v for k, v in attributes.items()))
 
 
 @pytest.fixture

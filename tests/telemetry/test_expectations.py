@@ -25,14 +25,17 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 
 
-@pytest.mark.parametrize(("last_success", "created", "state", "silent"), [
-    (NOW - 2 * HOUR, NOW - 9 * HOUR, JobState.ENABLED, 2 * HOUR),  # succeeded, but too long ago
-    (NOW - HOUR / 2, NOW - 9 * HOUR, JobState.ENABLED, None),  # succeeded recently enough
-    (None, NOW - 2 * HOUR, JobState.DISABLED, 2 * HOUR),  # never succeeded: counted from its creation
-    (None, NOW - HOUR / 2, JobState.ENABLED, None),  # new: not yet due for a success
-    (NOW - 2 * HOUR, NOW - 9 * HOUR, JobState.FAULTED, 2 * HOUR),
-    (NOW - 2 * HOUR, NOW - 9 * HOUR, JobState.COMPLETED, None),  # its schedule ended: nothing more expected
-])
+@pytest.mark.parametrize(
+    ("last_success", "created", "state", "silent"),
+    [
+        (NOW - 2 * HOUR, NOW - 9 * HOUR, JobState.ENABLED, 2 * HOUR),  # succeeded, but too long ago
+        (NOW - HOUR / 2, NOW - 9 * HOUR, JobState.ENABLED, None),  # succeeded recently enough
+        (None, NOW - 2 * HOUR, JobState.DISABLED, 2 * HOUR),  # never succeeded: counted from its creation
+        (None, NOW - HOUR / 2, JobState.ENABLED, None),  # new: not yet due for a success
+        (NOW - 2 * HOUR, NOW - 9 * HOUR, JobState.FAULTED, 2 * HOUR),
+        (NOW - 2 * HOUR, NOW - 9 * HOUR, JobState.COMPLETED, None),  # its schedule ended: nothing more expected
+    ],
+)
 def test_an_expectation_is_broken_after_d_without_a_success(last_success, created, state, silent) -> None:
     expectation = Expectation(JobKey(SUB, RG, JC, "j"), HOUR, last_success, created, state)
     assert silent_for(expectation, NOW) == silent
@@ -56,8 +59,9 @@ def _silence(otel: Collected) -> dict[str, float]:
     return {p.attributes["scheduler.job.id"]: p.value for p in otel.points("scheduler.job.silence")}
 
 
-def test_a_disabled_job_with_an_expectation_shows_up_in_the_metric_with_its_id(settings, clock,
-                                                                              otel: Collected) -> None:
+def test_a_disabled_job_with_an_expectation_shows_up_in_the_metric_with_its_id(
+    settings, clock, otel: Collected
+) -> None:
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     later = (clock.now() + timedelta(days=1)).isoformat()
@@ -75,11 +79,15 @@ def test_a_disabled_job_with_an_expectation_shows_up_in_the_metric_with_its_id(s
     quiet = JobKey(SUB, RG, JC, "quiet").resource_id
     assert report.observation is not None and [b.job.job for b in report.observation.broken_expectations] == ["quiet"]
     (point,) = otel.points("scheduler.job.silence")
-    assert point.attributes == {"scheduler.collection": COLLECTION, "scheduler.job.id": quiet,
-                                "scheduler.job.state": "disabled"}
+    assert point.attributes == {
+        "scheduler.collection": COLLECTION,
+        "scheduler.job.id": quiet,
+        "scheduler.job.state": "disabled",
+    }
     assert point.value == 600  # ten minutes without a success, five allowed
     assert [(p.attributes, p.value) for p in otel.points("scheduler.expectations.broken")] == [
-        ({"scheduler.collection": COLLECTION}, 1)]
+        ({"scheduler.collection": COLLECTION}, 1)
+    ]
 
     # It is enabled and succeeds again: the next tick says so (0), and "busy", silent since, takes its place.
     _expect(rt, "quiet", "PT5M", state="Enabled")
@@ -118,8 +126,13 @@ def test_the_expectation_is_an_extension_of_2026_12_01_preview(settings, clock) 
     """Set with 2026-12-01-preview; 2016-03-01 neither shows it nor loses it in a read-modify-write."""
     rt = Runtime.create(settings, clock)
     make_collection(rt)
-    body = {"properties": {"startTime": (clock.now() + timedelta(days=1)).isoformat(),
-                           "action": http("http://127.0.0.1:9/"), "expectSuccessWithin": "01:00:00"}}
+    body = {
+        "properties": {
+            "startTime": (clock.now() + timedelta(days=1)).isoformat(),
+            "action": http("http://127.0.0.1:9/"),
+            "expectSuccessWithin": "01:00:00",
+        }
+    }
     put = call(rt, "Jobs_CreateOrUpdate", "PUT", "j", body, query=NEW)
     assert put.status == 201 and put.body["properties"]["expectSuccessWithin"] == "PT1H"
     old = call(rt, "Jobs_Get", "GET", "j", query=OLD).body
@@ -131,9 +144,9 @@ def test_the_expectation_is_an_extension_of_2026_12_01_preview(settings, clock) 
     assert record is not None and record.expect_success_within == HOUR
 
     for out_of_range in ("PT30S", "P600D"):
-        refused = call(rt, "Jobs_Patch", "PATCH", "j", {"properties": {"expectSuccessWithin": out_of_range}},
-                       query=NEW)
+        refused = call(rt, "Jobs_Patch", "PATCH", "j", {"properties": {"expectSuccessWithin": out_of_range}}, query=NEW)
         assert refused.status == 400 and refused.body["error"]["message"] == (
-            "properties.expectSuccessWithin: expectSuccessWithin must be from 1 minute to 18 months."), refused.body
+            "properties.expectSuccessWithin: expectSuccessWithin must be from 1 minute to 18 months."
+        ), refused.body
     _expect(rt, "j", None)  # removed
     assert "expectSuccessWithin" not in call(rt, "Jobs_Get", "GET", "j", query=NEW).body["properties"]

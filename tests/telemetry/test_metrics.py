@@ -35,8 +35,9 @@ def _http(url: str) -> dict[str, object]:
     return {"type": "Http", "request": {"uri": url, "method": "POST", "body": "x"}}
 
 
-def test_executions_lateness_retries_and_faults_are_counted(runtime: Runtime, otel, failing: Server,
-                                                            fine: Server) -> None:
+def test_executions_lateness_retries_and_faults_are_counted(
+    runtime: Runtime, otel, failing: Server, fine: Server
+) -> None:
     make_collection(runtime)
     put_job(runtime, "ok", {"action": _http(fine.url)})
     put_job(runtime, "bad", {"action": _http(failing.url)}, retry=fixed(1, 1))
@@ -52,14 +53,20 @@ def test_executions_lateness_retries_and_faults_are_counted(runtime: Runtime, ot
     assert otel.total("scheduler.api.requests", **{"scheduler.operation": "Jobs_CreateOrUpdate"}) == 2
 
 
-def test_a_tick_reports_its_duration_occurrences_backlog_and_poison_depth(settings: Settings, clock, otel,
-                                                                          fine: Server) -> None:
+def test_a_tick_reports_its_duration_occurrences_backlog_and_poison_depth(
+    settings: Settings, clock, otel, fine: Server
+) -> None:
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     start = (clock.now() + timedelta(minutes=5)).replace(second=0, microsecond=0)
     for name in ("a", "b"):
-        response = call(rt, "Jobs_CreateOrUpdate", "PUT", name,
-                        {"properties": {"startTime": start.isoformat(), "action": _http(fine.url)}})
+        response = call(
+            rt,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            name,
+            {"properties": {"startTime": start.isoformat(), "action": _http(fine.url)}},
+        )
         assert response.status == 201, response.body
     rt.executor.handle("this is not an occurrence")  # parked in the poison queue
     clock.current = start

@@ -41,7 +41,8 @@ def failing() -> Iterator[Server]:
 
 
 def test_expected_dispatched_fired_succeeded_and_skipped_are_counted_per_collection(
-        runtime: Runtime, otel: Collected, fine: Server, failing: Server) -> None:
+    runtime: Runtime, otel: Collected, fine: Server, failing: Server
+) -> None:
     make_collection(runtime)
     put_job(runtime, "ok", {"action": http(fine.url)})
     put_job(runtime, "bad", {"action": {**http(failing.url), "retryPolicy": {"retryType": "None"}}})
@@ -54,21 +55,37 @@ def test_expected_dispatched_fired_succeeded_and_skipped_are_counted_per_collect
     assert otel.total("scheduler.occurrences.fired", **COLLECTION, trigger="schedule") == 2
     assert otel.total("scheduler.occurrences.succeeded", **COLLECTION) == 1
     assert otel.total("scheduler.occurrences.skipped", **COLLECTION, reason="job_changed") == 1
-    assert all(set(p.attributes) <= {"scheduler.collection", "trigger", "reason"}
-               for name in ("expected", "dispatched", "fired", "succeeded", "skipped")
-               for p in otel.points(f"scheduler.occurrences.{name}"))  # no job ids unless asked
+    assert all(
+        set(p.attributes) <= {"scheduler.collection", "trigger", "reason"}
+        for name in ("expected", "dispatched", "fired", "succeeded", "skipped")
+        for p in otel.points(f"scheduler.occurrences.{name}")
+    )  # no job ids unless asked
     assert job_status(runtime, "ok").last_success_time is not None  # what an expectation counts from
     assert job_status(runtime, "bad").last_success_time is None
 
 
-def test_missed_occurrences_are_expected_and_skipped_and_the_overdue_age_is_measured(settings, clock,
-                                                                                     otel: Collected) -> None:
+def test_missed_occurrences_are_expected_and_skipped_and_the_overdue_age_is_measured(
+    settings, clock, otel: Collected
+) -> None:
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     start = clock.now().replace(second=0) + timedelta(minutes=3)
-    assert call(rt, "Jobs_CreateOrUpdate", "PUT", "minutely", {"properties": {
-        "startTime": start.isoformat(), "recurrence": {"frequency": "Minute", "interval": 1},
-        "action": http("http://127.0.0.1:9/")}}).status == 201
+    assert (
+        call(
+            rt,
+            "Jobs_CreateOrUpdate",
+            "PUT",
+            "minutely",
+            {
+                "properties": {
+                    "startTime": start.isoformat(),
+                    "recurrence": {"frequency": "Minute", "interval": 1},
+                    "action": http("http://127.0.0.1:9/"),
+                }
+            },
+        ).status
+        == 201
+    )
     clock.advance(timedelta(minutes=30))  # the scheduler was down; no tick ran
 
     overdue = rt.store.jobs.get(JobKey(SUB, RG, JC, "minutely"))
@@ -116,6 +133,9 @@ def test_telemetry_records_only_what_it_is_handed() -> None:
                 imported.update(f"{'.' * node.level}{node.module or ''}.{a.name}" for a in node.names)
             elif isinstance(node, ast.Import):
                 imported.update(a.name for a in node.names)
-    storage = [name for name in imported if any(part in name for part in ("store", "health", "azure.data",
-                                                                          "azure.storage", "dispatcher"))]
+    storage = [
+        name
+        for name in imported
+        if any(part in name for part in ("store", "health", "azure.data", "azure.storage", "dispatcher"))
+    ]
     assert storage == []

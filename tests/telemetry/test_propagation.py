@@ -42,9 +42,22 @@ def target() -> Iterator[Server]:
 def test_a_service_bus_message_carries_the_attempts_trace_context(settings: Settings, peer: AmqpPeer, otel) -> None:
     rt = Runtime.create(replace(settings, service_bus_endpoint=peer.endpoint))
     make_collection(rt)
-    put_job(rt, "bus", {"action": {"type": "ServiceBusQueue", "serviceBusQueueMessage": {
-        "queueName": "orders", "namespace": "contoso-ns", "message": "hi", "transportType": "AMQP",
-        "authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "c2VjcmV0"}}}})
+    put_job(
+        rt,
+        "bus",
+        {
+            "action": {
+                "type": "ServiceBusQueue",
+                "serviceBusQueueMessage": {
+                    "queueName": "orders",
+                    "namespace": "contoso-ns",
+                    "message": "hi",
+                    "transportType": "AMQP",
+                    "authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "c2VjcmV0"},
+                },
+            }
+        },
+    )
     drain(rt, 30, until=lambda: job_status(rt, "bus").state != JobState.ENABLED)
 
     (attempt,) = otel.spans("execute occurrence")
@@ -60,8 +73,9 @@ def test_a_service_bus_message_carries_the_attempts_trace_context(settings: Sett
 UNSAMPLED = re.compile(r"^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-00$")
 
 
-def test_without_telemetry_every_http_action_still_carries_a_fresh_unsampled_traceparent(runtime: Runtime,
-                                                                                        target: Server) -> None:
+def test_without_telemetry_every_http_action_still_carries_a_fresh_unsampled_traceparent(
+    runtime: Runtime, target: Server
+) -> None:
     make_collection(runtime)
     for name in ("quiet", "calm"):
         put_job(runtime, name, {"action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}}})
@@ -72,13 +86,27 @@ def test_without_telemetry_every_http_action_still_carries_a_fresh_unsampled_tra
     assert len({value.split("-")[1] for value in sent if value}) == 2  # a trace of its own for each call
 
 
-def test_without_telemetry_a_service_bus_message_still_carries_trace_context(settings: Settings,
-                                                                            peer: AmqpPeer) -> None:
+def test_without_telemetry_a_service_bus_message_still_carries_trace_context(
+    settings: Settings, peer: AmqpPeer
+) -> None:
     rt = Runtime.create(replace(settings, service_bus_endpoint=peer.endpoint))
     make_collection(rt)
-    put_job(rt, "bus", {"action": {"type": "ServiceBusQueue", "serviceBusQueueMessage": {
-        "queueName": "orders", "namespace": "contoso-ns", "message": "hi", "transportType": "AMQP",
-        "authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "c2VjcmV0"}}}})
+    put_job(
+        rt,
+        "bus",
+        {
+            "action": {
+                "type": "ServiceBusQueue",
+                "serviceBusQueueMessage": {
+                    "queueName": "orders",
+                    "namespace": "contoso-ns",
+                    "message": "hi",
+                    "transportType": "AMQP",
+                    "authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "c2VjcmV0"},
+                },
+            }
+        },
+    )
     drain(rt, 30, until=lambda: job_status(rt, "bus").state != JobState.ENABLED)
     [received] = peer.wait_for(1, 5)
     properties = received.message.properties
@@ -87,8 +115,10 @@ def test_without_telemetry_a_service_bus_message_still_carries_trace_context(set
 
 def test_occurrence_messages_with_and_without_trace_context_read_back() -> None:
     due = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-    old = ('{"v":1,"job":["s","g","c","j"],"occurrence":"2026-03-01T12:00:00Z","due":"2026-03-01T12:00:00Z",'
-           '"trigger":"schedule","action":"MainAction","attempt":0,"generation":3}')
+    old = (
+        '{"v":1,"job":["s","g","c","j"],"occurrence":"2026-03-01T12:00:00Z","due":"2026-03-01T12:00:00Z",'
+        '"trigger":"schedule","action":"MainAction","attempt":0,"generation":3}'
+    )
     assert OccurrenceMessage.from_json(old) == OccurrenceMessage(JobKey("s", "g", "c", "j"), due, due, generation=3)
     traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
     stamped = replace(OccurrenceMessage.from_json(old), traceparent=traceparent)
@@ -96,14 +126,17 @@ def test_occurrence_messages_with_and_without_trace_context_read_back() -> None:
     assert OccurrenceMessage.from_json(stamped.to_json()) == stamped
 
 
-@pytest.mark.parametrize(("env", "destination"), [
-    ({}, None),
-    ({"APPLICATIONINSIGHTS_CONNECTION_STRING": "InstrumentationKey=x"}, AZURE_MONITOR),
-    ({"APPLICATIONINSIGHTS_CONNECTION_STRING": "InstrumentationKey=x", "SCHEDULER_TELEMETRY": "off"}, None),
-    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, OTLP),
-    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"}, None),
-    ({"SCHEDULER_TELEMETRY_CONSOLE": "true"}, CONSOLE),
-])
+@pytest.mark.parametrize(
+    ("env", "destination"),
+    [
+        ({}, None),
+        ({"APPLICATIONINSIGHTS_CONNECTION_STRING": "InstrumentationKey=x"}, AZURE_MONITOR),
+        ({"APPLICATIONINSIGHTS_CONNECTION_STRING": "InstrumentationKey=x", "SCHEDULER_TELEMETRY": "off"}, None),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, OTLP),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"}, None),
+        ({"SCHEDULER_TELEMETRY_CONSOLE": "true"}, CONSOLE),
+    ],
+)
 def test_the_destination_follows_the_settings(env: dict[str, str], destination: str | None) -> None:
     assert TelemetrySettings.from_environment(env).destination == destination
 
@@ -121,7 +154,8 @@ def test_the_export_authenticates_with_the_identity_the_functions_host_uses() ->
 
     from shared.telemetry.setup import credential_from
 
-    assert isinstance(credential_from("Authorization=AAD;ClientId=00000000-0000-0000-0000-000000000001"),
-                      ManagedIdentityCredential)
+    assert isinstance(
+        credential_from("Authorization=AAD;ClientId=00000000-0000-0000-0000-000000000001"), ManagedIdentityCredential
+    )
     assert isinstance(credential_from("Authorization=AAD"), ManagedIdentityCredential)
     assert credential_from(None) is None and credential_from("Authorization=Other") is None

@@ -44,11 +44,16 @@ def _traceparent(span) -> str:
     return f"00-{_hex(span.context.trace_id, 32)}-{_hex(span.context.span_id, 16)}"
 
 
-def test_one_trace_runs_from_the_api_call_through_each_attempt_to_the_target(runtime: Runtime, otel,
-                                                                               target: Server) -> None:
+def test_one_trace_runs_from_the_api_call_through_each_attempt_to_the_target(
+    runtime: Runtime, otel, target: Server
+) -> None:
     make_collection(runtime)
-    put_job(runtime, "traced", {"action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}}},
-            retry=fixed(1, 2))
+    put_job(
+        runtime,
+        "traced",
+        {"action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}}},
+        retry=fixed(1, 2),
+    )
     drain(runtime, 30, until=lambda: job_status(runtime, "traced").state != JobState.ENABLED)
 
     put = next(s for s in otel.spans("Jobs_CreateOrUpdate"))
@@ -75,13 +80,24 @@ def test_one_trace_runs_from_the_api_call_through_each_attempt_to_the_target(run
     assert [hit.headers.get("traceparent", "")[:52] for hit in target.hits] == [_traceparent(s) for s in attempts]
 
 
-def test_a_tick_fans_out_and_each_dispatch_task_is_the_parent_of_its_occurrences(settings: Settings, clock, otel,
-                                                                                 target: Server) -> None:
+def test_a_tick_fans_out_and_each_dispatch_task_is_the_parent_of_its_occurrences(
+    settings: Settings, clock, otel, target: Server
+) -> None:
     rt = Runtime.create(settings, clock)
     make_collection(rt)
     start = (clock.now() + timedelta(minutes=5)).replace(second=0, microsecond=0)
-    response = call(rt, "Jobs_CreateOrUpdate", "PUT", "later", {"properties": {
-        "startTime": start.isoformat(), "action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}}}})
+    response = call(
+        rt,
+        "Jobs_CreateOrUpdate",
+        "PUT",
+        "later",
+        {
+            "properties": {
+                "startTime": start.isoformat(),
+                "action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}},
+            }
+        },
+    )
     assert response.status == 201, response.body
     clock.current = start  # due now: the message is visible at once (the queue's visibility runs on real time)
 

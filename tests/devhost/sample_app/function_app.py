@@ -19,8 +19,7 @@ RECORDS: list[dict] = []
 
 
 def _json(payload: object, status_code: int = 200, headers: dict | None = None) -> func.HttpResponse:
-    return func.HttpResponse(json.dumps(payload), status_code=status_code, headers=headers,
-                             mimetype="application/json")
+    return func.HttpResponse(json.dumps(payload), status_code=status_code, headers=headers, mimetype="application/json")
 
 
 def _describe(req: func.HttpRequest, function: str) -> dict:
@@ -63,8 +62,7 @@ def text_function(req: func.HttpRequest) -> func.HttpResponse:
 
 @app.route(route="html", methods=["GET"])
 def html(req: func.HttpRequest) -> func.HttpResponse:
-    return func.HttpResponse("<p>caf\u00e9</p>", mimetype="text/html", charset="latin-1",
-                             headers={"X-Sample": "yes"})
+    return func.HttpResponse("<p>caf\u00e9</p>", mimetype="text/html", charset="latin-1", headers={"X-Sample": "yes"})
 
 
 @app.route(route="boom")
@@ -84,14 +82,16 @@ def every_second(timer: func.TimerRequest) -> None:
 
 
 def _record(msg: func.QueueMessage, function: str) -> None:
-    RECORDS.append({
-        "function": function,
-        "id": msg.id,
-        "body_hex": msg.get_body().hex(),
-        "dequeue_count": msg.dequeue_count,
-        "has_pop_receipt": bool(msg.pop_receipt),
-        "insertion_time": msg.insertion_time.isoformat() if msg.insertion_time else None,
-    })
+    RECORDS.append(
+        {
+            "function": function,
+            "id": msg.id,
+            "body_hex": msg.get_body().hex(),
+            "dequeue_count": msg.dequeue_count,
+            "has_pop_receipt": bool(msg.pop_receipt),
+            "insertion_time": msg.insertion_time.isoformat() if msg.insertion_time else None,
+        }
+    )
 
 
 @app.queue_trigger(arg_name="msg", queue_name="devhost-sample-in", connection="AzureWebJobsStorage")

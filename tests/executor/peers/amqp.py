@@ -89,14 +89,17 @@ class _Broker(MessagingHandler):
             properties = message.properties or {}
             self.peer.tokens.append((str(properties.get("name")), str(message.body)))
             status = 401 if self.peer.refuse_tokens else 200
-            reply = Message(correlation_id=message.id, properties={
-                "status-code": status, "status-description": "OK" if status == 200 else "Unauthorized"})
+            reply = Message(
+                correlation_id=message.id,
+                properties={"status-code": status, "status-description": "OK" if status == 200 else "Unauthorized"},
+            )
             self.cbs_replies[event.link.connection].send(reply)
             self.accept(event.delivery)
             return
         self.peer.deliveries += 1
         duplicate = self.peer.duplicate_detection and any(
-            r.address == address and r.message.id == message.id for r in self.peer.received)
+            r.address == address and r.message.id == message.id for r in self.peer.received
+        )
         if not duplicate:
             self.peer.received.append(Received(address, message))
         if self.peer.lose_acks > 0:

@@ -110,11 +110,25 @@ class TokenEndpoint:
         if not hit.path.endswith("/oauth2/token") or form.get("grant_type") != "client_credentials":
             return 400, json_type, json.dumps({"error": "invalid_request"}).encode()
         if form.get("client_id") != self.client_id or form.get("client_secret") != self.secret:
-            return 401, json_type, json.dumps({"error": "invalid_client",
-                                               "error_description": "AADSTS7000215: Invalid client secret."}).encode()
+            return (
+                401,
+                json_type,
+                json.dumps(
+                    {"error": "invalid_client", "error_description": "AADSTS7000215: Invalid client secret."}
+                ).encode(),
+            )
         tenant = hit.path.split("/")[1]
         token = f"token-{len(self.issued) + 1}-{tenant}-{form['resource']}"
         self.issued.append({"tenant": tenant, "resource": form["resource"], "token": token})
-        return 200, json_type, json.dumps({
-            "token_type": "Bearer", "expires_in": str(self.expires_in), "resource": form["resource"],
-            "access_token": token}).encode()
+        return (
+            200,
+            json_type,
+            json.dumps(
+                {
+                    "token_type": "Bearer",
+                    "expires_in": str(self.expires_in),
+                    "resource": form["resource"],
+                    "access_token": token,
+                }
+            ).encode(),
+        )
