@@ -127,6 +127,23 @@ def test_the_official_client_read_modify_write_keeps_the_time_zone(client, jobs_
     assert _extensions(_call(jobs_api, "Jobs_Get", "GET", NEW)) == SHOWN_NEW
 
 
+def test_the_official_client_read_modify_write_keeps_every_newer_job_property(client, jobs_api) -> None:
+    newer = {"missedRunPolicy": {"type": "All", "maxRuns": 3}, "expectSuccessWithin": "PT2H"}
+    put = _call(jobs_api, "Jobs_CreateOrUpdate", "PUT", NEW, _job(**newer), expect=201)
+    assert {k: put["properties"][k] for k in newer} == newer
+    old = _call(jobs_api, "Jobs_Get", "GET", OLD)["properties"]
+    assert not set(newer) & set(old)  # 2016-03-01 shows none of them
+
+    job = client.jobs.get(RG, JC, JOB)
+    job.properties.action.request.uri = "http://127.0.0.1:9/changed"
+    client.jobs.create_or_update(RG, JC, JOB, job)
+    client.jobs.patch(RG, JC, JOB, client.jobs.get(RG, JC, JOB))
+
+    after = _call(jobs_api, "Jobs_Get", "GET", NEW)["properties"]
+    assert {k: after[k] for k in newer} == newer and _extensions({"properties": after}) == SHOWN_NEW
+    assert after["action"]["request"]["uri"] == "http://127.0.0.1:9/changed"
+
+
 def test_a_2016_write_may_still_set_or_remove_an_extension(jobs_api) -> None:
     _call(jobs_api, "Jobs_CreateOrUpdate", "PUT", NEW, _job(), expect=201)
     _call(jobs_api, "Jobs_Patch", "PATCH", OLD, {"properties": {"recurrence": {"timeZone": "America/New_York"}}})
