@@ -14,6 +14,7 @@ from ..auth.scopes import covers
 from ..keys import CollectionKey
 from ..lifecycle.documents import canonical_keys, validate
 from ..model import JobCollectionDefinition, JobCollectionState
+from ..model.versions import carry_over
 from .common import read_json, require_api_version
 from .http import ApiRequest, ApiResponse
 from .paging import list_body, next_link, page_request, resume_text
@@ -66,7 +67,9 @@ def put_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
     body = read_json(request)
     refuse_unknown_members(version, body, JobCollectionDefinition)
     definition = validate(JobCollectionDefinition, canonical_keys(body, JobCollectionDefinition))
-    record = lifecycle.put_collection(rt, key, definition)
+    record = lifecycle.put_collection(
+        rt, key, definition, lambda incoming, stored: carry_over(version, JobCollectionDefinition, incoming, stored)
+    )
     return ApiResponse(201, render_collection(record))  # created or replaced: 201, as recorded (wire-contract.md §1.2)
 
 

@@ -7,6 +7,7 @@ A change between Enabled and Disabled cascades to the jobs like POST enable/disa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..jobstate import FINAL_STATES, series_of
@@ -141,10 +142,21 @@ def _not_deleting(existing: CollectionRecord | None) -> None:
         raise Conflict("The job collection is being deleted; DELETE it again to finish, then create it.")
 
 
-def put_collection(rt: Runtime, key: CollectionKey, definition: JobCollectionDefinition) -> CollectionRecord:
-    """Create or replace a collection; an absent state changes nothing."""
+def put_collection(
+    rt: Runtime,
+    key: CollectionKey,
+    definition: JobCollectionDefinition,
+    keep: Callable[[dict[str, Any], dict[str, Any]], None] | None = None,
+) -> CollectionRecord:
+    """Create or replace a collection; an absent state changes nothing. `keep(incoming, stored)` is the caller's
+    rule for what of the stored document a replace keeps although the request left it out (the API's: what its
+    api-version does not know)."""
     existing = rt.store.collections.get(key)
     _not_deleting(existing)
+    if existing is not None and keep is not None:
+        document = definition.to_document()
+        keep(document, existing.definition.to_document())
+        definition = validate(JobCollectionDefinition, document)
     default = existing.state if existing else JobCollectionState.ENABLED
     stored, state = _prepare(key, definition, existing, default)
     return _save(rt, key, stored, state, existing)

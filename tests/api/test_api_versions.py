@@ -219,3 +219,16 @@ def test_the_newer_version_refuses_a_member_it_does_not_know_and_2016_ignores_it
         body={"location": "West US", "properties": {"sku": {"name": "Standard"}, "quotas": {}}},
     )
     assert collection.status == 400 and collection.body["error"]["message"].startswith("properties.quotas: ")
+
+
+def test_a_2016_collection_put_keeps_the_newer_history_retention(inproc) -> None:
+    retention = {"maxEntriesPerJob": 50, "maxAge": "P7D"}
+    body = {"location": "West US", "properties": {"sku": {"name": "Standard"}, "historyRetention": retention}}
+    made = inproc.call("JobCollections_CreateOrUpdate", "PUT", "kept", None, body=body, query=NEW)
+    assert made.status == 201, made.body
+    old = inproc.call("JobCollections_Get", "GET", "kept", None, query=OLD).body
+    assert "historyRetention" not in old["properties"]  # 2016-03-01 does not show it
+    again = inproc.call("JobCollections_CreateOrUpdate", "PUT", "kept", None, body=old, query=OLD)  # write it back
+    assert again.status == 201, again.body
+    after = inproc.call("JobCollections_Get", "GET", "kept", None, query=NEW).body
+    assert {k: after["properties"]["historyRetention"][k] for k in retention} == retention
