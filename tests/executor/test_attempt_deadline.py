@@ -16,7 +16,8 @@ from tests.executor.peers.raw import Trickler
 from tests.executor.support import context
 
 DEADLINE = 1.5
-SLACK = 0.75  # scheduling noise on a shared machine
+# Scheduling noise on a busy 2-core machine. Still far below what the tricklers would take uncut (10 s and more).
+SLACK = 3.0
 
 
 def _action(url: str, **request: object) -> JobErrorAction:
