@@ -27,7 +27,7 @@ def recorded(host: LocalHost, function: str, body: bytes, wait_until: Callable[.
     def find() -> list[dict[str, Any]]:
         return [r for r in host.app_module.RECORDS if r["body_hex"] == body.hex() and r["function"] == function]
 
-    return wait_until(find, timeout=10)[0]
+    return wait_until(find, timeout=30)[0]
 
 
 def test_base64_message_reaches_the_function_as_bytes(
@@ -48,7 +48,7 @@ def test_message_is_deleted_after_success(
     client: QueueClient = queue_factory("devhost-sample-in")
     client.send_message(b64(body))
     recorded(sample_host, "record_message", body, wait_until)
-    wait_until(lambda: client.get_queue_properties().approximate_message_count == 0, timeout=5)
+    wait_until(lambda: client.get_queue_properties().approximate_message_count == 0, timeout=30)
 
 
 def test_async_function_gets_its_message(
@@ -69,7 +69,7 @@ def test_failing_function_moves_message_to_poison_after_max_dequeue_count(
     text = b64(f"fail-{uuid.uuid4()}".encode())
     sent = queue_factory("devhost-sample-fail").send_message(text)
     poison: QueueClient = queue_factory("devhost-sample-fail-poison")
-    found = wait_until(lambda: [m for m in poison.peek_messages(max_messages=32) if m.content == text], timeout=10)
+    found = wait_until(lambda: [m for m in poison.peek_messages(max_messages=32) if m.content == text], timeout=30)
     assert len(found) == 1
     attempts = [a["dequeue_count"] for a in sample_host.app_module.FAILED_ATTEMPTS if a["id"] == sent.id]
     assert attempts == [1, 2]
@@ -83,7 +83,7 @@ def test_undecodable_base64_is_poisoned_without_invoking(
     text = f"not base64 {uuid.uuid4()}!"
     queue_factory("devhost-sample-in").send_message(text)
     poison: QueueClient = queue_factory("devhost-sample-in-poison")
-    wait_until(lambda: any(m.content == text for m in poison.peek_messages(max_messages=32)), timeout=10)
+    wait_until(lambda: any(m.content == text for m in poison.peek_messages(max_messages=32)), timeout=30)
 
 
 def test_none_encoding_batches_and_visibility_timeout(
@@ -128,12 +128,12 @@ def test_none_encoding_batches_and_visibility_timeout(
             client: QueueClient = queue_factory(queue)
             for i in range(8):
                 client.send_message(f"plain text {i}")
-            wait_until(lambda: len(host.app_module.SEEN) >= 8, timeout=10)
+            wait_until(lambda: len(host.app_module.SEEN) >= 8, timeout=30)
             assert sorted(body for body, _, _ in host.app_module.SEEN) == [f"plain text {i}" for i in range(8)]
             assert 2 <= host.app_module.PEAK[0] <= 6  # batchSize + newBatchThreshold at most
 
             client.send_message("retry-once")
-            wait_until(lambda: [s for s in host.app_module.SEEN if s[0] == "retry-once" and s[1] == 2], timeout=10)
+            wait_until(lambda: [s for s in host.app_module.SEEN if s[0] == "retry-once" and s[1] == 2], timeout=30)
             first, second = [s[2] for s in host.app_module.SEEN if s[0] == "retry-once"]
             assert second - first >= 1.0  # visibilityTimeout before the retry
 
@@ -156,7 +156,7 @@ def test_stop_is_quick_with_a_slow_function_running(
     host = LocalHost(app_dir, stop_timeout=1.0).start()
     try:
         queue_factory(queue).send_message(b64(b"slow"))
-        wait_until(lambda: host.app_module.STARTED, timeout=10)
+        wait_until(lambda: host.app_module.STARTED, timeout=30)
     finally:
         began = time.monotonic()
         host.stop()
