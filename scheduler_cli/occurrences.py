@@ -17,6 +17,7 @@ from typing import Any
 
 import typer
 
+from shared.model.durations import parse_duration
 from shared.model.versions import PREVIEW as PREVIEW_API_VERSION
 
 from .context import guarded, options
@@ -28,6 +29,16 @@ NEWER = {"api-version": PREVIEW_API_VERSION}
 
 def _instant(value: datetime | None) -> str | None:
     return None if value is None else value.replace(tzinfo=value.tzinfo or UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _back_from_now(value: str) -> datetime:
+    """An instant as given, or a duration (P7D, PT6H) taken back from now: a README line that never goes stale."""
+    try:
+        if value.upper().startswith("P"):
+            return datetime.now(UTC) - parse_duration(value.upper())
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise typer.BadParameter(f"{value!r} is neither an ISO 8601 instant nor a duration such as P7D.") from exc
 
 
 def _notes(notes: list[dict[str, Any]] | None) -> str:
@@ -104,8 +115,12 @@ def backfill(
     group: str = Group,
     collection: str = Collection,
     name: str = Name,
-    since: datetime = typer.Option(..., "--from", help="The interval's start (inclusive)."),
-    until: datetime = typer.Option(..., "--to", help="The interval's end (exclusive, not after now)."),
+    since: str = typer.Option(
+        ..., "--from", help="The interval's start (inclusive): an instant, or a duration back from now (P7D)."
+    ),
+    until: str | None = typer.Option(
+        None, "--to", help="The interval's end (exclusive, not after now; default now): an instant or a duration."
+    ),
 ) -> None:
     """Run the job's occurrences of a past interval again, each with an identity of its own."""
     answer = (
@@ -114,7 +129,7 @@ def backfill(
         .call(
             "POST",
             f"{_path(ctx, group, collection, name)}/backfill",
-            {"from": _instant(since), "to": _instant(until)},
+            {"from": _instant(_back_from_now(since)), "to": _instant(_back_from_now(until or "PT0S"))},
             query=NEWER,
         )
     )
@@ -168,8 +183,7 @@ def ledger(
 _EXAMPLES = {
     "occurrences": "scheduler jobs occurrences -g my-rg -c my-jobs -n ping --count 20",
     "what-if": "scheduler jobs what-if -g my-rg -c my-jobs -n ping -f ping.json",
-    "backfill": "scheduler jobs backfill -g my-rg -c my-jobs -n ping --from 2026-12-01T00:00:00Z "
-    "--to 2026-12-02T00:00:00Z",
+    "backfill": "scheduler jobs backfill -g my-rg -c my-jobs -n ping --from P14D",
     "ledger": "scheduler jobs ledger -g my-rg -c my-jobs -n ping --top 20",
 }
 

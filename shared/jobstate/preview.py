@@ -6,6 +6,7 @@ is fired for it (tests/jobstate/test_preview.py checks it over random jobs and a
 - an occurrence already queued and not yet due comes first;
 - a job found behind its schedule (the dispatcher was held back) fires what its missed-run policy runs, when
   the policy says (notes `MissedRunPolicy`), then its occurrences on time;
+- an occurrence late by less than MISSED_AFTER (not missed) fires at once, as the next tick queues it;
 - then each following occurrence of its series, from `start` on when that is later.
 Notes of an occurrence: `DstGap` (a wall time the schedule names was skipped by a spring-forward change: it
 runs at the first instant after it), `DstFold` (its wall time repeats: it runs at the first instance only),
@@ -33,7 +34,7 @@ class Note:
 @dataclass(frozen=True)
 class Upcoming:
     occurrence: datetime  # the nominal occurrence
-    fires: datetime  # when it fires (later than `occurrence` only for a missed one)
+    fires: datetime  # when it fires (later than `occurrence` only for a late or missed one)
     notes: tuple[Note, ...] = ()
 
 
@@ -113,6 +114,10 @@ def upcoming(
                 found.append(Upcoming(occurrence, fires, (note, *_notes(job, occurrence))))
         due = step.following
     series = series_of(job)
+    while due is not None and due < now and len(found) < count:  # late, not missed: the next tick fires it
+        if now >= since:
+            found.append(Upcoming(due, now, _notes(job, due)))
+        due = series.following(due)
     if due is not None and due < since:
         due = series.engine.first_at_or_after(since) if series.recurring else None
     while due is not None and len(found) < count:

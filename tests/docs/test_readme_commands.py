@@ -49,7 +49,7 @@ def test_the_first_job_block_runs_as_written(host_url: str, tmp_path: Path) -> N
         (tmp_path / name).symlink_to(ROOT / name)
     env = {**os.environ, "SCHEDULER_ENDPOINT": host_url}
     process = subprocess.Popen(
-        ["bash", "-e", "-c", f"{script}\nkill %1\n"],
+        ["bash", "-e", "-c", f"trap 'kill %1 2>/dev/null' EXIT\n{script}\n"],  # a failed step ends the target too
         cwd=tmp_path,
         env=env,
         text=True,
@@ -73,6 +73,7 @@ def test_the_first_job_block_runs_as_written(host_url: str, tmp_path: Path) -> N
     assert out.count("create ") >= 3 and out.count("created ") >= 3  # the sample template: what-if, then for real
     assert "echo: POST /ping -> 200 OK (job ping)" in ran.stderr
     assert (tmp_path / "my-jobs.json").exists() and "Traceback" not in ran.stderr
+    assert "Backfill of ping: queued" in out and out.count("T09:00:00Z") >= 4  # Mondays and Fridays of 14 days
 
 
 def test_the_local_sdk_snippet_runs_as_written(host_url: str) -> None:
