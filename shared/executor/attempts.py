@@ -16,8 +16,9 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
 
@@ -44,6 +45,8 @@ COLLECTION_STATE_TTL = 5.0
 # the attempt back and run the action again, so a storage outage is waited out instead.
 RECORD_PATIENCE = 300.0
 TRANSIENT = {408, 429, 500, 502, 503, 504}  # storage answers worth retrying
+
+Blocking = Callable[..., Awaitable[Any]]  # (fn, *args) -> awaitable of fn(*args), run off the event loop
 
 
 @dataclass(frozen=True)
@@ -80,8 +83,10 @@ def attempt_of(message: OccurrenceMessage) -> Attempt:
 
 
 class Attempts:
-    def __init__(self, store: Store, clock: Clock, actions: ActionRunner, settings: Settings, guards: Guards) -> None:
+    def __init__(self, store: Store, clock: Clock, actions: ActionRunner, settings: Settings, guards: Guards,
+                 io: Blocking) -> None:
         self.store = store
+        self.io = io  # runs a blocking (storage) call on the executor's pool and awaits it
         self.clock = clock
         self.actions = actions
         self.settings = settings
@@ -106,27 +111,31 @@ class Attempts:
         return Prepared(message, job, claim)
 
     @traced_execution
-    def fire(self, message: OccurrenceMessage, prepared: Prepared, guard: Guard) -> Fired | None:
+    async def fire(self, message: OccurrenceMessage, prepared: Prepared, guard: Guard) -> Fired | None:
         """At its second: check the job may run now and run the action; what to record, or None when
-        nothing ran. Raises only for storage faults before the action (the host redelivers)."""
+        nothing ran. Raises only for storage faults before the action (the host redelivers).
+
+        A coroutine: its storage calls run on the executor's pool (`io`), and the action waits on the
+        event loop under the process's action limits, holding no thread (shared/actions/limits.py)."""
         claim, job = prepared.claim, prepared.job
         fired = False
         try:
             if claim.taken_over:
-                fresh = self._current_job(message)  # fresh recent_claims: its first runner may have finished
+                # Read fresh (its recent_claims): its first runner may have finished it.
+                fresh = await self.io(self._current_job, message)
                 if fresh is not None and is_done(fresh, message.claim_id):
                     fresh = None  # its first runner finished it, then died before the claim said so
-                runnable = self._runnable_job(fresh, message) if fresh is not None else None
+                runnable = await self.io(self._runnable_job, fresh, message) if fresh is not None else None
             else:
-                runnable = self._runnable_job(job, message)
+                runnable = await self.io(self._runnable_job, job, message)
             if runnable is None:
-                self.store.claims.complete(claim)
+                await self.io(self.store.claims.complete, claim)
                 guard.drop(claim.claim_id)
                 return None
             fired = True  # from here on, the action may have run: never hand the attempt back
-            done = self._run_action(runnable, message, claim)
+            done = await self._run_action(runnable, message, claim)
             if done is None:
-                self._persist(lambda: self.store.claims.complete(claim), message)
+                await self.io(self._persist, lambda: self.store.claims.complete(claim), message)
                 guard.drop(claim.claim_id)
             return done
         except BaseException:
@@ -135,7 +144,7 @@ class Attempts:
                 # A storage fault before the action: free the claim so the host's redelivery (or the
                 # watchdog) claims it at once; were the release lost, the redelivery resumes it anyway.
                 with contextlib.suppress(Exception):
-                    self.store.claims.release(claim)
+                    await self.io(self.store.claims.release, claim)
             raise
 
     def record(self, fired: Fired, guard: Guard) -> None:
@@ -181,7 +190,7 @@ class Attempts:
         self._enabled_seen.pop(key, None)
         return False
 
-    def _run_action(self, job: JobRecord, message: OccurrenceMessage, claim: Claim) -> Fired | None:
+    async def _run_action(self, job: JobRecord, message: OccurrenceMessage, claim: Claim) -> Fired | None:
         """Run the attempt's action and decide what follows; None if there was nothing to run."""
         main = job.properties.action
         assert main is not None, "validation guarantees every job has an action"
@@ -200,7 +209,7 @@ class Attempts:
         scheduled = message.trigger == Trigger.SCHEDULE
         repeat = series_of(job).repeat_count(message.occurrence) if scheduled else 0
         retry = effective_retry(action.retry_policy, None if is_error_action else MAIN_ACTION_DEFAULT)
-        result = self.actions.run(action, context)
+        result = await self.actions.run_async(action, context)
         ended = self.clock.now()
         outcome = decide(succeeded=result.succeeded, is_error_action=is_error_action, attempt=message.attempt,
                          retry=retry, has_error_action=main.error_action is not None)

@@ -6,15 +6,17 @@ Per delivery, in order:
    delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing;
 3. before the second: every occurrence's job is read and its attempt claimed, side by side on the
    executor's pool (the message turned visible a few seconds early for this, see store/queue.py);
-4. at each occurrence's second: the claimed attempts fire side by side (attempts.py);
+4. at each occurrence's second: the claimed attempts fire side by side (attempts.py), each action a
+   coroutine under the process's action limits (shared/actions/limits.py: in flight, per target host);
 5. then, once every action of the batch went out, each attempt is recorded: history, what follows (retries
    and error actions go back to the queue as messages of their own), the job's counters and state.
 
 The function is `async def`: the Python worker starts every message the host hands over at once and this
-coroutine only waits; blocking work (storage, actions) runs on the executor's pool of ATTEMPT_THREADS
-threads, shared by every batch of the process. A storage fault in any attempt before its action fired
-fails the delivery after the others finished, so the host delivers the batch again: attempts that ended
-die at their claims, attempts of this delivery resume (the claim names the delivery).
+coroutine only waits. Actions wait on the event loop and hold no thread; blocking storage calls run on
+the executor's pool of ATTEMPT_THREADS threads, shared by every batch of the process. A storage fault in
+any attempt before its action fired fails the delivery after the others finished, so the host delivers
+the batch again: attempts that ended die at their claims, attempts of this delivery resume (the claim
+names the delivery).
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ log = logging.getLogger(__name__)
 # split into hops of at most 7 days); a smaller lead is slept off for second-level precision. More than the
 # queue's early visibility (store/queue.py), so a message that turned visible on time never hops.
 EARLY_HOP = timedelta(seconds=8)
-# Threads of the executor's own pool: storage round trips and actions of every batch of the process run
-# here. Enough that a herd's actions fire together; few enough that the process does not thrash.
+# Threads of the executor's own pool: the storage round trips of every batch of the process run here (the
+# actions do not: they are coroutines). Enough that a herd's claims and records go side by side; few
+# enough that the process does not thrash.
 ATTEMPT_THREADS = 64
 
 T = TypeVar("T")
@@ -55,7 +58,7 @@ class Executor:
         self.store = store
         self.clock = clock
         self.guards = Guards(store, clock)
-        self.attempts = Attempts(store, clock, actions, settings, self.guards)
+        self.attempts = Attempts(store, clock, actions, settings, self.guards, self._blocking)
         self._pool_lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
 
@@ -113,7 +116,7 @@ class Executor:
         wait = (prepared.message.due - self.clock.now()).total_seconds()
         if wait > 0:
             await asyncio.sleep(wait)
-        return await self._blocking(self.attempts.fire, prepared.message, prepared, guard)
+        return await self.attempts.fire(prepared.message, prepared, guard)
 
     async def _blocking(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool(), fn, *args)
