@@ -25,9 +25,8 @@ from azure.core.exceptions import HttpResponseError, ServiceRequestError, Servic
 from ..actions import ActionResult, ActionRunner, ExecutionContext
 from ..clock import Clock
 from ..jobstate import Attempt, AttemptOutcome, Outcome, after_attempt, decide, is_done, may_run, series_of
-from ..keys import CollectionKey
 from ..leases import Guard, Guards
-from ..model import JobCollectionState, JobErrorAction, JobExecutionStatus, JobHistoryActionName
+from ..model import JobErrorAction, JobExecutionStatus, JobHistoryActionName
 from ..occurrence import OccurrenceMessage, Trigger
 from ..records import HistoryRecord, JobRecord
 from ..retry import MAIN_ACTION_DEFAULT, effective_retry
@@ -35,12 +34,10 @@ from ..settings import Settings
 from ..store import Claim, ConcurrencyError, Store, read_modify_write
 from ..telemetry import attempt_done, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
+from .collection_gate import CollectionGate
 
 log = logging.getLogger(__name__)
 
-# An Enabled collection is re-read at most this often per worker: Disable also disables every job (read
-# fresh each time), so only Suspend waits this long to stop a collection's executions.
-COLLECTION_STATE_TTL = 5.0
 # After the action ran, its record is written with retries for this long (seconds): giving up would hand
 # the attempt back and run the action again, so a storage outage is waited out instead.
 RECORD_PATIENCE = 300.0
@@ -91,7 +88,7 @@ class Attempts:
         self.actions = actions
         self.settings = settings
         self.guards = guards
-        self._enabled_seen: dict[CollectionKey, float] = {}  # when each collection was last read as Enabled
+        self.collections = CollectionGate(store, io)  # the collection's state at the second
 
     def prepare(self, message: OccurrenceMessage, runner: str, guard: Guard) -> Prepared | None:
         """Check the attempt's job and claim the attempt for `runner`; None when there is nothing to run."""
@@ -125,9 +122,9 @@ class Attempts:
                 fresh = await self.io(self._current_job, message)
                 if fresh is not None and is_done(fresh, message.claim_id):
                     fresh = None  # its first runner finished it, then died before the claim said so
-                runnable = await self.io(self._runnable_job, fresh, message) if fresh is not None else None
+                runnable = await self._runnable_job(fresh, message) if fresh is not None else None
             else:
-                runnable = await self.io(self._runnable_job, job, message)
+                runnable = await self._runnable_job(job, message)
             if runnable is None:
                 await self.io(self.store.claims.complete, claim)
                 guard.drop(claim.claim_id)
@@ -168,27 +165,14 @@ class Attempts:
             return None
         return job
 
-    def _runnable_job(self, job: JobRecord, message: OccurrenceMessage) -> JobRecord | None:
-        """The job if its state (jobstate.may_run) and its collection's let this message run now."""
+    async def _runnable_job(self, job: JobRecord, message: OccurrenceMessage) -> JobRecord | None:
+        """The job if its state (jobstate.may_run) and its collection's, read at this second, let this message
+        run now."""
         if not may_run(job, attempt_of(message)):
             return None
-        if not self._collection_enabled(job.key.collection_key):
-            return None  # a Disabled or Suspended collection runs nothing
+        if not await self.collections.enabled(job.key.collection_key):
+            return None  # a Disabled, Suspended or Deleted collection runs nothing
         return job
-
-    def _collection_enabled(self, key: CollectionKey) -> bool:
-        now = time.monotonic()
-        seen = self._enabled_seen.get(key)
-        if seen is not None and now - seen < COLLECTION_STATE_TTL:
-            return True
-        collection = self.store.collections.get(key)
-        # Only "Enabled" is remembered: a stale "Suspended" would drop (and mark done) occurrences that
-        # are due right after the collection is enabled again.
-        if collection is not None and collection.state == JobCollectionState.ENABLED:
-            self._enabled_seen[key] = now
-            return True
-        self._enabled_seen.pop(key, None)
-        return False
 
     async def _run_action(self, job: JobRecord, message: OccurrenceMessage, claim: Claim) -> Fired | None:
         """Run the attempt's action and decide what follows; None if there was nothing to run."""

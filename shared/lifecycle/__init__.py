@@ -6,10 +6,12 @@ advances and the executor for attempts). Retention's deletes come here too (`pur
 
 - reads.py: one record, or one page of a list.
 - jobs.py: job definition writes (PUT, PATCH): validate, merge, quota, then store.
-- collections.py: collection definition writes (PUT, PATCH), with the cascade of a state change.
+- collections.py: collection definition writes (PUT, PATCH); a state change queues its cascade.
 - writes.py: `store_job`, the one place a job's definition or state is stored (planned, due-indexed).
-- states.py: state changes under ETags (enable/disable, the cascade to jobs).
-- purge.py: removing a job (DELETE, collection delete, retention) or a collection.
+- states.py: state changes of jobs and collections under ETags.
+- cascade.py: POST enable/disable and DELETE of a collection, and what follows for its jobs: queued work,
+  done after the answer (`handle_dispatch_message` is the dispatch queue's trigger).
+- purge.py: removing a job (DELETE, a collection's delete, retention).
 - runs.py: run now.
 - job_count.py, quotas.py: maxJobCount under concurrency; plan and quota limits.
 - documents.py, validation.py, certificates.py, regions.py: definition documents and the rules they obey.
@@ -19,6 +21,7 @@ advances and the executor for attempts). Retention's deletes come here too (`pur
 
 from __future__ import annotations
 
+from .cascade import delete_collection, handle_dispatch_message, transition_collection
 from .collections import patch_collection, put_collection
 from .errors import (
     CollectionNotFound,
@@ -29,14 +32,13 @@ from .errors import (
     QuotaExceeded,
 )
 from .jobs import patch_job, put_job
-from .purge import delete_collection, delete_job, purge_job
+from .purge import delete_job, purge_job
 from .reads import collections_page, get_collection, get_job, history_page, jobs_page, live_collection
 from .runs import run_job
-from .states import transition_collection
 
 __all__ = [
     "CollectionNotFound", "Conflict", "InvalidDefinition", "JobNotFound", "LifecycleError",
     "QuotaExceeded", "collections_page", "delete_collection", "delete_job", "get_collection", "get_job",
-    "history_page", "jobs_page", "live_collection", "patch_collection", "patch_job", "purge_job",
-    "put_collection", "put_job", "run_job", "transition_collection",
+    "handle_dispatch_message", "history_page", "jobs_page", "live_collection", "patch_collection", "patch_job",
+    "purge_job", "put_collection", "put_job", "run_job", "transition_collection",
 ]

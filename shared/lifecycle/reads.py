@@ -13,17 +13,15 @@ from ..keys import CollectionKey, JobKey
 from ..model import JobCollectionState, JobExecutionStatus, JobState
 from ..records import CollectionRecord, HistoryRecord, JobRecord
 from .errors import CollectionNotFound, JobNotFound
+from .parallel import side_by_side
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
 
 def get_collection(rt: Runtime, key: CollectionKey) -> CollectionRecord:
-    """The collection, in whatever state (a Deleted one is shown until its delete finishes)."""
-    record = rt.store.collections.get(key)
-    if record is None:
-        raise CollectionNotFound(key)
-    return record
+    """The collection; CollectionNotFound when it is missing or Deleted (its delete finishing after the answer)."""
+    return live_collection(rt, key)
 
 
 def live_collection(rt: Runtime, key: CollectionKey) -> CollectionRecord:
@@ -35,8 +33,11 @@ def live_collection(rt: Runtime, key: CollectionKey) -> CollectionRecord:
 
 
 def get_job(rt: Runtime, key: JobKey) -> JobRecord:
-    record = rt.store.jobs.get(key)
-    if record is None:
+    """The job; JobNotFound when it is missing or its collection is gone or Deleted (its jobs are purged after
+    the delete answered, and read as if they were). The two rows are read side by side."""
+    collection, record = side_by_side(lambda: rt.store.collections.get(key.collection_key),
+                                      lambda: rt.store.jobs.get(key))
+    if record is None or collection is None or collection.state == JobCollectionState.DELETED:
         raise JobNotFound(key)
     return record
 
@@ -66,8 +67,7 @@ def history_page(rt: Runtime, key: JobKey, status: JobExecutionStatus | None, si
                  skip: int) -> tuple[list[HistoryRecord], Any]:
     """A page of the job's history, newest first, and the continuation of the next. History partitions are
     small (1,000 entries per job at most), so `skip` simply reads past the skipped entries once."""
-    if rt.store.jobs.get(key) is None:
-        raise JobNotFound(key)
+    get_job(rt, key)
     if continuation is None and skip:
         while skip > 0:
             records, continuation = rt.store.history.page(key, status, min(skip, 1000), continuation)

@@ -1,5 +1,6 @@
 """The dispatch queue: the minute timer puts one message per (minute bucket, shard) here, and the
-queue-triggered dispatcher handles each on whichever instance takes it.
+queue-triggered dispatcher handles each on whichever instance takes it. The lifecycle queues a collection's
+cascade here too (`send_text`; shared/lifecycle/cascade.py routes the trigger's messages).
 
 A message is `{"bucket": "YYYYMMDDHHMM", "shard": n}` (plus `"account": a` for a storage account other than the
 primary, and, with telemetry on, `"tp"`: the W3C traceparent of
@@ -61,3 +62,8 @@ class DispatchQueue:
         # An hour to live: a task nobody took by then is not lost, because every tick also sweeps the
         # buckets behind its window for entries left there (Dispatcher.fan_out).
         self.client.send_message(task.to_json(), time_to_live=3600)
+
+    def send_text(self, text: str) -> None:
+        """Another kind of task for the dispatch trigger (a collection's cascade, shared/lifecycle/cascade.py):
+        kept until handled (no time to live), since nothing else would redo it."""
+        self.client.send_message(text, time_to_live=-1)
