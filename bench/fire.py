@@ -30,6 +30,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -37,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import Harness, lateness_line, next_minute, one_shot, pause_until  # noqa: E402
+from bench.harness import Harness, kinds_line, lateness_line, next_minute, one_shot, pause_until  # noqa: E402
 from bench.targets import Arrival  # noqa: E402
 
 HOSTS: dict[str, float | None] = {"instant": 0.0, "0.2s": 0.2, "0.5s": 0.5, "2s": 2.0, "hang": None}
@@ -57,6 +58,7 @@ class Phase:
     late_start: bool = False
     overlapped: bool = False  # the next phase's creation ran into this phase's window
     requests: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
     invocations: int = 0
     rss_mb: float = 0.0
 
@@ -97,7 +99,7 @@ def window_start(phase: Phase) -> datetime:
 
 def measure(harness: Harness, phase: Phase) -> None:
     phase.late_start = not pause_until(window_start(phase))
-    requests, invocations = harness.requests(), harness.invocations()
+    requests, invocations, kinds = harness.requests(), harness.invocations(), harness.kinds()
     last_due = max(due for due, _ in phase.plan.values())
     deadline = last_due + timedelta(seconds=phase.wait)
     while datetime.now(UTC) < deadline and len(arrived(harness, phase)) < len(phase.plan):
@@ -108,6 +110,7 @@ def measure(harness: Harness, phase: Phase) -> None:
     last = max((a.at for a in arrived(harness, phase)), default=datetime.now(UTC))
     pause_until(max(settle, last + WATCH))
     phase.requests = harness.requests() - requests
+    phase.kinds = harness.kinds() - kinds
     phase.invocations = harness.invocations() - invocations
 
 
@@ -131,6 +134,7 @@ def report(phase: Phase, arrivals: list[Arrival]) -> None:
           f"{phase.invocations / executions:.3f} function invocations (executor, dispatch, timer) per execution "
           f"({phase.requests} requests, {phase.invocations} invocations, {len(arrivals)} executions); "
           f"host RSS peak {phase.rss_mb:.0f} MB")
+    print(f"[{name}] requests:   {kinds_line(phase.kinds, len(arrivals))}")
 
 
 def main() -> None:

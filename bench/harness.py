@@ -16,6 +16,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -51,6 +52,11 @@ def request(method: str, url: str, body: object | None = None, timeout: float = 
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def kinds_line(kinds: Counter[str], executions: int) -> str:
+    """Storage requests by kind, per execution, largest first."""
+    return ", ".join(f"{kind} {count / max(executions, 1):.2f}" for kind, count in kinds.most_common() if count)
 
 
 def lateness_line(values: list[float]) -> str:
@@ -176,6 +182,9 @@ class Harness:
 
     def requests(self) -> int:
         return self.meter.requests
+
+    def kinds(self) -> Counter[str]:
+        return self.meter.kinds()
 
     def invocations(self) -> int:
         text = self.log_path.read_text(errors="replace")

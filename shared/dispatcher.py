@@ -32,10 +32,12 @@ from typing import TypeVar
 from . import jobstate
 from .clock import Clock
 from .jobstate import DispatchStep
+from .keys import CollectionKey, JobKey
 from .occurrence import OccurrenceMessage, Trigger, batches
 from .records import HistoryRecord, JobRecord
 from .store import ConcurrencyError, DueEntry, Store, bucket_of, bucket_start, read_modify_write
 from .store.dispatch_queue import MalformedTask, ShardTask
+from .store.jobs import ranges
 from .store.tables import chunks
 from .telemetry import traced_dispatch, traced_tick
 
@@ -200,7 +202,7 @@ class Dispatcher:
         report = TickReport()
         done: list[DueEntry] = []
         plans: list[_Plan] = []
-        for entry, job in zip(entries, _each(pool, self._read, entries), strict=True):
+        for entry, job in zip(entries, self._read_all(entries, pool), strict=True):
             if isinstance(job, Exception):
                 report.count(DispatchOutcome.FAILED)
                 log.error("dispatching %s at %s failed: %s; a later tick retries it", entry.job.resource_id,
@@ -228,6 +230,18 @@ class Dispatcher:
     def _read(self, entry: DueEntry) -> JobRecord | None:
         return self.store.jobs.get(entry.job)
 
+    def _read_all(self, entries: list[DueEntry], pool: ThreadPoolExecutor) -> list[JobRecord | None | Exception]:
+        """Every entry's job: a range query per collection holding several of them (a herd, a busy minute), a
+        read each for the others; an item's exception is its result."""
+        found: dict[JobKey, JobRecord | None] = {}
+        groups = ranges(entry.job for entry in entries)
+        for answer in _each(pool, lambda keys: self.store.jobs.get_range(keys[0].collection_key, keys), groups):
+            if not isinstance(answer, Exception):  # a failed range query: its jobs are read one by one below
+                found.update(answer)
+        rest = [entry for entry in entries if entry.job not in found]
+        alone = dict(zip((entry.job for entry in rest), _each(pool, self._read, rest), strict=True))
+        return [found[entry.job] if entry.job in found else alone[entry.job] for entry in entries]
+
     # -- one occurrence: plan, then write in order ---------------------------------------------------------
 
     def _plan(self, job: JobRecord, entry: DueEntry, now: datetime) -> _Plan:
@@ -248,7 +262,7 @@ class Dispatcher:
         # The index entry goes before the job advances (as in the API's planning): a failure after it
         # leaves a stale entry, which a tick drops, whereas a job advanced without its entry would never run.
         self.store.due.add_many((p.job.key, p.step.following, p.job.generation) for p in plans if p.step.following)
-        for plan, advanced in zip(plans, _each(pool, self._advance, plans), strict=True):
+        for plan, advanced in zip(plans, self._advance_all(plans, pool), strict=True):
             if isinstance(advanced, Exception):
                 plan.failed = True
                 log.error("advancing %s failed: %s; a later tick retries it", plan.job.key.resource_id, advanced)
@@ -262,6 +276,30 @@ class Dispatcher:
             # The queue counts visibility from the send, and a busy dispatch sends seconds after it started:
             # the delay must be measured from now, not from the tick's start.
             self.store.queue.send(batch, self.clock.now())
+
+    def _advance_all(self, plans: list[_Plan], pool: ThreadPoolExecutor | None) -> list[JobRecord | None | Exception]:
+        """Every plan's advance: the jobs of one collection written together under the ETags they were read
+        with (entity-group transactions of up to 100); a job that changed meanwhile, or whose transaction
+        failed, goes through its own read-modify-write (`_advance`)."""
+        results: dict[int, JobRecord | None | Exception] = {}
+        groups: dict[CollectionKey, list[int]] = {}
+        for index, plan in enumerate(plans):
+            groups.setdefault(plan.job.key.collection_key, []).append(index)
+        chunked = [chunk for group in groups.values() if len(group) > 1 for chunk in chunks(group, 100)]
+
+        def write(chunk: list[int]) -> list[JobRecord | None]:
+            return self.store.jobs.replace_many([jobstate.advanced(plans[i].job, plans[i].step) for i in chunk])
+
+        for chunk, written in zip(chunked, _each(pool, write, chunked), strict=True):
+            if isinstance(written, Exception):
+                continue  # each of them alone, below
+            for index, record in zip(chunk, written, strict=True):
+                if record is not None:
+                    results[index] = record
+        rest = [index for index in range(len(plans)) if index not in results]
+        for index, answer in zip(rest, _each(pool, self._advance, [plans[i] for i in rest]), strict=True):
+            results[index] = answer
+        return [results[index] for index in range(len(plans))]
 
     def _advance(self, plan: _Plan) -> JobRecord | None:
         """Move the job past the dispatched occurrence under its ETag: the job as written, or None if another

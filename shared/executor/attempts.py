@@ -16,7 +16,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,6 +25,7 @@ from azure.core.exceptions import HttpResponseError, ServiceRequestError, Servic
 from ..actions import ActionResult, ActionRunner, ExecutionContext
 from ..clock import Clock
 from ..jobstate import Attempt, AttemptOutcome, Outcome, after_attempt, decide, is_done, may_run, series_of
+from ..keys import JobKey
 from ..leases import Guard, Guards
 from ..model import JobErrorAction, JobExecutionStatus, JobHistoryActionName
 from ..occurrence import OccurrenceMessage, Trigger
@@ -90,11 +91,13 @@ class Attempts:
         self.guards = guards
         self.collections = CollectionGate(store, io)  # the collection's state at the second
 
-    def prepare(self, message: OccurrenceMessage, runner: str, guard: Guard) -> Prepared | None:
-        """Check the attempt's job and claim the attempt for `runner`; None when there is nothing to run."""
+    def prepare(self, message: OccurrenceMessage, runner: str, guard: Guard,
+                jobs: Mapping[JobKey, JobRecord | None] | None = None) -> Prepared | None:
+        """Check the attempt's job and claim the attempt for `runner`; None when there is nothing to run.
+        `jobs`: jobs the batch read together (a range query per collection); any other is read here."""
         # A message of a replaced definition is dropped before it claims: a PATCH or a disable + enable
         # re-queues the same occurrence (same claim id) for the new generation, and that one must run.
-        job = self._current_job(message)
+        job = self._current_job(message, jobs)
         if job is None:
             log.info("occurrence %s was planned for a deleted or redefined job; dropped", message.claim_id)
             return None
@@ -158,9 +161,10 @@ class Attempts:
         finally:
             guard.drop(fired.claim.claim_id)
 
-    def _current_job(self, message: OccurrenceMessage) -> JobRecord | None:
+    def _current_job(self, message: OccurrenceMessage,
+                     jobs: Mapping[JobKey, JobRecord | None] | None = None) -> JobRecord | None:
         """The job, unless it was deleted or redefined after this occurrence was planned."""
-        job = self.store.jobs.get(message.job)
+        job = jobs[message.job] if jobs is not None and message.job in jobs else self.store.jobs.get(message.job)
         if job is None or job.generation != message.generation:
             return None
         return job

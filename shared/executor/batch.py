@@ -4,8 +4,9 @@ Per delivery, in order:
 1. a batch due more than EARLY_HOP ahead goes back to the queue (long delays hop in steps of 7 days);
 2. one watchdog for the whole batch (shared/leases.py; the one its sender queued before it, on a first
    delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing;
-3. before the second: every occurrence's job is read and its attempt claimed, side by side on the
-   executor's pool (the message turned visible a few seconds early for this, see store/queue.py);
+3. before the second: every occurrence's job is read (one range query per collection with several of
+   them in the batch) and its attempt claimed, side by side on the executor's pool (the message turned
+   visible a few seconds early for this, see store/queue.py);
 4. at each occurrence's second: the claimed attempts fire side by side (attempts.py), each action a
    coroutine under the process's action limits (shared/actions/limits.py: in flight, per target host);
 5. then, once every action of the batch went out, each attempt is recorded: history, what follows (retries
@@ -32,10 +33,13 @@ from typing import TypeVar
 
 from ..actions import ActionRunner
 from ..clock import Clock
+from ..keys import JobKey
 from ..leases import Guard, Guards
 from ..occurrence import MalformedMessage, OccurrenceBatch, OccurrenceMessage
+from ..records import JobRecord
 from ..settings import Settings
 from ..store import Store
+from ..store.jobs import ranges
 from ..telemetry import poisoned
 from .attempts import Attempts, Fired, Prepared
 
@@ -94,8 +98,9 @@ class Executor:
             return
         guard = await self._blocking(self.guards.open, batch, first_delivery)
         try:
+            jobs = await self._read_jobs(batch)
             prepared = await asyncio.gather(
-                *(self._blocking(self.attempts.prepare, item, runner, guard) for item in batch.items),
+                *(self._blocking(self.attempts.prepare, item, runner, guard, jobs) for item in batch.items),
                 return_exceptions=True)
             ready = [p for p in prepared if isinstance(p, Prepared)]
             # Occurrences of a batch share their second (the dispatcher groups them so); fire each at its own.
@@ -111,6 +116,18 @@ class Executor:
             log.warning("%d of %d attempts of a batch failed; the batch is delivered again", len(failures),
                         len(batch.items))
             raise failures[0]
+
+    async def _read_jobs(self, batch: OccurrenceBatch) -> dict[JobKey, JobRecord | None]:
+        """The batch's jobs, one range query per collection holding several of them (a herd); prepare reads
+        any other (and any whose query failed) by itself."""
+        found: dict[JobKey, JobRecord | None] = {}
+        answers = await asyncio.gather(*(
+            self._blocking(self.store.jobs.get_range, keys[0].collection_key, keys)
+            for keys in ranges(item.job for item in batch.items)), return_exceptions=True)
+        for answer in answers:
+            if isinstance(answer, dict):
+                found.update(answer)
+        return found
 
     async def _fire(self, prepared: Prepared, guard: Guard) -> Fired | None:
         wait = (prepared.message.due - self.clock.now()).total_seconds()

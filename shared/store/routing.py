@@ -158,6 +158,12 @@ class RoutedJobs(JobStore):
     def replace(self, record: JobRecord) -> JobRecord:
         return self._at(record.key.collection_key).replace(record)
 
+    def get_range(self, collection: CollectionKey, *args: Any, **kwargs: Any) -> dict[JobKey, JobRecord | None]:
+        return self._at(collection).get_range(collection, *args, **kwargs)
+
+    def replace_many(self, records: list[JobRecord]) -> list[JobRecord | None]:
+        return self._at(records[0].key.collection_key).replace_many(records) if records else []
+
     def delete(self, key: JobKey, *args: Any, **kwargs: Any) -> bool:
         return self._at(key.collection_key).delete(key, *args, **kwargs)
 

@@ -122,6 +122,29 @@ class Table:
         """Upsert (replace) up to 100 entities of one partition in one entity-group transaction."""
         self._client.submit_transaction([("upsert", _clean(e), {"mode": UpdateMode.REPLACE}) for e in entities])
 
+    def replace_batch(self, entities: list[tuple[Entity, str]]) -> list[str | None]:
+        """Replace up to 100 entities of one partition, each only if unchanged since its ETag, in as few
+        entity-group transactions as their conflicts allow: the new ETag of each, or None for one that changed
+        or vanished (not written). A transaction is all or nothing, so one whose entity `i` conflicted is sent
+        again without it."""
+        results: list[str | None] = [None] * len(entities)
+        pending = list(range(len(entities)))
+        while pending:
+            operations = [("update", _clean(entities[i][0]), {
+                "mode": UpdateMode.REPLACE, "etag": entities[i][1], "match_condition": MatchConditions.IfNotModified,
+            }) for i in pending]
+            try:
+                answers = self._client.submit_transaction(operations)
+            except TableTransactionError as exc:
+                if exc.status_code not in (404, 412) or not 0 <= exc.index < len(pending):
+                    raise
+                del pending[exc.index]  # changed or vanished: left to its writer's own read-modify-write
+                continue
+            for i, answer in zip(pending, answers, strict=True):
+                results[i] = str(answer["etag"])
+            return results
+        return results
+
     def delete_batch(self, partition: str, rows: list[str]) -> None:
         """Delete up to 100 rows of one partition in one entity-group transaction; BatchFailed when one of them
         is missing (then nothing was deleted)."""
