@@ -157,9 +157,10 @@ def dispatcher(timer: func.TimerRequest) -> None:
 
 
 @app.queue_trigger(arg_name="message", queue_name=DISPATCH_QUEUE, connection=STORAGE_SETTING)
-def dispatch(message: func.QueueMessage) -> None:
-    # A dispatch task, or a collection's cascade queued by the API (shared/lifecycle/cascade.py).
-    lifecycle.handle_dispatch_message(runtime(), message.get_body().decode("utf-8"))
+async def dispatch(message: func.QueueMessage) -> None:
+    # A dispatch task, or a collection's cascade queued by the API (shared/lifecycle/cascade.py). async def: the
+    # work runs on threads of its own, never on the worker's pool that the API's requests need.
+    await lifecycle.handle_dispatch_message_async(runtime(), message.get_body().decode("utf-8"))
 
 
 @app.queue_trigger(arg_name="message", queue_name=OCCURRENCE_QUEUE, connection=STORAGE_SETTING)

@@ -37,7 +37,7 @@ from .occurrence import OccurrenceMessage, Trigger, batches
 from .records import HistoryRecord, JobRecord
 from .store import ConcurrencyError, DueEntry, Store, bucket_of, bucket_start, read_modify_write
 from .store.dispatch_queue import MalformedTask, ShardTask
-from .store.jobs import ranges
+from .store.jobs import groups_of
 from .store.tables import chunks
 from .telemetry import traced_dispatch, traced_tick
 
@@ -231,12 +231,12 @@ class Dispatcher:
         return self.store.jobs.get(entry.job)
 
     def _read_all(self, entries: list[DueEntry], pool: ThreadPoolExecutor) -> list[JobRecord | None | Exception]:
-        """Every entry's job: a range query per collection holding several of them (a herd, a busy minute), a
-        read each for the others; an item's exception is its result."""
+        """Every entry's job: read together (a query per 14) with the other jobs of its collection, or alone;
+        an item's exception is its result."""
         found: dict[JobKey, JobRecord | None] = {}
-        groups = ranges(entry.job for entry in entries)
-        for answer in _each(pool, lambda keys: self.store.jobs.get_range(keys[0].collection_key, keys), groups):
-            if not isinstance(answer, Exception):  # a failed range query: its jobs are read one by one below
+        groups = groups_of(entry.job for entry in entries)
+        for answer in _each(pool, lambda keys: self.store.jobs.get_many(keys[0].collection_key, keys), groups):
+            if not isinstance(answer, Exception):  # a failed query: its jobs are read one by one below
                 found.update(answer)
         rest = [entry for entry in entries if entry.job not in found]
         alone = dict(zip((entry.job for entry in rest), _each(pool, self._read, rest), strict=True))

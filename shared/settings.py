@@ -23,7 +23,7 @@ DEFAULT_DUE_SHARDS = 8
 MAX_DUE_SHARDS = 99
 # Actions one process runs at once, in all and per target host (shared/actions/limits.py says why).
 DEFAULT_ACTIONS_IN_FLIGHT = 2000
-DEFAULT_ACTIONS_PER_HOST = 500
+DEFAULT_ACTIONS_PER_HOST = 1000
 MAX_ACTION_SLOTS = 100_000
 
 # The well-known development account every Azure SDK accepts against Azurite; not a secret (the one copy:

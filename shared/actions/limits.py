@@ -6,9 +6,10 @@ coroutine waiting, not a thread: a herd queued behind a busy host costs memory o
 
 - `in_flight` (SCHEDULER_ACTIONS_IN_FLIGHT, default 2,000) bounds what one process keeps open: sockets,
   TLS state, buffers. Actions are waits, not work, so it is far above the process's CPUs.
-- `per_host` (SCHEDULER_ACTIONS_PER_HOST, default 500) keeps one host from taking every slot: a host
-  that hangs until the 60 s deadline holds at most this many, and actions for other hosts keep going.
-  A herd larger than this at one host goes out in waves as earlier attempts end.
+- `per_host` (SCHEDULER_ACTIONS_PER_HOST, default 1,000) keeps one host from taking every slot: a host
+  that hangs until the 60 s deadline holds at most this many (half the process's), and actions for other
+  hosts keep going. A herd of up to 1,000 jobs at one host goes out at once; a larger one goes out in
+  waves as earlier attempts end.
 
 A host's slot is taken before the process's, so actions waiting for a busy host hold nothing the others
 need. Slots belong to an event loop (each loop has its own), and a host's entry is dropped when no

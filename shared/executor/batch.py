@@ -4,8 +4,8 @@ Per delivery, in order:
 1. a batch due more than EARLY_HOP ahead goes back to the queue (long delays hop in steps of 7 days);
 2. one watchdog for the whole batch (shared/leases.py; the one its sender queued before it, on a first
    delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing;
-3. before the second: every occurrence's job is read (one range query per collection with several of
-   them in the batch) and its attempt claimed, side by side on the executor's pool (the message turned
+3. before the second: every occurrence's job is read (a query per 14 jobs of one collection) and its
+   attempt claimed, side by side on the executor's pool (the message turned
    visible a few seconds early for this, see store/queue.py);
 4. at each occurrence's second: the claimed attempts fire side by side (attempts.py), each action a
    coroutine under the process's action limits (shared/actions/limits.py: in flight, per target host);
@@ -39,7 +39,7 @@ from ..occurrence import MalformedMessage, OccurrenceBatch, OccurrenceMessage
 from ..records import JobRecord
 from ..settings import Settings
 from ..store import Store
-from ..store.jobs import ranges
+from ..store.jobs import groups_of
 from ..telemetry import poisoned
 from .attempts import Attempts, Fired, Prepared
 
@@ -118,12 +118,12 @@ class Executor:
             raise failures[0]
 
     async def _read_jobs(self, batch: OccurrenceBatch) -> dict[JobKey, JobRecord | None]:
-        """The batch's jobs, one range query per collection holding several of them (a herd); prepare reads
+        """The batch's jobs, read together (a query per 14) with the others of their collection; prepare reads
         any other (and any whose query failed) by itself."""
         found: dict[JobKey, JobRecord | None] = {}
         answers = await asyncio.gather(*(
-            self._blocking(self.store.jobs.get_range, keys[0].collection_key, keys)
-            for keys in ranges(item.job for item in batch.items)), return_exceptions=True)
+            self._blocking(self.store.jobs.get_many, keys[0].collection_key, keys)
+            for keys in groups_of(item.job for item in batch.items)), return_exceptions=True)
         for answer in answers:
             if isinstance(answer, dict):
                 found.update(answer)

@@ -21,7 +21,7 @@ advances and the executor for attempts). Retention's deletes come here too (`pur
 
 from __future__ import annotations
 
-from .cascade import delete_collection, handle_dispatch_message, transition_collection
+from .cascade import delete_collection, handle_dispatch_message, handle_dispatch_message_async, transition_collection
 from .collections import patch_collection, put_collection
 from .errors import (
     CollectionNotFound,
@@ -39,6 +39,6 @@ from .runs import run_job
 __all__ = [
     "CollectionNotFound", "Conflict", "InvalidDefinition", "JobNotFound", "LifecycleError",
     "QuotaExceeded", "collections_page", "delete_collection", "delete_job", "get_collection", "get_job",
-    "handle_dispatch_message", "history_page", "jobs_page", "live_collection", "patch_collection", "patch_job",
-    "purge_job", "put_collection", "put_job", "run_job", "transition_collection",
+    "handle_dispatch_message", "handle_dispatch_message_async", "history_page", "jobs_page", "live_collection",
+    "patch_collection", "patch_job", "purge_job", "put_collection", "put_job", "run_job", "transition_collection",
 ]

@@ -20,6 +20,7 @@ API; a PUT that creates it again first finishes the delete (`finish_delete`).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 PAGE = 100  # jobs per task: one task's work stays far inside the trigger's visibility timeout
 PARALLELISM = 8
+# Dispatch-queue messages handled at once per process, on threads of their own (handle_dispatch_message_async).
+DISPATCH_THREADS = 4
+_DISPATCH_POOL = ThreadPoolExecutor(DISPATCH_THREADS, thread_name_prefix="dispatch-task")
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,13 @@ def queue_cascade(rt: Runtime, key: CollectionKey, state: JobCollectionState, af
     """Queue the work that carries `state` to the collection's jobs (nothing for a state without any)."""
     if state in jobstate.COLLECTION_CASCADE or state == JobCollectionState.DELETED:
         rt.store.dispatch.send_text(CascadeTask(key, state, after).to_json())
+
+
+async def handle_dispatch_message_async(rt: Runtime, text: str) -> None:
+    """The dispatch queue's trigger, a coroutine: the task runs on threads of its own, so dispatch and cascade
+    work never holds the worker's thread pool, which every API request needs (PYTHON_THREADPOOL_THREAD_COUNT:
+    a few threads per process). A busy minute's dispatch then cannot keep an API call waiting."""
+    await asyncio.get_running_loop().run_in_executor(_DISPATCH_POOL, handle_dispatch_message, rt, text)
 
 
 def handle_dispatch_message(rt: Runtime, text: str) -> None:

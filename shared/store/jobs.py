@@ -21,19 +21,22 @@ from .keys import job_partition, job_row
 from .pages import page_after, skip_rows
 from .readable import read_each, read_one
 from .sealing import Keyring, SealError, extract, open_sealed, restore, rewrap, seal
-from .tables import ConcurrencyError, Entity, Table, as_datetime, as_int, int64
+from .tables import ConcurrencyError, Entity, Table, as_datetime, as_int, chunks, int64
 
 log = logging.getLogger(__name__)
-# Jobs of one collection wanted together: from this many on, one range query reads them (get_range).
-RANGE_READ_MIN = 4
+# Jobs of one collection read by one query (get_many): a filter may hold 15 comparisons (Azure Table
+# Storage's documented limit), the partition's and 14 rows'.
+MANY_PER_QUERY = 14
+# Jobs of one collection wanted together: from this many on, they are read by get_many.
+MANY_MIN = 2
 
 
-def ranges(keys: Iterable[JobKey]) -> list[list[JobKey]]:
-    """The keys worth one range query each (RANGE_READ_MIN or more of one collection), grouped by collection."""
-    groups: dict[CollectionKey, list[JobKey]] = {}
+def groups_of(keys: Iterable[JobKey]) -> list[list[JobKey]]:
+    """The keys worth reading together (MANY_MIN or more of one collection), grouped by collection."""
+    groups: dict[CollectionKey, set[JobKey]] = {}
     for key in keys:
-        groups.setdefault(key.collection_key, []).append(key)
-    return [sorted(set(group), key=job_row) for group in groups.values() if len(set(group)) >= RANGE_READ_MIN]
+        groups.setdefault(key.collection_key, set()).add(key)
+    return [sorted(group, key=job_row) for group in groups.values() if len(group) >= MANY_MIN]
 
 
 class JobStore:
@@ -55,31 +58,29 @@ class JobStore:
         assert record.etag is not None, "replace needs the ETag of the record it read"
         return replace(record, etag=self.table.replace(self._entity(record), record.etag))
 
-    def get_range(self, collection: CollectionKey, keys: list[JobKey],
-                  scan_limit: int = 2000) -> dict[JobKey, JobRecord | None]:
-        """Many jobs of one collection in one range query (a page per 1,000 rows) instead of a read each: every
-        row from the lowest to the highest of `keys` is read, and only the ones asked for are decoded. A job that
-        is not there maps to None. A key left out of the answer is for the caller to read alone: its row is
-        unreadable, or the range held more than `scan_limit` rows (a sparse one) before reaching it."""
+    def get_many(self, collection: CollectionKey, keys: list[JobKey]) -> dict[JobKey, JobRecord | None]:
+        """Several jobs of one collection, MANY_PER_QUERY a query (a filter naming their rows) instead of a read
+        each. A job that is not there maps to None; one whose row cannot be read is left out of the answer (for
+        the caller to read alone, which raises)."""
         wanted = {job_row(key): key for key in keys}
-        rows = sorted(wanted)
         found: dict[JobKey, JobRecord | None] = {}
         unreadable: set[JobKey] = set()
-        query = "PartitionKey eq @pk and RowKey ge @lo and RowKey le @hi"
-        entities = self.table.query(query, {"pk": job_partition(collection), "lo": rows[0], "hi": rows[-1]})
-        for scanned, entity in enumerate(entities, 1):
-            key = wanted.get(entity["RowKey"])
-            if key is not None:
+        for rows in chunks(sorted(wanted), MANY_PER_QUERY):
+            names = {f"r{n}": row for n, row in enumerate(rows)}
+            # Spaces around the parentheses: the SDK finds its @parameters by splitting the filter at spaces.
+            query = "PartitionKey eq @pk and ( " + " or ".join(f"RowKey eq @{name}" for name in names) + " )"
+            for entity in self.table.query(query, {"pk": job_partition(collection), **names}):
+                key = wanted.get(entity["RowKey"])
+                if key is None:
+                    continue
                 record = read_each("job", [entity], self._record)  # an unreadable row is logged and left out
                 if record:
                     found[key] = record[0]
                 else:
                     unreadable.add(key)
-            if scanned >= scan_limit and len(found) + len(unreadable) < len(wanted):
-                return found  # a sparse range: the rest are read one by one
         for key in wanted.values():
             if key not in found and key not in unreadable:
-                found[key] = None  # the whole range was read and the row was not in it
+                found[key] = None
         return found
 
     def replace_many(self, records: list[JobRecord]) -> list[JobRecord | None]:

@@ -158,8 +158,8 @@ class RoutedJobs(JobStore):
     def replace(self, record: JobRecord) -> JobRecord:
         return self._at(record.key.collection_key).replace(record)
 
-    def get_range(self, collection: CollectionKey, *args: Any, **kwargs: Any) -> dict[JobKey, JobRecord | None]:
-        return self._at(collection).get_range(collection, *args, **kwargs)
+    def get_many(self, collection: CollectionKey, keys: list[JobKey]) -> dict[JobKey, JobRecord | None]:
+        return self._at(collection).get_many(collection, keys)
 
     def replace_many(self, records: list[JobRecord]) -> list[JobRecord | None]:
         return self._at(records[0].key.collection_key).replace_many(records) if records else []

@@ -34,8 +34,7 @@ class FaultyJobs(JobStore):
             raise ServiceRequestError("storage unavailable")
         return super().get(key)
 
-    def get_range(self, collection: CollectionKey, keys: list[JobKey],
-                  scan_limit: int = 2000) -> dict[JobKey, JobRecord | None]:
+    def get_many(self, collection: CollectionKey, keys: list[JobKey]) -> dict[JobKey, JobRecord | None]:
         return {}
 
     def replace_many(self, records: list[JobRecord]) -> list[JobRecord | None]:

@@ -94,10 +94,10 @@ def test_hosts_are_told_apart_by_scheme_name_and_port() -> None:
     assert host_of(queue) == "storage://acct1"
 
 
-def test_the_settings_default_to_two_thousand_in_flight_and_five_hundred_per_host() -> None:
+def test_the_settings_default_to_two_thousand_in_flight_and_one_thousand_per_host() -> None:
     env = {"AzureWebJobsStorage": "UseDevelopmentStorage=true"}
     settings = Settings.from_environment(env)
-    assert (settings.actions_in_flight, settings.actions_per_host) == (2000, 500)
+    assert (settings.actions_in_flight, settings.actions_per_host) == (2000, 1000)
     limits = ActionLimits.from_settings(Settings.from_environment(
         {**env, "SCHEDULER_ACTIONS_IN_FLIGHT": "5000", "SCHEDULER_ACTIONS_PER_HOST": "9000"}))
     assert (limits.in_flight, limits.per_host) == (5000, 5000)  # a host never gets more than the process

@@ -1,4 +1,4 @@
-"""Many jobs of one collection read by one range query and written back in entity-group transactions (what a
+"""Many jobs of one collection read by a query per 14 and written back in entity-group transactions (what a
 herd's dispatch and execution do), on real Azurite: the same records as one read or write each, a job changed
 meanwhile is left to its own read-modify-write, and a dispatch whose herd raced a rewrite still queues and
 advances each job exactly once."""
@@ -12,7 +12,7 @@ from shared.dispatcher import Dispatcher
 from shared.keys import CollectionKey, JobKey
 from shared.records import JobRecord
 from shared.runtime import Runtime
-from shared.store.jobs import RANGE_READ_MIN, ranges
+from shared.store.jobs import MANY_MIN, MANY_PER_QUERY, groups_of
 from tests.conftest import ManualClock
 from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
 
@@ -33,21 +33,20 @@ def _jobs(rt: Runtime, names: list[str], start: str | None = None) -> list[JobRe
     return found
 
 
-def test_a_range_read_answers_as_a_read_each(runtime: Runtime) -> None:
+def test_a_read_of_many_answers_as_a_read_each(runtime: Runtime) -> None:
     make_collection(runtime, "P20Premium")
-    _jobs(runtime, [f"j{n}" for n in range(8)])
-    wanted = [JobKey(SUB, RG, JC, name) for name in ("j1", "j3", "j4", "j7", "missing")]
-    found = runtime.store.jobs.get_range(KEY, wanted)
+    names = [f"j{n:02}" for n in range(MANY_PER_QUERY + 6)]
+    _jobs(runtime, names)
+    wanted = [JobKey(SUB, RG, JC, name) for name in [*names[1:], "missing"]]  # more than one query's worth
+    found = runtime.store.jobs.get_many(KEY, wanted)
     assert found == {key: runtime.store.jobs.get(key) for key in wanted}
     assert found[JobKey(SUB, RG, JC, "missing")] is None
-    sparse = runtime.store.jobs.get_range(KEY, wanted, scan_limit=2)  # gives up after two rows
-    assert set(sparse) < set(wanted) and all(sparse[k] == found[k] for k in sparse)
 
 
-def test_only_collections_with_several_jobs_wanted_are_read_by_range() -> None:
-    many = [JobKey(SUB, RG, "big", f"j{n}") for n in range(RANGE_READ_MIN)]
-    few = [JobKey(SUB, RG, "small", f"j{n}") for n in range(RANGE_READ_MIN - 1)]
-    assert ranges([*few, *many, many[0]]) == [sorted(many, key=lambda k: k.job)]
+def test_only_collections_with_several_jobs_wanted_are_read_together() -> None:
+    many = [JobKey(SUB, RG, "big", f"j{n}") for n in range(MANY_MIN)]
+    few = [JobKey(SUB, RG, "small", f"j{n}") for n in range(MANY_MIN - 1)]
+    assert groups_of([*few, *many, many[0]]) == [sorted(many, key=lambda k: k.job)]
 
 
 def test_a_transaction_writes_every_job_but_one_that_changed_meanwhile(runtime: Runtime) -> None:
@@ -74,7 +73,7 @@ def test_a_herd_that_raced_a_rewrite_is_dispatched_once_each(settings, clock: Ma
     jobs = rt.store.jobs
 
     class Rewritten(type(jobs)):  # type: ignore[misc]
-        """A PATCH of h07 lands between the herd's range read and its transaction."""
+        """A PATCH of h07 lands between the herd's read and its transaction."""
 
         def replace_many(self, records: list[JobRecord]) -> list[JobRecord | None]:
             patched = call(rt, "Jobs_Patch", "PATCH", "h07", {"properties": {"action": {"request": {
