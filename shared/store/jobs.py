@@ -85,7 +85,8 @@ class JobStore:
 
     def replace_many(self, records: list[JobRecord]) -> list[JobRecord | None]:
         """Write back records of one collection read earlier, up to 100 in one entity-group transaction: each as
-        stored with its new ETag, or None when it changed in between (not written)."""
+        stored with its new ETag, or None when it was not written (it changed in between, or the transaction
+        was given up on after its second conflict: Table.replace_batch)."""
         etags = self.table.replace_batch([(self._entity(r), str(r.etag)) for r in records])
         return [replace(r, etag=etag) if etag is not None else None for r, etag in zip(records, etags, strict=True)]
 
