@@ -278,24 +278,41 @@ class Dispatcher:
             self.store.queue.send(batch, self.clock.now())
 
     def _advance_all(self, plans: list[_Plan], pool: ThreadPoolExecutor | None) -> list[JobRecord | None | Exception]:
-        """Every plan's advance: the jobs of one collection written together under the ETags they were read
-        with (entity-group transactions of up to 100); a job that changed meanwhile, or whose transaction
-        failed, goes through its own read-modify-write (`_advance`)."""
+        """Every plan's advance: the jobs of one collection read again together (a query per 14) and written
+        together under those ETags (entity-group transactions of up to 100), so the executors' status updates
+        since the plan's read rarely make a transaction fail; a job that changed in between, or whose
+        transaction failed, goes through its own read-modify-write (`_advance`)."""
         results: dict[int, JobRecord | None | Exception] = {}
         groups: dict[CollectionKey, list[int]] = {}
         for index, plan in enumerate(plans):
             groups.setdefault(plan.job.key.collection_key, []).append(index)
         chunked = [chunk for group in groups.values() if len(group) > 1 for chunk in chunks(group, 100)]
 
-        def write(chunk: list[int]) -> list[JobRecord | None]:
-            return self.store.jobs.replace_many([jobstate.advanced(plans[i].job, plans[i].step) for i in chunk])
-
-        for chunk, written in zip(chunked, _each(pool, write, chunked), strict=True):
-            if isinstance(written, Exception):
-                continue  # each of them alone, below
-            for index, record in zip(chunk, written, strict=True):
+        def write(chunk: list[int]) -> dict[int, JobRecord | None]:
+            fresh = self.store.jobs.get_many(plans[chunk[0]].job.key.collection_key, [plans[i].job.key for i in chunk])
+            decided: dict[int, JobRecord | None] = {}
+            writes: list[tuple[int, JobRecord]] = []
+            for i in chunk:
+                if plans[i].job.key not in fresh:
+                    continue  # unreadable: alone, below
+                try:
+                    current = fresh[plans[i].job.key]
+                    updated = _advance_of(plans[i], current) if current is not None else None
+                except _Replanned:
+                    decided[i] = None
+                    continue
+                if current is None or updated is None:
+                    decided[i] = current  # gone (a race lost to the delete), or already advanced by our write
+                else:
+                    writes.append((i, updated))
+            for (i, _), record in zip(writes, self.store.jobs.replace_many([u for _, u in writes]), strict=True):
                 if record is not None:
-                    results[index] = record
+                    decided[i] = record
+            return decided
+
+        for written in _each(pool, write, chunked):
+            if not isinstance(written, Exception):  # a failed chunk: each of its jobs alone, below
+                results.update(written)
         rest = [index for index in range(len(plans)) if index not in results]
         for index, answer in zip(rest, _each(pool, self._advance, [plans[i] for i in rest]), strict=True):
             results[index] = answer
@@ -304,22 +321,11 @@ class Dispatcher:
     def _advance(self, plan: _Plan) -> JobRecord | None:
         """Move the job past the dispatched occurrence under its ETag: the job as written, or None if another
         write won the race."""
-        planned, step, generation = plan.job, plan.step, plan.job.generation
-
-        def advance(job: JobRecord) -> JobRecord | None:
-            if job is not planned and jobstate.has_advanced(job, generation, step):
-                return None  # our write landed, but its answer was lost and the SDK's retry saw our new ETag
-            # The executor updates counters on the same entity: after a conflict, advance only if the job
-            # is still the one we planned for (a PUT/PATCH re-plans it by itself).
-            if job is not planned and not jobstate.still_due(job, generation, step.due):
-                raise _Replanned
-            return jobstate.advanced(job, step)
-
         try:
             # None: deleted meanwhile, a race lost to the delete
-            return read_modify_write(lambda: self.store.jobs.get(planned.key), advance,
+            return read_modify_write(lambda: self.store.jobs.get(plan.job.key), lambda job: _advance_of(plan, job),
                                      lambda job, _: self.store.jobs.replace(job), attempts=ADVANCE_ATTEMPTS,
-                                     current=planned)
+                                     current=plan.job)
         except (_Replanned, ConcurrencyError):
             return None  # lost to another write (ConcurrencyError: every one of ADVANCE_ATTEMPTS)
 
@@ -332,6 +338,19 @@ class Dispatcher:
         if plan.advanced is not None:
             self.store.due.remove(job.key, due)
         return plan.advanced
+
+
+def _advance_of(plan: _Plan, job: JobRecord) -> JobRecord | None:
+    """The job moved past the plan's occurrence; None when it already is (our write landed, but its answer was
+    lost and the SDK's retry saw our new ETag). Raises _Replanned when a rewrite re-planned it since the plan."""
+    planned, step, generation = plan.job, plan.step, plan.job.generation
+    if job is not planned and jobstate.has_advanced(job, generation, step):
+        return None
+    # The executor updates counters on the same entity: when the job was read again, advance only if it is
+    # still the one we planned for (a PUT/PATCH re-plans it by itself).
+    if job is not planned and not jobstate.still_due(job, generation, step.due):
+        raise _Replanned
+    return jobstate.advanced(job, step)
 
 
 def _each(pool: ThreadPoolExecutor | None, fn: Callable[[T], R], items: Iterable[T]) -> list[R | Exception]:
