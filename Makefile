@@ -46,6 +46,8 @@ test: lint infra-check unit
 bench: setup
 	$(PY) bench/recurrence.py
 	$(PY) bench/fire.py
+	$(PY) bench/steady.py
+	$(PY) bench/memory.py
 	$(PY) bench/api.py
 	$(PY) bench/auth.py
 	$(PY) bench/faults.py

@@ -4,7 +4,8 @@
   /api/subscriptions/..., its OpenAPI documents, and role assignments
   shaped like ARM's (.../providers/Microsoft.Authorization/roleAssignments) at subscription, group, collection.
 - Timer (every minute at second 0): the dispatcher fans out one task per (minute bucket, shard) of the due index.
-- Queue (scheduler-dispatch): one task's due entries become queued occurrences, on whichever instance takes it.
+- Queue (scheduler-dispatch): one task's due entries become queued occurrences, on whichever instance takes it;
+  or one page of a collection's cascade (enable, disable, delete), queued by the API.
 - Queue (scheduler-occurrences): the executor runs a batch of occurrences due at one second per message.
 - Timer (daily): retention prunes old history and finished jobs.
 - HTTP: the web console under /api/console (shared/console).
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import azure.functions as func
 
-from shared import api, telemetry
+from shared import api, lifecycle, telemetry
 from shared.api.operations import COLLECTION, GROUP, JOB, OPENAPI_ROUTES, PROVIDER, ROLE, ROLES, SUBSCRIPTION
 from shared.console import pages as console_pages
 from shared.retention import Retention
@@ -184,8 +185,10 @@ def dispatcher(timer: func.TimerRequest) -> None:
 
 
 @app.queue_trigger(arg_name="message", queue_name=DISPATCH_QUEUE, connection=STORAGE_SETTING)
-def dispatch(message: func.QueueMessage) -> None:
-    runtime().dispatcher.handle_task(message.get_body().decode("utf-8"))
+async def dispatch(message: func.QueueMessage) -> None:
+    # A dispatch task, or a collection's cascade queued by the API (shared/lifecycle/cascade.py). async def: the
+    # work runs on threads of its own, never on the worker's pool that the API's requests need.
+    await lifecycle.handle_dispatch_message_async(runtime(), message.get_body().decode("utf-8"))
 
 
 @app.queue_trigger(arg_name="message", queue_name=OCCURRENCE_QUEUE, connection=STORAGE_SETTING)

@@ -6,7 +6,8 @@ watermark up to its horizon, one whole minute ahead of the current one; the queu
 occurrence (visible at its due second), index the job's following occurrence, advance the job under
 its ETag, delete the entry. Working a minute ahead means a dispatch's own duration never makes an
 occurrence late. Each step is done for a page of entries at once (index writes batched per
-partition), and every step comes before the ones that depend on it, so a crash anywhere duplicates
+partition; the jobs of one collection read together and advanced in entity-group transactions,
+due_jobs.py), and every step comes before the ones that depend on it, so a crash anywhere duplicates
 rather than loses: the entries stay, a later task re-reads them, and the executor's claim drops the
 duplicate occurrence. A task is idempotent; the timer re-sends the last buckets (OVERLAP) and sweeps
 older buckets for leftovers, so a task lost or failed is done again by a later tick. A host that dies while it
@@ -32,32 +33,24 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import TypeVar
 
 from . import health, jobstate
 from .clock import Clock
+from .due_jobs import advance_jobs, read_jobs
 from .jobstate import DispatchStep
 from .leases import TaskWatchdogs
 from .occurrence import OccurrenceMessage, Trigger, batches
 from .records import HistoryRecord, JobRecord, LedgerEntry
-from .store import ConcurrencyError, DueEntry, Store, bucket_of, bucket_start, read_modify_write
+from .store import DueEntry, Store, bucket_of, bucket_start
 from .store.dispatch_queue import MalformedTask, ShardTask
 from .store.tables import chunks
 from .telemetry import occurrence_planned, traced_dispatch, traced_tick
 
 log = logging.getLogger(__name__)
-# Lost ETag races before a job's advance is left to a later tick (which retries it).
-ADVANCE_ATTEMPTS = 20
-
-
-class _Replanned(Exception):
-    """The job was rewritten (or moved) after it was planned: the dispatch lost the race."""
-
 
 TICK = timedelta(minutes=1)
 # Buckets re-read behind the watermark: an API write racing a tick may land in a bucket just processed.
@@ -66,9 +59,6 @@ OVERLAP = timedelta(minutes=2)
 MAX_BUCKETS_PER_TICK = 720
 PARALLELISM = 16
 PAGE = 500  # entries dispatched step by step together: bounds memory and the work a crash repeats
-
-T = TypeVar("T")
-R = TypeVar("R")
 
 
 class DispatchOutcome(str, Enum):
@@ -268,7 +258,7 @@ class Dispatcher:
         report = TickReport()
         done: list[DueEntry] = []
         plans: list[_Plan] = []
-        for entry, job in zip(entries, _each(pool, self._read, entries), strict=True):
+        for entry, job in zip(entries, read_jobs(self.store, [e.job for e in entries], pool), strict=True):
             if isinstance(job, Exception):
                 report.count(DispatchOutcome.FAILED)
                 log.error(
@@ -297,9 +287,6 @@ class Dispatcher:
         self.store.due.remove_entries(done)
         return report
 
-    def _read(self, entry: DueEntry) -> JobRecord | None:
-        return self.store.jobs.get(entry.job)
-
     # -- one occurrence: plan, then write in order ---------------------------------------------------------
 
     def _plan(self, job: JobRecord, entry: DueEntry, now: datetime) -> _Plan:
@@ -326,7 +313,7 @@ class Dispatcher:
         # The index entry goes before the job advances (as in the API's planning): a failure after it
         # leaves a stale entry, which a tick drops, whereas a job advanced without its entry would never run.
         self.store.due.add_many((p.job.key, p.step.following, p.job.generation) for p in plans if p.step.following)
-        for plan, advanced in zip(plans, _each(pool, self._advance, plans), strict=True):
+        for plan, advanced in zip(plans, advance_jobs(self.store, [(p.job, p.step) for p in plans], pool), strict=True):
             if isinstance(advanced, Exception):
                 plan.failed = True
                 log.error("advancing %s failed: %s; a later tick retries it", plan.job.key.resource_id, advanced)
@@ -348,32 +335,6 @@ class Dispatcher:
             # the delay must be measured from now, not from the tick's start.
             self.store.queue.send(batch, self.clock.now())
 
-    def _advance(self, plan: _Plan) -> JobRecord | None:
-        """Move the job past the dispatched occurrence under its ETag: the job as written, or None if another
-        write won the race."""
-        planned, step, generation = plan.job, plan.step, plan.job.generation
-
-        def advance(job: JobRecord) -> JobRecord | None:
-            if job is not planned and jobstate.has_advanced(job, generation, step):
-                return None  # our write landed, but its answer was lost and the SDK's retry saw our new ETag
-            # The executor updates counters on the same entity: after a conflict, advance only if the job
-            # is still the one we planned for (a PUT/PATCH re-plans it by itself).
-            if job is not planned and not jobstate.still_due(job, generation, step.due):
-                raise _Replanned
-            return jobstate.advanced(job, step)
-
-        try:
-            # None: deleted meanwhile, a race lost to the delete
-            return read_modify_write(
-                lambda: self.store.jobs.get(planned.key),
-                advance,
-                lambda job, _: self.store.jobs.replace(job),
-                attempts=ADVANCE_ATTEMPTS,
-                current=planned,
-            )
-        except (_Replanned, ConcurrencyError):
-            return None  # lost to another write (ConcurrencyError: every one of ADVANCE_ATTEMPTS)
-
     def dispatch(self, job: JobRecord, due: datetime, now: datetime) -> JobRecord | None:
         """Enqueue the job's occurrence at `due`, then advance it to the next one: the job as advanced, or None
         if it lost a race or a storage fault stopped the advance (the entry stays either way: a tick finishes
@@ -383,15 +344,3 @@ class Dispatcher:
         if plan.advanced is not None:
             self.store.due.remove(job.key, due)
         return plan.advanced
-
-
-def _each(pool: ThreadPoolExecutor | None, fn: Callable[[T], R], items: Iterable[T]) -> list[R | Exception]:
-    """fn over items side by side (each costs storage round trips); an item's exception is its result."""
-
-    def guarded(item: T) -> R | Exception:
-        try:
-            return fn(item)
-        except Exception as exc:  # one bad item must not stop the others
-            return exc
-
-    return list(pool.map(guarded, items)) if pool is not None else [guarded(item) for item in items]

@@ -21,6 +21,10 @@ DISPATCH_QUEUE = "scheduler-dispatch"
 # task (docs/capacity.md sizes it: 8 carries what one storage account can execute).
 DEFAULT_DUE_SHARDS = 8
 MAX_DUE_SHARDS = 99
+# Actions one process runs at once, in all and per target host (shared/actions/limits.py says why).
+DEFAULT_ACTIONS_IN_FLIGHT = 2000
+DEFAULT_ACTIONS_PER_HOST = 1000
+MAX_ACTION_SLOTS = 100_000
 
 # The well-known development account every Azure SDK accepts against Azurite; not a secret (the one copy:
 # devhost/azurite.py starts Azurite with it).
@@ -245,6 +249,11 @@ class Settings:
     auth: AuthSettings = AuthSettings()
     # SCHEDULER_STORAGE_ACCOUNTS: accounts beyond `storage` that share the collections (shared/store/routing.py).
     data_accounts: tuple[StorageSettings, ...] = ()
+    # SCHEDULER_ACTIONS_IN_FLIGHT / SCHEDULER_ACTIONS_PER_HOST: actions one process runs at once.
+    actions_in_flight: int = DEFAULT_ACTIONS_IN_FLIGHT
+    actions_per_host: int = DEFAULT_ACTIONS_PER_HOST
+    # SCHEDULER_TRUSTED_CA_FILE: a PEM file of CAs trusted for HTTPS targets besides the public ones.
+    trusted_ca_file: str | None = None
 
     @property
     def uses_development_storage(self) -> bool:
@@ -269,6 +278,9 @@ class Settings:
             secret_keys=env.get("SCHEDULER_SECRET_KEYS") or None,
             due_shards=_shards(env.get("SCHEDULER_DUE_SHARDS")),
             auth=AuthSettings.from_environment(env),
+            actions_in_flight=_slots(env, "SCHEDULER_ACTIONS_IN_FLIGHT", DEFAULT_ACTIONS_IN_FLIGHT),
+            actions_per_host=_slots(env, "SCHEDULER_ACTIONS_PER_HOST", DEFAULT_ACTIONS_PER_HOST),
+            trusted_ca_file=(env.get("SCHEDULER_TRUSTED_CA_FILE") or "").strip() or None,
         )
 
 
@@ -278,4 +290,13 @@ def _shards(value: str | None) -> int:
     text = (value or "").strip()
     if not text.isdigit() or not 1 <= int(text) <= MAX_DUE_SHARDS:
         raise ConfigurationError(f"SCHEDULER_DUE_SHARDS must be a whole number from 1 to {MAX_DUE_SHARDS}")
+    return int(text)
+
+
+def _slots(env: Mapping[str, str], name: str, default: int) -> int:
+    text = (env.get(name) or "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or not 1 <= int(text) <= MAX_ACTION_SLOTS:
+        raise ConfigurationError(f"{name} must be a whole number from 1 to {MAX_ACTION_SLOTS}")
     return int(text)

@@ -1,25 +1,37 @@
 """Action targets, one module per target type, all behind `ActionTarget` (base.py).
 
-`ActionRunner` picks the target for an action's type; the executor knows nothing of HTTP or queues.
+`ActionRunner` picks the target for an action's type and runs it under the process's action limits
+(limits.py); the executor knows nothing of HTTP or queues. Targets that speak asyncio (`run_async`: Http,
+StorageQueue) wait on the event loop and hold no thread; a target with only a blocking `run` (Service
+Bus, whose AMQP client blocks) runs on a pool of BLOCKING_THREADS threads.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from ..model import JobActionType, JobErrorAction
 from ..settings import Settings
 from .base import ActionResult, ActionTarget, ExecutionContext
 from .http import HttpTarget
+from .limits import ActionLimits, host_of
 from .service_bus import ServiceBusTarget
 from .storage_queue import StorageQueueTarget
 
 log = logging.getLogger(__name__)
+# Threads for targets that block (Service Bus): each holds one attempt while it waits for its broker.
+BLOCKING_THREADS = 64
 
 
 class ActionRunner:
-    def __init__(self, targets: dict[JobActionType, ActionTarget]) -> None:
+    def __init__(self, targets: dict[JobActionType, ActionTarget], limits: ActionLimits | None = None) -> None:
         self.targets = targets
+        self.limits = limits or ActionLimits()
+        self._lock = threading.Lock()
+        self._threads: ThreadPoolExecutor | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ActionRunner:
@@ -31,18 +43,34 @@ class ActionRunner:
                 JobActionType.STORAGE_QUEUE: StorageQueueTarget(settings),
                 JobActionType.SERVICE_BUS_QUEUE: service_bus,
                 JobActionType.SERVICE_BUS_TOPIC: service_bus,
-            }
+            },
+            ActionLimits.from_settings(settings),
         )
 
     def run(self, action: JobErrorAction, context: ExecutionContext) -> ActionResult:
+        """`run_async` in an event loop of its own (tools, tests)."""
+        return asyncio.run(self.run_async(action, context))
+
+    async def run_async(self, action: JobErrorAction, context: ExecutionContext) -> ActionResult:
         target = self.targets.get(action.type)
         if target is None:
             return ActionResult(False, f"{action.type.value} actions are not supported by this deployment")
-        try:
-            return target.run(action, context)
-        except Exception as exc:  # a bug in one target must fail the attempt, not the worker
-            log.exception("%s action target raised", action.type.value)
-            return ActionResult(False, f"{action.type.value} Action - internal error: {type(exc).__name__}")
+        async with self.limits.slot(host_of(action)):
+            try:
+                run_async = getattr(target, "run_async", None)
+                if run_async is not None:
+                    result: ActionResult = await run_async(action, context)
+                    return result
+                return await asyncio.get_running_loop().run_in_executor(self._pool(), target.run, action, context)
+            except Exception as exc:  # a bug in one target must fail the attempt, not the worker
+                log.exception("%s action target raised", action.type.value)
+                return ActionResult(False, f"{action.type.value} Action - internal error: {type(exc).__name__}")
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._threads is None:
+                self._threads = ThreadPoolExecutor(BLOCKING_THREADS, thread_name_prefix="blocking-action")
+            return self._threads
 
 
-__all__ = ["ActionResult", "ActionRunner", "ActionTarget", "ExecutionContext"]
+__all__ = ["ActionLimits", "ActionResult", "ActionRunner", "ActionTarget", "ExecutionContext"]

@@ -43,6 +43,9 @@ class ActionResult:
 
 
 class ActionTarget(Protocol):
+    """A target may also offer `async def run_async(action, context)`, the same attempt as a coroutine: the
+    runner then awaits it on its event loop instead of holding a thread for it (shared/actions/__init__.py)."""
+
     def run(self, action: JobErrorAction, context: ExecutionContext) -> ActionResult:
         """Perform one attempt. Never raises for target-side failures: they are a failed ActionResult."""
         ...

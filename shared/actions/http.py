@@ -11,6 +11,7 @@ deadline). Framing and hop-by-hop headers are the client's alone (framing.py).
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from urllib.parse import urlsplit
 
@@ -77,28 +78,34 @@ class _Refused(Exception):
 
 
 class HttpTarget:
-    """Runs Http/Https actions. Thread-safe: every attempt has its own connection; the caches take locks.
+    """Runs Http/Https actions as coroutines (`run_async`; `run` for callers without an event loop). Every
+    attempt has its own connection; the caches are safe to share between threads and event loops.
 
     `timeout` (seconds for the whole attempt) and `cafile` (the trust store for HTTPS targets, default:
-    requests' CA bundle) are injectable so a deployment or a test can choose them.
+    the setting SCHEDULER_TRUSTED_CA_FILE, else requests' CA bundle) are injectable so a deployment or a
+    test can choose them.
     """
 
     def __init__(self, settings: Settings, timeout: float = TIMEOUT_SECONDS, cafile: str | None = None) -> None:
         self.settings = settings
         self.timeout = timeout
-        self.cafile = cafile or DEFAULT_CA_BUNDLE_PATH
+        self.cafile = cafile or settings.trusted_ca_file or DEFAULT_CA_BUNDLE_PATH
         self._trust = ssl.create_default_context(cafile=self.cafile)
         self._certificates = ContextCache(self.cafile)
         self.tokens = TokenCache(settings.aad_authority_host, settings.allow_private_targets, self._trust)
 
     def run(self, action: Action, context: ExecutionContext) -> ActionResult:
+        """`run_async` in an event loop of its own (tools, tests)."""
+        return asyncio.run(self.run_async(action, context))
+
+    async def run_async(self, action: Action, context: ExecutionContext) -> ActionResult:
         request = action.request
         assert request is not None, "validation guarantees an Http action has a request"
         host = urlsplit(request.uri).hostname or ""
         headers = outgoing_headers(request, context)
         deadline = Deadline(self.timeout)
         try:
-            ssl_context, auth = self._authenticate(request, headers, deadline)
+            ssl_context, auth = await self._authenticate(request, headers, deadline)
             prepared = requests.Request(
                 request.method.upper(),
                 request.uri,
@@ -112,7 +119,7 @@ class HttpTarget:
                 raise ValueError("not an absolute http(s) URI")
             # requests types header values as str | bytes; bytes would only come from an auth plugin.
             sent = {k: v if isinstance(v, str) else v.decode("latin-1") for k, v in prepared.headers.items()}
-            reply = exchange(
+            reply = await exchange(
                 prepared.method or "GET",
                 scheme,
                 parts.hostname,
@@ -139,7 +146,7 @@ class HttpTarget:
             return ActionResult(False, f"Http Action - Request to host '{host}' is invalid: {type(exc).__name__}")
         return ActionResult(200 <= reply.status < 300, describe_response(host, reply))
 
-    def _authenticate(
+    async def _authenticate(
         self, request: HttpRequest, headers: dict[str, str], deadline: Deadline
     ) -> tuple[ssl.SSLContext, HTTPBasicAuth | None]:
         authentication = request.authentication
@@ -150,7 +157,7 @@ class HttpTarget:
             return self._trust, HTTPBasicAuth(authentication.username or "", authentication.password or "")
         if kind == HttpAuthenticationType.ACTIVE_DIRECTORY_OAUTH:
             try:
-                token = self.tokens.token(
+                token = await self.tokens.token(
                     authentication.tenant or "",
                     authentication.client_id or "",
                     authentication.secret or "",

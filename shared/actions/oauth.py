@@ -8,12 +8,15 @@ limit. Tokens are cached per (authority, tenant, client, secret digest, audience
 few minutes before they expire.
 
 The token request goes out as the action does (outbound.py): the same private-target guard, a vetted
-and pinned address, a connection of its own, and a deadline within the attempt's. The tenant must be a
-tenant id or domain name: it is a path segment of the token URL and may not leave it (`..`).
+and pinned address, a connection of its own, and a deadline of its own (`timeout`); each attempt waits
+for it at most until its own deadline. Attempts of one event loop that need the same token while it is
+being fetched share that one request (a herd of jobs under one credential asks the authority once). The
+tenant must be a tenant id or domain name: it is a path segment of the token URL and may not leave it (`..`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -61,27 +64,46 @@ class TokenCache:
         self.timeout = timeout
         self._lock = threading.Lock()
         self._tokens: dict[tuple[str, ...], _Cached] = {}
+        # Token requests under way, by key and event loop (a task belongs to the loop that runs it).
+        self._pending: dict[tuple[object, ...], asyncio.Task[str]] = {}
 
-    def token(self, tenant: str, client_id: str, secret: str, audience: str, deadline: Deadline | None = None) -> str:
+    async def token(
+        self, tenant: str, client_id: str, secret: str, audience: str, deadline: Deadline | None = None
+    ) -> str:
         """A bearer token for `audience`; raises TokenError when the authority refuses or is unreachable.
 
-        The request finishes within `deadline` (the attempt's) and at most `timeout` seconds."""
+        Waits at most until `deadline` (the attempt's) and at most `timeout` seconds."""
         if not valid_tenant(tenant):
             raise TokenError("the tenant is not a tenant id or domain name")
         key = (tenant.lower(), client_id, hashlib.sha256(secret.encode()).hexdigest(), audience)
-        now = time.monotonic()
         with self._lock:
             cached = self._tokens.get(key)
-            if cached is not None and cached.renew_at > now:
+            if cached is not None and cached.renew_at > time.monotonic():
                 return cached.token
         limit = deadline.within(self.timeout) if deadline is not None else Deadline(self.timeout)
-        token, lifetime = self._request(tenant, client_id, secret, audience, limit)
+        loop = asyncio.get_running_loop()
+        flight = (*key, id(loop))
+        task = self._pending.get(flight)
+        if task is None or task.get_loop() is not loop:
+            task = loop.create_task(self._fetch(key, tenant, client_id, secret, audience))
+            self._pending[flight] = task
+            task.add_done_callback(
+                lambda done: self._pending.pop(flight, None) if self._pending.get(flight) is done else None
+            )
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), timeout=max(limit.at - time.monotonic(), 0.0))
+        except TimeoutError as exc:
+            raise TokenError("the token endpoint timed out") from exc
+
+    async def _fetch(self, key: tuple[str, ...], tenant: str, client_id: str, secret: str, audience: str) -> str:
+        started = time.monotonic()
+        token, lifetime = await self._request(tenant, client_id, secret, audience, Deadline(self.timeout))
         with self._lock:
-            self._tokens[key] = _Cached(token, now + max(lifetime - RENEW_BEFORE_SECONDS, lifetime / 2))
-            self._drop_expired(now)
+            self._tokens[key] = _Cached(token, started + max(lifetime - RENEW_BEFORE_SECONDS, lifetime / 2))
+            self._drop_expired(started)
         return token
 
-    def _request(
+    async def _request(
         self, tenant: str, client_id: str, secret: str, audience: str, deadline: Deadline
     ) -> tuple[str, float]:
         url = urlsplit(f"{self.authority}/{quote(tenant, safe='')}/oauth2/token")
@@ -90,7 +112,7 @@ class TokenCache:
             {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret, "resource": audience}
         ).encode("ascii")
         try:
-            reply = exchange(
+            reply = await exchange(
                 "POST",
                 scheme,
                 url.hostname or "",

@@ -1,42 +1,53 @@
 """One outbound HTTP(S) exchange: vetted, pinned, on a connection of its own, under one deadline.
 
+A coroutine on aiohttp, so an action waiting for its target holds no thread: a process keeps thousands
+of actions in flight (shared/actions/limits.py bounds how many) on one event loop.
+
 - Guarded (network.py): the name is resolved once and every address vetted before any connection;
   the connection goes only to those addresses.
-- Pinned: the socket connects to the vetted address while the Host header, TLS SNI and certificate
-  verification keep the name (the approach of Stripe's smokescreen and the advocate library).
-- Never shared: each exchange opens its own connection, says `Connection: close` and closes it. A
-  pooled connection outliving its job is how bytes one job smuggled into it could capture the next
-  job's request (credentials included), so no connection ever serves two exchanges.
+- Pinned: the connector's resolver hands back exactly the vetted addresses, while the Host header,
+  TLS SNI and certificate verification keep the name (the approach of Stripe's smokescreen and the
+  advocate library). aiohttp skips the resolver for a host that is all digits and dots or holds a
+  colon (an IP literal); such a host is parsed, never looked up, so the socket goes to the address
+  that was vetted for the same text.
+- Never shared: each exchange has a connector and a session of its own, says `Connection: close` and
+  closes them. A pooled connection outliving its job is how bytes one job smuggled into it could
+  capture the next job's request (credentials included), so no connection ever serves two exchanges.
 - One deadline (`Deadline`) covers name resolution, connect, TLS handshake, sending and reading the
-  response: the lookup and each connect wait at most the time left, and a watchdog shuts the socket
-  down when the deadline passes, cutting a peer that trickles a byte at a time in the middle of any
-  read or write. (A lookup given up on finishes in the background under the resolver's own timeouts.)
-
-Built on urllib3's connection classes (its HTTP/1.1 framing, TLS wrapping and hostname matching);
-only the address the socket connects to is ours.
+  response: the whole exchange runs under one `asyncio.timeout`, which cancels it in the middle of any
+  read or write, so a peer that trickles a byte at a time is cut at the deadline. (A lookup given up
+  on finishes in the background under the resolver's own timeouts.)
+- The response: at most `max_body` bytes of the (decoded) body are read; header lines up to 64 KiB and
+  100 of them, as http.client allowed before.
 """
 
 from __future__ import annotations
 
-import http.client
+import asyncio
 import ipaddress
 import socket
 import ssl
-import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as LookupTimeout
 from dataclasses import dataclass
 from typing import Any
 
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.exceptions import HTTPError as Urllib3Error
+import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
+from yarl import URL
 
 from .network import AddressInfo, resolve
 
 # Name lookups run here so an attempt can stop waiting for a slow resolver at its deadline.
 _LOOKUPS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="outbound-lookup")
+# What http.client accepted: a target's header lines up to 64 KiB, 100 of them.
+MAX_HEADER_LINE = 65536
+MAX_HEADERS = 100
+# Headers aiohttp would add on its own; the request carries only what the job and the scheduler set
+# (plus Host, Content-Length and the two below, as the client before sent them).
+_NOT_AUTOMATIC = frozenset({"Accept", "Accept-Encoding", "User-Agent", "Content-Type"})
+_CLIENT_HEADERS = {"Accept-Encoding": "identity", "User-Agent": f"python-aiohttp/{aiohttp.__version__}"}
 
 
 class OutboundError(Exception):
@@ -77,85 +88,37 @@ class Reply:
     body: bytes  # at most the `max_body` asked for
 
 
-class _Watchdog:
-    """Shuts the connection's socket down at the deadline, whatever read, write or handshake it is in.
+class _Pinned(AbstractResolver):
+    """The connector's resolver: the addresses vetted for this exchange, and never a lookup."""
 
-    It holds the socket's descriptor rather than the socket object: TLS wrapping moves the descriptor
-    into a new object. `disarm` runs before the socket is closed, under the same lock as the shutdown,
-    so a descriptor number reused after the close is never touched.
-    """
+    def __init__(self, host: str, addresses: list[AddressInfo]) -> None:
+        self._results: list[ResolveResult] = [
+            {
+                "hostname": host,
+                "host": str(sockaddr[0]),
+                "port": int(sockaddr[1]),
+                "family": family,
+                "proto": proto,
+                "flags": socket.AI_NUMERICHOST | socket.AI_NUMERICSERV,
+            }
+            for family, _, proto, _, sockaddr in addresses
+        ]
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._fd = -1
-        self._done = False
-        self._timer: threading.Timer | None = None
-        self.fired = False
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        return self._results
 
-    def arm(self, sock: socket.socket, seconds: float) -> None:
-        with self._lock:
-            self._fd = sock.fileno()
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _fire(self) -> None:
-        with self._lock:
-            if self._done or self._fd < 0:
-                return
-            self.fired = True
-            try:
-                borrowed = socket.socket(fileno=self._fd)
-                try:
-                    borrowed.shutdown(socket.SHUT_RDWR)
-                finally:
-                    borrowed.detach()
-            except OSError:
-                pass  # already closed by the peer
-
-    def disarm(self) -> None:
-        with self._lock:
-            self._done = True
-        if self._timer is not None:
-            self._timer.cancel()
+    async def close(self) -> None:
+        return None
 
 
-class _Pinned:
-    """Mixin for urllib3 connections: connect to the vetted addresses, never resolve the host again."""
-
-    addresses: list[AddressInfo]
-    deadline: Deadline
-    watchdog: _Watchdog
-
-    def _new_conn(self) -> socket.socket:
-        last: OSError | None = None
-        for family, kind, proto, _, sockaddr in self.addresses:
-            sock = socket.socket(family, kind, proto)
-            try:
-                sock.settimeout(self.deadline.remaining())
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                sock.connect(sockaddr)
-            except OSError as exc:
-                sock.close()
-                last = exc
-                continue
-            except OutboundError:
-                sock.close()
-                raise
-            self.watchdog.arm(sock, self.deadline.remaining())
-            return sock
-        raise last or OSError("no address to connect to")
+@dataclass
+class _Progress:
+    responded: bool = False
 
 
-class _PinnedHTTP(_Pinned, HTTPConnection):
-    pass
-
-
-class _PinnedHTTPS(_Pinned, HTTPSConnection):
-    pass
-
-
-def exchange(
+async def exchange(
     method: str,
     scheme: str,
     host: str,
@@ -171,61 +134,92 @@ def exchange(
 ) -> Reply:
     """Send one request to `host` (a name or IP literal, no brackets) and read the status, headers and
     at most `max_body` bytes of the body. Raises TargetRefused (network.py) or OutboundError."""
-    addresses = _resolve_within(host, port, allow_private, deadline)
-    watchdog = _Watchdog()
-    connection: _PinnedHTTP | _PinnedHTTPS
-    if scheme == "https":
-        connection = _PinnedHTTPS(
-            host, port, timeout=deadline.seconds, ssl_context=ssl_context, cert_reqs="CERT_REQUIRED"
-        )
-    else:
-        connection = _PinnedHTTP(host, port, timeout=deadline.seconds)
-    connection.addresses, connection.deadline, connection.watchdog = addresses, deadline, watchdog
-    responded = False
+    progress = _Progress()
     try:
-        connection.request(method, target, body=body, headers={**headers, "Connection": "close"}, preload_content=False)
-        response = connection.getresponse()
-        responded = True
-        data = response.read(max_body, decode_content=True) if max_body else b""
-        return Reply(response.status, response.reason or "", list(response.headers.items()), data or b"")
+        async with asyncio.timeout(deadline.remaining()):
+            addresses = await _resolve(host, port, allow_private)
+            return await _send(
+                method, scheme, host, port, target, headers, body, addresses, ssl_context, max_body, progress
+            )
     except OutboundError:
         raise
-    except Exception as exc:  # every transport failure becomes a failed attempt
-        if watchdog.fired or isinstance(exc, TimeoutError):
-            raise OutboundError("timeout", timed_out=True, responded=responded) from exc
-        raise OutboundError(_cause(exc), responded=responded) from exc
-    finally:
-        watchdog.disarm()
-        connection.close()
+    except TimeoutError as exc:
+        raise OutboundError("timeout", timed_out=True, responded=progress.responded) from exc
+    except (socket.gaierror, UnicodeError) as exc:  # no such name, or one the IDNA codec refuses
+        raise OutboundError("NameResolutionError") from exc
+    except (aiohttp.ClientError, OSError, ValueError) as exc:  # every transport failure becomes a failed attempt
+        raise OutboundError(_cause(exc), responded=progress.responded) from exc
 
 
-def _resolve_within(host: str, port: int, allow_private: bool, deadline: Deadline) -> list[AddressInfo]:
+async def _resolve(host: str, port: int, allow_private: bool) -> list[AddressInfo]:
     try:
-        try:
-            ipaddress.ip_address(host.split("%", 1)[0])
-            return resolve(host, port, allow_private)  # a literal: no lookup to wait for
-        except ValueError:
-            pass
-        return _LOOKUPS.submit(resolve, host, port, allow_private).result(timeout=deadline.remaining())
-    except LookupTimeout as exc:
-        raise OutboundError("timeout", timed_out=True) from exc
-    except socket.gaierror as exc:
-        raise OutboundError("NameResolutionError") from exc
-    except UnicodeError as exc:  # a name the IDNA codec refuses
-        raise OutboundError("NameResolutionError") from exc
+        ipaddress.ip_address(host.split("%", 1)[0])
+        return resolve(host, port, allow_private)  # a literal: no lookup to wait for
+    except ValueError:
+        pass
+    return await asyncio.get_running_loop().run_in_executor(_LOOKUPS, resolve, host, port, allow_private)
+
+
+async def _send(
+    method: str,
+    scheme: str,
+    host: str,
+    port: int,
+    target: str,
+    headers: Mapping[str, str],
+    body: bytes | None,
+    addresses: list[AddressInfo],
+    ssl_context: ssl.SSLContext,
+    max_body: int,
+    progress: _Progress,
+) -> Reply:
+    authority = f"[{host}]" if ":" in host else host
+    default_port = 443 if scheme == "https" else 80
+    url = URL(f"{scheme}://{authority}{'' if port == default_port else f':{port}'}{target}", encoded=True)
+    connector = aiohttp.TCPConnector(resolver=_Pinned(host, addresses), use_dns_cache=False, force_close=True, limit=1)
+    session = aiohttp.ClientSession(
+        connector=connector,
+        cookie_jar=aiohttp.DummyCookieJar(),
+        skip_auto_headers=_NOT_AUTOMATIC,
+        timeout=aiohttp.ClientTimeout(total=None),
+        max_line_size=MAX_HEADER_LINE,
+        max_field_size=MAX_HEADER_LINE,
+        max_headers=MAX_HEADERS,
+    )
+    async with (
+        session,
+        session.request(
+            method,
+            url,
+            headers={**_CLIENT_HEADERS, **headers, "Connection": "close"},
+            data=body,
+            allow_redirects=False,
+            ssl=ssl_context,
+        ) as response,
+    ):
+        progress.responded = True
+        data = bytearray()
+        while len(data) < max_body:
+            chunk = await response.content.read(max_body - len(data))
+            if not chunk:
+                break
+            data += chunk
+        return Reply(response.status, response.reason or "", list(response.headers.items()), bytes(data))
 
 
 def _cause(exc: BaseException) -> str:
     """A name for what went wrong; never the exception's text, which may quote the URI."""
     seen: Any = exc
-    for _ in range(8):  # urllib3 and http.client wrap the socket error: a short chain
+    for _ in range(8):  # aiohttp wraps the socket or TLS error: a short chain
+        if isinstance(seen, aiohttp.ClientConnectorCertificateError):
+            seen = seen.certificate_error
+        elif isinstance(seen, aiohttp.ClientConnectorError):
+            seen = seen.os_error
         if isinstance(seen, ssl.SSLError):
             return f"SSLError ({seen.reason or type(seen).__name__})"
         if not isinstance(seen, BaseException):
             break
         seen = seen.__cause__ or seen.__context__
-    if isinstance(exc, (http.client.HTTPException, Urllib3Error)) and not isinstance(
-        exc, http.client.RemoteDisconnected
-    ):
+    if isinstance(exc, (aiohttp.ClientResponseError, aiohttp.ClientPayloadError, ValueError)):
         return "ProtocolError"
     return "ConnectionError"

@@ -10,15 +10,18 @@ Endpoint: `https://{account}.queue.core.windows.net`; SCHEDULER_QUEUE_ENDPOINT (
 `{account}`) overrides it; the development account `devstoreaccount1` goes to the queue endpoint of
 our own storage connection string (Azurite), as every Azure SDK does for development storage.
 Targets are Azure (or operator-configured) endpoints, so the private-target policy does not apply.
+The send is a coroutine (the SDK's aio client on aiohttp): an attempt waiting for its account holds no thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from xml.sax.saxutils import escape
 
 from azure.core.exceptions import AzureError, HttpResponseError
-from azure.storage.queue import QueueClient, TextBase64EncodePolicy
+from azure.storage.queue import TextBase64EncodePolicy
+from azure.storage.queue.aio import QueueClient
 
 from ..model import JobErrorAction, format_utc
 from ..settings import Settings, parse_connection_string
@@ -63,6 +66,10 @@ class StorageQueueTarget:
         self.timeout = timeout
 
     def run(self, action: JobErrorAction, context: ExecutionContext) -> ActionResult:
+        """`run_async` in an event loop of its own (tools, tests)."""
+        return asyncio.run(self.run_async(action, context))
+
+    async def run_async(self, action: JobErrorAction, context: ExecutionContext) -> ActionResult:
         queue = action.queue_message
         assert queue is not None, "validation guarantees a StorageQueue action has a queueMessage"
         account, name = queue.storage_account, queue.queue_name
@@ -82,8 +89,8 @@ class StorageQueueTarget:
             read_timeout=self.timeout,
         )
         try:
-            with client:
-                client.send_message(envelope(context, queue.message or ""))
+            async with client:
+                await client.send_message(envelope(context, queue.message or ""))
         except HttpResponseError as exc:
             error_code = getattr(exc, "error_code", None)  # set by the storage SDK's error mapping
             code = getattr(error_code, "value", error_code) or exc.reason or ""

@@ -1,8 +1,14 @@
 """The executor: queue message -> batch of occurrences -> claimed attempts -> actions -> history and status.
 
-- batch.py: the queue trigger's entry point; one watchdog per message, claims before the second, firing at it.
-- attempts.py: one attempt (claim, runnable checks, the action, its record): the I/O shell of
-  shared/jobstate's `may_run`, `decide` and `after_attempt`.
+- batch.py: the queue trigger's entry point; one watchdog per message, the batch's jobs read together and
+  claims taken before the second, each attempt a coroutine that fires at its second and is recorded as soon
+  as its own action answered.
+- attempts.py: one attempt (claim, runnable checks, the action as a coroutine under the process's action
+  limits): the I/O shell of shared/jobstate's `may_run` and `decide`.
+- collection_gate.py: the collection's state at the occurrence's second, one read shared by a herd.
+- recorder.py: an attempt's outcome made durable moments after its action answered (`after_attempt`),
+  written together with whatever else answered meanwhile.
+- not_run.py: the ledger entries of occurrences the executor drops.
 """
 
 from .batch import Executor

@@ -2,24 +2,30 @@
 
 The batch (batch.py) calls `prepare` for each of its occurrences before their second (the job may run
 and this delivery holds the claim; a duplicate stops here), then `fire` at the second: check the job and
-its collection may run now, run the action, and decide what follows (`jobstate.decide`: a retry, the error
-action). What `fire` returns goes to the recorder (recorder.py) at once: history, the follow-up, and the
-job's status under its ETag (`jobstate.after_attempt`), which also marks the attempt done. What the job
-becomes is shared/jobstate's to say; this module is its I/O shell.
+its collection may run now (the collection's state read at that second, collection_gate.py), run the
+action, and decide what follows (`jobstate.decide`: a retry, the error action). What `fire` returns goes to
+the recorder (recorder.py) at once: history, the follow-up, and the job's status under its ETag
+(`jobstate.after_attempt`), which also marks the attempt done. What the job becomes is shared/jobstate's to
+say; this module is its I/O shell.
+
+`prepare` and `take_over` block (storage); `fire` is a coroutine: its storage calls run on the executor's
+pool (`io`) and the action waits on the event loop under the process's action limits (shared/actions/
+limits.py), holding no thread, so the actions in flight are bounded by settings, not by a pool.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import time
 import uuid
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..actions import ActionResult, ActionRunner, ExecutionContext
 from ..clock import Clock
 from ..jobstate import Outcome, decide, is_done, may_run, series_of
-from ..keys import CollectionKey
+from ..keys import JobKey
 from ..leases import Guard, Guards
 from ..model import JobCollectionState, JobErrorAction, JobExecutionStatus, JobHistoryActionName
 from ..occurrence import OccurrenceMessage, Trigger
@@ -29,14 +35,13 @@ from ..settings import Settings
 from ..store import Claim, Expired, Store
 from ..telemetry import attempt_done, occurrence_skipped, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
+from .collection_gate import CollectionGate
 from .not_run import record_not_run, record_superseded
 from .recorder import Fired, attempt_of, persist
 
 log = logging.getLogger(__name__)
 
-# An Enabled collection is re-read at most this often per worker: Disable also disables every job (read
-# fresh each time), so only Suspend waits this long to stop a collection's executions.
-COLLECTION_STATE_TTL = 5.0
+Blocking = Callable[..., Awaitable[Any]]  # (fn, *args) -> awaitable of fn(*args), run off the event loop
 
 
 @dataclass(frozen=True)
@@ -57,21 +62,38 @@ class Expiring:
     expired: Expired
 
 
+@dataclass(frozen=True)
+class _Refused:
+    """An attempt its job or its collection may not run now: the collection's state, when it was read."""
+
+    collection: JobCollectionState | None
+
+
 class Attempts:
-    def __init__(self, store: Store, clock: Clock, actions: ActionRunner, settings: Settings, guards: Guards) -> None:
+    def __init__(
+        self, store: Store, clock: Clock, actions: ActionRunner, settings: Settings, guards: Guards, io: Blocking
+    ) -> None:
         self.store = store
         self.clock = clock
         self.actions = actions
         self.settings = settings
         self.guards = guards
-        self._enabled_seen: dict[CollectionKey, float] = {}  # when each collection was last read as Enabled
+        self.io = io  # runs a blocking (storage) call on the executor's pool and awaits it
+        self.collections = CollectionGate(store, io)  # the collection's state at the second
 
-    def prepare(self, message: OccurrenceMessage, runner: str, guard: Guard) -> Prepared | Expiring | None:
+    def prepare(
+        self,
+        message: OccurrenceMessage,
+        runner: str,
+        guard: Guard,
+        jobs: Mapping[JobKey, JobRecord | None] | None = None,
+    ) -> Prepared | Expiring | None:
         """Check the attempt's job and claim the attempt for `runner`; None when there is nothing to run,
-        Expiring when a runner that may be dead holds it."""
+        Expiring when a runner that may be dead holds it. `jobs`: the jobs the batch read together (a query
+        per 14 of one collection); any other is read here."""
         # A message of a replaced definition is dropped before it claims: a PATCH or a disable + enable
         # re-queues the same occurrence (same claim id) for the new generation, and that one must run.
-        current = self.store.jobs.get(message.job)
+        current = jobs[message.job] if jobs is not None and message.job in jobs else self.store.jobs.get(message.job)
         job = current if current is not None and current.generation == message.generation else None
         if job is None:
             log.info("occurrence %s was planned for a deleted or redefined job; dropped", message.claim_id)
@@ -101,29 +123,30 @@ class Attempts:
         return Prepared(expiring.message, expiring.job, claim)
 
     @traced_execution
-    def fire(self, message: OccurrenceMessage, prepared: Prepared, guard: Guard) -> Fired | None:
+    async def fire(self, message: OccurrenceMessage, prepared: Prepared, guard: Guard) -> Fired | None:
         """At its second: check the job may run now and run the action; what to record, or None when
         nothing ran. Raises only for storage faults before the action (the host redelivers)."""
         claim, job = prepared.claim, prepared.job
         fired = False
         try:
+            candidate: JobRecord | None = job
             if claim.taken_over:
-                fresh = self._current_job(message)  # fresh recent_claims: its first runner may have finished
-                if fresh is not None and is_done(fresh, message.claim_id):
-                    fresh = None  # its first runner finished it, then died before the claim said so
-                runnable = self._runnable_job(fresh, message) if fresh is not None else None
-            else:
-                runnable = self._runnable_job(job, message)
-            if runnable is None:
-                if fresh_or_job := (fresh if claim.taken_over else job):
-                    record_not_run(self.store, fresh_or_job, attempt_of(message), message, self.clock.now())
-                self.store.claims.complete(claim)
+                # Read fresh (its recent_claims): its first runner may have finished it.
+                candidate = await self.io(self._current_job, message)
+                if candidate is not None and is_done(candidate, message.claim_id):
+                    candidate = None  # its first runner finished it, then died before the claim said so
+            refused = await self._refusal(candidate, message) if candidate is not None else None
+            if candidate is None or refused is not None:
+                if candidate is not None and refused is not None:
+                    now, attempt = self.clock.now(), attempt_of(message)
+                    await self.io(record_not_run, self.store, candidate, attempt, message, now, refused.collection)
+                await self.io(self.store.claims.complete, claim)
                 guard.drop(claim.claim_id)
                 return None
             fired = True  # from here on, the action may have run: never hand the attempt back
-            done = self._run_action(runnable, message, claim)
+            done = await self._run_action(candidate, message, claim)
             if done is None:
-                persist(lambda: self.store.claims.complete(claim), message.claim_id)
+                await self.io(persist, lambda: self.store.claims.complete(claim), message.claim_id)
                 guard.drop(claim.claim_id)
             return done
         except BaseException:
@@ -132,7 +155,7 @@ class Attempts:
                 # A storage fault before the action: free the claim so the host's redelivery (or the
                 # watchdog) claims it at once; were the release lost, the redelivery resumes it anyway.
                 with contextlib.suppress(Exception):
-                    self.store.claims.release(claim)
+                    await self.io(self.store.claims.release, claim)
             raise
 
     def _current_job(self, message: OccurrenceMessage) -> JobRecord | None:
@@ -142,31 +165,19 @@ class Attempts:
             return None
         return job
 
-    def _runnable_job(self, job: JobRecord, message: OccurrenceMessage) -> JobRecord | None:
-        """The job if its state (jobstate.may_run) and its collection's let this message run now."""
+    async def _refusal(self, job: JobRecord, message: OccurrenceMessage) -> _Refused | None:
+        """None when the job's state (jobstate.may_run) and its collection's, read at this second, let this
+        message run now."""
         if not may_run(job, attempt_of(message)):
             occurrence_skipped(message, f"job_{job.state.value.lower()}")
-            return None
-        if not self._collection_enabled(job.key.collection_key):
+            return _Refused(None)
+        state = await self.collections.state(job.key.collection_key)
+        if state != JobCollectionState.ENABLED:
             occurrence_skipped(message, "collection_not_enabled")
-            return None  # a Disabled or Suspended collection runs nothing
-        return job
+            return _Refused(state)  # a Disabled, Suspended or Deleted collection runs nothing
+        return None
 
-    def _collection_enabled(self, key: CollectionKey) -> bool:
-        now = time.monotonic()
-        seen = self._enabled_seen.get(key)
-        if seen is not None and now - seen < COLLECTION_STATE_TTL:
-            return True
-        collection = self.store.collections.get(key)
-        # Only "Enabled" is remembered: a stale "Suspended" would drop (and mark done) occurrences that
-        # are due right after the collection is enabled again.
-        if collection is not None and collection.state == JobCollectionState.ENABLED:
-            self._enabled_seen[key] = now
-            return True
-        self._enabled_seen.pop(key, None)
-        return False
-
-    def _run_action(self, job: JobRecord, message: OccurrenceMessage, claim: Claim) -> Fired | None:
+    async def _run_action(self, job: JobRecord, message: OccurrenceMessage, claim: Claim) -> Fired | None:
         """Run the attempt's action and decide what follows; None if there was nothing to run."""
         main = job.properties.action
         assert main is not None, "validation guarantees every job has an action"
@@ -189,7 +200,7 @@ class Attempts:
         scheduled = message.trigger == Trigger.SCHEDULE
         repeat = series_of(job).repeat_count(message.occurrence) if scheduled else 0
         retry = effective_retry(action.retry_policy, None if is_error_action else MAIN_ACTION_DEFAULT)
-        result = self.actions.run(action, context)
+        result = await self.actions.run_async(action, context)
         ended = self.clock.now()
         outcome = decide(
             succeeded=result.succeeded,

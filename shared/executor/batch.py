@@ -4,19 +4,21 @@ Per delivery, in order:
 1. a batch due more than EARLY_HOP ahead goes back to the queue (long delays hop in steps of 7 days);
 2. one watchdog for the whole batch (shared/leases.py; the one its sender queued before it, on a first
    delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing;
-3. before the second: every occurrence's job is read and its attempt claimed, side by side on the
-   executor's pool (the message turned visible a few seconds early for this, see store/queue.py); an
-   attempt a runner that may be dead holds is watched for TAKEOVER_WAIT (a coroutine's sleep, all of them
-   at once, no thread held) and then taken over;
-4. at each occurrence's second: the claimed attempts fire side by side (attempts.py);
+3. before the second: the batch's jobs are read together (a query per 14 jobs of one collection) and every
+   attempt claimed, side by side on the executor's pool (the message turned visible a few seconds early for
+   this, see store/queue.py); an attempt a runner that may be dead holds is watched for TAKEOVER_WAIT (a
+   coroutine's sleep, all of them at once, no thread held) and then taken over;
+4. at each occurrence's second: the claimed attempts fire side by side (attempts.py), each action a
+   coroutine under the process's action limits (shared/actions/limits.py: in flight, per target host);
 5. each attempt, as soon as its action returns and whatever its siblings still do, goes to the recorder
    (recorder.py), which writes it within moments together with whatever else answered meanwhile: history,
    what follows (retries and error actions go back to the queue as messages of their own), the job's
    counters and state, which mark it done. A crash after that never runs it again.
 
 The function is `async def`: the Python worker starts every message the host hands over at once and this
-coroutine only waits; blocking work (storage, actions) runs on the executor's pool of ATTEMPT_THREADS
-threads, shared by every batch of the process. A storage fault in any attempt before its action fired
+coroutine only waits. Actions wait on the event loop and hold no thread; blocking storage calls run on the
+executor's pool of ATTEMPT_THREADS threads, shared by every batch of the process (the recorder writes on
+threads of its own). A storage fault in any attempt before its action fired
 fails the delivery after the others finished, so the host delivers the batch again: attempts that ended
 die at their claims, attempts of this delivery resume (the claim names the delivery).
 """
@@ -34,11 +36,14 @@ from typing import TypeVar
 
 from ..actions import ActionRunner
 from ..clock import Clock
+from ..keys import JobKey
 from ..leases import Guard, Guards
 from ..occurrence import MalformedMessage, OccurrenceBatch, OccurrenceMessage
+from ..records import JobRecord
 from ..settings import Settings
 from ..store import Store
 from ..store.claims import TAKEOVER_WAIT
+from ..store.jobs import groups_of
 from ..telemetry import poisoned
 from .attempts import Attempts, Expiring
 from .recorder import Recorder
@@ -49,8 +54,9 @@ log = logging.getLogger(__name__)
 # split into hops of at most 7 days); a smaller lead is slept off for second-level precision. More than the
 # queue's early visibility (store/queue.py), so a message that turned visible on time never hops.
 EARLY_HOP = timedelta(seconds=8)
-# Threads of the executor's own pool: storage round trips and actions of every batch of the process run
-# here. Enough that a herd's actions fire together; few enough that the process does not thrash.
+# Threads of the executor's own pool: the storage round trips of every batch of the process run here (the
+# actions do not: they are coroutines). Enough that a herd's claims go side by side; few enough that the
+# process does not thrash.
 ATTEMPT_THREADS = 64
 
 T = TypeVar("T")
@@ -61,7 +67,7 @@ class Executor:
         self.store = store
         self.clock = clock
         self.guards = Guards(store, clock)
-        self.attempts = Attempts(store, clock, actions, settings, self.guards)
+        self.attempts = Attempts(store, clock, actions, settings, self.guards, self._blocking)
         self.recorder = Recorder(store, clock)
         self._pool_lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
@@ -99,9 +105,10 @@ class Executor:
             return
         guard = await self._blocking(self.guards.open, batch, first_delivery)
         try:
+            jobs = await self._read_jobs(batch)
             # Occurrences of a batch share their second (the dispatcher groups them so); fire each at its own.
             done = await asyncio.gather(
-                *(self._attempt(item, runner, guard) for item in batch.items), return_exceptions=True
+                *(self._attempt(item, runner, guard, jobs) for item in batch.items), return_exceptions=True
             )
         except Exception:
             await self._blocking(self.guards.close, guard)
@@ -117,10 +124,28 @@ class Executor:
             )
             raise failures[0]
 
-    async def _attempt(self, item: OccurrenceMessage, runner: str, guard: Guard) -> None:
+    async def _read_jobs(self, batch: OccurrenceBatch) -> dict[JobKey, JobRecord | None]:
+        """The batch's jobs, read together (a query per 14) with the others of their collection; `prepare`
+        reads any other (and any whose query failed) by itself."""
+        found: dict[JobKey, JobRecord | None] = {}
+        answers = await asyncio.gather(
+            *(
+                self._blocking(self.store.jobs.get_many, keys[0].collection_key, keys)
+                for keys in groups_of(item.job for item in batch.items)
+            ),
+            return_exceptions=True,
+        )
+        for answer in answers:
+            if isinstance(answer, dict):
+                found.update(answer)
+        return found
+
+    async def _attempt(
+        self, item: OccurrenceMessage, runner: str, guard: Guard, jobs: dict[JobKey, JobRecord | None]
+    ) -> None:
         """Claim the attempt (before its second); at its second, fire it; then have it recorded at once (its
         claim is held until it is)."""
-        prepared = await self._blocking(self.attempts.prepare, item, runner, guard)
+        prepared = await self._blocking(self.attempts.prepare, item, runner, guard, jobs)
         if isinstance(prepared, Expiring):
             await asyncio.sleep(TAKEOVER_WAIT)  # a live runner renews meanwhile; a dead one cannot
             prepared = await self._blocking(self.attempts.take_over, prepared, guard)
@@ -129,7 +154,7 @@ class Executor:
         wait = (prepared.message.due - self.clock.now()).total_seconds()
         if wait > 0:
             await asyncio.sleep(wait)
-        fired = await self._blocking(self.attempts.fire, prepared.message, prepared, guard)
+        fired = await self.attempts.fire(prepared.message, prepared, guard)
         if fired is None:
             return
         try:

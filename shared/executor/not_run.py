@@ -29,20 +29,28 @@ def record_superseded(store: Store, current: JobRecord, message: OccurrenceMessa
         _write(store, superseded(current, message.occurrence, message.trigger, now), message)
 
 
-def record_not_run(store: Store, job: JobRecord, attempt: Attempt, message: OccurrenceMessage, now: datetime) -> None:
-    """`message` may not run now: its job's state or its collection's refused it."""
+def record_not_run(
+    store: Store,
+    job: JobRecord,
+    attempt: Attempt,
+    message: OccurrenceMessage,
+    now: datetime,
+    collection: JobCollectionState | None,
+) -> None:
+    """`message` may not run now: its job's state or its collection's (`collection`, as the executor read it at
+    the occurrence's second) refused it."""
     if not _first_attempt(message):
         return
     if not may_run(job, attempt):
         if job.state != JobState.DISABLED:
             return  # a final job: its series ended, so no occurrence of it is let go
         reason = LedgerReason.JOB_DISABLED
+    elif collection is None or collection == JobCollectionState.DELETED:
+        return  # its delete purges the job and its history (lifecycle/cascade.py): nothing to keep a note in
     else:
-        collection = store.collections.get(job.key.collection_key)
-        state = collection.state if collection is not None else None
         reason = (
             LedgerReason.COLLECTION_SUSPENDED
-            if state == JobCollectionState.SUSPENDED
+            if collection == JobCollectionState.SUSPENDED
             else LedgerReason.COLLECTION_DISABLED
         )
     _write(store, not_run(job, message.occurrence, message.trigger, reason, now), message)

@@ -12,8 +12,8 @@ answers, then writes all it holds:
    (a retry, the error action), side by side;
 2. then the jobs (counters, state, done-ness): one request per jobs partition (a collection), an entity-group
    transaction of up to 100 jobs, each under its ETag. When one of them changed meanwhile (the dispatcher
-   advanced it, an API write), the transaction is refused whole and its jobs are written one by one,
-   re-read where their ETag no longer matches.
+   advanced it, an API write), the transaction is sent again without it (store/tables.py `replace_batch`)
+   and that job is written alone, re-read since its ETag no longer matches.
 
 Each step comes before the one that depends on it, so a crash between them repeats a step, never loses one.
 Storage requests per attempt: one history write, and 1/k job write when k jobs of one collection answered
@@ -207,24 +207,26 @@ class Recorder:
                 changed.append((updated, attempts))
         if not changed:
             return
+        written: list[JobRecord | None] = []
+
+        def write() -> None:
+            written[:] = self.store.jobs.replace_many([record for record, _ in changed])
+
         try:
-            persist(
-                lambda: self.store.jobs.replace_many([record for record, _ in changed]),
-                f"{len(changed)} job(s) of {changed[0][0].key.collection_key}",
-            )
-        except ConcurrencyError:
-            for _, attempts in changed:  # written alone: re-read where another write came between
-                try:
-                    persist(functools.partial(self._update, attempts), attempts[0].fired.message.claim_id)
-                except BaseException as error:
-                    _settle(attempts, error)
-                else:
-                    _settle(attempts, None)
+            persist(write, f"{len(changed)} job(s) of {changed[0][0].key.collection_key}")
         except BaseException as error:
             for _, attempts in changed:
                 _settle(attempts, error)
-        else:
-            for _, attempts in changed:
+            return
+        for (_, attempts), stored in zip(changed, written, strict=True):
+            if stored is not None:
+                _settle(attempts, None)
+                continue
+            try:  # not written (it changed meanwhile): alone, re-read where another write came between
+                persist(functools.partial(self._update, attempts), attempts[0].fired.message.claim_id)
+            except BaseException as error:
+                _settle(attempts, error)
+            else:
                 _settle(attempts, None)
 
     def _update(self, attempts: list[_Pending]) -> None:

@@ -6,10 +6,12 @@ advances and the executor for attempts). Retention's deletes come here too (`pur
 
 - reads.py: one record, or one page of a list.
 - jobs.py: job definition writes (PUT, PATCH): validate, merge, quota, then store.
-- collections.py: collection definition writes (PUT, PATCH), with the cascade of a state change.
+- collections.py: collection definition writes (PUT, PATCH); a state change queues its cascade.
 - writes.py: `store_job`, the one place a job's definition or state is stored (planned, due-indexed).
-- states.py: state changes under ETags (enable/disable, the cascade to jobs).
-- purge.py: removing a job (DELETE, collection delete, retention) or a collection.
+- states.py: state changes of jobs and collections under ETags.
+- cascade.py: POST enable/disable and DELETE of a collection, and what follows for its jobs: queued work,
+  done after the answer (`handle_dispatch_message` is the dispatch queue's trigger).
+- purge.py: removing a job (DELETE, a collection's delete, retention).
 - runs.py: run now; backfill.py: the occurrences of a past interval, again.
 - job_count.py, quotas.py: maxJobCount under concurrency; plan and quota limits.
 - documents.py, validation.py, certificates.py, regions.py: definition documents and the rules they obey.
@@ -20,6 +22,7 @@ advances and the executor for attempts). Retention's deletes come here too (`pur
 from __future__ import annotations
 
 from .backfill import Backfilled, backfill_job
+from .cascade import delete_collection, handle_dispatch_message, handle_dispatch_message_async, transition_collection
 from .collections import patch_collection, put_collection
 from .errors import (
     CollectionNotFound,
@@ -30,7 +33,7 @@ from .errors import (
     QuotaExceeded,
 )
 from .jobs import patch_job, put_job
-from .purge import delete_collection, delete_job, purge_job
+from .purge import delete_job, purge_job
 from .reads import (
     collections_page,
     get_collection,
@@ -41,7 +44,6 @@ from .reads import (
     live_collection,
 )
 from .runs import run_job
-from .states import transition_collection
 
 __all__ = [
     "Backfilled",
@@ -57,6 +59,8 @@ __all__ = [
     "delete_job",
     "get_collection",
     "get_job",
+    "handle_dispatch_message",
+    "handle_dispatch_message_async",
     "history_page",
     "jobs_page",
     "ledger_page",

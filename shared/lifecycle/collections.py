@@ -2,7 +2,7 @@
 
 definition (PATCH merged onto the stored one) -> model validation -> collection rules (InvalidDefinition)
 -> plan rules against the subscription and the jobs it holds (QuotaExceeded) -> store -> state cascade.
-A change between Enabled and Disabled cascades to the jobs like POST enable/disable (states.py).
+A change between Enabled and Disabled cascades to the jobs like POST enable/disable (cascade.py: queued).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from ..model import JobCollectionDefinition, JobCollectionProperties, JobCollect
 from ..records import CollectionRecord
 from ..recurrence import RecurrenceError
 from ..store import ConcurrencyError
+from .cascade import finish_delete, queue_cascade
 from .documents import MAX_DEFINITION_BYTES, document_size, merge, validate
 from .errors import CollectionNotFound, Conflict, InvalidDefinition, QuotaExceeded
 from .quotas import check_job, check_job_count, limits_of, sku_of
 from .regions import display_location, same_location
-from .states import cascade_state
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -133,13 +133,8 @@ def _save(
     except ConcurrencyError as exc:
         raise Conflict("The job collection was changed by another request; retry.") from exc
     if existing is not None and existing.state != state:
-        cascade_state(rt, record.key, state, rt.clock.now())
+        queue_cascade(rt, record.key, state)
     return record
-
-
-def _not_deleting(existing: CollectionRecord | None) -> None:
-    if existing is not None and existing.state == JobCollectionState.DELETED:
-        raise Conflict("The job collection is being deleted; DELETE it again to finish, then create it.")
 
 
 def put_collection(
@@ -150,9 +145,12 @@ def put_collection(
 ) -> CollectionRecord:
     """Create or replace a collection; an absent state changes nothing. `keep(incoming, stored)` is the caller's
     rule for what of the stored document a replace keeps although the request left it out (the API's: what its
-    api-version does not know)."""
+    api-version does not know). A collection whose delete is still queued is created anew once that delete is
+    finished here (as if it had finished before)."""
     existing = rt.store.collections.get(key)
-    _not_deleting(existing)
+    if existing is not None and existing.state == JobCollectionState.DELETED:
+        finish_delete(rt, existing)
+        existing = None
     if existing is not None and keep is not None:
         document = definition.to_document()
         keep(document, existing.definition.to_document())
@@ -165,9 +163,8 @@ def put_collection(
 def patch_collection(rt: Runtime, key: CollectionKey, patch: dict[str, Any]) -> CollectionRecord:
     """Merge a partial definition document (canonical member names: tags, sku, quota, state) into the stored one."""
     existing = rt.store.collections.get(key)
-    if existing is None:
+    if existing is None or existing.state == JobCollectionState.DELETED:
         raise CollectionNotFound(key)
-    _not_deleting(existing)
     patch = dict(patch)
     for readonly in ("id", "type"):
         patch.pop(readonly, None)

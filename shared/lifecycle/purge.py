@@ -1,10 +1,8 @@
-"""Removing jobs and collections: the one purge used by DELETE job, DELETE collection and retention.
+"""Removing jobs: the one purge used by DELETE job, a collection's delete (cascade.py) and retention.
 
 A job goes first, so a queued occurrence finds nothing to run while the rest (due entry, history,
 claims) is cleaned up; a job this call removed gives its place in the collection's count back (of two
-concurrent deletes exactly one removes it). A collection is marked Deleted first, so nothing of it runs
-or is written any more, then its jobs go, then itself; a DELETE interrupted half-way is finished by the
-next one.
+concurrent deletes exactly one removes it).
 """
 
 from __future__ import annotations
@@ -12,17 +10,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ..keys import CollectionKey, JobKey
+from ..keys import JobKey
 from ..model import JobCollectionState
 from ..store import ConcurrencyError, Store
 from ..store.readable import UnreadableEntity
+from .errors import CollectionNotFound
 from .reads import missing_job
-from .states import set_collection_state
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
-
-_BATCH = 100
 
 
 def purge_job(
@@ -48,8 +44,8 @@ def purge_job(
 
 
 def delete_job(rt: Runtime, key: JobKey) -> None:
-    """DELETE job; JobNotFound (CollectionNotFound without its collection) when there is none. A stored job
-    that cannot be read is removed by key."""
+    """DELETE job; JobNotFound when there is none (CollectionNotFound when its collection is missing or
+    Deleted). A stored job that cannot be read is removed by key."""
     try:
         record = rt.store.jobs.get(key)
     except UnreadableEntity:
@@ -57,17 +53,7 @@ def delete_job(rt: Runtime, key: JobKey) -> None:
         return
     if record is None:
         raise missing_job(rt, key)
+    collection = rt.store.collections.get(key.collection_key)
+    if collection is None or collection.state == JobCollectionState.DELETED:
+        raise CollectionNotFound(key.collection_key)  # its collection's queued purge removes it (cascade.py)
     purge_job(rt.store, record.key, due=record.next_execution_time)
-
-
-def delete_collection(rt: Runtime, key: CollectionKey) -> None:
-    """DELETE collection: mark it Deleted, purge its jobs, remove what could not be read by key, then itself."""
-    record = set_collection_state(rt, key, JobCollectionState.DELETED)
-    while True:
-        jobs, after = rt.store.jobs.page_after(record.key, None, _BATCH, None)
-        for job in jobs:
-            purge_job(rt.store, job.key, due=job.next_execution_time, count=False)
-        if after is None or not jobs:  # nothing readable left (a page of unreadable rows must not loop)
-            break
-    rt.store.jobs.delete_rows_of(record.key)
-    rt.store.collections.delete(record.key)

@@ -15,17 +15,15 @@ from ..keys import CollectionKey, JobKey
 from ..model import JobCollectionState, JobExecutionStatus, JobState
 from ..records import CollectionRecord, HistoryRecord, JobRecord, LedgerEntry
 from .errors import CollectionNotFound, JobNotFound, LifecycleError
+from .parallel import side_by_side
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
 
 def get_collection(rt: Runtime, key: CollectionKey) -> CollectionRecord:
-    """The collection, in whatever state (a Deleted one is shown until its delete finishes)."""
-    record = rt.store.collections.get(key)
-    if record is None:
-        raise CollectionNotFound(key)
-    return record
+    """The collection; CollectionNotFound when it is missing or Deleted (its delete finishing after the answer)."""
+    return live_collection(rt, key)
 
 
 def live_collection(rt: Runtime, key: CollectionKey) -> CollectionRecord:
@@ -46,9 +44,16 @@ def missing_job(rt: Runtime, key: JobKey) -> LifecycleError:
 
 
 def get_job(rt: Runtime, key: JobKey) -> JobRecord:
-    record = rt.store.jobs.get(key)
+    """The job; CollectionNotFound when its collection is missing or Deleted (its jobs are purged after the
+    delete answered, and read as if they were gone), else JobNotFound when it is missing. The two rows are read
+    side by side."""
+    collection, record = side_by_side(
+        lambda: rt.store.collections.get(key.collection_key), lambda: rt.store.jobs.get(key)
+    )
+    if collection is None or collection.state == JobCollectionState.DELETED:
+        raise CollectionNotFound(key.collection_key)
     if record is None:
-        raise missing_job(rt, key)
+        raise JobNotFound(key)
     return record
 
 
@@ -87,8 +92,7 @@ def history_page(
 ) -> tuple[list[HistoryRecord], Any]:
     """A page of the job's history, newest first, and the continuation of the next. History partitions are
     small (1,000 entries per job at most), so `skip` simply reads past the skipped entries once."""
-    if rt.store.jobs.get(key) is None:
-        raise missing_job(rt, key)
+    get_job(rt, key)
     if continuation is None and skip:
         while skip > 0:
             records, continuation = rt.store.history.page(key, status, min(skip, 1000), continuation)
@@ -112,8 +116,7 @@ def ledger_page(
     until_inclusive: bool = True,
 ) -> tuple[list[LedgerEntry], Any]:
     """A page of the job's occurrence ledger, newest first, and the continuation of the next (like history)."""
-    if rt.store.jobs.get(key) is None:
-        raise JobNotFound(key)
+    get_job(rt, key)
 
     def read(count: int, token: Any) -> tuple[list[LedgerEntry], Any]:
         return rt.store.history.ledger_page(

@@ -1,10 +1,9 @@
-"""State changes of jobs and collections, and the cascade from a collection to its jobs: the I/O shell.
+"""State changes of jobs and collections under ETags: the I/O shell.
 
-What a job becomes is shared/jobstate's to say (`resolve_state`, `moved`, `COLLECTION_CASCADE`); this module
-reads, writes under ETags and pages through a collection. Disabling a collection disables every Enabled
-job; enabling it re-enables every Disabled job, re-planned from now. Suspended: nothing runs (the executor
-gates on the collection) and job states are untouched. Deleted: the collection takes no more writes while
-its delete finishes (purge.py).
+What a job becomes is shared/jobstate's to say (`resolve_state`, `moved`); this module reads and writes
+under ETags. What a collection's state change does to its jobs is queued work (cascade.py). Suspended:
+nothing runs (the executor gates on the collection) and job states are untouched. Deleted: the collection
+takes no more writes while its delete finishes (cascade.py).
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from .writes import store_job
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-_BATCH = 100
 _ATTEMPTS = 5
 
 
@@ -55,21 +53,6 @@ def set_job_state(rt: Runtime, job: JobRecord, from_state: JobState, to_state: J
         raise Conflict(f"The job '{job.key.job}' kept changing; retry.") from exc
 
 
-def cascade_state(rt: Runtime, key: CollectionKey, state: JobCollectionState, now: datetime) -> None:
-    """Carry a collection's new Enabled/Disabled state to its jobs; other states leave jobs alone."""
-    transition = jobstate.COLLECTION_CASCADE.get(state)
-    if transition is None:
-        return
-    from_state, to_state = transition
-    after: str | None = None
-    while True:
-        jobs, after = rt.store.jobs.page_after(key, from_state, _BATCH, after)
-        for job in jobs:
-            set_job_state(rt, job, from_state, to_state, now)
-        if after is None:
-            return
-
-
 def set_collection_state(rt: Runtime, key: CollectionKey, state: JobCollectionState) -> CollectionRecord:
     """Write the collection's state under its ETag, re-reading on a race; CollectionNotFound when it is gone
     (or being deleted, unless this marks it Deleted again)."""
@@ -91,10 +74,3 @@ def set_collection_state(rt: Runtime, key: CollectionKey, state: JobCollectionSt
     if record is None:
         raise CollectionNotFound(key)
     return record
-
-
-def transition_collection(rt: Runtime, key: CollectionKey, state: JobCollectionState) -> None:
-    """POST enable / disable: the collection's state, then its jobs. The jobs follow even when the collection
-    already had the state: a crash may have left some behind."""
-    record = set_collection_state(rt, key, state)
-    cascade_state(rt, record.key, state, rt.clock.now())

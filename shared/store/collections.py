@@ -67,7 +67,11 @@ class CollectionStore:
 
     @staticmethod
     def _scope(subscription: str, resource_group: str | None) -> tuple[str, dict[str, Any]]:
-        query, params = "PartitionKey eq @pk", {"pk": escape(subscription)}
+        # A Deleted collection is one whose delete finishes after the API answered: lists leave it out.
+        query, params = (
+            "PartitionKey eq @pk and State ne @deleted",
+            {"pk": escape(subscription), "deleted": JobCollectionState.DELETED.value},
+        )
         if resource_group is not None:
             # Rows are `{group}|{collection}`: a range on the row key selects one resource group.
             prefix = escape(resource_group) + "|"
@@ -97,9 +101,11 @@ class CollectionStore:
 
     def keys_with_sku(self, subscription: str, sku: str) -> list[CollectionKey]:
         """The collections of a subscription on one plan (e.g. the one Free collection it may have)."""
-        query = "PartitionKey eq @pk and Sku eq @sku"
+        query = "PartitionKey eq @pk and Sku eq @sku and State ne @deleted"
         found = self.table.query(
-            query, {"pk": escape(subscription), "sku": sku}, select=["Subscription", "ResourceGroup", "Name"]
+            query,
+            {"pk": escape(subscription), "sku": sku, "deleted": JobCollectionState.DELETED.value},
+            select=["Subscription", "ResourceGroup", "Name"],
         )
         return [CollectionKey(e["Subscription"], e["ResourceGroup"], e["Name"]) for e in found]
 

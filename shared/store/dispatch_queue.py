@@ -1,5 +1,6 @@
 """The dispatch queue: the minute timer puts one message per (minute bucket, shard) here, and the
-queue-triggered dispatcher handles each on whichever instance takes it.
+queue-triggered dispatcher handles each on whichever instance takes it. The lifecycle queues a collection's
+cascade here too (`send_text`; shared/lifecycle/cascade.py routes the trigger's messages).
 
 A message is `{"bucket": "YYYYMMDDHHMM", "shard": n}` (plus `"account": a` for a storage account other than the
 primary, `"w": [message id, pop receipt]` naming its watchdog, and, with telemetry on, `"tp"`: the W3C
@@ -116,3 +117,8 @@ class DispatchQueue:
 
     def delete(self, receipt: Receipt) -> None:
         self.client.delete_message(receipt.id, receipt.pop_receipt)
+
+    def send_text(self, text: str) -> None:
+        """Another kind of task for the dispatch trigger (a collection's cascade, shared/lifecycle/cascade.py):
+        kept until handled (no time to live), since nothing else would redo it."""
+        self.client.send_message(text, time_to_live=-1)

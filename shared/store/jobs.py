@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -22,9 +22,22 @@ from .keys import job_partition, job_row
 from .pages import page_after, skip_rows
 from .readable import read_each, read_one
 from .sealing import Keyring, SealError, extract, open_sealed, restore, rewrap, seal
-from .tables import ConcurrencyError, Entity, Table, as_datetime, as_int, int64
+from .tables import ConcurrencyError, Entity, Table, as_datetime, as_int, chunks, int64
 
 log = logging.getLogger(__name__)
+# Jobs of one collection read by one query (get_many): a filter may hold 15 comparisons (Azure Table
+# Storage's documented limit), the partition's and 14 rows'.
+MANY_PER_QUERY = 14
+# Jobs of one collection wanted together: from this many on, they are read by get_many.
+MANY_MIN = 2
+
+
+def groups_of(keys: Iterable[JobKey]) -> list[list[JobKey]]:
+    """The keys worth reading together (MANY_MIN or more of one collection), grouped by collection."""
+    groups: dict[CollectionKey, set[JobKey]] = {}
+    for key in keys:
+        groups.setdefault(key.collection_key, set()).add(key)
+    return [sorted(group, key=job_row) for group in groups.values() if len(group) >= MANY_MIN]
 
 
 class JobStore:
@@ -57,16 +70,51 @@ class JobStore:
         if self.expectations is not None and record.expect_success_within is not None:
             self.expectations.mirror(record)
 
-    def replace_many(self, records: list[JobRecord]) -> list[JobRecord]:
-        """Write back up to 100 records of one collection read earlier, in one request (an entity-group
-        transaction): the records as stored. ConcurrencyError when any one changed in between (then none
-        was written)."""
-        if len(records) == 1:
-            return [self.replace(records[0])]
+    def get_many(self, collection: CollectionKey, keys: list[JobKey]) -> dict[JobKey, JobRecord | None]:
+        """Several jobs of one collection, MANY_PER_QUERY a query (a filter naming their rows) instead of a read
+        each. A job that is not there maps to None; one whose row cannot be read is left out of the answer (for
+        the caller to read alone, which raises)."""
+        wanted = {job_row(key): key for key in keys}
+        found: dict[JobKey, JobRecord | None] = {}
+        unreadable: set[JobKey] = set()
+        for rows in chunks(sorted(wanted), MANY_PER_QUERY):
+            names = {f"r{n}": row for n, row in enumerate(rows)}
+            # Spaces around the parentheses: the SDK finds its @parameters by splitting the filter at spaces.
+            query = "PartitionKey eq @pk and ( " + " or ".join(f"RowKey eq @{name}" for name in names) + " )"
+            for entity in self.table.query(query, {"pk": job_partition(collection), **names}):
+                key = wanted.get(entity["RowKey"])
+                if key is None:
+                    continue
+                record = read_each("job", [entity], self._record)  # an unreadable row is logged and left out
+                if record:
+                    found[key] = record[0]
+                else:
+                    unreadable.add(key)
+        for key in wanted.values():
+            if key not in found and key not in unreadable:
+                found[key] = None
+        return found
+
+    def replace_many(self, records: list[JobRecord]) -> list[JobRecord | None]:
+        """Write back records of one collection read earlier, up to 100 in one request (an entity-group
+        transaction): each as stored with its new ETag, or None when it was not written (it changed or vanished
+        in between, or the transaction was given up on after its second conflict: Table.replace_batch), for
+        the caller's own read-modify-write of that one."""
+        if not records:
+            return []
         assert all(r.etag is not None for r in records), "replace needs the ETag of the record it read"
         assert len({r.key.collection_key for r in records}) == 1, "one transaction holds one collection's jobs"
+        if len(records) == 1:
+            try:
+                return [self.replace(records[0])]
+            except ConcurrencyError:
+                return [None]
         etags = self.table.replace_batch([(self._entity(r), str(r.etag)) for r in records])
-        return [replace(record, etag=etag) for record, etag in zip(records, etags, strict=True)]
+        stored = [with_etag(r, etag) if etag is not None else None for r, etag in zip(records, etags, strict=True)]
+        for record in stored:
+            if record is not None:
+                self._mirror(record)
+        return stored
 
     def delete(self, key: JobKey, etag: str | None = None) -> bool:
         """True if this call removed the job (so exactly one of two concurrent deletes counts it)."""

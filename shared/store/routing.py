@@ -174,8 +174,11 @@ class RoutedJobs(JobStore):
     def replace(self, record: JobRecord) -> JobRecord:
         return self._at(record.key.collection_key).replace(record)
 
-    def replace_many(self, records: list[JobRecord]) -> list[JobRecord]:
-        return self._at(records[0].key.collection_key).replace_many(records)  # one collection: one account
+    def get_many(self, collection: CollectionKey, keys: list[JobKey]) -> dict[JobKey, JobRecord | None]:
+        return self._at(collection).get_many(collection, keys)
+
+    def replace_many(self, records: list[JobRecord]) -> list[JobRecord | None]:
+        return self._at(records[0].key.collection_key).replace_many(records) if records else []
 
     def delete(self, key: JobKey, *args: Any, **kwargs: Any) -> bool:
         return self._at(key.collection_key).delete(key, *args, **kwargs)

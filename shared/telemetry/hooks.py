@@ -24,6 +24,7 @@ Hooks never raise on their own account; telemetry failures are logged and the sc
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import time
 from collections.abc import Callable
@@ -139,11 +140,10 @@ def traced_dispatch(dispatch: F) -> F:
 
 
 def traced_execution(run: F) -> F:
-    @functools.wraps(run)
-    def wrapper(self: Any, message: Any, *args: Any, **kwargs: Any) -> Any:
+    """Also for a coroutine function: the span then lives across its awaits (in the task's context)."""
+
+    def span_of(message: Any) -> Any:
         current = active()
-        if not current.enabled:
-            return run(self, message, *args, **kwargs)
         attributes = {
             JOB_ID: message.job.resource_id,
             JOB_NAME: message.job.job,
@@ -156,9 +156,26 @@ def traced_execution(run: F) -> F:
             OUTCOME: "skipped",
         }
         parent = context_from(getattr(message, "traceparent", None))
-        with current.tracer.start_as_current_span(
+        return current.tracer.start_as_current_span(
             EXECUTION_SPAN, context=parent, kind=SpanKind.CONSUMER, attributes=attributes
-        ):
+        )
+
+    if inspect.iscoroutinefunction(run):
+
+        @functools.wraps(run)
+        async def awaited(self: Any, message: Any, *args: Any, **kwargs: Any) -> Any:
+            if not active().enabled:
+                return await run(self, message, *args, **kwargs)
+            with span_of(message):
+                return await run(self, message, *args, **kwargs)
+
+        return cast(F, awaited)
+
+    @functools.wraps(run)
+    def wrapper(self: Any, message: Any, *args: Any, **kwargs: Any) -> Any:
+        if not active().enabled:
+            return run(self, message, *args, **kwargs)
+        with span_of(message):
             return run(self, message, *args, **kwargs)
 
     return cast(F, wrapper)

@@ -4,6 +4,7 @@ official client: proves the HTTP bindings route all 15 operations and the OpenAP
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -62,6 +63,10 @@ def test_function_app_serves_every_operation(hosted, request) -> None:
     client.jobs.run(rg, "jc", "j")
     assert list(client.jobs.list_job_history(rg, "jc", "j")) == []
     client.job_collections.begin_enable(rg, "jc").result()
+    # The job follows once the host's dispatch trigger took the cascade the enable queued.
+    deadline = time.monotonic() + 30
+    while client.jobs.get(rg, "jc", "j").properties.state != "enabled" and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert client.jobs.get(rg, "jc", "j").properties.state == "enabled"
     client.job_collections.begin_disable(rg, "jc").result()
     client.jobs.delete(rg, "jc", "j")

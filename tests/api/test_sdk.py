@@ -10,6 +10,7 @@ from azure.mgmt.scheduler import models as m
 
 from shared.model import JobExecutionStatus, JobHistoryActionName
 from shared.records import HistoryRecord
+from tests.support.scheduler_client import settle
 
 RG = "rg-api"
 
@@ -183,7 +184,7 @@ def test_job_operations(client, runtime) -> None:
         client.jobs.get(RG, "jc", "job1")
 
 
-def test_collection_disable_and_enable_cascade(client) -> None:
+def test_collection_disable_and_enable_cascade(client, runtime) -> None:
     client.job_collections.create_or_update(RG, "jc", _collection())
     start = (datetime.now(UTC) + timedelta(hours=2)).replace(microsecond=0)
     for name, state in (("a", "Enabled"), ("b", "Enabled"), ("c", "Disabled")):
@@ -203,10 +204,12 @@ def test_collection_disable_and_enable_cascade(client) -> None:
 
     client.job_collections.begin_disable(RG, "jc").result()
     assert client.job_collections.get(RG, "jc").properties.state == "Disabled"
+    settle(runtime)  # the jobs follow after the answer: the dispatch trigger's work
     assert {j.properties.state for j in client.jobs.list(RG, "jc")} == {"disabled"}
 
     client.job_collections.begin_enable(RG, "jc").result()
     assert client.job_collections.get(RG, "jc").properties.state == "Enabled"
+    settle(runtime)
     jobs = list(client.jobs.list(RG, "jc"))
     assert {j.properties.state for j in jobs} == {"enabled"}
     assert all(j.properties.status.next_execution_time == start for j in jobs)

@@ -15,6 +15,7 @@ import pytest
 from shared.keys import JobKey
 from shared.model import JobExecutionStatus, JobHistoryActionName
 from shared.records import HistoryRecord
+from tests.support.scheduler_client import settle
 
 V = {"api-version": "2016-03-01"}
 
@@ -140,4 +141,5 @@ def test_a_collection_with_an_unreadable_job_is_deleted_completely(inproc, runti
     _damage(runtime.store.jobs.table, partition, row, Document="{")
     assert inproc.call("JobCollections_Delete", "DELETE", "jc").status == 200
     assert inproc.call("JobCollections_Get", "GET", "jc").status == 404
+    settle(runtime)  # the purge, queued by the delete
     assert list(runtime.store.jobs.table.query("PartitionKey eq @pk", {"pk": partition})) == []

@@ -20,7 +20,7 @@ FLOORS: list[set[str]] = [
     {"records", "occurrence"},
     {"jobstate"},  # what a job becomes: pure
     {"store", "actions"},  # the only code that talks to Storage / to targets
-    {"health", "leases", "expectations"},
+    {"health", "leases", "expectations", "due_jobs"},
     {"dispatcher", "executor"},  # I/O shells of jobstate
     {"runtime"},
     {"lifecycle"},  # I/O shell of jobstate for writes

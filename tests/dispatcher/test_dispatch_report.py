@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from azure.core.exceptions import ServiceRequestError
 
 from shared.dispatcher import Dispatcher, TickReport
-from shared.keys import JobKey
+from shared.keys import CollectionKey, JobKey
 from shared.model import JobState
 from shared.records import JobRecord
 from shared.runtime import Runtime
@@ -21,7 +21,8 @@ ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "G
 
 
 class FaultyJobs(JobStore):
-    """The job table as one dispatcher sees it: per job, what goes wrong (set `faults[name]`)."""
+    """The job table as one dispatcher sees it: per job, what goes wrong (set `faults[name]`). Reads and writes
+    of several jobs at once read and write none, so every job goes alone and meets its own fault."""
 
     def __init__(self, inner: JobStore, rt: Runtime) -> None:
         self.__dict__.update(inner.__dict__)
@@ -32,6 +33,12 @@ class FaultyJobs(JobStore):
         if self.faults.get(key.job) == "read fails":
             raise ServiceRequestError("storage unavailable")
         return super().get(key)
+
+    def get_many(self, collection: CollectionKey, keys: list[JobKey]) -> dict[JobKey, JobRecord | None]:
+        return {}
+
+    def replace_many(self, records: list[JobRecord]) -> list[JobRecord | None]:
+        return [None] * len(records)
 
     def replace(self, record: JobRecord) -> JobRecord:
         fault = self.faults.pop(record.key.job, None)

@@ -61,6 +61,12 @@ class CrashingJobStore(JobStore):
         self.left -= 1
         return super().replace(record)
 
+    def replace_many(self, records: list[JobRecord]) -> list[JobRecord | None]:
+        if self.left < len(records):
+            raise Crash
+        self.left -= len(records)
+        return super().replace_many(records)
+
 
 @pytest.fixture
 def rt(settings, clock: ManualClock) -> Runtime:

@@ -31,7 +31,7 @@ from shared.store.routing import (
 )
 from tests.support.accounts import SUB, call, make_collections
 from tests.support.clock import ManualClock
-from tests.support.scheduler_client import drain, drain_dispatch
+from tests.support.scheduler_client import drain, drain_dispatch, settle
 
 
 @pytest.fixture
@@ -128,8 +128,10 @@ def test_collections_and_jobs_land_in_both_accounts_and_every_operation_works_ac
             assert _rows(rt.store.jobs, job_partition(key), job_row(JobKey(SUB, group, name, job))) == [homes[name]]
         assert call(rt, "JobCollections_Disable", "POST", group, name).status == 200
         assert call(rt, "JobCollections_Get", "GET", group, name).body["properties"]["state"] == "Disabled"
+        settle(rt)  # the cascade to the jobs, queued by the disable
         assert call(rt, "Jobs_Get", "GET", group, name, "b").body["properties"]["state"] == "disabled"
         assert call(rt, "JobCollections_Enable", "POST", group, name).status == 200
+        settle(rt)
         assert [j["name"] for j in call(rt, "Jobs_List", "GET", group, name).body["value"]] == [
             f"{name}/a",
             f"{name}/b",
@@ -171,6 +173,7 @@ def test_collections_and_jobs_land_in_both_accounts_and_every_operation_works_ac
     group, name = next((g, n) for g, n in made if homes[n] == 1)
     assert call(rt, "JobCollections_Delete", "DELETE", group, name).status == 200
     assert call(rt, "JobCollections_Get", "GET", group, name).status == 404
+    settle(rt)  # the purge, queued by the delete
     assert rt.store.jobs.all(CollectionKey(SUB, group, name)) == []
     assert len(call(rt, "JobCollections_ListBySubscription", "GET").body["value"]) == 13
 

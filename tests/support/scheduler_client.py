@@ -1,6 +1,6 @@
 """Calls into the API in-process (no HTTP), and stand-ins for the queue triggers' delivery loops: `drain`
-(the occurrence queue, to the executor) and `drain_dispatch` (the dispatch queue, to a dispatcher). The
-benches use them too."""
+(the occurrence queue, to the executor), `drain_dispatch` (the dispatch queue, to a dispatcher) and
+`settle` (the dispatch queue as its trigger routes it: a collection's cascade too). The benches use them too."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from shared import api
+from shared import api, lifecycle
 from shared.dispatcher import Dispatcher, TickReport
 from shared.runtime import Runtime
 
@@ -119,3 +119,17 @@ def drain_dispatch(dispatcher: Dispatcher) -> TickReport:
             total.tasks += report.tasks
             queue.delete_message(message)
     return total
+
+
+def settle(rt: Runtime) -> int:
+    """Play the dispatch queue's trigger until the queue is empty: what an enable, disable or delete of a
+    collection queued for its jobs (shared/lifecycle/cascade.py) is done, and any dispatch task too. How many
+    messages it handled."""
+    queue = rt.store.dispatch.client
+    handled = 0
+    while messages := list(queue.receive_messages(max_messages=32, visibility_timeout=60)):
+        for message in messages:
+            lifecycle.handle_dispatch_message(rt, message.content)
+            queue.delete_message(message)
+            handled += 1
+    return handled

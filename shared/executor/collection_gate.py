@@ -1,0 +1,75 @@
+"""Is a job's collection Enabled at the second its occurrence fires? One storage read answers a whole herd.
+
+Enable, disable and delete of a collection answer once the collection's own row says so; its jobs follow
+later (shared/lifecycle/cascade.py). So the executor, not the jobs' states, is what stops a Disabled,
+Suspended or Deleted collection from running anything: every attempt asks here right before its action.
+
+The answer is a read of the collection's row that started at most FRESH seconds before the question.
+Questions asked while such a read is under way, or within FRESH of its start, share it: a herd of a
+thousand attempts of one collection costs one read, a steady load about one read per collection and
+second, whatever its rate. So an attempt whose second comes more than FRESH after a disable's answer does
+not run. A read that failed is not kept (the attempts that shared it fail before their actions, and the
+host delivers them again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..keys import CollectionKey
+from ..model import JobCollectionState
+from ..store import Store
+
+FRESH = 1.0  # seconds a collection read keeps answering after it started
+
+
+@dataclass
+class _Read:
+    started: float
+    task: asyncio.Task[JobCollectionState | None]
+
+
+class CollectionGate:
+    def __init__(self, store: Store, io: Callable[..., Awaitable[Any]], fresh: float = FRESH) -> None:
+        self.store = store
+        self.io = io  # runs a blocking storage call off the event loop
+        self.fresh = fresh
+        self._reads: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[CollectionKey, _Read]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def enabled(self, key: CollectionKey) -> bool:
+        return await self.state(key) == JobCollectionState.ENABLED
+
+    async def state(self, key: CollectionKey) -> JobCollectionState | None:
+        """The collection's state as read at most `fresh` seconds ago (None: there is no such collection)."""
+        loop = asyncio.get_running_loop()
+        reads = self._reads.setdefault(loop, {})
+        now = time.monotonic()
+        read = reads.get(key)
+        if read is None or now - read.started > self.fresh:
+            if len(reads) > 1000:  # forget reads too old to answer, so the table follows the collections in use
+                for stale in [k for k, r in reads.items() if now - r.started > self.fresh and r.task.done()]:
+                    del reads[stale]
+            read = reads[key] = _Read(now, loop.create_task(self._read(key)))
+            read.task.add_done_callback(lambda task: self._forget_failure(reads, key, task))
+        # Shielded: an attempt cancelled while it waits must not cancel the read the others share.
+        return await asyncio.shield(read.task)
+
+    async def _read(self, key: CollectionKey) -> JobCollectionState | None:
+        collection = await self.io(self.store.collections.get, key)
+        return collection.state if collection is not None else None
+
+    @staticmethod
+    def _forget_failure(
+        reads: dict[CollectionKey, _Read], key: CollectionKey, task: asyncio.Task[JobCollectionState | None]
+    ) -> None:
+        if task.cancelled() or task.exception() is not None:
+            current = reads.get(key)
+            if current is not None and current.task is task:
+                del reads[key]

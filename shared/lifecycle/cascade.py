@@ -1,0 +1,148 @@
+"""What a collection's jobs do after the collection changed state: queued work, done after the API answered.
+
+POST enable and disable, a PUT or PATCH that moves a collection between Enabled and Disabled, and DELETE
+answer once the collection's own row says so and the work for its jobs is queued: a few storage round
+trips, whatever the collection holds. That work is a `CascadeTask` on the dispatch queue (which the
+app polls anyway), handled by the dispatch trigger (`handle_dispatch_message`) one page of PAGE jobs at a
+time, each page queueing the task for the next:
+
+- Disabled: every Enabled job becomes Disabled; Enabled: every Disabled job becomes Enabled, re-planned
+  from then (shared/jobstate `COLLECTION_CASCADE`, as before, only later);
+- Deleted: every job is purged (purge.py), then the collection's row goes.
+
+A task whose collection has since moved to another state stops: that move queued its own. Every step is
+idempotent, so a page repeated after a crash or a duplicate task changes nothing. Until a task reaches
+them, the collection's jobs keep their old state in storage (a GET may show it for a few seconds), but
+nothing of a collection that is not Enabled runs: the executor reads the collection's state at each
+occurrence's second (shared/executor/collection_gate.py). A collection being deleted is not found by the
+API; a PUT that creates it again first finishes the delete (`finish_delete`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .. import jobstate
+from ..keys import CollectionKey
+from ..model import JobCollectionState
+from ..records import CollectionRecord
+from .purge import purge_job
+from .states import set_collection_state, set_job_state
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+
+log = logging.getLogger(__name__)
+PAGE = 100  # jobs per task: one task's work stays far inside the trigger's visibility timeout
+PARALLELISM = 8
+# Dispatch-queue messages handled at once per process, on threads of their own (handle_dispatch_message_async).
+DISPATCH_THREADS = 4
+_DISPATCH_POOL = ThreadPoolExecutor(DISPATCH_THREADS, thread_name_prefix="dispatch-task")
+
+
+@dataclass(frozen=True)
+class CascadeTask:
+    key: CollectionKey
+    state: JobCollectionState  # Enabled, Disabled or Deleted
+    after: str | None = None  # the page cursor (Enabled / Disabled)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "cascade": self.state.value,
+                "collection": [self.key.subscription, self.key.resource_group, self.key.collection],
+                "after": self.after,
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> CascadeTask | None:
+        """The task in a dispatch-queue message, or None for any other message (a dispatch task)."""
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or "cascade" not in data:
+            return None
+        subscription, group, name = data["collection"]
+        return cls(CollectionKey(subscription, group, name), JobCollectionState(data["cascade"]), data.get("after"))
+
+
+def queue_cascade(rt: Runtime, key: CollectionKey, state: JobCollectionState, after: str | None = None) -> None:
+    """Queue the work that carries `state` to the collection's jobs (nothing for a state without any)."""
+    if state in jobstate.COLLECTION_CASCADE or state == JobCollectionState.DELETED:
+        rt.store.dispatch.send_text(CascadeTask(key, state, after).to_json())
+
+
+async def handle_dispatch_message_async(rt: Runtime, text: str) -> None:
+    """The dispatch queue's trigger, a coroutine: the task runs on threads of its own, so dispatch and cascade
+    work never holds the worker's thread pool, which every API request needs (PYTHON_THREADPOOL_THREAD_COUNT:
+    a few threads per process). A busy minute's dispatch then cannot keep an API call waiting."""
+    await asyncio.get_running_loop().run_in_executor(_DISPATCH_POOL, handle_dispatch_message, rt, text)
+
+
+def handle_dispatch_message(rt: Runtime, text: str) -> None:
+    """The dispatch queue's trigger: a cascade task here, a dispatch task for the dispatcher."""
+    task = CascadeTask.from_json(text)
+    if task is None:
+        rt.dispatcher.handle_task(text)
+    else:
+        run_task(rt, task)
+
+
+def run_task(rt: Runtime, task: CascadeTask) -> None:
+    """One page of a cascade, then the task for the next page, if any. Raises on storage faults (the trigger
+    delivers the message again)."""
+    record = rt.store.collections.get(task.key)
+    if record is None or record.state != task.state:
+        return  # gone, or moved on: the move that followed queued its own work
+    if task.state == JobCollectionState.DELETED:
+        if not _purge_page(rt, record):
+            queue_cascade(rt, record.key, task.state)
+        return
+    from_state, to_state = jobstate.COLLECTION_CASCADE[task.state]
+    jobs, after = rt.store.jobs.page_after(record.key, from_state, PAGE, task.after)
+    now = rt.clock.now()
+    with ThreadPoolExecutor(PARALLELISM) as pool:
+        list(pool.map(lambda job: set_job_state(rt, job, from_state, to_state, now), jobs))
+    if after is not None:
+        queue_cascade(rt, record.key, task.state, after)
+    log.info("collection %s: %d job(s) %s", record.key.collection, len(jobs), to_state.value.lower())
+
+
+def _purge_page(rt: Runtime, record: CollectionRecord) -> bool:
+    """Purge a page of a Deleted collection's jobs; True when none was left and the collection went too."""
+    jobs, after = rt.store.jobs.page_after(record.key, None, PAGE, None)
+    with ThreadPoolExecutor(PARALLELISM) as pool:
+        list(pool.map(lambda job: purge_job(rt.store, job.key, due=job.next_execution_time, count=False), jobs))
+    if jobs and after is not None:
+        return False
+    # What could not be read by key (a damaged row) goes with its partition; then the collection itself.
+    rt.store.jobs.delete_rows_of(record.key)
+    rt.store.collections.delete(record.key)
+    return True
+
+
+def delete_collection(rt: Runtime, key: CollectionKey) -> None:
+    """DELETE collection: mark it Deleted (nothing of it runs or is found any more) and queue its purge."""
+    record = set_collection_state(rt, key, JobCollectionState.DELETED)
+    queue_cascade(rt, record.key, JobCollectionState.DELETED)
+
+
+def finish_delete(rt: Runtime, record: CollectionRecord) -> None:
+    """Finish a queued delete here and now (a PUT that creates the collection again cannot wait for it)."""
+    while not _purge_page(rt, record):
+        pass
+
+
+def transition_collection(rt: Runtime, key: CollectionKey, state: JobCollectionState) -> None:
+    """POST enable / disable: the collection's state, then its jobs' work queued. The work is queued even when
+    the collection already had the state: a failure may have kept the earlier one from being queued."""
+    record = set_collection_state(rt, key, state)
+    queue_cascade(rt, record.key, state)
