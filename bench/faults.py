@@ -49,7 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.fire import GROUP, VERSION, percentile, request  # noqa: E402
+from bench.harness import GROUP, VERSION, percentile, request  # noqa: E402
 from devhost.azurite import Azurite  # noqa: E402
 from tests.support.crash import CrashingHost  # noqa: E402
 from tests.support.fault_proxy import StorageFaults  # noqa: E402
