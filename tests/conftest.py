@@ -28,6 +28,13 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
 
 
 @pytest.fixture
+def azurite_of_its_own(tmp_path: Path) -> Iterator[Azurite]:
+    """An Azurite for one test alone (a host killed mid-write leaves nothing behind for the others)."""
+    with Azurite(tmp_path / "azurite", in_memory=True) as azurite:
+        yield azurite
+
+
+@pytest.fixture
 def settings(azurite: Azurite) -> Settings:
     """Settings of an isolated deployment: its own tables and queue in the shared Azurite."""
     suffix = uuid.uuid4().hex[:10]

@@ -14,78 +14,21 @@ The real app runs under `python -m devhost` on its own Azurite (tests/support/cr
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-
-import pytest
-import requests
 
 from devhost.azurite import Azurite
 from shared.keys import JobKey
 from shared.settings import Settings
 from shared.store import Store, bucket_of
 from shared.store.dispatch_queue import ShardTask
-from tests.support.crash import COLLECTION, CrashingHost, Target, V
+from tests.support.crash import CrashingHost, Target, crash_environment, create_one_shot_jobs
 
 BOUND = 15.0  # seconds from a host being able to run it again (issue 23)
 # A dispatch task works a minute ahead: what its watchdog brings back (10 s after the kill, then the dispatch
 # itself) is queued long before it is due. Room for a busy machine, far inside that minute.
 DISPATCHED_WITHIN = 20.0
-
-
-@pytest.fixture
-def azurite_of_its_own(tmp_path: Path) -> Iterator[Azurite]:
-    with Azurite(tmp_path / "azurite", in_memory=True) as azurite:
-        yield azurite
-
-
-def environment(azurite: Azurite, **settings: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "AzureWebJobsStorage": azurite.connection_string,
-        "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
-        "SCHEDULER_TABLE_PREFIX": "crashdispatch",
-        "PYTHONUNBUFFERED": "1",
-        **settings,
-    }
-
-
-def create_jobs(url: str, target: Target, starts: dict[str, datetime]) -> None:
-    """The collection and one-shot Http jobs (names -> startTime), created side by side."""
-    assert (
-        requests.put(
-            f"{url}/{COLLECTION}",
-            params=V,
-            timeout=10,
-            json={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}},
-        ).status_code
-        == 201
-    )
-
-    def create(name: str) -> None:
-        answer = requests.put(
-            f"{url}/{COLLECTION}/jobs/{name}",
-            params=V,
-            timeout=10,
-            json={
-                "properties": {
-                    "startTime": starts[name].isoformat(),
-                    "action": {
-                        "type": "Http",
-                        "request": {"uri": f"{target.url}/{name}", "method": "POST", "body": "x"},
-                        "retryPolicy": {"retryType": "None"},
-                    },
-                }
-            },
-        )
-        assert answer.status_code == 201, answer.text
-
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(create, starts))
 
 
 def undispatched(store: Store, starts: dict[str, datetime]) -> list[str]:
@@ -113,7 +56,9 @@ def wait_for_log(host: CrashingHost, text: str, after: int, within: float) -> No
 def test_a_dispatch_task_killed_mid_way_is_finished_within_seconds_of_the_restart(
     azurite_of_its_own: Azurite, tmp_path: Path
 ) -> None:
-    env = environment(azurite_of_its_own, SCHEDULER_DUE_SHARDS="1")  # one task holds the whole minute
+    env = crash_environment(
+        azurite_of_its_own, "crashdispatch", SCHEDULER_DUE_SHARDS="1"
+    )  # one task holds the whole minute
     target = Target()
     host = CrashingHost(env, tmp_path / "host.log")
     host.start()
@@ -121,7 +66,7 @@ def test_a_dispatch_task_killed_mid_way_is_finished_within_seconds_of_the_restar
         # Five minutes ahead: beyond every tick's window during the test, so no tick dispatches that minute.
         minute = (datetime.now(UTC) + timedelta(minutes=5)).replace(second=0, microsecond=0)
         starts = {f"job{i:03d}": minute + timedelta(seconds=i % 60) for i in range(150)}
-        create_jobs(host.url, target, starts)
+        create_one_shot_jobs(host.url, target, starts)
         store = Store.from_settings(Settings.from_environment(env))
         now = datetime.now(UTC)
         if not 3 <= now.second <= 45:  # clear of the minute tick, whose own dispatch tasks would be killed instead
@@ -148,7 +93,7 @@ def test_a_dispatch_task_killed_mid_way_is_finished_within_seconds_of_the_restar
 def test_a_tick_missed_across_a_restart_is_made_up_at_start_and_what_the_host_held_fires_within_seconds(
     azurite_of_its_own: Azurite, tmp_path: Path
 ) -> None:
-    env = environment(azurite_of_its_own)
+    env = crash_environment(azurite_of_its_own, "crashdispatch")
     target = Target()
     host = CrashingHost(env, tmp_path / "host.log")
     host.start()
@@ -161,7 +106,7 @@ def test_a_tick_missed_across_a_restart_is_made_up_at_start_and_what_the_host_he
         # and in the minute after, which the missed tick would have dispatched.
         held = {f"held{i:02d}": tick + timedelta(seconds=i // 2) for i in range(20)}
         later = {f"later{i:02d}": tick + timedelta(minutes=1, seconds=i) for i in range(20)}
-        create_jobs(host.url, target, held | later)
+        create_one_shot_jobs(host.url, target, held | later)
         store = Store.from_settings(Settings.from_environment(env))
         time.sleep(max((tick - timedelta(seconds=1) - datetime.now(UTC)).total_seconds(), 0))
         host.kill()

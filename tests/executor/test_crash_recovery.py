@@ -16,14 +16,9 @@ whose action answered at least 1 s before the crash never fires again.
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-
-import pytest
-import requests
 
 from devhost.azurite import Azurite
 from shared.keys import JobKey
@@ -31,56 +26,10 @@ from shared.model import JobExecutionStatus
 from shared.occurrence import OccurrenceBatch, OccurrenceMessage
 from shared.settings import Settings
 from shared.store import Store
-from tests.support.crash import COLLECTION, CrashingHost, Target, V
+from tests.support.crash import CrashingHost, Target, crash_environment, create_one_shot_jobs
 
 JOBS = 30
 HELD_BOUND = 15.0  # seconds from a host being able to run it again (issue 23)
-
-
-@pytest.fixture
-def azurite_of_its_own(tmp_path: Path) -> Iterator[Azurite]:
-    with Azurite(tmp_path / "azurite", in_memory=True) as azurite:
-        yield azurite
-
-
-def environment(azurite: Azurite) -> dict[str, str]:
-    return {
-        **os.environ,
-        "AzureWebJobsStorage": azurite.connection_string,
-        "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
-        "SCHEDULER_TABLE_PREFIX": "crash",
-        "PYTHONUNBUFFERED": "1",
-    }
-
-
-def create_jobs(host: CrashingHost, target: Target, starts: dict[str, datetime]) -> None:
-    """The collection and one-shot Http jobs (names -> startTime) POSTing to the target's /<name>."""
-    assert (
-        requests.put(
-            f"{host.url}/{COLLECTION}",
-            params=V,
-            timeout=10,
-            json={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}},
-        ).status_code
-        == 201
-    )
-    for name, start in starts.items():
-        answer = requests.put(
-            f"{host.url}/{COLLECTION}/jobs/{name}",
-            params=V,
-            timeout=10,
-            json={
-                "properties": {
-                    "startTime": start.isoformat(),
-                    "action": {
-                        "type": "Http",
-                        "request": {"uri": f"{target.url}/{name}", "method": "POST", "body": "x"},
-                        "retryPolicy": {"retryType": "None"},
-                    },
-                }
-            },
-        )
-        assert answer.status_code == 201, answer.text
 
 
 def queue_batch(env: dict[str, str], due: dict[str, datetime]) -> Store:
@@ -119,13 +68,13 @@ def test_occurrences_held_by_a_killed_host_run_within_seconds_of_a_restart(
     azurite_of_its_own: Azurite, tmp_path: Path
 ) -> None:
     target = Target(slow={f"job{i:02d}": 1.5 for i in range(JOBS)})
-    host = CrashingHost(environment(azurite_of_its_own), tmp_path / "host.log")
+    host = CrashingHost(crash_environment(azurite_of_its_own, "crash"), tmp_path / "host.log")
     host.start()
     try:
         first = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=6)
         names = [f"job{i:02d}" for i in range(JOBS)]
         # Due within the API's fast path: the API itself queues them.
-        create_jobs(host, target, {name: first + timedelta(seconds=i % 5) for i, name in enumerate(names)})
+        create_one_shot_jobs(host.url, target, {name: first + timedelta(seconds=i % 5) for i, name in enumerate(names)})
         # Kill while the last second's occurrences are in the host's hands (received, claimed or firing).
         sleep_until(first + timedelta(seconds=2, milliseconds=800))
         host.kill()
@@ -155,11 +104,11 @@ def test_a_batch_held_by_a_killed_host_runs_every_occurrence_and_none_twice_unle
 ) -> None:
     names = [f"job{i:02d}" for i in range(JOBS)]
     target = Target(slow=dict.fromkeys(names, 1.5))
-    env = environment(azurite_of_its_own)
+    env = crash_environment(azurite_of_its_own, "crash")
     host = CrashingHost(env, tmp_path / "host.log")
     host.start()
     try:
-        create_jobs(host, target, dict.fromkeys(names, tomorrow()))
+        create_one_shot_jobs(host.url, target, dict.fromkeys(names, tomorrow()))
         first = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=4)
         # Half due at `first`, half two seconds later, in one message.
         queue_batch(env, {name: first + timedelta(seconds=0 if i < JOBS // 2 else 2) for i, name in enumerate(names)})
@@ -193,11 +142,11 @@ def test_what_answered_beside_a_slow_sibling_is_recorded_at_once_and_a_crash_fir
 ) -> None:
     fast = [f"fast{i:02d}" for i in range(20)]
     target = Target(slow={"slow": 20.0})
-    env = environment(azurite_of_its_own)
+    env = crash_environment(azurite_of_its_own, "crash")
     host = CrashingHost(env, tmp_path / "host.log")
     host.start()
     try:
-        create_jobs(host, target, dict.fromkeys([*fast, "slow"], tomorrow()))
+        create_one_shot_jobs(host.url, target, dict.fromkeys([*fast, "slow"], tomorrow()))
         due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=4)
         store = queue_batch(env, dict.fromkeys([*fast, "slow"], due))
         target.wait_for({*fast, "slow"}, within=20)
@@ -226,7 +175,7 @@ def test_an_action_killed_between_its_answer_and_its_record_runs_again_within_se
     azurite_of_its_own: Azurite, tmp_path: Path
 ) -> None:
     names = [f"job{i:02d}" for i in range(5)]
-    env = environment(azurite_of_its_own)
+    env = crash_environment(azurite_of_its_own, "crash")
     host = CrashingHost(env, tmp_path / "host.log")
     killed: list[float] = []
 
@@ -237,7 +186,7 @@ def test_an_action_killed_between_its_answer_and_its_record_runs_again_within_se
     target = Target(slow={name: 0.5 for name in names[1:]}, on_answer=kill_on_first_answer)
     host.start()
     try:
-        create_jobs(host, target, dict.fromkeys(names, tomorrow()))
+        create_one_shot_jobs(host.url, target, dict.fromkeys(names, tomorrow()))
         due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=4)
         store = queue_batch(env, dict.fromkeys(names, due))
         deadline = time.monotonic() + 30

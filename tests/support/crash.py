@@ -16,10 +16,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from devhost.azurite import free_port
+import requests
+
+from devhost.azurite import Azurite, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 COLLECTION = "subscriptions/s1/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/crash"
@@ -120,3 +124,47 @@ class Target:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def crash_environment(azurite: Azurite, table_prefix: str, **settings: str) -> dict[str, str]:
+    """The host's settings: its own Azurite and tables, loopback targets allowed."""
+    return {
+        **os.environ,
+        "AzureWebJobsStorage": azurite.connection_string,
+        "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+        "SCHEDULER_TABLE_PREFIX": table_prefix,
+        "PYTHONUNBUFFERED": "1",
+        **settings,
+    }
+
+
+def create_one_shot_jobs(url: str, target: Target, starts: dict[str, datetime]) -> None:
+    """The collection and one-shot Http jobs (names -> startTime) POSTing to the target's /<name>, no retries."""
+    answer = requests.put(
+        f"{url}/{COLLECTION}",
+        params=V,
+        timeout=10,
+        json={"location": "West US", "properties": {"sku": {"name": "P20Premium"}}},
+    )
+    assert answer.status_code == 201, answer.text
+
+    def create(name: str) -> None:
+        answer = requests.put(
+            f"{url}/{COLLECTION}/jobs/{name}",
+            params=V,
+            timeout=10,
+            json={
+                "properties": {
+                    "startTime": starts[name].isoformat(),
+                    "action": {
+                        "type": "Http",
+                        "request": {"uri": f"{target.url}/{name}", "method": "POST", "body": "x"},
+                        "retryPolicy": {"retryType": "None"},
+                    },
+                }
+            },
+        )
+        assert answer.status_code == 201, answer.text
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(create, starts))
