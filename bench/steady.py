@@ -7,10 +7,10 @@ collection is disabled through the API while the load runs, and the run goes on 
 
 Reports, per measured minute: executions that arrived at the target for the minute's occurrences, lost and
 duplicated occurrences, lateness at the target (p50/p99/max); over the measured minutes: executions per
-second, storage requests per execution (everything the app does, counted on the wire, by kind) and function
-invocations per execution; then how long the disable took to answer and whether any occurrence of the
-disabled collection due after the answer (and its collection read's freshness, 1 s) arrived. Duplicates are
-watched for 20 s after the last occurrence.
+second, storage requests per execution (everything the app does, counted on the wire, by kind: tables, queues
+and blobs, over exactly the measured minutes) and function invocations per execution; then how long the
+disable took to answer and whether any occurrence of the disabled collection due after the answer (and its
+collection read's freshness, 1 s) arrived. Duplicates are watched for 20 s after the last occurrence.
 
     python bench/steady.py [--rate 100] [--minutes 3] [--delay 0]
 
@@ -69,15 +69,16 @@ def main() -> None:
             print("warning: the jobs were created late; the API, not the timer, queued the first occurrences")
 
         end = first + timedelta(minutes=args.minutes)
-        pause_until(first - timedelta(seconds=1))
+        # Costs are counted over exactly the measured minutes, [first - 1 s, end - 1 s): the minute ticks at
+        # `first` .. `end` - 1 min, each dispatching the minute after it, as many as the minutes whose executions
+        # are counted (the tick at `end` would add a minute of dispatch to them).
+        rss = sample_until(harness, first - timedelta(seconds=1), 0.0)
         requests, invocations, kinds = harness.requests(), harness.invocations(), harness.kinds()
-        rss = 0.0
-        while datetime.now(UTC) < end + timedelta(seconds=5):
-            time.sleep(1)
-            rss = max(rss, harness.host_rss_mb())
+        rss = sample_until(harness, end - timedelta(seconds=1), rss)
         used = harness.requests() - requests
         invoked = harness.invocations() - invocations
         by_kind = harness.kinds() - kinds
+        rss = sample_until(harness, end + timedelta(seconds=5), rss)
         report(harness.targets.arrivals(), home, first, args.minutes, used, invoked, by_kind, rss)
         sys.stdout.flush()
 
@@ -96,7 +97,8 @@ def main() -> None:
     late_ones = [a for a in arrivals if home.get(a.job) == victim and a.at > answered]
     due_after = [a for a in late_ones if a.expected > answered + FRESH]
     print(
-        f"[disable] POST disable of {victim} ({COLLECTION_SIZE} jobs) under the load: {status} in {seconds:.2f} s; "
+        f"[disable] POST disable of {victim} ({list(home.values()).count(victim)} jobs) under the load: {status} "
+        f"in {seconds:.2f} s; "
         f"arrivals of it after the answer: {len(late_ones)} (due up to "
         f"{max((a.expected for a in late_ones), default=answered):%H:%M:%S}Z, answer at {answered:%H:%M:%S.%f}Z), "
         f"of which due more than {FRESH.total_seconds():g} s after the answer: {len(due_after)}"
@@ -106,6 +108,14 @@ def main() -> None:
         f"[disable] the other collections in the minute after: {len(others)} executions, lateness "
         f"{lateness_line([(a.at - a.expected).total_seconds() for a in others])}"
     )
+
+
+def sample_until(harness: Harness, instant: datetime, rss: float) -> float:
+    """Wait until `instant`, sampling the host's RSS every second; the peak so far."""
+    while (left := (instant - datetime.now(UTC)).total_seconds()) > 0:
+        time.sleep(min(left, 1.0))
+        rss = max(rss, harness.host_rss_mb())
+    return rss
 
 
 def report(

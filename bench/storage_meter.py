@@ -72,14 +72,15 @@ def _kind(data: bytes) -> str:
 
 
 class StorageMeter:
-    """Counting proxies for the queue and table endpoints of a connection string."""
+    """Counting proxies for the blob, queue and table endpoints of a connection string (the blobs: the minute
+    timer's schedule status, kept by the local host as the Functions host keeps it)."""
 
     def __init__(self, connection_string: str) -> None:
         self.proxies: list[CountingProxy] = []
         parts = []
         for item in connection_string.split(";"):
             key, _, value = item.partition("=")
-            if key in ("QueueEndpoint", "TableEndpoint") and value:
+            if key in ("BlobEndpoint", "QueueEndpoint", "TableEndpoint") and value:
                 url = urlsplit(value)
                 proxy = CountingProxy(url.port or 80)
                 self.proxies.append(proxy)

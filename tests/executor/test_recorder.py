@@ -1,6 +1,6 @@
 """The recorder (shared/executor/recorder.py): each attempt is recorded moments after its action answers, whatever
-its batch siblings still do, and a window's jobs go in one request per collection, one by one when another write
-changed one of them meanwhile.
+its batch siblings still do (however many of them are in flight: more than the executor has threads), and a
+window's jobs go in one request per collection, alone when another write changed one of them meanwhile.
 
 In-process on the session's Azurite, against real local HTTP targets."""
 
@@ -13,11 +13,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.executor.batch import ATTEMPT_THREADS
 from shared.keys import JobKey
 from shared.model import JobExecutionStatus
 from shared.occurrence import OccurrenceBatch, OccurrenceMessage
 from shared.runtime import Runtime
 from shared.store import read_modify_write
+from tests.executor.peers.gate import Gate
 from tests.executor.peers.servers import Hit, Server, serve
 from tests.executor.support import JC, RG, SUB, history, http, job_status, make_collection, put_job
 
@@ -109,3 +111,36 @@ def test_a_job_changed_while_its_action_ran_is_recorded_alone_and_its_collection
         job = job_status(runtime, name)
         assert job.execution_count == 1 and len(job.recent_claims) == 1, name
         assert [e.status for e in history(runtime, name)] == [JobExecutionStatus.COMPLETED]
+
+
+def test_a_batch_keeps_more_actions_in_flight_than_the_executor_has_threads_and_records_each_as_it_answers(
+    runtime: Runtime, target: Server
+) -> None:
+    """Actions are coroutines (bounded by the action limits, not by the executor's pool) and each attempt is still
+    recorded as its own action answers: the fast one is durable while the held ones are all in flight at once."""
+    make_collection(runtime, "P20Premium")
+    held = [f"held{i:02}" for i in range(ATTEMPT_THREADS + 16)]
+    gate = Gate(hold_at_most=120)  # answers nothing until released
+    try:
+        for name in held:
+            put_job(runtime, name, {"startTime": tomorrow(), "action": http(f"{gate.url}/{name}")})
+        put_job(runtime, "fast", {"startTime": tomorrow(), "action": http(f"{target.url}/fast")})
+        batch = batch_of(runtime, [*held, "fast"], datetime.now(UTC) + timedelta(seconds=1))
+        run = threading.Thread(target=runtime.executor.run, args=(batch,))
+        run.start()
+        try:
+            assert gate.wait_held(len(held), timeout=60), gate.held  # more at once than ATTEMPT_THREADS
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and job_status(runtime, "fast").execution_count < 1:
+                time.sleep(0.05)
+            assert job_status(runtime, "fast").execution_count == 1  # recorded while its siblings are held
+            assert gate.held == len(held) and all(job_status(runtime, n).execution_count == 0 for n in held[:3])
+        finally:
+            gate.release()
+            run.join(60)
+    finally:
+        gate.close()
+    assert gate.most_at_once == len(held) and gate.answered == len(held)
+    for name in [*held, "fast"]:
+        job = job_status(runtime, name)
+        assert job.execution_count == 1 and len(job.recent_claims) == 1, name

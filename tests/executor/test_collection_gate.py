@@ -1,0 +1,116 @@
+"""The collection's state at an occurrence's second (shared/executor/collection_gate.py): what stops a collection
+that is not Enabled from running anything while its jobs, whose cascade is still queued, say Enabled. An occurrence
+dropped so is named in the ledger (why: CollectionDisabled, CollectionSuspended) and its attempt is done; one of a
+collection being deleted leaves nothing behind once the purge ran; a herd of one collection reads it once.
+
+In-process on the session's Azurite, against real local HTTP targets."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from shared.executor import Executor
+from shared.keys import CollectionKey
+from shared.model import JobState, LedgerReason
+from shared.occurrence import OccurrenceBatch, OccurrenceMessage
+from shared.records import CollectionRecord
+from shared.runtime import Runtime
+from shared.store.collections import CollectionStore
+from tests.executor.peers.servers import Server, ok, serve
+from tests.executor.support import JC, RG, SUB, http, job_status, make_collection, put_job
+from tests.support.scheduler_client import call, settle
+
+KEY = CollectionKey(SUB, RG, JC)
+
+
+@pytest.fixture
+def target() -> Iterator[Server]:
+    server = serve(ok)
+    yield server
+    server.close()
+
+
+def _tomorrow() -> str:
+    return (datetime.now(UTC) + timedelta(days=1)).replace(microsecond=0).isoformat()
+
+
+def _batch(rt: Runtime, names: list[str]) -> OccurrenceBatch:
+    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=1)
+    items = []
+    for name in names:
+        job = job_status(rt, name)
+        items.append(OccurrenceMessage(job.key, due, due, generation=job.generation))
+    return OccurrenceBatch(tuple(items))
+
+
+@pytest.mark.parametrize(
+    ("state", "reason"),
+    [("Disabled", LedgerReason.COLLECTION_DISABLED), ("Suspended", LedgerReason.COLLECTION_SUSPENDED)],
+)
+def test_an_occurrence_of_a_collection_that_is_not_enabled_is_dropped_at_its_second_and_named_in_the_ledger(
+    runtime: Runtime, target: Server, state: str, reason: LedgerReason
+) -> None:
+    make_collection(runtime)
+    put_job(runtime, "j", {"startTime": _tomorrow(), "action": http(target.url)})
+    batch = _batch(runtime, ["j"])
+    patched = call(runtime, "JobCollections_Patch", "PATCH", body={"properties": {"state": state}})
+    assert patched.status == 200
+    assert job_status(runtime, "j").state == JobState.ENABLED  # a disable's cascade is queued, not run yet
+    runtime.executor.run(batch)
+    assert target.hits == []
+    entries, _ = runtime.store.history.ledger_page(batch.items[0].job, None, None, None, 10)
+    assert [(e.occurrence, e.reason) for e in entries] == [(batch.items[0].occurrence, reason)]
+    job = job_status(runtime, "j")
+    assert job.execution_count == 0
+    call(runtime, "JobCollections_Patch", "PATCH", body={"properties": {"state": "Enabled"}})
+    settle(runtime)
+    runtime.executor.run(batch)  # the same message again (a redelivery): its attempt is done
+    assert target.hits == []
+
+
+def test_an_occurrence_of_a_collection_being_deleted_does_not_run_and_leaves_nothing_behind(
+    runtime: Runtime, target: Server
+) -> None:
+    make_collection(runtime)
+    put_job(runtime, "j", {"startTime": _tomorrow(), "action": http(target.url)})
+    batch = _batch(runtime, ["j"])
+    assert call(runtime, "JobCollections_Delete", "DELETE").status == 200  # the purge is queued
+    runtime.executor.run(batch)
+    assert target.hits == []
+    # No ledger row for it (this test's own tables): a row written after the purge would outlive the job.
+    assert list(runtime.store.history.table.query("PartitionKey ge @lo", {"lo": ""})) == []
+    settle(runtime)
+    assert runtime.store.collections.get(KEY) is None and runtime.store.jobs.all(KEY) == []
+
+
+class _Counting(CollectionStore):
+    """The collections store as it is, counting reads of one collection's row."""
+
+    def __init__(self, inner: CollectionStore) -> None:
+        self.__dict__.update(inner.__dict__)
+        self.reads = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: CollectionKey) -> CollectionRecord | None:
+        with self._lock:
+            self.reads += 1
+        return super().get(key)
+
+
+def test_a_herd_of_one_collection_reads_the_collection_once_at_its_second(runtime: Runtime, target: Server) -> None:
+    make_collection(runtime, "P20Premium")
+    names = [f"h{n:02}" for n in range(30)]
+    for name in names:
+        put_job(runtime, name, {"startTime": _tomorrow(), "action": http(f"{target.url}/{name}")})
+    counting = _Counting(runtime.store.collections)
+    store = replace(runtime.store, collections=counting)
+    executor = Executor(store, runtime.clock, runtime.executor.attempts.actions, runtime.settings)
+    executor.run(_batch(runtime, names))
+    assert len(target.hits) == len(names)
+    assert counting.reads == 1
+    assert all(job_status(runtime, name).execution_count == 1 for name in names)
