@@ -54,6 +54,8 @@ def render_entry(entry: LedgerEntry) -> dict[str, Any]:
             execution_tag=entry.execution_id,
             reason=entry.reason,
             attempts=entry.attempts,
+            waited=entry.waited,
+            waited_for=entry.waited_for,
         ),
     ).to_wire()
 
