@@ -30,8 +30,19 @@ from .concurrency import Acquired, GateState, SlotRequest, acquire, released, re
 from .ledger import let_go, not_run, resumed, skipped_by_overlap, superseded, waiting, while_disabled
 from .missed import MISSED_AFTER, CatchUp, catch_up
 from .outcome import AttemptOutcome, Outcome, decide
-from .overlap import RUNNING_LEASE, Begun, Ended, Turn, begun, ended, extended, marker_until, on_occurrence
-from .pacing import Paced, pace, pacer_key, rule_for
+from .overlap import (
+    RUNNING_LEASE,
+    Begun,
+    Ended,
+    Turn,
+    begun,
+    ended,
+    extended,
+    marker_until,
+    on_occurrence,
+    settled,
+)
+from .pacing import Paced, pace, pacer_key, rule_for, target_host
 from .plan import (
     CATCH_UP_SPACING,
     COLLECTION_CASCADE,
@@ -77,6 +88,8 @@ __all__ = [
     "released",
     "renewed",
     "rule_for",
+    "settled",
+    "target_host",
     "skipped_by_overlap",
     "spread_offset",
     "waiting",

@@ -129,6 +129,19 @@ def extended(job: JobRecord, execution_id: str, until: datetime) -> JobRecord | 
     return _with(job, OverlapMarker(running, marker.waiting), marker)
 
 
+def settled(
+    job: JobRecord, execution_id: str, ends_occurrence: bool, next_due: datetime | None, now: datetime
+) -> Ended:
+    """What an attempt's record does to the job's marker (applied in the same change as `after_attempt`, so it
+    costs no write of its own): the occurrence ended (`Outcome.ends_occurrence`: the marker lets it go and
+    releases the waiting one), or its next attempt or poll is due at `next_due` (the marker is held past it)."""
+    if ends_occurrence:
+        return ended(job, execution_id, now, marker_until(now))
+    if next_due is not None:
+        return Ended(extended(job, execution_id, marker_until(next_due)))
+    return Ended(None)
+
+
 def marker_until(due: datetime) -> datetime:
     """Where a running occurrence's marker lapses when its next attempt or poll is due at `due`."""
     return due + RUNNING_LEASE

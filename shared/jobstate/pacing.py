@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from ..keys import fold_case
 from ..model import TargetRateLimit
@@ -60,6 +61,15 @@ def rule_for(host: str, rules: Sequence[TargetRateLimit] | None) -> TargetRateLi
         if under and (best is None or len(pattern) > len(best.host)):
             best = rule
     return best
+
+
+def target_host(uri: str) -> str | None:
+    """The host name an Http action's uri names (what `rule_for` matches), or None for a malformed uri."""
+    try:
+        host = urlsplit(uri).hostname
+    except ValueError:
+        return None
+    return host or None
 
 
 def pacer_key(rule: TargetRateLimit) -> str:

@@ -182,3 +182,17 @@ def test_the_ledger_names_a_skip_and_a_wait() -> None:
     assert (waiting.status.value, waiting.reason and waiting.reason.value) == ("Waiting", "WaitingForRateLimit")
     assert waiting.end_time is None and waiting.execution_id == ref(T0).execution_id
     assert replace(waiting, entry_id="") == waiting
+
+
+def test_settled_ends_or_extends_in_the_recorders_change() -> None:
+    record = jobstate.begun(job("BufferOne"), ref(T0), T0, jobstate.marker_until(T0)).job
+    assert record is not None
+    record = jobstate.begun(record, ref(T0 + MINUTE), T0 + MINUTE, T0 + MINUTE).job
+    assert record is not None and record.overlap.waiting is not None
+    retry_due = T0 + timedelta(minutes=30)
+    held = jobstate.settled(record, ref(T0).execution_id, False, retry_due, T0 + MINUTE)
+    assert held.released is None and held.job is not None
+    assert held.job.overlap.running[0].until == jobstate.marker_until(retry_due)
+    assert jobstate.settled(record, ref(T0).execution_id, False, None, T0).job is None
+    done = jobstate.settled(held.job, ref(T0).execution_id, True, None, T0 + 2 * MINUTE)
+    assert done.released == ref(T0 + MINUTE)

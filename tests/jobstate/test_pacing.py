@@ -83,3 +83,16 @@ def test_which_rule_paces_a_host(host, rule) -> None:
     assert (found.host if found else None) == rule
     if found is not None:
         assert jobstate.pacer_key(found) == found.host.lower()
+
+
+@pytest.mark.parametrize(
+    ("uri", "host"),
+    [
+        ("https://API.example.com:8443/x?y", "api.example.com"),
+        ("http://10.0.0.7/", "10.0.0.7"),
+        ("http://[::1]:80/", "::1"),
+        ("http://[bad/", None),
+    ],
+)
+def test_the_host_an_action_targets(uri, host) -> None:
+    assert jobstate.target_host(uri) == host
