@@ -1,11 +1,12 @@
 """Per-request overrides of a job's policies for the occurrences one request queues (newer api-version only).
 
 `?overlapPolicy=Allow|Skip|BufferOne` on POST .../run and POST .../backfill: the occurrences that request queues
-follow this overlap policy instead of the job's (docs/decisions.md, "Overlap, limits, long-running completion,
-spread"). A query parameter, not a body member, because run-now has no body (2016-03-01 clients send none) and
-both routes should take it the same way. Nothing is stored on the job: the policy travels on the queued
-occurrences (occurrence.py `OccurrenceMessage.overlap`). With another api-version it is a 400, never ignored:
-an ignored override would run, or skip, what the caller asked otherwise.
+follow this overlap policy instead of the job's
+(docs/decisions.md, "Overlap, limits, long-running completion, spread").
+A query parameter, not a body member, because run-now has no body (2016-03-01 clients send none) and both routes
+should take it the same way. Nothing is stored on the job: the policy travels on the queued occurrences
+(occurrence.py `OccurrenceMessage.overlap`). With another api-version it is a 400, never ignored: an ignored
+override would run, or skip, what the caller asked otherwise.
 """
 
 from __future__ import annotations

@@ -85,8 +85,8 @@ EXTENSIONS: tuple[Extension, ...] = (
     ),
     # A ledger entry's status; 2016-03-01 history never holds one (its entries are attempts and notes).
     Extension(JobHistoryProperties, "status", PREVIEW, value=JobExecutionStatus.SKIPPED),
-    # Issue 27 (model/concurrency.py), documented in docs/decisions.md, "Overlap, limits, long-running completion,
-    # spread".
+    # Issue 27 (model/concurrency.py), documented in
+    # docs/decisions.md, "Overlap, limits, long-running completion, spread".
     Extension(JobProperties, "overlapPolicy", PREVIEW),
     Extension(JobProperties, "spreadWindow", PREVIEW),
     Extension(HttpRequest, "asyncCompletion", PREVIEW),

@@ -1,5 +1,5 @@
-// The job form's overlap and spread fields (newer api-version, docs/decisions.md "Overlap, limits, long-running
-// completion, spread"): what an occurrence does while the previous one still runs, and the window its fixed
+// The job form's overlap and spread fields (newer api-version,
+// docs/decisions.md "Overlap, limits, long-running completion, spread"): what an occurrence does while the previous one still runs, and the window its fixed
 // offset lies in. Empty removes the member (Allow and no spread, the defaults).
 import { h } from "./dom.js";
 import { duration, field, seconds } from "./form-fields.js";
