@@ -46,10 +46,12 @@ class RunningOccurrence:
 
 @dataclass(frozen=True)
 class WaitingOccurrence:
-    """The one occurrence an overlapPolicy BufferOne job holds back until the running one ends."""
+    """The one occurrence an overlapPolicy BufferOne job holds back until the running one ends; it keeps its place
+    until `until` (renewed each time it asks again), so a waiter whose message was lost does not block the job."""
 
     ref: OccurrenceRef
     since: datetime
+    until: datetime
 
 
 @dataclass(frozen=True)

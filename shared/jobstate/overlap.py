@@ -12,7 +12,10 @@ Rules (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
   with Allow too, so the scheduled ones after it see it), whatever its own override; a job with the Allow
   policy keeps no marker, so an override on one of its occurrences finds nothing running;
 - `begun` decides for an occurrence at its first attempt and gives the marker to write (under the job's ETag):
-  a redelivery of the running occurrence runs on (re-entrant); the waiting occurrence runs once nothing runs;
+  a redelivery of the running occurrence runs on (re-entrant); the waiting occurrence runs once nothing runs,
+  and keeps its place as long as the running one's marker holds (`extended` holds both), after which its
+  message comes back by itself (phase 2 queues it again for then): a lost waiter lapses instead of blocking
+  the job;
 - `ended` removes the occurrence and, when nothing runs any more, promotes the waiting one to running and names
   it (`Ended.released`): its writer queues it at once. A marker whose runner vanished lapses at `until`
   (RUNNING_LEASE past the due of its latest attempt or poll: `extended`), so no crash stalls a job;
@@ -76,24 +79,28 @@ class Begun:
 
 
 def begun(job: JobRecord, me: OccurrenceRef, now: datetime, until: datetime) -> Begun:
-    """The decision for occurrence `me` at its first attempt (due now; its marker runs to `until`, usually
-    now + RUNNING_LEASE past its due), and the job to write."""
+    """The decision for occurrence `me` at its first attempt (due now), and the job to write. Its marker, running
+    or waiting, holds to `until` (`marker_until(now)`): a waiting one asks again by then (phase 2 queues its
+    message again for the running one's `until` or sooner)."""
     if not tracked(job):
         return Begun(Turn.RUN, None)
     marker = job.overlap
     running = live(marker, now)
     if any(r.ref.execution_id == me.execution_id for r in running):  # a redelivery or takeover of itself
         return Begun(Turn.RUN, None)
-    waiting = marker.waiting
+    waiting = marker.waiting if marker.waiting is not None and marker.waiting.until > now else None
     if waiting is not None and waiting.ref.execution_id == me.execution_id:
-        if running:
-            return Begun(Turn.BUFFER, _with(job, OverlapMarker(running, waiting), marker))
+        if running:  # still its predecessor's turn: it keeps its place a while longer
+            held = max((waiting.until, until, *(r.until for r in running)))
+            return Begun(Turn.BUFFER, _with(job, OverlapMarker(running, replace(waiting, until=held)), marker))
         return Begun(Turn.RUN, _with(job, OverlapMarker((RunningOccurrence(me, now, until),)), marker))
     turn = on_occurrence(effective_policy(job, me.overlap), bool(running) or waiting is not None, waiting is not None)
     if turn == Turn.SKIP:
         return Begun(turn, _with(job, OverlapMarker(running, waiting), marker))
     if turn == Turn.BUFFER:
-        return Begun(turn, _with(job, OverlapMarker(running, WaitingOccurrence(me, now)), marker))
+        # It keeps its place as long as what it waits for holds (extended with it), and comes back by then.
+        held = max((until, *(r.until for r in running)))
+        return Begun(turn, _with(job, OverlapMarker(running, WaitingOccurrence(me, now, held)), marker))
     running = (*running, RunningOccurrence(me, now, until))[-MAX_RUNNING:]
     return Begun(turn, _with(job, OverlapMarker(running, waiting), marker))
 
@@ -111,7 +118,7 @@ def ended(job: JobRecord, execution_id: str, now: datetime, until: datetime) -> 
     if not marker:
         return Ended(None)
     running = tuple(r for r in live(marker, now) if r.ref.execution_id != execution_id)
-    waiting = marker.waiting
+    waiting = marker.waiting if marker.waiting is not None and marker.waiting.until > now else None
     if not running and waiting is not None:
         promoted = OverlapMarker((RunningOccurrence(waiting.ref, now, until),))
         return Ended(_with(job, promoted, marker), waiting.ref)
@@ -126,7 +133,10 @@ def extended(job: JobRecord, execution_id: str, until: datetime) -> JobRecord | 
     if not found:
         return None
     running = tuple(replace(r, until=until) if r in found else r for r in marker.running)
-    return _with(job, OverlapMarker(running, marker.waiting), marker)
+    waiting = marker.waiting  # what waits for it keeps its place as long
+    if waiting is not None and waiting.until < until:
+        waiting = replace(waiting, until=until)
+    return _with(job, OverlapMarker(running, waiting), marker)
 
 
 def settled(

@@ -19,7 +19,8 @@ def encode(marker: OverlapMarker) -> str | None:
         "r": [[*_ref(r.ref), format_utc(r.since), format_utc(r.until)] for r in marker.running],
     }
     if marker.waiting is not None:
-        data["w"] = [*_ref(marker.waiting.ref), format_utc(marker.waiting.since)]
+        waiting = marker.waiting
+        data["w"] = [*_ref(waiting.ref), format_utc(waiting.since), format_utc(waiting.until)]
     return json.dumps(data, separators=(",", ":"))
 
 
@@ -31,7 +32,7 @@ def decode(text: Any) -> OverlapMarker:
         data = json.loads(text)
         running = tuple(RunningOccurrence(_unref(r[:5]), _at(r[5]), _at(r[6])) for r in data.get("r", []))
         w = data.get("w")
-        waiting = WaitingOccurrence(_unref(w[:5]), _at(w[5])) if w else None
+        waiting = WaitingOccurrence(_unref(w[:5]), _at(w[5]), _at(w[6])) if w else None
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         return NO_OVERLAP
     return OverlapMarker(running, waiting)

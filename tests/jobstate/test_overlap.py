@@ -196,3 +196,25 @@ def test_settled_ends_or_extends_in_the_recorders_change() -> None:
     assert jobstate.settled(record, ref(T0).execution_id, False, None, T0).job is None
     done = jobstate.settled(held.job, ref(T0).execution_id, True, None, T0 + 2 * MINUTE)
     assert done.released == ref(T0 + MINUTE)
+
+
+def test_a_lost_waiter_lapses_instead_of_blocking_the_job() -> None:
+    record = jobstate.begun(job("BufferOne"), ref(T0), T0, T0 + timedelta(hours=2)).job  # a long run
+    assert record is not None
+    record = jobstate.begun(record, ref(T0 + MINUTE), T0 + MINUTE, jobstate.marker_until(T0 + MINUTE)).job
+    assert record is not None and record.overlap.waiting is not None
+    # It keeps its place as long as the running one's marker holds (two hours here), asking again or not.
+    assert record.overlap.waiting.until == T0 + timedelta(hours=2)
+    later = T0 + 2 * MINUTE
+    assert jobstate.begun(record, ref(later), later, jobstate.marker_until(later)).turn == Turn.SKIP  # one waits
+    again = jobstate.begun(record, ref(T0 + MINUTE), later, jobstate.marker_until(later))  # the waiter asks again
+    assert again.turn == Turn.BUFFER and again.job is None  # nothing to change
+    longer = jobstate.extended(record, ref(T0).execution_id, T0 + timedelta(hours=3))  # a retry an hour later
+    assert longer is not None and longer.overlap.waiting is not None
+    assert longer.overlap.waiting.until == T0 + timedelta(hours=3)  # held as long as what it waits for
+    lost = T0 + timedelta(hours=2, minutes=1)  # the runner vanished, and the waiter's message was lost too
+    decision = jobstate.begun(record, ref(lost), lost, jobstate.marker_until(lost))
+    assert decision.turn == Turn.RUN and decision.job is not None
+    assert [r.ref for r in decision.job.overlap.running] == [ref(lost)] and decision.job.overlap.waiting is None
+    done = jobstate.ended(record, ref(T0).execution_id, lost, jobstate.marker_until(lost))
+    assert done.released is None and done.job is not None and not done.job.overlap  # nothing lapsed is promoted

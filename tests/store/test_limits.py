@@ -138,7 +138,9 @@ def test_the_overlap_marker_rides_on_the_job_row(stores: list[Store]) -> None:
     job = _job(stores[0], "BufferOne")
     marker = OverlapMarker(
         (RunningOccurrence(_ref(job.key, NOW, OverlapPolicy.ALLOW), NOW, NOW + timedelta(minutes=3)),),
-        WaitingOccurrence(_ref(job.key, NOW + timedelta(minutes=1)), NOW + timedelta(minutes=1)),
+        WaitingOccurrence(
+            _ref(job.key, NOW + timedelta(minutes=1)), NOW + timedelta(minutes=1), NOW + timedelta(minutes=4)
+        ),
     )
     written = stores[0].jobs.replace(replace(job, overlap=marker))
     assert stores[1].jobs.get(job.key) == written
