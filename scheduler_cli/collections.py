@@ -1,4 +1,4 @@
-"""`scheduler collections list|show|create|enable|disable|delete`."""
+"""`scheduler collections list|show|create|update|enable|disable|delete`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import typer
 from shared.wire_members import unknown_members
 
 from .client import USAGE_ERROR, CliError, collection_path
+from .concurrency import MaxConcurrentOption, NoRateLimitsOption, RateLimitOption, collection_members, limits_words
 from .context import guarded, options, read_json
 from .output import emit_fields, emit_json, emit_message, emit_table, warn
 
@@ -93,6 +94,8 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection) -
             ("sku", (properties.get("sku") or {}).get("name")),
             ("quota", _quota(properties)),
             ("jobs used / max", f"{len(jobs)} / {quota.get('maxJobCount', 'no limit')}"),
+            ("max concurrent executions", limits_words(properties)[0]),
+            ("target rate limits", limits_words(properties)[1]),
             *((f"{state} jobs", count) for state, count in counts.items()),
             ("tags", ", ".join(f"{k}={v}" for k, v in (found.get("tags") or {}).items()) or "-"),
         ],
@@ -109,6 +112,8 @@ def create(
     sku: str = typer.Option(None, "--sku", help="Free, Standard, P10Premium or P20Premium."),
     max_jobs: int = typer.Option(None, "--max-jobs", min=1, help="quota.maxJobCount."),
     file: Path = typer.Option(None, "--file", "-f", help="A JobCollectionDefinition JSON (flags win)."),
+    max_concurrent: int | None = MaxConcurrentOption,
+    rate_limit: list[str] | None = RateLimitOption,
 ) -> None:
     """Create or replace a collection (PUT)."""
     opts = options(ctx)
@@ -124,11 +129,40 @@ def create(
         properties["sku"] = {"name": sku}
     if max_jobs:
         properties.setdefault("quota", {})["maxJobCount"] = max_jobs
+    collection_members(properties, max_concurrent, rate_limit, False)
     if not body.get("location"):
         raise CliError("MissingLocation", "pass --location (or a location in --file)", USAGE_ERROR)
     properties.setdefault("sku", {"name": "Standard"})
     saved = opts.client().call("PUT", collection_path(opts.require_subscription(), group, collection), body)
     emit_json(saved) if opts.json else emit_message(f"Job collection {collection} saved ({saved.get('id')}).")
+
+
+@app.command(
+    "update",
+    epilog="Example: scheduler collections update -g my-rg -c my-jobs --max-concurrent 10 --rate-limit api.x.com=50",
+)
+@guarded
+def update(
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    max_concurrent: int | None = MaxConcurrentOption,
+    rate_limit: list[str] | None = RateLimitOption,
+    no_rate_limits: bool = NoRateLimitsOption,
+) -> None:
+    """Change a collection's limits (PATCH: everything else is kept)."""
+    properties = collection_members({}, max_concurrent, rate_limit, no_rate_limits)
+    if not properties:
+        raise CliError("NothingToChange", "pass --max-concurrent, --rate-limit or --no-rate-limits", USAGE_ERROR)
+    opts = options(ctx)
+    saved = opts.client().call(
+        "PATCH", collection_path(opts.require_subscription(), group, collection), {"properties": properties}
+    )
+    if opts.json:
+        emit_json(saved)
+        return
+    most, rates = limits_words(saved.get("properties") or {})
+    emit_message(f"Job collection {collection} updated: max concurrent executions {most}; rate limits {rates}.")
 
 
 def _post(ctx: typer.Context, group: str, collection: str, verb: str) -> None:

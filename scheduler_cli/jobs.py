@@ -13,6 +13,7 @@ from shared.console.schedule import ScheduleError, describe
 from shared.wire_members import unknown_members
 
 from .client import USAGE_ERROR, CliError, collection_path, job_path
+from .concurrency import OverlapOption, RunOverlapOption, SpreadOption, async_words, job_members, overlap_words
 from .context import guarded, options, read_json
 from .output import emit_fields, emit_json, emit_message, emit_table, warn
 
@@ -84,13 +85,16 @@ def list_jobs(
                 short_name(job),
                 p.get("state"),
                 words(p),
+                overlap_words(p),
                 s.get("nextExecutionTime", "-"),
                 s.get("lastExecutionTime", "-"),
                 f"{s.get('executionCount', 0)}/{s.get('failureCount', 0)}/{s.get('faultedCount', 0)}",
             )
         )
     emit_table(
-        f"Jobs of {collection}", ["Name", "State", "Schedule", "Next run", "Last run", "Runs/fail/faulted"], rows
+        f"Jobs of {collection}",
+        ["Name", "State", "Schedule", "Overlap", "Next run", "Last run", "Runs/fail/faulted"],
+        rows,
     )
 
 
@@ -114,6 +118,9 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection, n
             ("schedule", words(p)),
             ("start time", p.get("startTime")),
             ("action", f"{action.get('type', '?')} {target}".strip()),
+            ("overlap policy", p.get("overlapPolicy") or "Allow"),
+            ("spread window", p.get("spreadWindow") or "-"),
+            ("async completion", async_words(action)),
             ("next run", s.get("nextExecutionTime")),
             ("last run", s.get("lastExecutionTime")),
             (
@@ -127,20 +134,41 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection, n
 @app.command("create", epilog="Example: scheduler jobs create -g my-rg -c my-jobs -n ping -f ping.json")
 @guarded
 def create(
-    ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name, file: Path = File
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    name: str = Name,
+    file: Path = File,
+    overlap: str | None = OverlapOption,
+    spread: str | None = SpreadOption,
 ) -> None:
-    """Create or replace a job from a JobDefinition (or its properties) in JSON (PUT)."""
-    job = options(ctx).client().call("PUT", _path(ctx, group, collection, name), _definition(ctx, file))
+    """Create or replace a job from a JobDefinition (or its properties) in JSON (PUT); the options win."""
+    body = _definition(ctx, file)
+    job_members(body["properties"], overlap, spread)
+    job = options(ctx).client().call("PUT", _path(ctx, group, collection, name), body)
     _saved(ctx, job, "saved")
 
 
-@app.command("update", epilog="Example: scheduler jobs update -g my-rg -c my-jobs -n ping -f patch.json")
+@app.command(
+    "update", epilog="Example: scheduler jobs update -g my-rg -c my-jobs -n ping --overlap-policy Skip -f patch.json"
+)
 @guarded
 def update(
-    ctx: typer.Context, group: str = Group, collection: str = Collection, name: str = Name, file: Path = File
+    ctx: typer.Context,
+    group: str = Group,
+    collection: str = Collection,
+    name: str = Name,
+    file: Path = typer.Option(None, "--file", "-f", help="JSON file (`-` for standard input)."),
+    overlap: str | None = OverlapOption,
+    spread: str | None = SpreadOption,
 ) -> None:
-    """Change some properties of a job from JSON (PATCH: absent members are kept, secrets included)."""
-    job = options(ctx).client().call("PATCH", _path(ctx, group, collection, name), _definition(ctx, file))
+    """Change some properties of a job from JSON and the options (PATCH: absent members are kept, secrets
+    included)."""
+    if file is None and overlap is None and spread is None:
+        raise CliError("NothingToChange", "pass --file, --overlap-policy or --spread-window", USAGE_ERROR)
+    body = _definition(ctx, file) if file is not None else {"properties": {}}
+    job_members(body["properties"], overlap, spread)
+    job = options(ctx).client().call("PATCH", _path(ctx, group, collection, name), body)
     _saved(ctx, job, "updated")
 
 
@@ -180,11 +208,12 @@ def run(
         "--wait",
         help="Wait (up to a minute) for the run's history entry and show it; exit code 1 when it failed.",
     ),
+    overlap: str | None = RunOverlapOption,
 ) -> None:
     """Run the job now, once, outside its schedule."""
     path = _path(ctx, group, collection, name)
     before = _latest(ctx, path) if wait else None
-    options(ctx).client().call("POST", f"{path}/run")
+    options(ctx).client().call("POST", f"{path}/run", query={"overlapPolicy": overlap} if overlap else None)
     if not wait:
         emit_json({"job": name, "action": "run"}) if options(ctx).json else emit_message(f"Job {name}: run requested.")
         return

@@ -20,6 +20,7 @@ import typer
 from shared.model.durations import parse_duration
 from shared.model.versions import PREVIEW as PREVIEW_API_VERSION
 
+from .concurrency import RunOverlapOption
 from .context import guarded, options
 from .jobs import Collection, File, Group, Name, _definition, _path
 from .output import emit_json, emit_message, emit_table
@@ -121,6 +122,7 @@ def backfill(
     until: str | None = typer.Option(
         None, "--to", help="The interval's end (exclusive, not after now; default now): an instant or a duration."
     ),
+    overlap: str | None = RunOverlapOption,
 ) -> None:
     """Run the job's occurrences of a past interval again, each with an identity of its own."""
     answer = (
@@ -130,7 +132,7 @@ def backfill(
             "POST",
             f"{_path(ctx, group, collection, name)}/backfill",
             {"from": _instant(_back_from_now(since)), "to": _instant(_back_from_now(until or "PT0S"))},
-            query=NEWER,
+            query={**NEWER, **({"overlapPolicy": overlap} if overlap else {})},
         )
     )
     if options(ctx).json:
@@ -173,11 +175,16 @@ def ledger(
             p.get("status"),
             p.get("reason") or "-",
             p.get("attempts"),
+            f"{p['waited']} ({p.get('waitedFor')})" if p.get("waited") else "-",
             (p.get("message") or "")[:120],
         )
         for p in ((e.get("properties") or {}) for e in entries)
     ]
-    emit_table(f"Ledger of {name}", ["Occurrence (UTC)", "Trigger", "Status", "Reason", "Attempts", "Message"], rows)
+    emit_table(
+        f"Ledger of {name}",
+        ["Occurrence (UTC)", "Trigger", "Status", "Reason", "Attempts", "Waited", "Message"],
+        rows,
+    )
 
 
 _EXAMPLES = {

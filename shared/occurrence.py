@@ -28,7 +28,7 @@ from enum import Enum
 from typing import Any
 
 from .keys import JobKey
-from .model import JobHistoryActionName, format_utc, to_utc
+from .model import JobHistoryActionName, OverlapPolicy, format_utc, to_utc
 from .telemetry.propagation import current_traceparent
 
 _NAMESPACE = uuid.UUID("6f1c9a52-3c1e-4d8e-9a57-5a1f0f3c2b11")
@@ -68,6 +68,8 @@ class OccurrenceMessage:
     generation: int = 0  # the job definition this occurrence was planned for
     # W3C traceparent of whoever queued it (optional "tp"; older messages have none): the execution's parent.
     traceparent: str | None = None
+    # The overlap policy a run-now or backfill request chose for this occurrence (optional "ov"); None: the job's.
+    overlap: OverlapPolicy | None = None
 
     @property
     def execution_id(self) -> str:
@@ -99,6 +101,7 @@ class OccurrenceMessage:
             "attempt": self.attempt,
             "generation": self.generation,
             **({"tp": traceparent} if traceparent else {}),
+            **({"ov": self.overlap.value} if self.overlap is not None else {}),
         }
 
     @classmethod
@@ -124,6 +127,7 @@ class OccurrenceMessage:
                 attempt=int(str(data["attempt"])),
                 generation=int(str(data["generation"])),
                 traceparent=data["tp"] if isinstance(data.get("tp"), str) else None,
+                overlap=_overlap(data.get("ov")),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise MalformedMessage(f"not an occurrence message: {exc}") from exc
@@ -206,6 +210,14 @@ def batches(messages: Iterable[OccurrenceMessage]) -> Iterator[OccurrenceBatch]:
             batch.append(message)
             size += length
         yield OccurrenceBatch(tuple(batch))
+
+
+def _overlap(value: Any) -> OverlapPolicy | None:
+    # An unreadable override runs the occurrence under its job's policy: never a reason to poison the batch.
+    try:
+        return OverlapPolicy(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def _watchdog(value: Any) -> tuple[str, str] | None:

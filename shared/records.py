@@ -18,7 +18,56 @@ from .model import (
     JobProperties,
     JobState,
     LedgerReason,
+    OverlapPolicy,
+    WaitCause,
 )
+
+
+@dataclass(frozen=True)
+class OccurrenceRef:
+    """An occurrence as the overlap marker names it: enough to queue it again (a buffered one, when released)."""
+
+    execution_id: str
+    occurrence: datetime
+    trigger: str  # occurrence.Trigger's value
+    generation: int
+    overlap: OverlapPolicy | None = None  # the run-now or backfill request's override, if any
+
+
+@dataclass(frozen=True)
+class RunningOccurrence:
+    """An occurrence of the job that runs: from its first attempt until it ends, `until` at the latest (a lease,
+    extended by each attempt and poll, so a marker whose runner vanished lapses)."""
+
+    ref: OccurrenceRef
+    since: datetime
+    until: datetime
+
+
+@dataclass(frozen=True)
+class WaitingOccurrence:
+    """The one occurrence an overlapPolicy BufferOne job holds back until the running one ends; it keeps its place
+    until `until` (renewed each time it asks again), so a waiter whose message was lost does not block the job."""
+
+    ref: OccurrenceRef
+    since: datetime
+    until: datetime
+
+
+@dataclass(frozen=True)
+class OverlapMarker:
+    """Which occurrences of a job run and which one waits (jobstate/overlap.py says how they change). Kept on the
+    job's own row: the executor reads the job before every attempt anyway, and the recorder writes it after
+    every attempt, so the check is free and the release rides on the write that ends the occurrence."""
+
+    running: tuple[RunningOccurrence, ...] = ()
+    waiting: WaitingOccurrence | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.running) or self.waiting is not None
+
+
+NO_OVERLAP = OverlapMarker()
 
 
 @dataclass
@@ -66,6 +115,8 @@ class JobRecord:
     # (a LedgerReason value: JobDisabled, CollectionDisabled): enabling it again names them in the ledger.
     paused_since: datetime | None = None
     paused_by: str | None = None
+    # Its occurrences running and waiting, for its overlapPolicy (jobstate/overlap.py); empty for Allow jobs.
+    overlap: OverlapMarker = NO_OVERLAP
     # The stored sealed secrets, kept as they are when the keyring could not open them (store/sealing.py).
     unopened_secrets: str | None = field(default=None, repr=False)
     # The job's occurrence series, built once per record on first use (jobstate/series.py); not stored.
@@ -102,6 +153,10 @@ class HistoryRecord:
     # of the main action also writes its occurrence's ledger entry (LedgerEntry). None: a note, not an attempt.
     occurrence: datetime | None = None
     trigger: str = "schedule"
+    # How long the occurrence waited after its instant before this (its first) attempt, and for what: its ledger
+    # entry shows it (newer api-version `waited`, `waitedFor`). None: it did not wait.
+    waited: timedelta | None = None
+    waited_for: WaitCause | None = None
 
 
 @dataclass(frozen=True)
@@ -125,3 +180,5 @@ class LedgerEntry:
     attempts: int = 0
     repeat_count: int = 0
     entry_id: str = ""
+    waited: timedelta | None = None  # before its first attempt (HistoryRecord.waited)
+    waited_for: WaitCause | None = None

@@ -2,7 +2,8 @@
 
 Body `{"from": <instant>, "to": <instant>}` (ISO 8601; member names ignore case): the occurrences at or after
 `from` and before `to` (lifecycle/backfill.py says the rules). Answers 200 with `value`: each queued occurrence's
-`occurrenceTime`, `fireTime` and `executionTag` (the identity its actions carry), oldest first.
+`occurrenceTime`, `fireTime` and `executionTag` (the identity its actions carry), oldest first. `?overlapPolicy=`
+overrides the job's overlap policy for these occurrences (overrides.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ..model import format_utc, to_utc
 from .common import read_json, require_api_version
 from .http import ApiRequest, ApiResponse
 from .newer import require_newer
+from .overrides import overlap_override
 from .paths import job_key
 
 if TYPE_CHECKING:
@@ -38,7 +40,7 @@ def backfill(rt: Runtime, request: ApiRequest) -> ApiResponse:
     require_newer(request, "Backfill")
     key = job_key(request)
     body = read_json(request)
-    queued = lifecycle.backfill_job(rt, key, _instant(body, "from"), _instant(body, "to"))
+    queued = lifecycle.backfill_job(rt, key, _instant(body, "from"), _instant(body, "to"), overlap_override(request))
     return ApiResponse(
         200,
         {

@@ -21,6 +21,7 @@ from .http import ApiRequest, ApiResponse
 from .ledger import list_ledger
 from .newer import is_newer
 from .occurrences import wants_what_if, what_if_answer
+from .overrides import overlap_override
 from .paging import list_body, next_link, page_request, resume, resume_text
 from .paths import collection_key, job_key
 from .render import render_history, render_job
@@ -28,6 +29,9 @@ from .schemas import refuse_unknown_members
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
+
+
+_LEDGER_ONLY = frozenset({JobExecutionStatus.SKIPPED, JobExecutionStatus.WAITING, JobExecutionStatus.RUNNING})
 
 
 def _properties_of(request: ApiRequest, version: ApiVersion) -> dict[str, Any]:
@@ -83,7 +87,7 @@ def delete_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
 
 def run_job(rt: Runtime, request: ApiRequest) -> ApiResponse:
     require_api_version(request)
-    lifecycle.run_job(rt, job_key(request))
+    lifecycle.run_job(rt, job_key(request), overlap_override(request))
     return ApiResponse(200)
 
 
@@ -108,8 +112,8 @@ def list_history(rt: Runtime, request: ApiRequest) -> ApiResponse:
     require_api_version(request)
     key = job_key(request)
     status = history_status_filter(request)
-    if status == JobExecutionStatus.SKIPPED:  # the ledger's status, not one 2016-03-01 knows
-        raise bad_request("'Skipped' is not a status; use one of Completed, Failed, Postponed.", "$filter")
+    if status in _LEDGER_ONLY:  # the ledger's statuses, not ones 2016-03-01 knows
+        raise bad_request(f"'{status.value}' is not a status; use one of Completed, Failed, Postponed.", "$filter")
     page = page_request(request)
     query = f"status={status.value if status else ''}"
     continuation = resume(rt, request, page, "history", query)

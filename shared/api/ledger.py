@@ -6,7 +6,9 @@ retention window, the ones that did not run included, with the reason
 An entry: `expectedExecutionTime` and `occurrenceTime` (the occurrence), `trigger` (Schedule, RunNow,
 Backfill), `executionTag` (the identity its actions carried), `status` (of its latest main-action attempt, or
 Skipped / Postponed), `reason` (why it did not run), `attempts`, `retryCount` (of the latest attempt),
-`repeatCount`, `startTime`/`endTime` (of the latest attempt, or when it was let go), `message`. Newest first,
+`repeatCount`, `startTime`/`endTime` (of the latest attempt, or when it was let go), `message`; `waited` and
+`waitedFor` when it waited before its first attempt, and status Waiting or Running while it waits or its
+asynchronous target is polled (docs/decisions.md, "Overlap, limits, long-running completion, spread"). Newest first,
 `$filter` on status and a time range (ledger_filter.py), paged like every list.
 """
 
@@ -54,6 +56,8 @@ def render_entry(entry: LedgerEntry) -> dict[str, Any]:
             execution_tag=entry.execution_id,
             reason=entry.reason,
             attempts=entry.attempts,
+            waited=entry.waited,
+            waited_for=entry.waited_for,
         ),
     ).to_wire()
 

@@ -16,8 +16,9 @@ from pydantic import BaseModel
 
 from ..model import (
     ErrorResponse,
+    OverlapPolicy,
 )
-from ..model.versions import EXTENSIONS, STABLE, VERSIONS, ApiVersion
+from ..model.versions import EXTENSIONS, NEWEST, STABLE, VERSIONS, ApiVersion
 from .operations import OPENAPI_ROUTES, OPERATIONS
 from .schemas import schemas_for
 
@@ -46,6 +47,12 @@ _QUERY: dict[str, dict[str, Any]] = {
         "in": "query",
         "description": "Continuation from a nextLink.",
         "schema": {"type": "string"},
+    },
+    "overlapPolicy": {
+        "name": "overlapPolicy",
+        "in": "query",
+        "description": "The overlap policy of this occurrence instead of the job's (nothing is stored).",
+        "schema": {"type": "string", "enum": [p.value for p in OverlapPolicy]},
     },
 }
 
@@ -99,8 +106,9 @@ def openapi_document(url: str = "") -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
         if op.documented:
+            query = op.query + (op.newer_query if version.rank >= NEWEST.rank else ())
             paths.setdefault(op.path, {})[op.method.lower()] = _operation(
-                op.name, op.path, op.body, op.responses, op.query, version
+                op.name, op.path, op.body, op.responses, query, version
             )
     added = [
         f"{e.model.__name__}.{e.member}" + (f" {e.value.value}" if e.value is not None else "")

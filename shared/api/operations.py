@@ -72,6 +72,7 @@ class Operation:
     body: type[BaseModel] | None = None
     responses: Mapping[str, type[BaseModel] | None] = field(default_factory=dict)  # 2xx status -> body model
     query: tuple[str, ...] = ()  # query parameters beyond api-version
+    newer_query: tuple[str, ...] = ()  # query parameters only the newer api-version's document shows
     documented: bool = True  # in our OpenAPI documents (the 15 operations of Microsoft.Scheduler)
 
     @property
@@ -128,7 +129,7 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation("Jobs_Patch", "PATCH", JOB, patch_job, body=JobDefinition, responses={"200": JobDefinition}),
     Operation("Jobs_Delete", "DELETE", JOB, delete_job, responses={"200": None}),
-    Operation("Jobs_Run", "POST", f"{JOB}/run", run_job, responses={"200": None}),
+    Operation("Jobs_Run", "POST", f"{JOB}/run", run_job, responses={"200": None}, newer_query=("overlapPolicy",)),
     Operation(
         "Jobs_List", "GET", f"{COLLECTION}/jobs", list_jobs, responses={"200": JobListResult}, query=FILTERED_PAGING
     ),

@@ -15,14 +15,34 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
 - attempt.py: may this attempt run (`may_run`), and the job after it (`after_attempt`).
 - outcome.py: what follows an attempt (`decide` -> `AttemptOutcome`).
 - view.py: the status the API shows (`status`) and when a finished job expires (`expired`).
+- spread.py: the fixed offset of a job's occurrences inside its spreadWindow (`spread_offset`, `offset_of`).
+- overlap.py: what an occurrence does while an earlier one of its job runs (`on_occurrence` -> `Turn`, and the
+  job's marker: `begun`, `ended`, `extended`).
+- pacing.py: a target host's rate limit as slots (`pace`, `rule_for`).
+- concurrency.py: a collection's maxConcurrentExecutions as leased slots and a line in due order (`acquire`,
+  `released`, `renewed`).
 
 Table tests of the whole lifecycle without storage: tests/jobstate/.
 """
 
 from .attempt import RECENT_CLAIMS, Attempt, after_attempt, is_done, may_run
-from .ledger import let_go, not_run, resumed, superseded, while_disabled
+from .concurrency import Acquired, GateState, SlotRequest, acquire, released, renewed
+from .ledger import let_go, not_run, resumed, skipped_by_overlap, superseded, waiting, while_disabled
 from .missed import MISSED_AFTER, CatchUp, catch_up
 from .outcome import AttemptOutcome, Outcome, decide
+from .overlap import (
+    RUNNING_LEASE,
+    Begun,
+    Ended,
+    Turn,
+    begun,
+    ended,
+    extended,
+    marker_until,
+    on_occurrence,
+    settled,
+)
+from .pacing import Paced, pace, pacer_key, rule_for, target_host
 from .plan import (
     CATCH_UP_SPACING,
     COLLECTION_CASCADE,
@@ -43,9 +63,36 @@ from .plan import (
 )
 from .preview import Note, Upcoming, upcoming
 from .series import JobSeries, engine_recurrence, series_of, start_of
+from .spread import fire_instant, offset_of, spread_offset
 from .view import FINISHED_JOB_AGE, expired, status
 
 __all__ = [
+    "RUNNING_LEASE",
+    "Acquired",
+    "Begun",
+    "Ended",
+    "GateState",
+    "Paced",
+    "SlotRequest",
+    "Turn",
+    "acquire",
+    "begun",
+    "ended",
+    "extended",
+    "fire_instant",
+    "marker_until",
+    "offset_of",
+    "on_occurrence",
+    "pace",
+    "pacer_key",
+    "released",
+    "renewed",
+    "rule_for",
+    "settled",
+    "target_host",
+    "skipped_by_overlap",
+    "spread_offset",
+    "waiting",
     "CATCH_UP_SPACING",
     "CatchUp",
     "Note",

@@ -8,17 +8,32 @@ entry from whoever let it go (docs/decisions.md, "Missed runs, backfill, the led
   Disabled, the collection Suspended) or that was queued for a definition since replaced (`superseded`,
   JobChanged, or JobDisabled when the replacement disabled the job);
 - the lifecycle, when a Disabled job is enabled again (`resumed`, `while_disabled`: the occurrences its series
-  had while it was Disabled, JobDisabled or CollectionDisabled, the newest `limit` of them).
+  had while it was Disabled, JobDisabled or CollectionDisabled, the newest `limit` of them);
+- the executor, for an occurrence its job's overlap policy skips (`skipped_by_overlap`, SkippedByOverlap), and for
+  one that waits (`waiting`: status Waiting, reason WaitingForPrevious, WaitingForConcurrency or
+  WaitingForRateLimit, from when it started waiting); its first attempt's entry replaces that one and says how
+  long it waited and for what (`waited`, `waitedFor`: HistoryRecord.waited). A wait shorter than WAIT_SHOWN_AFTER
+  gets no Waiting entry (a herd paced over seconds would double its writes), only the `waited` of its attempt.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import replace
+from datetime import datetime, timedelta
 
-from ..model import JobExecutionStatus, JobState, LedgerReason, MissedRunType, format_duration, format_utc
+from ..model import (
+    JobExecutionStatus,
+    JobState,
+    LedgerReason,
+    MissedRunType,
+    OverlapPolicy,
+    WaitCause,
+    format_duration,
+    format_utc,
+)
 from ..model.extensions import RETENTION_MAX_ENTRIES
 from ..occurrence import Trigger, execution_id
-from ..records import JobRecord, LedgerEntry
+from ..records import JobRecord, LedgerEntry, OccurrenceRef
 from .plan import DispatchStep
 from .series import series_of
 
@@ -30,12 +45,28 @@ _WHY = {
     "does not run it",
     LedgerReason.QUOTA: "its job collection's plan did not allow it",
 }
+# Waits shorter than this are shown only as the `waited` of the occurrence's attempt, not by a Waiting entry.
+WAIT_SHOWN_AFTER = timedelta(seconds=5)
+WAITING_REASON = {
+    WaitCause.PREVIOUS: LedgerReason.WAITING_FOR_PREVIOUS,
+    WaitCause.CONCURRENCY: LedgerReason.WAITING_FOR_CONCURRENCY,
+    WaitCause.RATE_LIMIT: LedgerReason.WAITING_FOR_RATE_LIMIT,
+}
+_WAITS_FOR = {
+    WaitCause.PREVIOUS: "the previous occurrence of the job to end (overlapPolicy BufferOne)",
+    WaitCause.CONCURRENCY: "a slot of its job collection's maxConcurrentExecutions",
+    WaitCause.RATE_LIMIT: "its turn under its target host's requestsPerSecond (targetRateLimits)",
+}
 
 
 def entry(
     job: JobRecord, occurrence: datetime, trigger: Trigger, reason: LedgerReason, message: str, now: datetime
 ) -> LedgerEntry:
-    status = JobExecutionStatus.POSTPONED if reason == LedgerReason.POSTPONED else JobExecutionStatus.SKIPPED
+    status = JobExecutionStatus.SKIPPED
+    if reason == LedgerReason.POSTPONED:
+        status = JobExecutionStatus.POSTPONED
+    elif reason in WAITING_REASON.values():
+        status = JobExecutionStatus.WAITING
     repeat = series_of(job).repeat_count(occurrence) if trigger == Trigger.SCHEDULE else 0
     return LedgerEntry(
         key=job.key,
@@ -126,3 +157,28 @@ def resumed(before: JobRecord, after: JobRecord, now: datetime) -> list[LedgerEn
     except ValueError:
         reason = LedgerReason.JOB_DISABLED
     return while_disabled(after, before.paused_since, now, reason, RETENTION_MAX_ENTRIES)
+
+
+def skipped_by_overlap(
+    job: JobRecord,
+    occurrence: datetime,
+    trigger: Trigger,
+    policy: OverlapPolicy,
+    running: OccurrenceRef | None,
+    now: datetime,
+) -> LedgerEntry:
+    """The entry of an occurrence its overlap `policy` (the job's, or its request's override) skipped because an
+    earlier one of its job still ran (`running`, when known)."""
+    which = f"the occurrence of {format_utc(running.occurrence)}" if running is not None else "an earlier occurrence"
+    why = (
+        f"Not run: {which} was still running and another one already waited (overlapPolicy BufferOne)."
+        if policy == OverlapPolicy.BUFFER_ONE
+        else f"Not run: {which} was still running (overlapPolicy Skip)."
+    )
+    return entry(job, occurrence, trigger, LedgerReason.SKIPPED_BY_OVERLAP, why, now)
+
+
+def waiting(job: JobRecord, occurrence: datetime, trigger: Trigger, cause: WaitCause, since: datetime) -> LedgerEntry:
+    """The entry of an occurrence that waits to start (its first attempt's entry replaces it)."""
+    waits = entry(job, occurrence, trigger, WAITING_REASON[cause], f"Waiting for {_WAITS_FOR[cause]}.", since)
+    return replace(waits, end_time=None)

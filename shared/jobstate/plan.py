@@ -14,7 +14,11 @@ Rules (docs/decisions.md [12], "Recurrence"):
   advanced without queuing anything; an occurrence found more than MISSED_AFTER late was missed while
   nothing could run it: the job's missed-run policy (missed.py) says which of the missed ones run, and a
   Postponed note names the others (the ledger, ledger.py, names them one by one); an Enabled job whose
-  series ends with occurrences the policy let go is Completed.
+  series ends with occurrences the policy let go is Completed;
+- a job with a spreadWindow fires each occurrence at its fixed offset after the nominal time (spread.py): the
+  step measures lateness from the fire instant (as if the job's series were shifted by the offset) and queues
+  the message at it (`DispatchStep.due_of`); the due entry, the cursor and the occurrence's identity stay
+  nominal.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from datetime import datetime, timedelta
 from ..keys import JobKey
 from ..model import JobCollectionState, JobExecutionStatus, JobHistoryActionName, JobProperties, JobState
 from ..model.extensions import RETENTION_MAX_ENTRIES, LedgerReason, MissedRunType
-from ..records import HistoryRecord, JobRecord
+from ..records import HistoryRecord, JobRecord, OverlapMarker
 from .missed import CatchUp, catch_up
 from .series import keep_series, series_of, start_of
+from .spread import ZERO, offset_of
 
 FINAL_STATES = frozenset({JobState.COMPLETED, JobState.FAULTED})
 SETTABLE_STATES = frozenset({JobState.ENABLED, JobState.DISABLED})
@@ -114,6 +119,8 @@ def written(
         etag=existing.etag,
         paused_since=since,
         paused_by=by,
+        # What runs still runs; an occurrence held back for the old definition is dropped with it (JobChanged).
+        overlap=OverlapMarker(existing.overlap.running),
     )
 
 
@@ -163,6 +170,7 @@ class DispatchStep:
     runs: bool
     missed_from: datetime | None = None
     catch_up: CatchUp | None = None
+    offset: timedelta = ZERO  # the job's spread offset (spread.py): its occurrences fire this long after
 
     @property
     def queued(self) -> tuple[datetime, ...]:
@@ -172,11 +180,13 @@ class DispatchStep:
         return self.catch_up.runs if self.catch_up is not None else (self.occurrence,)
 
     def due_of(self, occurrence: datetime, now: datetime) -> datetime:
-        """When a queued occurrence should run: at its instant, or, for the catch-up of an All policy, one after
-        the other from now (so they start in order)."""
+        """When a queued occurrence should run: at its fire instant (the nominal one plus the job's spread
+        offset), or, for the catch-up of an All policy, one after the other from now (so they start in order).
+        Everything downstream (the queue's visibility, the executor's wait, lateness, lease and deadline
+        arithmetic) is measured from this instant, never from the nominal occurrence."""
         catch = self.catch_up
         if catch is None or catch.policy != MissedRunType.ALL:
-            return occurrence
+            return occurrence + self.offset
         return now + CATCH_UP_SPACING * catch.runs.index(occurrence)
 
 
@@ -187,11 +197,14 @@ def dispatch_step(
     let-go occurrences a catch-up names."""
     series = series_of(job)
     runs = job.state == JobState.ENABLED
-    caught = catch_up(series, job.properties.missed_run_policy, due, now, ledger_limit) if runs else None
+    offset = offset_of(job)
+    # Lateness counts from the fire instant: a spread job is its series shifted by the offset, seen at now.
+    shifted = now - offset
+    caught = catch_up(series, job.properties.missed_run_policy, due, shifted, ledger_limit) if runs else None
     if caught is None:
-        return DispatchStep(due, due, series.following(due), runs)
+        return DispatchStep(due, due, series.following(due), runs, offset=offset)
     missed_from = due if caught.let_go_count > 0 else None
-    return DispatchStep(due, caught.latest, series.following(caught.latest), runs, missed_from, caught)
+    return DispatchStep(due, caught.latest, series.following(caught.latest), runs, missed_from, caught, offset)
 
 
 def still_due(job: JobRecord, generation: int, due: datetime) -> bool:

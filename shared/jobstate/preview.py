@@ -8,6 +8,8 @@ is fired for it (tests/jobstate/test_preview.py checks it over random jobs and a
   the policy says (notes `MissedRunPolicy`), then its occurrences on time;
 - an occurrence late by less than MISSED_AFTER (not missed) fires at once, as the next tick queues it;
 - then each following occurrence of its series, from `start` on when that is later.
+A job with a spreadWindow fires each occurrence at its offset after the nominal time (spread.py): `fires` is that
+instant, and lateness is measured from it, as the dispatcher does (the series seen shifted by the offset).
 Notes of an occurrence: `DstGap` (a wall time the schedule names was skipped by a spring-forward change: it
 runs at the first instant after it), `DstFold` (its wall time repeats: it runs at the first instance only),
 `EndByCount`, `EndByEndTime`, `OneShot` (the last occurrence), `MissedRunPolicy`.
@@ -23,6 +25,7 @@ from ..records import JobRecord
 from .missed import is_missed
 from .plan import dispatch_step
 from .series import series_of
+from .spread import offset_of
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ class Note:
 @dataclass(frozen=True)
 class Upcoming:
     occurrence: datetime  # the nominal occurrence
-    fires: datetime  # when it fires (later than `occurrence` only for a late or missed one)
+    fires: datetime  # when it fires: its spread offset after `occurrence`, or later for a late or missed one
     notes: tuple[Note, ...] = ()
 
 
@@ -82,13 +85,16 @@ def upcoming(
     if job.state != JobState.ENABLED:
         return [], [Note(f"Job{job.state.value}", f"The job is {job.state.value}: nothing fires.")]
     since = max(start or now, now)
+    offset = offset_of(job)
     found: list[Upcoming] = []
     job_notes: list[Note] = []
     queued = job.dispatched_occurrence
-    if queued is not None and queued >= since and (job.last_execution_time is None or job.last_execution_time < queued):
-        found.append(Upcoming(queued, queued, _notes(job, queued)))
+    if queued is not None:
+        fires = queued + offset
+        if fires >= since and (job.last_execution_time is None or job.last_execution_time < fires):
+            found.append(Upcoming(queued, fires, _notes(job, queued)))
     due = job.next_execution_time
-    if due is not None and is_missed(due, now):
+    if due is not None and is_missed(due, now - offset):
         step = dispatch_step(job, due, now)
         caught = step.catch_up
         assert caught is not None
@@ -114,14 +120,14 @@ def upcoming(
                 found.append(Upcoming(occurrence, fires, (note, *_notes(job, occurrence))))
         due = step.following
     series = series_of(job)
-    while due is not None and due < now and len(found) < count:  # late, not missed: the next tick fires it
+    while due is not None and due + offset < now and len(found) < count:  # late, not missed: the next tick fires it
         if now >= since:
             found.append(Upcoming(due, now, _notes(job, due)))
         due = series.following(due)
-    if due is not None and due < since:
-        due = series.engine.first_at_or_after(since) if series.recurring else None
+    if due is not None and due + offset < since:
+        due = series.engine.first_at_or_after(since - offset) if series.recurring else None
     while due is not None and len(found) < count:
-        found.append(Upcoming(due, due, _notes(job, due)))
+        found.append(Upcoming(due, due + offset, _notes(job, due)))
         due = series.following(due)
     if due is None and not found:
         job_notes.append(Note("NoOccurrence", "No occurrence is left to fire."))

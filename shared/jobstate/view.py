@@ -5,6 +5,7 @@ Rules (docs/wire-contract.md §2.12, docs/decisions.md "Limits and quotas"):
 - the next execution is the planned occurrence, except that a queued occurrence stays "next" until it has
   run; once its instant has passed it stays so only when nothing follows it (the real service showed an
   Enabled one-shot job's pending immediate run; a recurring job shows its following occurrence instead);
+  for a job with a spreadWindow it is the instant the occurrence fires (spread.py), as the preview shows it;
 - a Completed or Faulted job expires FINISHED_JOB_AGE after its last execution (or its creation when it
   never ran), and retention deletes it with its history.
 """
@@ -17,6 +18,7 @@ from typing import Protocol
 from ..model import JobState, JobStatus
 from ..records import JobRecord
 from .plan import FINAL_STATES
+from .spread import offset_of
 
 FINISHED_JOB_AGE = timedelta(days=60)
 
@@ -25,18 +27,19 @@ def status(job: JobRecord, now: datetime) -> JobStatus | None:
     """The job's `status` as answered, or None for a Disabled job."""
     if job.state == JobState.DISABLED:
         return None
+    offset = offset_of(job)
     upcoming = job.next_execution_time
     queued = job.dispatched_occurrence
     if (
         queued is not None
         and job.state == JobState.ENABLED
-        and (job.last_execution_time is None or job.last_execution_time < queued)
-        and (queued > now or upcoming is None)
+        and (job.last_execution_time is None or job.last_execution_time < queued + offset)
+        and (queued + offset > now or upcoming is None)
     ):
         upcoming = queued
     return JobStatus(
         last_execution_time=job.last_execution_time,
-        next_execution_time=upcoming,
+        next_execution_time=upcoming + offset if upcoming is not None else None,
         execution_count=job.execution_count,
         failure_count=job.failure_count,
         faulted_count=job.faulted_count,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..jobstate import FINAL_STATES, series_of
 from ..keys import JobKey
+from ..model import OverlapPolicy
 from ..occurrence import OccurrenceBatch, OccurrenceMessage, Trigger
 from ..store.tables import chunks
 from .errors import Conflict, InvalidDefinition
@@ -37,8 +38,11 @@ class Backfilled:
     execution_id: str
 
 
-def backfill_job(rt: Runtime, key: JobKey, since: datetime, until: datetime) -> list[Backfilled]:
-    """Queue the job's occurrences in [since, until); what was queued, oldest first."""
+def backfill_job(
+    rt: Runtime, key: JobKey, since: datetime, until: datetime, overlap: OverlapPolicy | None = None
+) -> list[Backfilled]:
+    """Queue the job's occurrences in [since, until); what was queued, oldest first. `overlap` overrides the job's
+    overlap policy for them (nothing is stored)."""
     now = rt.clock.now()
     if since >= until:
         raise InvalidDefinition("from must be before to.", "from")
@@ -61,7 +65,12 @@ def backfill_job(rt: Runtime, key: JobKey, since: datetime, until: datetime) -> 
         cursor = series.following(cursor)
     messages = [
         OccurrenceMessage(
-            record.key, occurrence, now + BACKFILL_SPACING * index, Trigger.BACKFILL, generation=record.generation
+            record.key,
+            occurrence,
+            now + BACKFILL_SPACING * index,
+            Trigger.BACKFILL,
+            generation=record.generation,
+            overlap=overlap,
         )
         for index, occurrence in enumerate(found)
     ]

@@ -20,7 +20,9 @@ from ..model import (
     JobErrorAction,
     JobProperties,
     RetryPolicy,
+    format_duration,
 )
+from ..model.concurrency import SPREAD_MAX, SPREAD_MIN
 from ..recurrence import OccurrenceSeries, RecurrenceError
 from .documents import ACTION_TARGETS
 from .errors import InvalidDefinition as Invalid
@@ -178,10 +180,28 @@ def validate_job(properties: JobProperties, now: datetime, kept: datetime | None
         raise Invalid("expectSuccessWithin must be from 1 minute to 18 months.", "properties.expectSuccessWithin")
     recurrence = properties.recurrence
     if recurrence is None:
+        validate_spread(properties.spread_window, None)
         return None
     if recurrence.end_time is not None and start is not None and recurrence.end_time < start:
         raise Invalid("endTime must not be before startTime.", "properties.recurrence.endTime")
     try:
-        return OccurrenceSeries(effective_start(properties, now, kept), engine_recurrence(recurrence))
+        series = OccurrenceSeries(effective_start(properties, now, kept), engine_recurrence(recurrence))
     except RecurrenceError as exc:
         raise Invalid(exc.message, f"properties.recurrence.{exc.path}".rstrip(".")) from exc
+    validate_spread(properties.spread_window, series.min_gap() if recurrence.count != 1 else None)
+    return series
+
+
+def validate_spread(window: timedelta | None, shortest_gap: timedelta | None) -> None:
+    """spreadWindow (extension): from PT1S to PT1H, and no longer than the job's shortest gap between two
+    occurrences, so an occurrence never fires after the next one's nominal time."""
+    if window is None:
+        return
+    if not SPREAD_MIN <= window <= SPREAD_MAX:
+        raise Invalid("spreadWindow must be from 1 second (PT1S) to 1 hour (PT1H).", "properties.spreadWindow")
+    if shortest_gap is not None and window > shortest_gap:
+        raise Invalid(
+            f"spreadWindow must not be longer than the job's shortest interval between two occurrences "
+            f"({format_duration(shortest_gap)}).",
+            "properties.spreadWindow",
+        )

@@ -19,6 +19,7 @@ from .actions import (
 )
 from .base import WITH_SECRETS, CaseInsensitiveEnum, WireModel
 from .collection import JobCollectionDefinition, JobCollectionProperties, JobCollectionQuota, JobMaxRecurrence, Sku
+from .concurrency import AsyncCompletion, OverlapPolicy, TargetRateLimit, WaitCause
 from .durations import format_duration, parse_duration
 from .enums import (
     DayOfWeek,

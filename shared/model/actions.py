@@ -8,6 +8,7 @@ from typing import Annotated, ClassVar
 from pydantic import Field
 
 from .base import CamelCaseOnOutput, WireModel
+from .concurrency import AsyncCompletion
 from .durations import Duration
 from .enums import (
     HttpAuthenticationType,
@@ -46,6 +47,13 @@ class HttpRequest(WireModel):
     headers: dict[str, str] | None = None
     body: str | None = None
     authentication: HttpAuthentication | None = None
+    # Newer api-version only (concurrency.py).
+    async_completion: AsyncCompletion | None = Field(
+        default=None,
+        alias="asyncCompletion",
+        description="The target works asynchronously: a 202 Accepted with a Location is polled until a final "
+        "status or the deadline, and the attempt's outcome is the work's.",
+    )
 
 
 class StorageQueueMessage(WireModel):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, field_validator
 
 from .base import CamelCaseOnOutput, WireModel
+from .concurrency import MaxConcurrentExecutions, TargetRateLimit, unique_hosts
 from .enums import JobCollectionState, RecurrenceFrequency, SkuName
 from .extensions import HistoryRetention
 
@@ -49,6 +50,24 @@ class JobCollectionProperties(WireModel):
     quota: JobCollectionQuota | None = None
     # Newer api-version only (extensions.py COLLECTION_PATHS).
     history_retention: HistoryRetention | None = Field(default=None, alias="historyRetention")
+    # Newer api-version only (concurrency.py): limits held across every instance.
+    max_concurrent_executions: MaxConcurrentExecutions | None = Field(
+        default=None,
+        alias="maxConcurrentExecutions",
+        description="The most occurrences of the collection's jobs that run at once, across every instance "
+        "(1-1000; absent: no limit). Occurrences beyond it wait, in order.",
+    )
+    target_rate_limits: list[TargetRateLimit] | None = Field(
+        default=None,
+        alias="targetRateLimits",
+        description="Per target host, the most requests per second the collection's Http actions send it "
+        "(at most 20 hosts). Requests beyond wait for their slot, in order.",
+    )
+
+    @field_validator("target_rate_limits")
+    @classmethod
+    def _unique_hosts(cls, value: list[TargetRateLimit] | None) -> list[TargetRateLimit] | None:
+        return unique_hosts(value)
 
 
 class JobCollectionDefinition(WireModel):

@@ -87,3 +87,9 @@ class JobExecutionStatus(CaseInsensitiveEnum):
     FAILED = "Failed"
     POSTPONED = "Postponed"
     SKIPPED = "Skipped"  # newer api-version only: a ledger entry of an occurrence that did not run
+    # Newer api-version only, ledger entries of occurrences not ended yet
+    # (docs/decisions.md, "Overlap, limits, long-running completion, spread"): waiting for the previous
+    # occurrence, a concurrency slot or a rate-limit slot (its `reason` says which); running, while the work of
+    # an asynchronous target is polled.
+    WAITING = "Waiting"
+    RUNNING = "Running"

@@ -121,6 +121,12 @@ class LedgerReason(CaseInsensitiveEnum):
     COLLECTION_SUSPENDED = "CollectionSuspended"
     QUOTA = "Quota"  # the collection's plan did not let it run
     JOB_CHANGED = "JobChanged"  # queued for a definition a PUT or PATCH replaced, and not one of the new one's
+    # Issue 27 (concurrency.py): skipped because the previous occurrence still ran (overlapPolicy Skip, or a
+    # BufferOne occurrence when one already waited); status Waiting while it waits, and for what.
+    SKIPPED_BY_OVERLAP = "SkippedByOverlap"
+    WAITING_FOR_PREVIOUS = "WaitingForPrevious"
+    WAITING_FOR_CONCURRENCY = "WaitingForConcurrency"
+    WAITING_FOR_RATE_LIMIT = "WaitingForRateLimit"
 
 
 class OccurrenceTrigger(CaseInsensitiveEnum):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from .base import WireModel
+from .concurrency import WaitCause
+from .durations import Duration
 from .enums import JobExecutionStatus, JobHistoryActionName
 from .extensions import LedgerReason, OccurrenceTrigger
 from .instants import UtcDateTime
@@ -25,6 +27,10 @@ class JobHistoryProperties(WireModel):
     execution_tag: str | None = Field(default=None, alias="executionTag")
     reason: LedgerReason | None = None
     attempts: int | None = None
+    # Newer api-version only (issue 27): how long the occurrence waited after its instant before its first attempt,
+    # and for what (the previous occurrence, a concurrency slot, a rate-limit slot); absent when it did not wait.
+    waited: Duration | None = None
+    waited_for: WaitCause | None = Field(default=None, alias="waitedFor")
 
 
 class JobHistoryDefinition(WireModel):

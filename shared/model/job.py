@@ -8,6 +8,7 @@ from pydantic import Field
 
 from .actions import JobAction
 from .base import CamelCaseOnOutput, WireModel
+from .concurrency import OverlapPolicy
 from .durations import Duration
 from .enums import JobState
 from .extensions import MissedRunPolicy
@@ -38,6 +39,19 @@ class JobProperties(WireModel):
     )
     # Newer api-version only (extensions.py JOB_PATHS).
     missed_run_policy: MissedRunPolicy | None = Field(default=None, alias="missedRunPolicy")
+    # Newer api-version only (concurrency.py): overlap of a job's own occurrences, and the spread of its instants.
+    overlap_policy: OverlapPolicy | None = Field(
+        default=None,
+        alias="overlapPolicy",
+        description="Allow (the default: occurrences may overlap), Skip (an occurrence due while the previous one "
+        "still runs is skipped) or BufferOne (it runs when the previous one ends; at most one waits).",
+    )
+    spread_window: Duration | None = Field(
+        default=None,
+        alias="spreadWindow",
+        description="Each occurrence fires at a fixed offset inside this window after its time, the same offset "
+        "every time for the job (PT1S to PT1H, at most the job's shortest interval).",
+    )
 
 
 class JobDefinition(WireModel):

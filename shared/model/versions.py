@@ -26,7 +26,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel
 
 from ..keys import fold_case
-from .actions import RetryPolicy
+from .actions import HttpRequest, RetryPolicy
 from .collection import JobCollectionProperties
 from .enums import JobExecutionStatus, RetryType
 from .history import JobHistoryProperties
@@ -85,6 +85,17 @@ EXTENSIONS: tuple[Extension, ...] = (
     ),
     # A ledger entry's status; 2016-03-01 history never holds one (its entries are attempts and notes).
     Extension(JobHistoryProperties, "status", PREVIEW, value=JobExecutionStatus.SKIPPED),
+    # Issue 27 (model/concurrency.py), documented in
+    # docs/decisions.md, "Overlap, limits, long-running completion, spread".
+    Extension(JobProperties, "overlapPolicy", PREVIEW),
+    Extension(JobProperties, "spreadWindow", PREVIEW),
+    Extension(HttpRequest, "asyncCompletion", PREVIEW),
+    Extension(JobCollectionProperties, "maxConcurrentExecutions", PREVIEW),
+    Extension(JobCollectionProperties, "targetRateLimits", PREVIEW),
+    Extension(JobHistoryProperties, "waited", PREVIEW),
+    Extension(JobHistoryProperties, "waitedFor", PREVIEW),
+    Extension(JobHistoryProperties, "status", PREVIEW, value=JobExecutionStatus.WAITING),
+    Extension(JobHistoryProperties, "status", PREVIEW, value=JobExecutionStatus.RUNNING),
 )
 
 

@@ -21,6 +21,8 @@ from .due import DueEntry, DueIndex, bucket_of, bucket_start
 from .expectations import ExpectationIndex
 from .history import HistoryStore
 from .jobs import JobStore
+from .limits import ConcurrencyGates, HostPacers
+from .overlap import OverlapMarkers
 from .queue import OccurrenceQueue, base64_text
 from .role_assignments import RoleAssignmentRecord, RoleAssignmentStore
 from .routing import RoutedClaims, RoutedCollections, RoutedDue, RoutedHistory, RoutedJobs
@@ -32,6 +34,9 @@ __all__ = [
     "ClaimStore",
     "CollectionStore",
     "ConcurrencyError",
+    "ConcurrencyGates",
+    "HostPacers",
+    "OverlapMarkers",
     "DispatchQueue",
     "DueEntry",
     "DueIndex",
@@ -64,6 +69,15 @@ class Store:
     tables: tuple[Table, ...] = ()
     # Jobs that carry an expectation of success (store/expectations.py), on the primary's State table.
     expectations: ExpectationIndex | None = None
+    # The cross-instance limits of issue 27 (store/limits.py), on the primary's Limits table: None when built
+    # without them (a store made of its parts by a test).
+    gates: ConcurrencyGates | None = None
+    pacers: HostPacers | None = None
+
+    @property
+    def overlap(self) -> OverlapMarkers:
+        """The jobs' overlap markers, on their own rows (store/overlap.py)."""
+        return OverlapMarkers(self.jobs)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Store:
@@ -86,6 +100,7 @@ class Store:
         due = [DueIndex(table(a, "Due"), state, settings.due_shards, a) for a in range(len(services))]
         history = [HistoryStore(table(a, "History")) for a in range(len(services))]
         claims = [ClaimStore(table(a, "Claims")) for a in range(len(services))]
+        limits = table(0, "Limits")
         single = len(services) == 1
         return cls(
             collections=collections[0] if single else RoutedCollections(collections),
@@ -101,6 +116,8 @@ class Store:
             role_assignments=RoleAssignmentStore(table(0, "RoleAssignments")),
             tables=tuple(made),
             expectations=expectations,
+            gates=ConcurrencyGates(limits),
+            pacers=HostPacers(limits),
         )
 
     def ensure_ready(self, now: datetime) -> None:
@@ -113,6 +130,8 @@ class Store:
             self.history.table,
             self.claims.table,
             self.role_assignments.table,
+            *((self.gates.table,) if self.gates is not None else ()),
+            *((self.pacers.table,) if self.pacers is not None else ()),
         )
         for table in tables:
             table.ensure_exists()

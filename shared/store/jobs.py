@@ -19,6 +19,8 @@ from ..model import JobProperties, JobState, format_utc
 from ..records import JobRecord, with_etag
 from .expectations import ExpectationIndex
 from .keys import job_partition, job_row
+from .overlap_codec import decode as decode_overlap
+from .overlap_codec import encode as encode_overlap
 from .pages import page_after, skip_rows
 from .readable import read_each, read_one
 from .sealing import Keyring, SealError, extract, open_sealed, restore, rewrap, seal
@@ -277,6 +279,7 @@ def _entity(record: JobRecord) -> Entity:
         "RecentClaims": " ".join(record.recent_claims) or None,
         "PausedSince": record.paused_since,
         "PausedBy": record.paused_by,
+        "Overlap": encode_overlap(record.overlap),  # overlap_codec.py: what runs and waits (None: nothing)
     }
 
 
@@ -303,5 +306,6 @@ def _record(entity: Entity, document: dict[str, Any]) -> JobRecord:
         recent_claims=tuple((entity.get("RecentClaims") or "").split()),
         paused_since=as_datetime(entity.get("PausedSince")),
         paused_by=entity.get("PausedBy"),
+        overlap=decode_overlap(entity.get("Overlap")),
         etag=entity.get("etag"),
     )

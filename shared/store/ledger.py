@@ -15,11 +15,11 @@ up to 100 per partition by whoever let them go.
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..keys import JobKey
-from ..model import JobExecutionStatus, JobHistoryActionName, LedgerReason
+from ..model import JobExecutionStatus, JobHistoryActionName, LedgerReason, WaitCause
 from ..records import HistoryRecord, LedgerEntry
 from .keys import job_scope
 from .tables import Entity, as_datetime
@@ -59,6 +59,8 @@ def of_attempt(record: HistoryRecord) -> LedgerEntry | None:
         retry_count=record.retry_count,
         attempts=record.retry_count + 1,
         repeat_count=record.repeat_count,
+        waited=record.waited,
+        waited_for=record.waited_for,
     )
 
 
@@ -77,6 +79,8 @@ def entity(entry: LedgerEntry) -> Entity:
         "RetryCount": entry.retry_count,
         "Attempts": entry.attempts,
         "RepeatCount": entry.repeat_count,
+        "WaitedSeconds": entry.waited.total_seconds() if entry.waited is not None else None,
+        "WaitedFor": entry.waited_for.value if entry.waited_for is not None else None,
     }
 
 
@@ -85,6 +89,8 @@ def record(job: JobKey, e: Entity) -> LedgerEntry:
     if occurrence is None:
         raise ValueError("a ledger row without its occurrence")
     reason = e.get("Reason")
+    waited = e.get("WaitedSeconds")
+    waited_for = e.get("WaitedFor")
     return LedgerEntry(
         key=job,
         execution_id=str(e.get("ExecutionId", "")),
@@ -99,6 +105,8 @@ def record(job: JobKey, e: Entity) -> LedgerEntry:
         attempts=int(e.get("Attempts", 0)),
         repeat_count=int(e.get("RepeatCount", 0)),
         entry_id=str(e["RowKey"]),
+        waited=timedelta(seconds=float(waited)) if isinstance(waited, (int, float)) else None,
+        waited_for=WaitCause(waited_for) if waited_for else None,
     )
 
 

@@ -3,8 +3,9 @@
 The dispatcher is simulated with the very functions it calls (dispatch_step, advanced) on a minute tick with
 its one-minute horizon, from a job just written (with the API's own dispatch of an occurrence inside the
 horizon) or from a job whose dispatcher was held back for minutes to days; what it fires from the preview's
-instant on equals the preview. tests/ledger/test_preview_and_what_if.py checks the same through the real
-dispatcher and storage.
+instant on equals the preview. Jobs with a spreadWindow are among them: the preview shows the instants the
+dispatcher queues them at (their offset after the nominal time). tests/ledger/test_preview_and_what_if.py checks
+the same through the real dispatcher and storage.
 """
 
 from __future__ import annotations
@@ -64,11 +65,13 @@ def jobs(draw: st.DrawFn) -> dict[str, Any]:
         )
     )
     start = T0 + timedelta(minutes=draw(st.integers(-60 * 24 * 20, 60 * 24 * 10)))
+    spread = draw(st.sampled_from([None, "PT1S", "PT45S", "PT5M"]))  # within every drawn series' shortest gap
     return {
         "action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}},
         "startTime": start.isoformat(),
         "recurrence": recurrence,
         **({"missedRunPolicy": policy} if policy else {}),
+        **({"spreadWindow": spread} if spread else {}),
     }
 
 
@@ -86,21 +89,25 @@ def written(properties: dict[str, Any], at: datetime) -> JobRecord:
     return record
 
 
-def dispatched(record: JobRecord, since: datetime, until: datetime, limit: int) -> list[tuple[datetime, datetime]]:
-    """(occurrence, when it fires) of everything the dispatcher queues on its minute ticks from `since`."""
+def dispatched(
+    record: JobRecord, since: datetime, until: datetime, limit: int
+) -> tuple[list[tuple[datetime, datetime]], datetime]:
+    """(occurrence, when it fires) of everything the dispatcher queues on its minute ticks from `since`, and the
+    horizon of its last tick (every occurrence before it was queued, unless `limit` was reached)."""
     fired: list[tuple[datetime, datetime]] = []
-    now = since
+    now = horizon = since
     while now < until and len(fired) < limit:
+        horizon = dispatch_horizon(now)
         while (
             record.state == JobState.ENABLED
             and record.next_execution_time is not None
-            and record.next_execution_time < dispatch_horizon(now)
+            and record.next_execution_time < horizon
         ):
             step = jobstate.dispatch_step(record, record.next_execution_time, now)
             fired += [(o, max(step.due_of(o, now), now)) for o in step.queued]
             record = jobstate.advanced(record, step)
         now = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
-    return fired[:limit]
+    return fired[:limit], horizon
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
@@ -119,12 +126,13 @@ def test_preview_equals_what_the_dispatcher_fires_over_a_month(
     record = written(properties, T0 - held_back)  # then no tick ran until T0
     preview, _ = jobstate.upcoming(record, T0, COUNT)
     queued = record.dispatched_occurrence
-    before = [(queued, queued)] if queued is not None and queued >= T0 and not held_back else []
-    fired = before + dispatched(record, T0, T0 + MONTH, COUNT)
-    fired = [(o, f) for o, f in fired if f >= T0][:COUNT]
+    offset = jobstate.offset_of(record)
+    before = [(queued, queued + offset)] if queued is not None and queued + offset >= T0 and not held_back else []
+    later, horizon = dispatched(record, T0, T0 + MONTH, COUNT)
+    fired = [(o, f) for o, f in before + later if f >= T0][:COUNT]
     expected = [(u.occurrence, u.fires) for u in preview]
-    if len(fired) < COUNT:  # the month ended first: the preview may go on beyond it
-        expected = [(o, f) for o, f in expected if f < T0 + MONTH + timedelta(minutes=2)]
+    if len(fired) < COUNT:  # the month ended first: the preview may go on beyond what its last tick queued
+        expected = [(o, f) for o, f in expected if o < horizon]
     assert expected[: len(fired)] == fired and len(expected) >= len(fired)
     if len(fired) < COUNT:
         assert len(expected) == len(fired)

@@ -1,5 +1,5 @@
 // Create or edit a job with a form: its state, action (type and fields, headers, body, authentication),
-// retry policy, error action and schedule, with a live preview of the next occurrences from the engine; the
+// retry policy, error action, schedule, overlap policy and spread window, with a live preview of the next occurrences from the engine; the
 // JSON as an advanced tab. Both tabs edit one document, which is PUT as it stands. The API validates it: its
 // error is shown at the field (or, in the JSON tab, at the line) of the property it names. The JSON tab also
 // lists every member the API would ignore (it ignores unknown members, as the old service did). Secrets left
@@ -9,6 +9,7 @@ import { announce, h, show } from "./dom.js";
 import { locate } from "./json-locate.js";
 import { actionFields, retryFields } from "./form-action.js";
 import { put } from "./form-fields.js";
+import { overlapFields } from "./form-overlap.js";
 import { schedulePreview, scheduleFields } from "./form-schedule.js";
 
 function template() {
@@ -119,7 +120,8 @@ export async function renderJobForm(ids, jobName) {
       h("fieldset", { id: "error-set" }, h("legend", {}, "Error action"),
         h("label", {}, toggle, " When the action fails after its retries, run another action"),
         ...(errorAction ? actionFields(ctx, ["properties", "action", "errorAction"], "error", true) : [])),
-      h("fieldset", { id: "schedule-set" }, h("legend", {}, "Schedule"), ...scheduleFields(ctx)));
+      h("fieldset", { id: "schedule-set" }, h("legend", {}, "Schedule"), ...scheduleFields(ctx)),
+      h("fieldset", { id: "overlap-set" }, h("legend", {}, "Overlap and spread"), ...overlapFields(ctx)));
     if (focusId) document.getElementById(focusId)?.focus();
     ctx.previews();
   };

@@ -1,6 +1,7 @@
 // One job: actions (enable, disable, run now, edit, delete with confirmation), its definition with
-// secrets shown as set / not set, the next 10 occurrences from the engine, and its history with lateness
-// and a chart. "Run now" polls the history until the new entry appears.
+// secrets shown as set / not set, its overlap policy and spread, the next 10 occurrences from the engine, the
+// occurrences that run, wait or were skipped by the overlap policy (from the ledger), and its history with
+// lateness and a chart. "Run now" polls the history until the new entry appears.
 import { call, consoleBase, schedules } from "./api.js";
 import { historyChart } from "./chart.js";
 import { announce, confirmAction, failure, folded, h, seconds, show, stateBadge, table } from "./dom.js";
@@ -67,6 +68,26 @@ function historyTable(entries, zone) {
   return t;
 }
 
+function overlapWords(policy) {
+  if (/^skip$/i.test(policy || "")) return "Skip: an occurrence due while the previous one runs is skipped";
+  if (/^bufferone$/i.test(policy || "")) return "BufferOne: it runs when the previous one ends; at most one waits";
+  return "Allow (default): occurrences may overlap";
+}
+
+// The ledger's occurrences that run, wait, or were skipped because another ran (newest first), with how long
+// the ones that ran waited and for what.
+function overlapTable(entries, zone) {
+  const shown = entries.map((e) => e.properties || {}).filter((p) => ["running", "waiting"].includes((p.status || "").toLowerCase())
+    || p.reason === "SkippedByOverlap" || p.waited);
+  if (!shown.length) return h("p", { class: "muted", id: "overlap-none" }, "None among the latest entries: no occurrence waited, runs long or was skipped by the overlap policy.");
+  const t = table("Occurrences that ran late, wait or were skipped, newest first", ["Occurrence", "Status", "Reason", "Waited", "Message"],
+    shown.map((p) => [zoned(p.occurrenceTime || p.expectedExecutionTime, zone),
+      h("span", { class: `outcome-${(p.status || "").toLowerCase()}` }, p.status || "—"), p.reason || "—",
+      p.waited ? `${p.waited} (${p.waitedFor || "?"})` : "—", folded(p.message)]));
+  t.id = "overlap-table";
+  return t;
+}
+
 async function loadHistory(jobPath) {
   const page = await call("GET", `${jobPath}/history`, { query: { $top: HISTORY_TOP } });
   return (page.value || []).slice(0, HISTORY_TOP);
@@ -94,6 +115,9 @@ export async function renderJob(ids) {
   const [plan] = await schedules([{ ...p, from: status.nextExecutionTime }], 10)
     .catch((error) => [{ error: { message: String(error) } }]);
   const state = (p.state || "").toLowerCase();
+  // A spread job fires at its offset after each time of its schedule: the API's preview knows the instants.
+  const spread = p.spreadWindow && state === "enabled"
+    ? await call("GET", `${jobPath}/occurrences`, { query: { count: 10 } }).catch(() => null) : null;
   const zone = (p.recurrence || {}).timeZone;
   // The API returns no status for a disabled job (as the old service did): no counters, no next run.
   const unreported = state === "disabled" && !p.status;
@@ -146,7 +170,8 @@ export async function renderJob(ids) {
   delete definition.status;
   const secrets = [...secretsOf(p.action, "properties.action"),
     ...secretsOf((p.action || {}).errorAction, "properties.action.errorAction")];
-  const occurrences = plan && plan.occurrences ? plan.occurrences : [];
+  const occurrences = spread ? (spread.value || []).map((o) => o.fireTime)
+    : plan && plan.occurrences ? plan.occurrences : [];
   show(
     heading,
     h("p", { class: "sub" }, job.id || jobPath),
@@ -163,6 +188,9 @@ export async function renderJob(ids) {
       h("dt", {}, "Schedule"), h("dd", { id: "schedule-words" }, plan && plan.description ? plan.description : "—"),
       h("dt", {}, "Action"), h("dd", {}, `${(p.action || {}).type || "?"}: ${target(p.action)}`),
       h("dt", {}, "Start time"), h("dd", {}, zoned(p.startTime, zone)),
+      h("dt", {}, "Overlap policy"), h("dd", { id: "overlap-policy" }, overlapWords(p.overlapPolicy)),
+      h("dt", {}, "Spread window"), h("dd", { id: "spread-window" }, p.spreadWindow
+        ? `${p.spreadWindow}: each occurrence fires at a fixed offset inside it` : "— (on time)"),
       h("dt", {}, "Next run"), h("dd", {}, unreported ? "— (the job is disabled)" : zoned(status.nextExecutionTime, zone)),
       h("dt", {}, "Last run"), h("dd", {}, unreported ? "not reported while the job is disabled"
         : zoned(status.lastExecutionTime, zone)),
@@ -173,8 +201,10 @@ export async function renderJob(ids) {
     section("occurrences", "Next 10 occurrences",
       state !== "enabled" ? h("p", { class: "muted" }, `The job is ${state || "not enabled"}: these are its schedule's next times.`) : null,
       plan && plan.error ? failure(plan.error.message) : null,
+      spread ? h("p", { class: "muted", id: "spread-note" }, `When they fire: each at the job's fixed offset inside its spread window (${p.spreadWindow}).`) : null,
       occurrences.length ? h("ol", { class: "occurrences" }, occurrences.map((o) => h("li", {}, zoned(o, zone))))
         : h("p", { class: "muted" }, "None: the schedule has no occurrence left.")),
+    section("overlap", "Running, waiting and skipped", overlapTable(history, zone)),
     section("history", "History", historyChart(history), historyTable(history, zone)),
     section("definition", "Definition",
       secrets.length ? table("Secrets (values are never shown)", ["Property", "Set?"], secrets) : h("p", { class: "muted" }, "No secrets."),

@@ -44,6 +44,10 @@ function collectionSummary(collection, ids, limits, count) {
     h("dt", {}, "Jobs"), h("dd", { id: "max-jobs" }, count === null ? `at most ${words.jobs}` : `${count} of at most ${words.jobs}`),
     h("dt", {}, "Each job runs"), h("dd", { id: "min-interval" }, words.recurrence),
     h("dt", {}, "Outbound authentication"), h("dd", {}, words.auth),
+    h("dt", {}, "Concurrent executions"), h("dd", { id: "max-concurrent" }, p.maxConcurrentExecutions
+      ? `at most ${p.maxConcurrentExecutions} at once, across every instance` : "no limit"),
+    h("dt", {}, "Target rate limits"), h("dd", { id: "rate-limits" }, (p.targetRateLimits || []).length
+      ? p.targetRateLimits.map((r) => `${r.host}: ${r.requestsPerSecond}/s`).join(", ") : "none"),
     h("dt", {}, "Resource id"), h("dd", {}, collection.id || ids.path));
 }
 

@@ -1,0 +1,77 @@
+"""Pacing of a target host's rate limit: which instants a batch of requests may start at. Pure.
+
+A collection's `targetRateLimits` rule for a host allows `requestsPerSecond` requests a second. The requests are
+paced, not refused: each gets a slot of its own, 1/rate apart, handed out in the order they are asked for
+(the order their occurrences become due), so 1,000 requests at 50 per second start 20 ms apart over 20 s,
+none lost, none doubled. This is the generic cell rate algorithm, a token bucket of depth one: the one number
+kept per host is the next free slot (`next_free`, its "theoretical arrival time"); a host left idle has its next
+free slot in the past, and the next request starts at once. Slots are computed from the start of each
+reservation with exact integer microseconds (no drift over long runs).
+
+Which rule paces a request (`rule_for`): the rule naming its host exactly, else the `*.` rule of the longest
+domain the host lies under; none: it is not paced. Host names compare ignoring case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from ..keys import fold_case
+from ..model import TargetRateLimit
+
+
+@dataclass(frozen=True)
+class Paced:
+    slots: tuple[datetime, ...]  # when each of the k requests may start, in order
+    next_free: datetime  # the host's next free slot after them: the state to keep
+
+    @property
+    def last(self) -> datetime | None:
+        return self.slots[-1] if self.slots else None
+
+
+def spacing(rate: float) -> timedelta:
+    """The time between two slots at `rate` requests per second (at least one microsecond)."""
+    return timedelta(microseconds=max(1, round(1_000_000 / rate)))
+
+
+def pace(next_free: datetime | None, rate: float, now: datetime, k: int) -> Paced:
+    """Slots for `k` requests asked for at `now`, after the host's `next_free` slot (None: never used)."""
+    if rate <= 0:
+        raise ValueError("a rate limit is a positive number of requests per second")
+    start = now if next_free is None or next_free < now else next_free
+    slots = tuple(start + timedelta(microseconds=round(i * 1_000_000 / rate)) for i in range(k))
+    return Paced(slots, start + timedelta(microseconds=max(k, round(k * 1_000_000 / rate))))
+
+
+def rule_for(host: str, rules: Sequence[TargetRateLimit] | None) -> TargetRateLimit | None:
+    """The rule that paces requests to `host`: the exact one, else the `*.` one of the longest matching domain."""
+    if not rules or not host:
+        return None
+    name = fold_case(host.rstrip("."))
+    best: TargetRateLimit | None = None
+    for rule in rules:
+        pattern = fold_case(rule.host)
+        if pattern == name:
+            return rule
+        under = pattern.startswith("*.") and name.endswith(pattern[1:]) and len(name) > len(pattern) - 1
+        if under and (best is None or len(pattern) > len(best.host)):
+            best = rule
+    return best
+
+
+def target_host(uri: str) -> str | None:
+    """The host name an Http action's uri names (what `rule_for` matches), or None for a malformed uri."""
+    try:
+        host = urlsplit(uri).hostname
+    except ValueError:
+        return None
+    return host or None
+
+
+def pacer_key(rule: TargetRateLimit) -> str:
+    """The name of the rule's pacer: its host, case-folded (`*.` rules pace every host under them together)."""
+    return fold_case(rule.host)

@@ -1,0 +1,157 @@
+"""Properties only the newer api-version knows (issue 27): how a job's occurrences share time with each other and
+with their targets. Each is a row of `EXTENSIONS` (versions.py), so 2016-03-01 neither shows nor loses them.
+
+Rules (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
+- job `overlapPolicy`: `Allow` (the default: occurrences may overlap, the old behaviour), `Skip` (an occurrence
+  due while an earlier one of the job still runs is skipped, ledger reason SkippedByOverlap) or `BufferOne` (it
+  waits until the running one ends, then runs; at most one waits, later ones are skipped);
+- job `spreadWindow`: each occurrence fires at a fixed offset inside the window after its nominal time, the
+  offset derived from the job's identity (jobstate/spread.py); from PT1S to PT1H, and at most the job's
+  shortest gap between two occurrences (lifecycle/validation.py: the series is needed for that);
+- Http `request.asyncCompletion`: the target works asynchronously; a 202 Accepted with a Location is polled
+  (as ARM clients poll) every `pollingInterval` or its Retry-After, until a final status or `deadline` after
+  the first answer;
+- collection `maxConcurrentExecutions`: the most occurrences of its jobs that run at once, across instances;
+- collection `targetRateLimits`: per target host (exact, or `*.` and a domain for its subdomains), the most
+  requests per second the collection's Http actions send it; requests beyond wait for their slot.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from datetime import timedelta
+from typing import Annotated
+
+from pydantic import Field, field_validator
+
+from ..keys import fold_case
+from .base import CaseInsensitiveEnum, WireModel
+from .durations import Duration
+
+SPREAD_MIN = timedelta(seconds=1)  # offsets are whole seconds: a shorter window would always be 0
+SPREAD_MAX = timedelta(hours=1)
+
+ASYNC_DEFAULT_DEADLINE = timedelta(hours=1)
+ASYNC_MIN_DEADLINE = timedelta(minutes=1)
+ASYNC_MAX_DEADLINE = timedelta(days=7)
+# ARM clients (the Azure SDKs) poll every 30 s when the service sends no Retry-After.
+ASYNC_DEFAULT_INTERVAL = timedelta(seconds=30)
+ASYNC_MIN_INTERVAL = timedelta(seconds=1)
+ASYNC_MAX_INTERVAL = timedelta(hours=1)
+
+MAX_CONCURRENT_EXECUTIONS = 1000  # P20Premium's most jobs: a higher limit could never bind
+MAX_RATE_LIMITS = 20
+MIN_REQUESTS_PER_SECOND = 0.01  # one request every 100 seconds
+MAX_REQUESTS_PER_SECOND = 1000.0
+
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_HOST = re.compile(rf"^(?:\*\.)?{_LABEL}(?:\.{_LABEL})*$", re.IGNORECASE)
+
+
+class WaitCause(CaseInsensitiveEnum):
+    """What an occurrence waited for before its first attempt (a ledger entry's `waitedFor`)."""
+
+    PREVIOUS = "Previous"  # the previous occurrence of its job (overlapPolicy BufferOne)
+    CONCURRENCY = "Concurrency"  # a slot of its collection's maxConcurrentExecutions
+    RATE_LIMIT = "RateLimit"  # a slot of its target host's requestsPerSecond
+
+
+class OverlapPolicy(CaseInsensitiveEnum):
+    """What an occurrence does when an earlier occurrence of the same job still runs."""
+
+    ALLOW = "Allow"
+    SKIP = "Skip"
+    BUFFER_ONE = "BufferOne"
+
+
+def _within(value: timedelta | None, low: timedelta, high: timedelta, what: str) -> timedelta | None:
+    if value is not None and not low <= value <= high:
+        raise ValueError(what)
+    return value
+
+
+class AsyncCompletion(WireModel):
+    deadline: Duration | None = Field(
+        default=None,
+        description="How long after the first 202 Accepted the work may take (PT1M to P7D, default PT1H); "
+        "past it the attempt fails.",
+    )
+    polling_interval: Duration | None = Field(
+        default=None,
+        alias="pollingInterval",
+        description="Between two polls when the target sends no Retry-After (PT1S to PT1H, default PT30S).",
+    )
+
+    @field_validator("deadline")
+    @classmethod
+    def _deadline(cls, value: timedelta | None) -> timedelta | None:
+        return _within(value, ASYNC_MIN_DEADLINE, ASYNC_MAX_DEADLINE, "deadline must be from PT1M to P7D.")
+
+    @field_validator("polling_interval")
+    @classmethod
+    def _interval(cls, value: timedelta | None) -> timedelta | None:
+        return _within(value, ASYNC_MIN_INTERVAL, ASYNC_MAX_INTERVAL, "pollingInterval must be from PT1S to PT1H.")
+
+    @property
+    def effective_deadline(self) -> timedelta:
+        return self.deadline or ASYNC_DEFAULT_DEADLINE
+
+    @property
+    def effective_interval(self) -> timedelta:
+        return self.polling_interval or ASYNC_DEFAULT_INTERVAL
+
+
+def valid_host(host: str) -> bool:
+    """A DNS host name (optionally `*.` and a domain), or an IP address; no scheme, port, path or trailing dot."""
+    if len(host) > 253:
+        return False
+    if _HOST.fullmatch(host):
+        return True
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+class TargetRateLimit(WireModel):
+    host: str = Field(description="A target host name (api.example.com), or *. and a domain for its subdomains.")
+    requests_per_second: float | int = Field(
+        alias="requestsPerSecond", description="At most this many requests per second (0.01 to 1000)."
+    )
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, value: str) -> str:
+        if not valid_host(value):
+            raise ValueError(
+                "host must be a host name such as api.example.com (or *.example.com for its subdomains), or an IP "
+                "address, without scheme, port or path."
+            )
+        return value
+
+    @field_validator("requests_per_second")
+    @classmethod
+    def _rate(cls, value: float) -> float:
+        if isinstance(value, bool) or not MIN_REQUESTS_PER_SECOND <= value <= MAX_REQUESTS_PER_SECOND:
+            raise ValueError("requestsPerSecond must be a number from 0.01 to 1000.")
+        return value
+
+
+MaxConcurrentExecutions = Annotated[int, Field(ge=1, le=MAX_CONCURRENT_EXECUTIONS)]
+
+
+def unique_hosts(limits: list[TargetRateLimit] | None) -> list[TargetRateLimit] | None:
+    """The rules, refused when there are too many or two name the same host (hosts ignore case)."""
+    if limits is None:
+        return None
+    if len(limits) > MAX_RATE_LIMITS:
+        raise ValueError(f"at most {MAX_RATE_LIMITS} target rate limits.")
+    seen: set[str] = set()
+    for limit in limits:
+        folded = fold_case(limit.host)
+        if folded in seen:
+            raise ValueError(f"the host {limit.host} is named twice.")
+        seen.add(folded)
+    return limits
