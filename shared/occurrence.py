@@ -58,6 +58,43 @@ class MalformedMessage(ValueError):
 
 
 @dataclass(frozen=True)
+class PollState:
+    """A poll of an asynchronous target's work (request.asyncCompletion; optional "poll" of a message): what to
+    GET, and what the attempt's record needs at the end. Its message is queued work of its own, with a claim
+    id of its own, so polling survives a host restart and the action is never fired again."""
+
+    location: str  # the URL to GET: the 202's Location, or its Azure-AsyncOperation
+    operation: bool  # an Azure-AsyncOperation URL: its body's `status` decides
+    accepted: datetime  # the first 202: the deadline counts from it
+    started: datetime  # the start of the attempt's request: its history entry covers from there
+    due: datetime  # the attempt's own due (its history's expectedExecutionTime)
+    count: int = 1  # which poll this is, from 1
+
+    def fields(self) -> dict[str, object]:
+        return {
+            "url": self.location,
+            "op": self.operation,
+            "at": format_utc(self.accepted),
+            "st": format_utc(self.started),
+            "due": format_utc(self.due),
+            "n": self.count,
+        }
+
+    @classmethod
+    def from_fields(cls, data: Any) -> PollState | None:
+        if data is None:
+            return None
+        return cls(
+            location=str(data["url"]),
+            operation=bool(data["op"]),
+            accepted=to_utc(datetime.fromisoformat(str(data["at"]))),
+            started=to_utc(datetime.fromisoformat(str(data["st"]))),
+            due=to_utc(datetime.fromisoformat(str(data["due"]))),
+            count=int(str(data["n"])),
+        )
+
+
+@dataclass(frozen=True)
 class OccurrenceMessage:
     job: JobKey
     occurrence: datetime  # the expected execution time of the occurrence
@@ -70,6 +107,11 @@ class OccurrenceMessage:
     traceparent: str | None = None
     # The overlap policy a run-now or backfill request chose for this occurrence (optional "ov"); None: the job's.
     overlap: OverlapPolicy | None = None
+    # When the occurrence first came to run, if it then waited (overlapPolicy BufferOne; optional "fi"): its first
+    # attempt's `waited` counts from here.
+    fired_at: datetime | None = None
+    # A poll of the attempt's asynchronous work (optional "poll"): this message polls instead of running the action.
+    poll: PollState | None = None
 
     @property
     def execution_id(self) -> str:
@@ -77,13 +119,18 @@ class OccurrenceMessage:
 
     @property
     def claim_id(self) -> str:
-        return f"{self.execution_id}|{self.action.value}|{self.attempt}"
+        attempt = f"{self.execution_id}|{self.action.value}|{self.attempt}"
+        return attempt if self.poll is None else f"{attempt}|poll|{self.poll.count}"
 
     def retry(self, due: datetime) -> OccurrenceMessage:
-        return replace(self, due=due, attempt=self.attempt + 1)
+        return replace(self, due=due, attempt=self.attempt + 1, fired_at=None, poll=None)
 
     def error_action(self, due: datetime) -> OccurrenceMessage:
-        return replace(self, due=due, action=JobHistoryActionName.ERROR_ACTION, attempt=0)
+        return replace(self, due=due, action=JobHistoryActionName.ERROR_ACTION, attempt=0, fired_at=None, poll=None)
+
+    def polled(self, poll: PollState, due: datetime) -> OccurrenceMessage:
+        """The message of `poll`, due at `due`."""
+        return replace(self, due=due, fired_at=None, poll=poll)
 
     def to_json(self) -> str:
         return _dumps({"v": 1, **self.fields()})
@@ -102,6 +149,8 @@ class OccurrenceMessage:
             "generation": self.generation,
             **({"tp": traceparent} if traceparent else {}),
             **({"ov": self.overlap.value} if self.overlap is not None else {}),
+            **({"fi": format_utc(self.fired_at)} if self.fired_at is not None else {}),
+            **({"poll": self.poll.fields()} if self.poll is not None else {}),
         }
 
     @classmethod
@@ -128,6 +177,8 @@ class OccurrenceMessage:
                 generation=int(str(data["generation"])),
                 traceparent=data["tp"] if isinstance(data.get("tp"), str) else None,
                 overlap=_overlap(data.get("ov")),
+                fired_at=to_utc(datetime.fromisoformat(str(data["fi"]))) if data.get("fi") else None,
+                poll=PollState.from_fields(data.get("poll")),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise MalformedMessage(f"not an occurrence message: {exc}") from exc

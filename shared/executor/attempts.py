@@ -37,6 +37,7 @@ from ..telemetry import attempt_done, occurrence_skipped, outgoing_headers, trac
 from ..telemetry.propagation import current_traceparent
 from .collection_gate import CollectionGate
 from .not_run import record_not_run, record_superseded
+from .overlap_turn import OverlapTurn, with_wait
 from .recorder import Fired, attempt_of, persist
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class Attempts:
         self.guards = guards
         self.io = io  # runs a blocking (storage) call on the executor's pool and awaits it
         self.collections = CollectionGate(store, io)  # the collection's state at the second
+        self.overlap = OverlapTurn(store, clock, io)  # the overlap policy at an occurrence's first attempt
 
     def prepare(
         self,
@@ -141,6 +143,10 @@ class Attempts:
                     now, attempt = self.clock.now(), attempt_of(message)
                     await self.io(record_not_run, self.store, candidate, attempt, message, now, refused.collection)
                 await self.io(self.store.claims.complete, claim)
+                guard.drop(claim.claim_id)
+                return None
+            candidate = await self.overlap.begin(candidate, message, claim)  # its job's overlap policy
+            if candidate is None:
                 guard.drop(claim.claim_id)
                 return None
             fired = True  # from here on, the action may have run: never hand the attempt back
@@ -247,6 +253,7 @@ class Attempts:
             occurrence=message.occurrence,
             trigger=message.trigger.value,
         )
+        history = with_wait(history, message)
         return Fired(message, job, claim, history, follow_up, outcome, result.succeeded)
 
 

@@ -1,7 +1,8 @@
 """The ledger entries the executor writes for occurrences it does not run (jobstate/ledger.py says what they
 hold): an occurrence queued for a definition since replaced, and one whose job or collection may not run it
-when its second comes. Only on those paths: an occurrence that runs costs nothing here (its attempt writes its
-entry). Best effort: a storage fault here is logged, never a reason to deliver the batch again.
+when its second comes, and one its job's overlap policy skips or holds back (overlap_turn.py). Only on those
+paths: an occurrence that runs costs nothing here (its attempt writes its entry). Best effort: a storage fault
+here is logged, never a reason to deliver the batch again.
 """
 
 from __future__ import annotations
@@ -9,11 +10,12 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from ..jobstate import Attempt, may_run, not_run, superseded
+from ..jobstate import Attempt, marker_until, may_run, not_run, superseded
 from ..model import JobCollectionState, JobHistoryActionName, JobState, LedgerReason
 from ..occurrence import OccurrenceMessage
 from ..records import JobRecord, LedgerEntry
 from ..store import Store
+from .released import released_message, waiting_since
 
 log = logging.getLogger(__name__)
 
@@ -24,9 +26,25 @@ def _first_attempt(message: OccurrenceMessage) -> bool:
 
 
 def record_superseded(store: Store, current: JobRecord, message: OccurrenceMessage, now: datetime) -> None:
-    """`message` was planned for an earlier generation of `current`, so it is dropped."""
+    """`message` was planned for an earlier generation of `current`, so it is dropped. An occurrence its job's
+    overlap marker still holds running ends here (else it would hold the job for RUNNING_LEASE): the marker lets
+    it go and the occurrence waiting for it, if any, is queued at once."""
     if _first_attempt(message):
         _write(store, superseded(current, message.occurrence, message.trigger, now), message)
+    if any(r.ref.execution_id == message.execution_id for r in current.overlap.running):
+        try:
+            since = waiting_since(current)
+            ended, _ = store.overlap.end(current.key, message.execution_id, now, marker_until(now), current)
+            if ended.released is not None:
+                store.queue.send(released_message(current.key, ended.released, since, now), now)
+        except Exception:  # the marker lapses by itself: never worth running the batch again
+            log.exception("the overlap marker of occurrence %s (superseded) was not released", message.claim_id)
+
+
+def record_overlap_entry(store: Store, entry: LedgerEntry, message: OccurrenceMessage) -> None:
+    """The ledger entry of an occurrence its job's overlap policy skipped (SkippedByOverlap) or holds back
+    (Waiting, WaitingForPrevious)."""
+    _write(store, entry, message)
 
 
 def record_not_run(

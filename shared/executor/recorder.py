@@ -31,17 +31,19 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TypeVar
 
 from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
 
 from ..clock import Clock
-from ..jobstate import Attempt, AttemptOutcome, after_attempt
+from ..jobstate import Attempt, AttemptOutcome, after_attempt, settled
 from ..keys import CollectionKey, JobKey
 from ..occurrence import OccurrenceMessage, Trigger
 from ..records import HistoryRecord, JobRecord
 from ..store import Claim, ConcurrencyError, Store, read_modify_write
 from ..store.tables import chunks
+from .released import released_message, waiting_since
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -197,44 +199,47 @@ class Recorder:
 
     def _jobs(self, request: list[list[_Pending]]) -> None:
         """One collection's jobs in one transaction; one by one when it is refused (a job changed meanwhile)."""
-        changed: list[tuple[JobRecord, list[_Pending]]] = []
+        changed: list[tuple[JobRecord, list[_Pending], _Change]] = []
+        now = self.clock.now()
         for attempts in request:
-            job = attempts[0].fired.job
-            updated = _applied(attempts)(job)
+            change = _Change(attempts, now)
+            updated = change(attempts[0].fired.job)
             if updated is None:
                 _settle(attempts, None)  # counted already (a write whose answer was lost did land)
             else:
-                changed.append((updated, attempts))
+                changed.append((updated, attempts, change))
         if not changed:
             return
         written: list[JobRecord | None] = []
 
         def write() -> None:
-            written[:] = self.store.jobs.replace_many([record for record, _ in changed])
+            written[:] = self.store.jobs.replace_many([record for record, _, _ in changed])
 
         try:
             persist(write, f"{len(changed)} job(s) of {changed[0][0].key.collection_key}")
         except BaseException as error:
-            for _, attempts in changed:
+            for _, attempts, _ in changed:
                 _settle(attempts, error)
             return
-        for (_, attempts), stored in zip(changed, written, strict=True):
+        for (_, attempts, change), stored in zip(changed, written, strict=True):
             if stored is not None:
+                self._release(change)
                 _settle(attempts, None)
                 continue
             try:  # not written (it changed meanwhile): alone, re-read where another write came between
-                persist(functools.partial(self._update, attempts), attempts[0].fired.message.claim_id)
+                persist(functools.partial(self._update, attempts, change), attempts[0].fired.message.claim_id)
             except BaseException as error:
                 _settle(attempts, error)
             else:
+                self._release(change)
                 _settle(attempts, None)
 
-    def _update(self, attempts: list[_Pending]) -> None:
+    def _update(self, attempts: list[_Pending], change: _Change) -> None:
         job = attempts[0].fired.job
         try:
             read_modify_write(
                 lambda: self.store.jobs.get(job.key),
-                _applied(attempts),
+                change,
                 lambda record, _: self.store.jobs.replace(record),
                 attempts=10,
                 current=job,
@@ -242,17 +247,42 @@ class Recorder:
         except ConcurrencyError as exc:
             raise ConcurrencyError(f"job {job.key.resource_id} kept changing; status update abandoned") from exc
 
+    def _release(self, change: _Change) -> None:
+        """Queue the occurrences the written ends let go (overlapPolicy BufferOne). Best effort: a waiter whose
+        release is lost comes back by itself when its place lapses (overlap_turn.py)."""
+        for message in change.released:
+            try:
+                persist(functools.partial(self.store.queue.send, message, self.clock.now()), message.claim_id)
+            except Exception:
+                log.exception("the release of occurrence %s was not queued; it comes back by itself", message.claim_id)
 
-def _applied(attempts: list[_Pending]) -> Callable[[JobRecord], JobRecord | None]:
-    """The change of a job's status by its attempts, in the order they answered (None: nothing to count)."""
 
-    def change(record: JobRecord) -> JobRecord | None:
+class _Change:
+    """The change of a job's status by its attempts, in the order they answered (None: nothing to count), with
+    its overlap marker settled by each (`jobstate.settled`: an end lets the occurrence go and releases the one
+    waiting, a retry or poll holds it). `released`: the messages to queue once the write landed (of the latest
+    application: it may be applied again after a lost race)."""
+
+    def __init__(self, attempts: list[_Pending], now: datetime) -> None:
+        self.attempts = attempts
+        self.now = now
+        self.released: list[OccurrenceMessage] = []
+
+    def __call__(self, record: JobRecord) -> JobRecord | None:
+        self.released = []
         updated = record
-        for pending in attempts:
-            updated = pending.fired.apply(updated) or updated
+        for pending in self.attempts:
+            fired = pending.fired
+            after = fired.apply(updated)
+            if after is None:
+                continue
+            since = waiting_since(after)
+            follow_up = fired.follow_up.due if fired.follow_up is not None else None
+            end = settled(after, fired.message.execution_id, fired.outcome.kind.ends_occurrence, follow_up, self.now)
+            if end.released is not None:
+                self.released.append(released_message(after.key, end.released, since, self.now))
+            updated = end.job or after
         return None if updated is record else updated
-
-    return change
 
 
 def _settle(attempts: list[_Pending], error: BaseException | None) -> None:
