@@ -15,9 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..model import JobActionType, JobErrorAction
 from ..settings import Settings
-from .base import ActionResult, ActionTarget, ExecutionContext
+from .base import Accepted, ActionResult, ActionTarget, ExecutionContext
 from .http import HttpTarget
 from .limits import ActionLimits, host_of
+from .polling import Polled, poll
 from .service_bus import ServiceBusTarget
 from .storage_queue import StorageQueueTarget
 
@@ -66,6 +67,22 @@ class ActionRunner:
                 log.exception("%s action target raised", action.type.value)
                 return ActionResult(False, f"{action.type.value} Action - internal error: {type(exc).__name__}")
 
+    def run_poll(self, action: JobErrorAction, context: ExecutionContext, accepted: Accepted) -> Polled:
+        """`poll_async` in an event loop of its own (tools, tests)."""
+        return asyncio.run(self.poll_async(action, context, accepted))
+
+    async def poll_async(self, action: JobErrorAction, context: ExecutionContext, accepted: Accepted) -> Polled:
+        """One poll of the work an Http action's target accepted (polling.py), under the same limits as an action."""
+        target = self.targets.get(action.type)
+        if not isinstance(target, HttpTarget):
+            return Polled(False, f"{action.type.value} actions cannot be polled")
+        async with self.limits.slot(host_of(action)):
+            try:
+                return await poll(target, action, context, accepted)
+            except Exception as exc:  # a bug must fail the work, not the worker
+                log.exception("polling %s raised", action.type.value)
+                return Polled(False, f"{action.type.value} Action - internal error while polling: {type(exc).__name__}")
+
     def _pool(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._threads is None:
@@ -73,4 +90,4 @@ class ActionRunner:
             return self._threads
 
 
-__all__ = ["ActionLimits", "ActionResult", "ActionRunner", "ActionTarget", "ExecutionContext"]
+__all__ = ["Accepted", "ActionLimits", "ActionResult", "Polled", "ActionRunner", "ActionTarget", "ExecutionContext"]

@@ -37,9 +37,20 @@ class ExecutionContext:
 
 
 @dataclass(frozen=True)
+class Accepted:
+    """An asynchronous target accepted the work (`202 Accepted` to an Http action with request.asyncCompletion):
+    where to poll for its end (polling.py) and when."""
+
+    location: str  # absolute URL: the Azure-AsyncOperation when sent, else the Location
+    operation: bool  # an Azure-AsyncOperation URL: its body's `status` decides
+    retry_after: float | None = None  # seconds, as the target asked (unclamped)
+
+
+@dataclass(frozen=True)
 class ActionResult:
     succeeded: bool
     message: str  # for history: never contains a secret; response bodies cut to MAX_BODY_BYTES
+    accepted: Accepted | None = None  # the work is not done yet: poll it (the attempt's outcome is the work's)
 
 
 class ActionTarget(Protocol):

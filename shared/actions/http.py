@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from urllib.parse import urlsplit
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from urllib.parse import urljoin, urlsplit
 
 import requests
 from requests.auth import HTTPBasicAuth
@@ -22,7 +24,7 @@ from requests.utils import DEFAULT_CA_BUNDLE_PATH
 from ..model import HttpAuthenticationType, HttpRequest, format_utc
 from ..model import JobErrorAction as Action
 from ..settings import Settings
-from .base import MAX_BODY_BYTES, ActionResult, ExecutionContext, truncate_body
+from .base import MAX_BODY_BYTES, Accepted, ActionResult, ExecutionContext, truncate_body
 from .client_certificate import CertificateError, ContextCache
 from .framing import is_framing_header
 from .network import TargetRefused
@@ -73,7 +75,7 @@ def outgoing_headers(request: HttpRequest, context: ExecutionContext) -> dict[st
     return headers
 
 
-class _Refused(Exception):
+class AuthenticationRefused(Exception):
     """Authentication could not be prepared; the attempt fails with this (secret-free) message."""
 
 
@@ -90,9 +92,9 @@ class HttpTarget:
         self.settings = settings
         self.timeout = timeout
         self.cafile = cafile or settings.trusted_ca_file or DEFAULT_CA_BUNDLE_PATH
-        self._trust = ssl.create_default_context(cafile=self.cafile)
+        self.trust = ssl.create_default_context(cafile=self.cafile)
         self._certificates = ContextCache(self.cafile)
-        self.tokens = TokenCache(settings.aad_authority_host, settings.allow_private_targets, self._trust)
+        self.tokens = TokenCache(settings.aad_authority_host, settings.allow_private_targets, self.trust)
 
     def run(self, action: Action, context: ExecutionContext) -> ActionResult:
         """`run_async` in an event loop of its own (tools, tests)."""
@@ -105,7 +107,7 @@ class HttpTarget:
         headers = outgoing_headers(request, context)
         deadline = Deadline(self.timeout)
         try:
-            ssl_context, auth = await self._authenticate(request, headers, deadline)
+            ssl_context, auth = await self.authenticate(request, headers, deadline)
             prepared = requests.Request(
                 request.method.upper(),
                 request.uri,
@@ -132,7 +134,7 @@ class HttpTarget:
                 deadline=deadline,
                 max_body=MAX_BODY_BYTES,
             )
-        except _Refused as exc:
+        except AuthenticationRefused as exc:
             return ActionResult(False, f"Http Action - Request to host '{host}' could not be authenticated: {exc}")
         except TargetRefused as exc:
             return ActionResult(False, f"Http Action - Request to host '{host}' was refused: {exc}")
@@ -144,17 +146,18 @@ class HttpTarget:
             return ActionResult(False, f"Http Action - Request to host '{host}' failed: {exc.cause}")
         except (ValueError, requests.RequestException) as exc:  # a URI requests cannot parse; no secret in it
             return ActionResult(False, f"Http Action - Request to host '{host}' is invalid: {type(exc).__name__}")
-        return ActionResult(200 <= reply.status < 300, describe_response(host, reply))
+        accepted = accepted_work(request, reply) if request.async_completion is not None else None
+        return ActionResult(200 <= reply.status < 300, describe_response(host, reply), accepted)
 
-    async def _authenticate(
+    async def authenticate(
         self, request: HttpRequest, headers: dict[str, str], deadline: Deadline
     ) -> tuple[ssl.SSLContext, HTTPBasicAuth | None]:
         authentication = request.authentication
         kind = authentication.type if authentication is not None else HttpAuthenticationType.NOT_SPECIFIED
         if authentication is None or kind == HttpAuthenticationType.NOT_SPECIFIED:
-            return self._trust, None
+            return self.trust, None
         if kind == HttpAuthenticationType.BASIC:
-            return self._trust, HTTPBasicAuth(authentication.username or "", authentication.password or "")
+            return self.trust, HTTPBasicAuth(authentication.username or "", authentication.password or "")
         if kind == HttpAuthenticationType.ACTIVE_DIRECTORY_OAUTH:
             try:
                 token = await self.tokens.token(
@@ -165,16 +168,46 @@ class HttpTarget:
                     deadline,
                 )
             except TokenError as exc:
-                raise _Refused(f"no ActiveDirectoryOAuth token for tenant '{authentication.tenant}': {exc}") from exc
+                raise AuthenticationRefused(
+                    f"no ActiveDirectoryOAuth token for tenant '{authentication.tenant}': {exc}"
+                ) from exc
             headers["Authorization"] = f"Bearer {token}"
-            return self._trust, None
+            return self.trust, None
         if kind == HttpAuthenticationType.CLIENT_CERTIFICATE:
             try:
                 _, ssl_context = self._certificates.get(authentication.pfx or "", authentication.password or "")
             except CertificateError as exc:
-                raise _Refused(f"ClientCertificate: {exc}") from exc
+                raise AuthenticationRefused(f"ClientCertificate: {exc}") from exc
             return ssl_context, None
-        raise _Refused(f"authentication type {kind.value} is not supported")
+        raise AuthenticationRefused(f"authentication type {kind.value} is not supported")
+
+
+def accepted_work(request: HttpRequest, reply: Reply) -> Accepted | None:
+    """For an action with request.asyncCompletion: a `202 Accepted` naming where to poll (Azure-AsyncOperation,
+    else Location, relative to the request's URI) is accepted work; a 202 naming neither is a success as before."""
+    if reply.status != 202:
+        return None
+    found = {name.lower(): value for name, value in reply.headers}
+    operation = found.get("azure-asyncoperation")
+    location = operation or found.get("location")
+    if not location:
+        return None
+    after = retry_after(found.get("retry-after"))
+    return Accepted(urljoin(request.uri, location.strip()), operation is not None, after)
+
+
+def retry_after(value: str | None) -> float | None:
+    """Retry-After in seconds: delta-seconds or an HTTP-date (RFC 9110 10.2.3); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max((when - datetime.now(UTC)).total_seconds(), 0.0) if when.tzinfo is not None else None
 
 
 def describe_response(host: str, reply: Reply) -> str:

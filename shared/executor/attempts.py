@@ -38,6 +38,7 @@ from ..telemetry.propagation import current_traceparent
 from .collection_gate import CollectionGate
 from .not_run import record_not_run, record_superseded
 from .overlap_turn import OverlapTurn, with_wait
+from .polling import Polling, covering
 from .recorder import Fired, attempt_of, persist
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,7 @@ class Attempts:
         self.io = io  # runs a blocking (storage) call on the executor's pool and awaits it
         self.collections = CollectionGate(store, io)  # the collection's state at the second
         self.overlap = OverlapTurn(store, clock, io)  # the overlap policy at an occurrence's first attempt
+        self.polling = Polling(store, clock, actions, io)  # long-running completion (202 and poll)
 
     def prepare(
         self,
@@ -206,7 +208,11 @@ class Attempts:
         scheduled = message.trigger == Trigger.SCHEDULE
         repeat = series_of(job).repeat_count(message.occurrence) if scheduled else 0
         retry = effective_retry(action.retry_policy, None if is_error_action else MAIN_ACTION_DEFAULT)
-        result = await self.actions.run_async(action, context)
+        # An asynchronous target's work is polled (polling.py): None while it goes on, else the work's result.
+        polled = await self.polling.attempt(job, message, action, context, started, self.actions.run_async)
+        if polled is None:
+            return None
+        result = polled
         ended = self.clock.now()
         outcome = decide(
             succeeded=result.succeeded,
@@ -253,7 +259,7 @@ class Attempts:
             occurrence=message.occurrence,
             trigger=message.trigger.value,
         )
-        history = with_wait(history, message)
+        history = with_wait(covering(history, message), message)
         return Fired(message, job, claim, history, follow_up, outcome, result.succeeded)
 
 

@@ -1,0 +1,160 @@
+"""Long-running completion (request.asyncCompletion) in the executor: an attempt whose target answers `202 Accepted`
+with where to poll ends when the work does, not at the 202 (docs/decisions.md, "Long-running completion").
+
+Polling is queued work, not a sleeping coroutine: at the 202 the first poll's message is queued (due after the
+target's Retry-After, clamped to PT1S-PT1H, else the action's pollingInterval), the ledger shows the occurrence
+`Running`, and the attempt's claim is done (attempts.py completes it), so the action is never fired again. Each
+poll is a message with a claim of its own (`{attempt's claim}|poll|{n}`) carrying the URL, the first 202's instant,
+the attempt's start and due, and its count (occurrence.PollState): a host killed while polling resumes at the next
+poll's message. A poll that finds the work going on queues the next; one that finds its end (or comes past the
+deadline, counted from the first 202) hands the attempt's result back to attempts.py, which decides (retries,
+the error action) and records it as any attempt: one history entry from the attempt's first request to the
+work's final status, its message saying how many polls it took. The overlap marker is held past each next poll
+(`store.overlap.extend`, only for jobs whose overlapPolicy is not Allow): the occurrence runs while it is polled.
+
+Queued before the claim is done: a crash between the two fires the action again (a duplicate, never a lost poll).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from ..actions import Accepted, ActionResult, ActionRunner, ExecutionContext
+from ..clock import Clock
+from ..jobstate import marker_until, series_of
+from ..jobstate.overlap import tracked
+from ..model import JobErrorAction, JobExecutionStatus, JobHistoryActionName, format_duration
+from ..model.concurrency import ASYNC_MAX_INTERVAL, ASYNC_MIN_INTERVAL
+from ..occurrence import OccurrenceMessage, PollState, Trigger
+from ..records import HistoryRecord, JobRecord, LedgerEntry
+from ..store import Store
+from .overlap_turn import Blocking
+
+log = logging.getLogger(__name__)
+
+Run = Callable[[JobErrorAction, ExecutionContext], Awaitable[ActionResult]]
+
+
+def covering(history: HistoryRecord, message: OccurrenceMessage) -> HistoryRecord:
+    """A polled attempt's history covers from its first request (at its own due) to the work's end."""
+    if message.poll is None:
+        return history
+    return replace(history, start_time=message.poll.started, expected_execution_time=message.poll.due)
+
+
+class Polling:
+    def __init__(self, store: Store, clock: Clock, actions: ActionRunner, io: Blocking) -> None:
+        self.store = store
+        self.clock = clock
+        self.actions = actions
+        self.io = io
+
+    async def attempt(
+        self,
+        job: JobRecord,
+        message: OccurrenceMessage,
+        action: JobErrorAction,
+        context: ExecutionContext,
+        started: datetime,
+        run: Run,
+    ) -> ActionResult | None:
+        """The attempt's result: its action's (`run`), or, for a poll's message, the work's end; None while the
+        work goes on (the next poll is queued; the caller completes this message's claim)."""
+        completion = action.request.async_completion if action.request is not None else None
+        if message.poll is not None:
+            if completion is None:  # the job was redefined without it: the poll's message is of no use
+                return ActionResult(False, "Http Action - asyncCompletion was removed while the work was polled")
+            return await self._poll(job, message, action, context, message.poll)
+        result = await run(action, context)
+        if result.accepted is None or completion is None:
+            return result
+        now = self.clock.now()
+        state = PollState(result.accepted.location, result.accepted.operation, now, started, message.due)
+        await self._next(job, message, action, state, result.accepted, now, first=True)
+        return None
+
+    async def _poll(
+        self,
+        job: JobRecord,
+        message: OccurrenceMessage,
+        action: JobErrorAction,
+        context: ExecutionContext,
+        state: PollState,
+    ) -> ActionResult | None:
+        assert action.request is not None and action.request.async_completion is not None
+        deadline = action.request.async_completion.effective_deadline
+        host = urlsplit(state.location).hostname or ""
+        polls = f"{state.count - 1} poll{'' if state.count == 2 else 's'}"
+        if self.clock.now() >= state.accepted + deadline:
+            return ActionResult(
+                False,
+                f"Http Action - The operation at host '{host}' did not complete within {format_duration(deadline)} "
+                f"of its 202 Accepted ({polls}).",
+            )
+        polled = await self.actions.poll_async(action, context, Accepted(state.location, state.operation))
+        if polled.again is None:
+            done = "completed" if polled.succeeded else "ended"
+            return ActionResult(polled.succeeded, f"{polled.message} (the operation {done} after {state.count} polls)")
+        now = self.clock.now()
+        later = replace(state, location=polled.again.location, operation=polled.again.operation, count=state.count + 1)
+        await self._next(job, message, action, later, polled.again, now, first=False)
+        return None
+
+    async def _next(
+        self,
+        job: JobRecord,
+        message: OccurrenceMessage,
+        action: JobErrorAction,
+        state: PollState,
+        accepted: Accepted,
+        now: datetime,
+        first: bool,
+    ) -> None:
+        """Queue the poll `state` after the target's Retry-After (clamped) or the pollingInterval; never later than
+        the deadline, so a deadline passes on time."""
+        assert action.request is not None and action.request.async_completion is not None
+        completion = action.request.async_completion
+        wait = completion.effective_interval
+        if accepted.retry_after is not None:
+            wait = min(max(timedelta(seconds=accepted.retry_after), ASYNC_MIN_INTERVAL), ASYNC_MAX_INTERVAL)
+        due = min(now + wait, max(state.accepted + completion.effective_deadline, now))
+        following = message.polled(state, due)
+        await self.io(self._queue, job, message, following, first, now)
+
+    def _queue(
+        self, job: JobRecord, message: OccurrenceMessage, following: OccurrenceMessage, first: bool, now: datetime
+    ) -> None:
+        self.store.queue.send(following, now)
+        if tracked(job):
+            try:  # the occurrence runs while it is polled; else its marker lapses RUNNING_LEASE after this poll
+                self.store.overlap.extend(job.key, message.execution_id, marker_until(following.due))
+            except Exception:
+                log.exception("the overlap marker of occurrence %s was not held for its polls", message.claim_id)
+        if first and message.action == JobHistoryActionName.MAIN_ACTION:
+            try:
+                self.store.history.add_all([], [_running(job, message, following)])
+            except Exception:  # a record of a state, rewritten by the attempt's end: never worth running it again
+                log.exception("the Running entry of occurrence %s was not written", message.claim_id)
+        log.info("%s accepted the work of %s; polling %s", message.claim_id, job.key.resource_id, following.claim_id)
+
+
+def _running(job: JobRecord, message: OccurrenceMessage, following: OccurrenceMessage) -> LedgerEntry:
+    """The ledger entry of an occurrence whose work is polled (its attempt's end replaces it)."""
+    assert following.poll is not None
+    scheduled = message.trigger == Trigger.SCHEDULE
+    return LedgerEntry(
+        key=job.key,
+        execution_id=message.execution_id,
+        occurrence=message.occurrence,
+        trigger=message.trigger.value,
+        status=JobExecutionStatus.RUNNING,
+        message="Running: the target accepted the work (202 Accepted); it is polled until it ends.",
+        start_time=following.poll.started,
+        retry_count=message.attempt,
+        attempts=message.attempt + 1,
+        repeat_count=series_of(job).repeat_count(message.occurrence) if scheduled else 0,
+    )

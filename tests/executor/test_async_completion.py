@@ -1,0 +1,206 @@
+"""Long-running completion (request.asyncCompletion) through the real queue, executor, recorder and store (Azurite)
+and real local HTTP targets: a `202 Accepted` with Location is polled as queued work until the work's final status;
+one history entry and one ledger entry say how it ended; the action is sent once. Failure paths: the deadline, a
+Location the egress guard refuses; a 202 without Location is a success as before."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from shared.actions import Accepted, ActionRunner, ExecutionContext
+from shared.keys import JobKey
+from shared.model import PREVIEW_API_VERSION, JobAction, JobExecutionStatus
+from shared.occurrence import OccurrenceMessage, Trigger
+from shared.runtime import Runtime
+from shared.settings import Settings
+from tests.executor.peers.servers import Hit, Server, serve
+from tests.support.clock import ManualClock
+from tests.support.scheduler_client import JC, RG, SUB, call, drain, make_collection
+
+NEWER = {"api-version": PREVIEW_API_VERSION}
+KEY = JobKey(SUB, RG, JC, "j")
+
+
+class AsyncTarget:
+    """An asynchronous API: POST /work answers 202 with Location /status/<n> and Retry-After 1; the status
+    answers 202 until its `polls`-th GET, then `final`."""
+
+    def __init__(self, polls: int = 5, final: int = 200, location: bool = True) -> None:
+        self.polls, self.final, self.location = polls, final, location
+        self.lock = threading.Lock()
+        self.server: Server = serve(self._answer)
+
+    def _answer(self, hit: Hit) -> tuple[int, dict[str, str], bytes]:
+        if hit.method == "POST":
+            headers = {"Retry-After": "1", **({"Location": "/status/1"} if self.location else {})}
+            return 202, headers, b"accepted"
+        with self.lock:
+            done = len(self.gets()) >= self.polls
+        if done:
+            return self.final, {"Content-Type": "text/plain"}, b"the work is done"
+        return 202, {"Retry-After": "1", "Location": "/status/1"}, b"still working"
+
+    def posts(self) -> list[Hit]:
+        return [hit for hit in list(self.server.hits) if hit.method == "POST"]
+
+    def gets(self) -> list[Hit]:
+        return [hit for hit in list(self.server.hits) if hit.method == "GET"]
+
+
+@pytest.fixture
+def target() -> Iterator[AsyncTarget]:
+    server = AsyncTarget()
+    yield server
+    server.server.close()
+
+
+def create_job(rt: Runtime, url: str, completion: dict[str, Any], **request: Any) -> None:
+    make_collection(rt)
+    body = {
+        "properties": {
+            "startTime": (datetime.now(UTC) + timedelta(days=1)).isoformat(),  # the test queues the occurrence
+            "action": {
+                "type": "Http",
+                "request": {"uri": f"{url}/work", "method": "POST", "asyncCompletion": completion, **request},
+                "retryPolicy": {"retryType": "None"},
+            },
+        }
+    }
+    assert call(rt, "Jobs_CreateOrUpdate", "PUT", "j", body, query=NEWER).status == 201
+
+
+def queue_occurrence(rt: Runtime, at: datetime) -> None:
+    job = rt.store.jobs.get(KEY)
+    assert job is not None
+    rt.store.queue.send(OccurrenceMessage(KEY, at, at, Trigger.RUN_NOW, generation=job.generation), at)
+
+
+def ended(rt: Runtime) -> bool:
+    entries, _ = rt.store.history.ledger_page(KEY, None, None, None, 10)
+    return bool(entries) and entries[0].status not in (JobExecutionStatus.RUNNING, JobExecutionStatus.WAITING)
+
+
+def test_a_202_polled_five_times_is_one_occurrence_with_the_final_status(runtime: Runtime, target: AsyncTarget) -> None:
+    auth = {"type": "Basic", "username": "u", "password": "p-secret"}
+    create_job(runtime, target.server.url, {"pollingInterval": "PT5S"}, authentication=auth)
+    queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
+    drain(runtime, 90, until=lambda: ended(runtime))
+    assert len(target.posts()) == 1 and len(target.gets()) == 5
+    # The same origin as the action: the polls carry its authentication and the occurrence's identity.
+    post = target.posts()[0]
+    for get in target.gets():
+        assert get.headers["authorization"] == post.headers["authorization"]
+        assert get.headers["x-ms-execution-tag"] == post.headers["x-ms-execution-tag"]
+        assert get.path == "/status/1"
+    history, _ = runtime.store.history.page(KEY, None, 10)
+    assert [h.status for h in history] == [JobExecutionStatus.COMPLETED]
+    assert "the work is done" in history[0].message and "after 5 polls" in history[0].message
+    # From the first request to the final status: the Retry-After of 1 s between five polls.
+    assert history[0].end_time - history[0].start_time >= timedelta(seconds=5)
+    entries, _ = runtime.store.history.ledger_page(KEY, None, None, None, 10)
+    assert [(e.status, e.attempts) for e in entries] == [(JobExecutionStatus.COMPLETED, 1)]
+    job = runtime.store.jobs.get(KEY)
+    assert job is not None and job.execution_count == 1 and job.failure_count == 0
+
+
+def test_the_ledger_shows_the_occurrence_running_while_it_is_polled(runtime: Runtime) -> None:
+    slow = AsyncTarget(polls=1000)
+    try:
+        create_job(runtime, slow.server.url, {})
+        queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
+        drain(runtime, 30, until=lambda: len(slow.gets()) >= 1)
+        entries, _ = runtime.store.history.ledger_page(KEY, None, None, None, 10)
+        assert [e.status for e in entries] == [JobExecutionStatus.RUNNING]
+        history, _ = runtime.store.history.page(KEY, None, 10)
+        assert history == []  # the attempt's entry comes at its end
+    finally:
+        slow.server.close()
+
+
+def test_past_the_deadline_the_attempt_fails(settings: Settings, target: AsyncTarget) -> None:
+    clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
+    rt = Runtime.create(settings, clock)
+    create_job(rt, target.server.url, {"deadline": "PT1M"})
+    job = rt.store.jobs.get(KEY)
+    assert job is not None
+    rt.executor.run(OccurrenceMessage(KEY, clock.now(), clock.now(), Trigger.RUN_NOW, generation=job.generation))
+    assert len(target.posts()) == 1  # the 202; its first poll is queued for a second later
+    clock.advance(timedelta(seconds=61))
+    drain(rt, 60, until=lambda: ended(rt))
+    history, _ = rt.store.history.page(KEY, None, 10)
+    assert [h.status for h in history] == [JobExecutionStatus.FAILED]
+    assert "did not complete within PT1M of its 202 Accepted" in history[0].message
+    assert len(target.posts()) == 1
+
+
+def test_a_failing_final_status_fails_the_attempt_and_its_retries_follow_the_real_end(runtime: Runtime) -> None:
+    failing = AsyncTarget(polls=2, final=500)
+    try:
+        create_job(runtime, failing.server.url, {})
+        job = runtime.store.jobs.get(KEY)
+        assert job is not None
+        queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
+        drain(runtime, 60, until=lambda: ended(runtime))
+        history, _ = runtime.store.history.page(KEY, None, 10)
+        assert [h.status for h in history] == [JobExecutionStatus.FAILED] and "after 2 polls" in history[0].message
+        assert len(failing.posts()) == 1
+    finally:
+        failing.server.close()
+
+
+def test_a_202_without_location_is_a_success_as_before(runtime: Runtime) -> None:
+    plain = AsyncTarget(location=False)
+    try:
+        create_job(runtime, plain.server.url, {})
+        queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
+        drain(runtime, 30, until=lambda: ended(runtime))
+        history, _ = runtime.store.history.page(KEY, None, 10)
+        assert [h.status for h in history] == [JobExecutionStatus.COMPLETED]
+        assert len(plain.posts()) == 1 and plain.gets() == []
+    finally:
+        plain.server.close()
+
+
+def test_a_location_the_egress_guard_refuses_fails_with_a_clear_message(settings: Settings) -> None:
+    """The guard's own policy (private targets not allowed): the poll is refused before any packet is sent."""
+    listener = serve(lambda hit: (200, {}, b""))
+    try:
+        runner = ActionRunner.from_settings(replace(settings, allow_private_targets=False))
+        action = JobAction.model_validate(
+            {
+                "type": "Https",
+                "request": {"uri": "https://api.example.invalid/work", "method": "POST", "asyncCompletion": {}},
+            }
+        )
+        context = ExecutionContext(KEY, str(uuid.uuid4()), datetime.now(UTC), 0, "West US", str(uuid.uuid4()))
+        polled = runner.run_poll(action, context, Accepted(f"{listener.url}/status/1", False))
+        assert not polled.succeeded and polled.again is None
+        assert "Polling the operation at host '127.0.0.1' was refused" in polled.message
+        assert "resolves to an internal address" in polled.message
+        assert listener.hits == []
+    finally:
+        listener.close()
+
+
+def test_a_location_of_another_origin_gets_no_authentication(runtime: Runtime) -> None:
+    elsewhere = AsyncTarget(polls=1)
+    first = serve(lambda hit: (202, {"Location": f"{elsewhere.server.url}/status/1", "Retry-After": "1"}, b""))
+    try:
+        auth = {"type": "Basic", "username": "u", "password": "p-secret"}
+        create_job(runtime, first.url, {}, authentication=auth, headers={"X-Api-Key": "k-secret"})
+        queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
+        drain(runtime, 30, until=lambda: ended(runtime))
+        assert len(first.hits) == 1 and "authorization" in first.hits[0].headers
+        [poll] = elsewhere.gets()
+        assert "authorization" not in poll.headers and "x-api-key" not in poll.headers
+        assert poll.headers["x-ms-execution-tag"] == first.hits[0].headers["x-ms-execution-tag"]
+    finally:
+        first.close()
+        elsewhere.server.close()
