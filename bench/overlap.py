@@ -141,7 +141,7 @@ def main() -> None:
             store = Store.from_settings(Settings.from_environment(env))
             for policy in POLICIES:
                 runs = [int((at - start).total_seconds()) for at in target.posts[policy]]
-                print(f"\n{policy}: runs started at {runs} s")
+                print(f"\n{policy}: runs started at {runs} s (the schedule goes on while the last work ends)")
                 entries, _ = store.history.ledger_page(JobKey("s1", "rg", "crash", policy), None, None, None, 100)
                 for entry in sorted(entries, key=lambda e: e.occurrence):
                     if entry.occurrence > last:

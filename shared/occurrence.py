@@ -130,7 +130,7 @@ class OccurrenceMessage:
 
     def polled(self, poll: PollState, due: datetime) -> OccurrenceMessage:
         """The message of `poll`, due at `due`."""
-        return replace(self, due=due, fired_at=None, poll=poll)
+        return replace(self, due=due, poll=poll)
 
     def to_json(self) -> str:
         return _dumps({"v": 1, **self.fields()})

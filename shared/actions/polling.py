@@ -1,6 +1,6 @@
 """One poll of an asynchronous target's work (request.asyncCompletion), as ARM clients poll: `GET` of the 202's
-Location, or of its Azure-AsyncOperation, whose body's `status` then decides (docs/decisions.md, "Long-running
-completion").
+Location, or of its Azure-AsyncOperation, whose body's `status` then decides
+(docs/decisions.md, "Overlap, limits, long-running completion, spread").
 
 A poll goes through the same egress guard as the action (outbound.py: vetting, pinning, the private-target policy,
 the 60 s deadline, the response cap) and carries the occurrence's identity (its x-ms-scheduler-* headers,

@@ -50,7 +50,8 @@ def ref_of(message: OccurrenceMessage) -> OccurrenceRef:
 def with_wait(history: HistoryRecord, message: OccurrenceMessage) -> HistoryRecord:
     """The first attempt of an occurrence that waited for the previous one says how long (from when it first
     came) and for what."""
-    if message.fired_at is None or not first_attempt(message):
+    first = message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0  # or a poll of it
+    if message.fired_at is None or not first:
         return history
     return replace(
         history, waited=max(history.start_time - message.fired_at, timedelta(0)), waited_for=WaitCause.PREVIOUS

@@ -1,5 +1,6 @@
 """Long-running completion (request.asyncCompletion) in the executor: an attempt whose target answers `202 Accepted`
-with where to poll ends when the work does, not at the 202 (docs/decisions.md, "Long-running completion").
+with where to poll ends when the work does, not at the 202
+(docs/decisions.md, "Overlap, limits, long-running completion, spread").
 
 Polling is queued work, not a sleeping coroutine: at the 202 the first poll's message is queued (due after the
 target's Retry-After, clamped to PT1S-PT1H, else the action's pollingInterval), the ledger shows the occurrence
