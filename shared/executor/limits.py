@@ -14,8 +14,9 @@ rows store/limits.py's; this module is their I/O shell in the executor.
   due order (fire instant, then claim id). A slot within EARLY_HOP is waited for here; a later one is queued
   again with its due at the slot and marked paced (it does not reserve twice). Retries and error actions take
   slots too; the message of a concurrency wait drops its rate slot (it reserves anew when it gets a slot).
-  On top of the slots, a process spaces the requests it sends to one rule by 1/rate (`_turn`): a stalled event
-  loop would otherwise send the slots it overslept at once.
+  Slots are paced at PACING_SHARE (98 %) of the rate, so a few ms of jitter never shows as one request too
+  many in a one-second window. On top of the slots, a process spaces the requests it sends under one rule as
+  far apart (`_turn`): a stalled event loop would otherwise send the slots it overslept at once.
 - `requeue`: the deferred attempt's Waiting ledger entry (first attempts of a wait longer than
   WAIT_SHOWN_AFTER), then its message, queued with the others deferred meanwhile, a batch per second of due.
   Its claim is given back before (attempts.py), so the message claims it again when it comes.
@@ -52,6 +53,9 @@ log = logging.getLogger(__name__)
 GATHER = 0.02  # seconds an ask waits for others to share its storage call: a herd arrives within a few ms
 # A rate slot nearer than this is waited for in the coroutine; a later one is queued (the executor's EARLY_HOP).
 EARLY_HOP = timedelta(seconds=8)
+# Requests are paced at this share of a rule's rate: slots exactly 1/rate apart would put rate + 1 requests in a
+# one-second window as soon as one of them is sent (or arrives) a millisecond late; 2 % leaves 20 ms of jitter.
+PACING_SHARE = 0.98
 QUEUE_GATHER = 0.05  # seconds a deferred message waits for others to share a queue message
 BACKOFF_FIRST = 1.0  # seconds before the front of a concurrency line asks again
 BACKOFF_STEP = 0.25  # more per place behind it
@@ -131,7 +135,7 @@ class Limits:
             slot = holder
         cause: WaitCause | None = None
         if rule is not None:
-            rate = rule.requests_per_second
+            rate = rule.requests_per_second * PACING_SHARE
             asked = self.clock.now()
             start = (
                 message.due
@@ -173,7 +177,8 @@ class Limits:
         rule = _rule_for_uri(await self.collections.record(collection), uri)
         if rule is None:
             return None
-        return await self._pacers.ask((collection, pacer_key(rule), rule.requests_per_second), SlotRequest(holder, due))
+        rate = rule.requests_per_second * PACING_SHARE
+        return await self._pacers.ask((collection, pacer_key(rule), rate), SlotRequest(holder, due))
 
     async def requeue(self, deferral: Deferral) -> None:
         """Queue the deferred attempt again (its claim already given back), after its Waiting entry when due."""
