@@ -68,6 +68,15 @@ class CollectionGate:
         # Shielded: an attempt cancelled while it waits must not cancel the read the others share.
         return await asyncio.shield(read.task)
 
+    async def latest(self, key: CollectionKey) -> CollectionRecord | None:
+        """The collection as last read when a read ended (however long ago), else as `record` reads it: what an
+        attempt that just asked for the state uses, without a second read when FRESH ran out meanwhile."""
+        loop = asyncio.get_running_loop()
+        read = self._reads.get(loop, {}).get(key)
+        if read is not None and read.task.done() and not read.task.cancelled() and read.task.exception() is None:
+            return read.task.result()
+        return await self.record(key)
+
     async def _read(self, key: CollectionKey) -> CollectionRecord | None:
         record: CollectionRecord | None = await self.io(self.store.collections.get, key)
         return record

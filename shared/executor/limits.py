@@ -15,8 +15,8 @@ rows store/limits.py's; this module is their I/O shell in the executor.
   again with its due at the slot and marked paced (it does not reserve twice). Retries and error actions take
   slots too; the message of a concurrency wait drops its rate slot (it reserves anew when it gets a slot).
   Slots are paced at PACING_SHARE (98 %) of the rate, so a few ms of jitter never shows as one request too
-  many in a one-second window. On top of the slots, a process spaces the requests it sends under one rule as
-  far apart (`_turn`): a stalled event loop would otherwise send the slots it overslept at once.
+  many in a one-second window. On top of the slots, a process spaces the requests it sends under one rule at
+  least 1/rate apart (`_turn`): a stalled event loop would otherwise send the slots it overslept at once.
 - `requeue`: the deferred attempt's Waiting ledger entry (first attempts of a wait longer than
   WAIT_SHOWN_AFTER), then its message, queued with the others deferred meanwhile, a batch per second of due.
   Its claim is given back before (attempts.py), so the message claims it again when it comes.
@@ -113,13 +113,13 @@ class Limits:
             io, self._reserve, GATHER
         )
         self._queue: Gathered[None, OccurrenceMessage, None] = Gathered(io, self._send, QUEUE_GATHER)
-        self._sent: dict[tuple[CollectionKey, str], float] = {}  # a rule's latest request of this process (monotonic)
+        self._turns: dict[tuple[CollectionKey, str], float] = {}  # a rule's latest request here (monotonic)
 
     async def admit(self, job: JobRecord, message: OccurrenceMessage, action: JobErrorAction) -> Admitted | Deferral:
         """Take the attempt's concurrency slot and rate slot, waiting for a near one; a Deferral when it must wait
         longer (it holds no slot then)."""
         key = job.key.collection_key
-        record = await self.collections.record(key)
+        record = await self.collections.latest(key)  # read for its state just before: no request of its own
         limit, rule = _limit_of(record), _rule_of(record, action)
         if limit is None and rule is None:
             return _admitted(key, None, message, None)
@@ -149,7 +149,9 @@ class Limits:
             if start - asked > timedelta(milliseconds=1):
                 cause = WaitCause.RATE_LIMIT
             await self._sleep_until(start)
-            await self._turn((key, pacer_key(rule)), spacing(rate).total_seconds())
+            # Spaced at the rule's own rate (slots are at PACING_SHARE of it): a process that fell behind its slots
+            # catches up a little, never faster than the rate.
+            await self._turn((key, pacer_key(rule)), spacing(rule.requests_per_second).total_seconds())
         return _admitted(key, slot, message, cause)
 
     async def release(self, admitted: Admitted) -> None:
@@ -200,12 +202,13 @@ class Limits:
             await asyncio.sleep(wait)
 
     async def _turn(self, key: tuple[CollectionKey, str], gap: float) -> None:
-        """At least `gap` seconds after this process's previous request under the rule."""
+        """At least `gap` seconds after this process's previous request under the rule, as they were sent (a
+        stalled loop's overslept requests go one by one, not at once)."""
         while True:
             now = time.monotonic()
-            last = self._sent.get(key)
+            last = self._turns.get(key)
             if last is None or now >= last + gap:
-                self._sent[key] = now
+                self._turns[key] = now
                 return
             await asyncio.sleep(last + gap - now)
 
