@@ -28,7 +28,7 @@ from enum import Enum
 from typing import Any
 
 from .keys import JobKey
-from .model import JobHistoryActionName, OverlapPolicy, format_utc, to_utc
+from .model import JobHistoryActionName, OverlapPolicy, WaitCause, format_utc, to_utc
 from .telemetry.propagation import current_traceparent
 
 _NAMESPACE = uuid.UUID("6f1c9a52-3c1e-4d8e-9a57-5a1f0f3c2b11")
@@ -107,11 +107,20 @@ class OccurrenceMessage:
     traceparent: str | None = None
     # The overlap policy a run-now or backfill request chose for this occurrence (optional "ov"); None: the job's.
     overlap: OverlapPolicy | None = None
-    # When the occurrence first came to run, if it then waited (overlapPolicy BufferOne; optional "fi"): its first
-    # attempt's `waited` counts from here.
-    fired_at: datetime | None = None
+    # An attempt queued again to wait (issue 27): for a limit (shared/executor/limits.py) or for the previous
+    # occurrence of its job (overlapPolicy BufferOne, shared/executor/overlap_turn.py): its first fire instant
+    # (optional "fd": what its wait is measured from and its place in a concurrency line), what it waits for
+    # ("wf"), and whether its due is a rate slot it already holds ("pc": it does not reserve another).
+    first_due: datetime | None = None
+    waited_for: WaitCause | None = None
+    paced: bool = False
     # A poll of the attempt's asynchronous work (optional "poll"): this message polls instead of running the action.
     poll: PollState | None = None
+
+    @property
+    def fire_instant(self) -> datetime:
+        """When this attempt was first due to fire, before any wait for a limit."""
+        return self.first_due or self.due
 
     @property
     def execution_id(self) -> str:
@@ -123,14 +132,27 @@ class OccurrenceMessage:
         return attempt if self.poll is None else f"{attempt}|poll|{self.poll.count}"
 
     def retry(self, due: datetime) -> OccurrenceMessage:
-        return replace(self, due=due, attempt=self.attempt + 1, fired_at=None, poll=None)
+        return replace(self, due=due, attempt=self.attempt + 1, first_due=None, waited_for=None, paced=False, poll=None)
 
     def error_action(self, due: datetime) -> OccurrenceMessage:
-        return replace(self, due=due, action=JobHistoryActionName.ERROR_ACTION, attempt=0, fired_at=None, poll=None)
+        return replace(
+            self,
+            due=due,
+            action=JobHistoryActionName.ERROR_ACTION,
+            attempt=0,
+            first_due=None,
+            waited_for=None,
+            paced=False,
+            poll=None,
+        )
 
     def polled(self, poll: PollState, due: datetime) -> OccurrenceMessage:
         """The message of `poll`, due at `due`."""
         return replace(self, due=due, poll=poll)
+
+    def waiting(self, due: datetime, cause: WaitCause, paced: bool = False) -> OccurrenceMessage:
+        """This attempt queued again for `due`, waiting for `cause` (its identity and first fire instant kept)."""
+        return replace(self, due=due, first_due=self.fire_instant, waited_for=cause, paced=paced)
 
     def to_json(self) -> str:
         return _dumps({"v": 1, **self.fields()})
@@ -149,7 +171,9 @@ class OccurrenceMessage:
             "generation": self.generation,
             **({"tp": traceparent} if traceparent else {}),
             **({"ov": self.overlap.value} if self.overlap is not None else {}),
-            **({"fi": format_utc(self.fired_at)} if self.fired_at is not None else {}),
+            **({"fd": format_utc(self.first_due)} if self.first_due is not None else {}),
+            **({"wf": self.waited_for.value} if self.waited_for is not None else {}),
+            **({"pc": 1} if self.paced else {}),
             **({"poll": self.poll.fields()} if self.poll is not None else {}),
         }
 
@@ -177,7 +201,9 @@ class OccurrenceMessage:
                 generation=int(str(data["generation"])),
                 traceparent=data["tp"] if isinstance(data.get("tp"), str) else None,
                 overlap=_overlap(data.get("ov")),
-                fired_at=to_utc(datetime.fromisoformat(str(data["fi"]))) if data.get("fi") else None,
+                first_due=to_utc(datetime.fromisoformat(str(data["fd"]))) if data.get("fd") else None,
+                waited_for=_wait_cause(data.get("wf")),
+                paced=bool(data.get("pc")),
                 poll=PollState.from_fields(data.get("poll")),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -267,6 +293,13 @@ def _overlap(value: Any) -> OverlapPolicy | None:
     # An unreadable override runs the occurrence under its job's policy: never a reason to poison the batch.
     try:
         return OverlapPolicy(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _wait_cause(value: Any) -> WaitCause | None:
+    try:
+        return WaitCause(value) if isinstance(value, str) else None
     except ValueError:
         return None
 

@@ -5,7 +5,10 @@
   as its own action answered.
 - attempts.py: one attempt (claim, runnable checks, the action as a coroutine under the process's action
   limits): the I/O shell of shared/jobstate's `may_run` and `decide`.
-- collection_gate.py: the collection's state at the occurrence's second, one read shared by a herd.
+- collection_gate.py: the collection's state (and definition) at the occurrence's second, one read shared by
+  a herd.
+- limits.py: the collection's maxConcurrentExecutions and targetRateLimits at an attempt (gathered.py: a
+  herd's asks in one storage call); an attempt that must wait long is queued again.
 - recorder.py: an attempt's outcome made durable moments after its action answered (`after_attempt`),
   written together with whatever else answered meanwhile.
 - not_run.py: the ledger entries of occurrences the executor drops.

@@ -36,6 +36,7 @@ from ..store import Claim, Expired, Store
 from ..telemetry import attempt_done, occurrence_skipped, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
 from .collection_gate import CollectionGate
+from .limits import Admitted, Deferral, Limits
 from .not_run import record_not_run, record_superseded
 from .overlap_turn import OverlapTurn, with_wait
 from .polling import Polling, covering
@@ -84,6 +85,7 @@ class Attempts:
         self.collections = CollectionGate(store, io)  # the collection's state at the second
         self.overlap = OverlapTurn(store, clock, io)  # the overlap policy at an occurrence's first attempt
         self.polling = Polling(store, clock, actions, io)  # long-running completion (202 and poll)
+        self.limits = Limits(store, clock, self.collections, io)  # its concurrency and rate limits (issue 27)
 
     def prepare(
         self,
@@ -151,8 +153,19 @@ class Attempts:
             if candidate is None:
                 guard.drop(claim.claim_id)
                 return None
+            # Then its limits (a Skip or BufferOne turn above never holds a slot it would not give back).
+            admitted = await self._admission(candidate, message)
+            if isinstance(admitted, Deferral):  # it waits for a limit: queued again, its claim given back
+                guard.drop(claim.claim_id)
+                await self.io(self.store.claims.release, claim)
+                await self.limits.requeue(admitted)
+                return None
             fired = True  # from here on, the action may have run: never hand the attempt back
-            done = await self._run_action(candidate, message, claim)
+            try:
+                done = await self._run_action(candidate, message, claim, admitted)
+            finally:
+                if admitted is not None:
+                    await self.limits.release(admitted)
             if done is None:
                 await self.io(persist, lambda: self.store.claims.complete(claim), message.claim_id)
                 guard.drop(claim.claim_id)
@@ -185,7 +198,15 @@ class Attempts:
             return _Refused(state)  # a Disabled, Suspended or Deleted collection runs nothing
         return None
 
-    async def _run_action(self, job: JobRecord, message: OccurrenceMessage, claim: Claim) -> Fired | None:
+    async def _admission(self, job: JobRecord, message: OccurrenceMessage) -> Admitted | Deferral | None:
+        """The collection's limits (shared/executor/limits.py) for the attempt's action; None: it has none."""
+        main = job.properties.action
+        action = main.error_action if main and message.action == JobHistoryActionName.ERROR_ACTION else main
+        return await self.limits.admit(job, message, action) if action is not None else None
+
+    async def _run_action(
+        self, job: JobRecord, message: OccurrenceMessage, claim: Claim, admitted: Admitted | None = None
+    ) -> Fired | None:
         """Run the attempt's action and decide what follows; None if there was nothing to run."""
         main = job.properties.action
         assert main is not None, "validation guarantees every job has an action"
@@ -248,7 +269,7 @@ class Attempts:
         history = HistoryRecord(
             key=job.key,
             execution_id=message.execution_id,
-            expected_execution_time=message.due,
+            expected_execution_time=message.fire_instant,
             start_time=started,
             end_time=ended,
             action_name=message.action,
@@ -258,6 +279,8 @@ class Attempts:
             repeat_count=repeat,
             occurrence=message.occurrence,
             trigger=message.trigger.value,
+            waited=started - admitted.since if admitted is not None and admitted.since is not None else None,
+            waited_for=admitted.waited_for if admitted is not None else None,
         )
         history = with_wait(covering(history, message), message)
         return Fired(message, job, claim, history, follow_up, outcome, result.succeeded)

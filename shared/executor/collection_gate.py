@@ -9,7 +9,8 @@ Questions asked while such a read is under way, or within FRESH of its start, sh
 thousand attempts of one collection costs one read, a steady load about one read per collection and
 second, whatever its rate. So an attempt whose second comes more than FRESH after a disable's answer does
 not run. A read that failed is not kept (the attempts that shared it fail before their actions, and the
-host delivers them again).
+host delivers them again). The same read hands out the collection's definition (`record`): its
+maxConcurrentExecutions and targetRateLimits (shared/executor/limits.py) cost no request of their own.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from ..keys import CollectionKey
 from ..model import JobCollectionState
+from ..records import CollectionRecord
 from ..store import Store
 
 FRESH = 1.0  # seconds a collection read keeps answering after it started
@@ -31,7 +33,7 @@ FRESH = 1.0  # seconds a collection read keeps answering after it started
 @dataclass
 class _Read:
     started: float
-    task: asyncio.Task[JobCollectionState | None]
+    task: asyncio.Task[CollectionRecord | None]
 
 
 class CollectionGate:
@@ -48,6 +50,11 @@ class CollectionGate:
 
     async def state(self, key: CollectionKey) -> JobCollectionState | None:
         """The collection's state as read at most `fresh` seconds ago (None: there is no such collection)."""
+        record = await self.record(key)
+        return record.state if record is not None else None
+
+    async def record(self, key: CollectionKey) -> CollectionRecord | None:
+        """The collection as read at most `fresh` seconds ago (None: there is no such collection)."""
         loop = asyncio.get_running_loop()
         reads = self._reads.setdefault(loop, {})
         now = time.monotonic()
@@ -61,13 +68,22 @@ class CollectionGate:
         # Shielded: an attempt cancelled while it waits must not cancel the read the others share.
         return await asyncio.shield(read.task)
 
-    async def _read(self, key: CollectionKey) -> JobCollectionState | None:
-        collection = await self.io(self.store.collections.get, key)
-        return collection.state if collection is not None else None
+    async def latest(self, key: CollectionKey) -> CollectionRecord | None:
+        """The collection as last read when a read ended (however long ago), else as `record` reads it: what an
+        attempt that just asked for the state uses, without a second read when FRESH ran out meanwhile."""
+        loop = asyncio.get_running_loop()
+        read = self._reads.get(loop, {}).get(key)
+        if read is not None and read.task.done() and not read.task.cancelled() and read.task.exception() is None:
+            return read.task.result()
+        return await self.record(key)
+
+    async def _read(self, key: CollectionKey) -> CollectionRecord | None:
+        record: CollectionRecord | None = await self.io(self.store.collections.get, key)
+        return record
 
     @staticmethod
     def _forget_failure(
-        reads: dict[CollectionKey, _Read], key: CollectionKey, task: asyncio.Task[JobCollectionState | None]
+        reads: dict[CollectionKey, _Read], key: CollectionKey, task: asyncio.Task[CollectionRecord | None]
     ) -> None:
         if task.cancelled() or task.exception() is not None:
             current = reads.get(key)

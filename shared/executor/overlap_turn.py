@@ -7,7 +7,7 @@ the action), a job whose policy is not Allow has its marker written under its ET
 - SKIP: its ledger entry says SkippedByOverlap (not_run.py) and its claim is done: it never runs;
 - BUFFER: its ledger entry says Waiting (WaitingForPrevious) the first time it waits, its claim is released and
   its message is queued again for when its place lapses (the running one's marker), carrying when it first came
-  (`fired_at`): the end of the running occurrence normally releases it long before (`released_message`, sent by
+  (`first_due`): the end of the running occurrence normally releases it long before (`released_message`, sent by
   the recorder right after the write that ended the running one), so that copy is only the fallback for a lost
   release; it dies at its claim once the occurrence ran.
 An Allow job (the default) and every later attempt cost nothing here: the job is returned as it was read.
@@ -51,10 +51,10 @@ def with_wait(history: HistoryRecord, message: OccurrenceMessage) -> HistoryReco
     """The first attempt of an occurrence that waited for the previous one says how long (from when it first
     came) and for what."""
     first = message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0  # or a poll of it
-    if message.fired_at is None or not first:
-        return history
+    if message.first_due is None or message.waited_for != WaitCause.PREVIOUS or not first or history.waited:
+        return history  # no wait for the previous one, or the limits' admission already said how long
     return replace(
-        history, waited=max(history.start_time - message.fired_at, timedelta(0)), waited_for=WaitCause.PREVIOUS
+        history, waited=max(history.start_time - message.first_due, timedelta(0)), waited_for=WaitCause.PREVIOUS
     )
 
 
@@ -89,11 +89,11 @@ class OverlapTurn:
             log.info("occurrence %s skipped: an earlier one of its job still runs (%s)", message.claim_id, policy.value)
             return None
         assert marker.waiting is not None, "a buffered occurrence is the marker's waiting one"
-        if message.fired_at is None:  # the first time it waits: a Waiting entry (its first attempt's replaces it)
+        if message.first_due is None:  # the first time it waits: a Waiting entry (its first attempt's replaces it)
             entry = waiting(current, message.occurrence, message.trigger, WaitCause.PREVIOUS, now)
             record_overlap_entry(self.store, entry, message)
         self.store.claims.release(claim)
-        fallback = replace(message, due=marker.waiting.until, fired_at=message.fired_at or message.due)
+        fallback = message.waiting(marker.waiting.until, WaitCause.PREVIOUS)
         self.store.queue.send(fallback, now)
         log.info("occurrence %s waits for the previous one of its job (BufferOne)", message.claim_id)
         return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from ..keys import JobKey
+from ..model import WaitCause
 from ..occurrence import OccurrenceMessage, Trigger
 from ..records import JobRecord, OccurrenceRef
 
@@ -20,7 +21,8 @@ def released_message(key: JobKey, ref: OccurrenceRef, fired_at: datetime | None,
         trigger=Trigger(ref.trigger),
         generation=ref.generation,
         overlap=ref.overlap,
-        fired_at=fired_at,
+        first_due=fired_at,
+        waited_for=WaitCause.PREVIOUS if fired_at is not None else None,
     )
 
 

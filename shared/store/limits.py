@@ -124,6 +124,24 @@ class ConcurrencyGates:
 
         return _update(self.table, _GATE, job_partition(collection), change)[0]
 
+    def settle(
+        self,
+        collection: CollectionKey,
+        limit: int,
+        done: Iterable[str],
+        requests: Sequence[SlotRequest],
+        now: datetime,
+    ) -> Acquired:
+        """`release` of `done`, then `acquire` for `requests`, in one read and one write: what an executor that
+        gathers its attempts' answers and askers sends together."""
+        gone = list(done)
+
+        def change(entity: Entity | None) -> tuple[Entity, Acquired]:
+            answer = acquire(released(gate_state(entity), gone, now), limit, requests, now)
+            return gate_entity(answer.state), answer
+
+        return _update(self.table, _GATE, job_partition(collection), change)[0]
+
     def release(self, collection: CollectionKey, holders: Iterable[str], now: datetime) -> None:
         """The holders' slots (and places in line) given back."""
         gone = list(holders)

@@ -1,0 +1,173 @@
+"""The cross-instance limits of issue 27, end to end under the local host (`python -m devhost`), one Azurite:
+
+(a) rate: N one-shot jobs due the same second, aimed at one target host that their collection limits to R
+    requests per second (`targetRateLimits`): the most requests the target saw in any one second (sliding
+    windows starting at each request; also by calendar second), lost, doubled, how long the herd took from its
+    second to the last request (N/R expected), and whether the requests came in due order;
+(b) concurrency: M one-shot jobs due the same second in a collection with `maxConcurrentExecutions` K, served
+    by three local hosts, aimed at a target that holds each request HOLD seconds: the most requests the
+    target held at once.
+
+    .venv/bin/python bench/limits.py            # the issue's figures: 1,000 at 50/s; 100 jobs, limit 10
+    .venv/bin/python bench/limits.py --short    # scaled down, to check it runs: 200 at 20/s; 30 jobs, limit 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from contextlib import ExitStack
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.harness import GROUP, Harness, next_minute, one_shot, request  # noqa: E402
+from bench.targets import Arrival  # noqa: E402
+from devhost.azurite import free_port  # noqa: E402
+
+NEWER = "?api-version=2026-12-01-preview"
+HOLD = 1.0  # seconds the concurrency target holds each request
+WATCH = 10.0  # seconds duplicates are watched for after the last arrival
+
+
+def limited_collection(harness: Harness, name: str, properties: dict[str, object]) -> None:
+    body = {"location": "West US", "properties": {"sku": {"name": "P20Premium"}, **properties}}
+    status, text = request("PUT", f"{harness.base}{GROUP}/{name}{NEWER}", body)
+    assert status in (200, 201), text
+
+
+def herd(harness: Harness, collection: str, target: str, count: int) -> tuple[datetime, set[str]]:
+    """`count` one-shot jobs due at one second; that second and the job ids (as the target sees them)."""
+    due = next_minute(datetime.now(UTC), timedelta(seconds=15 + count / 25))
+    names = [f"j{n:04d}" for n in range(count)]
+    harness.create_jobs((collection, name, one_shot(due, harness.targets.url(target))) for name in names)
+    return due, set(names)  # the target sees a job's name (x-ms-scheduler-jobid)
+
+
+def arrivals_of(harness: Harness, ids: set[str], count: int, until: datetime) -> list[Arrival]:
+    def ours() -> list[Arrival]:
+        return [a for a in harness.targets.arrivals() if a.job in ids]
+
+    while datetime.now(UTC) < until and len({a.job for a in ours()}) < count:
+        time.sleep(0.2)
+    time.sleep(WATCH)
+    return ours()
+
+
+def most_in_one_second(instants: list[float]) -> int:
+    ordered = sorted(instants)
+    most, first = 0, 0
+    for last, instant in enumerate(ordered):
+        while instant - ordered[first] >= 1.0:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
+
+
+def most_at_once(arrivals: list[Arrival], hold: float) -> int:
+    events = sorted([(a.at.timestamp(), 1) for a in arrivals] + [(a.at.timestamp() + hold, -1) for a in arrivals])
+    now = most = 0
+    for _, step in events:
+        now += step
+        most = max(most, now)
+    return most
+
+
+def rate_phase(folder: Path, count: int, rate: float) -> None:
+    with Harness(folder / "rate", {"paced": 0.0}) as harness:
+        limited_collection(harness, "rate", {"targetRateLimits": [{"host": "127.0.0.1", "requestsPerSecond": rate}]})
+        due, ids = herd(harness, "rate", "paced", count)
+        print(f"[rate] {count} jobs due at {due:%H:%M:%S}, aimed at one host limited to {rate:g} requests/s")
+        arrivals = arrivals_of(harness, ids, count, due + timedelta(seconds=count / rate + 120))
+    jobs = Counter(a.job for a in arrivals)
+    instants = [a.at.timestamp() for a in arrivals]
+    by_second = Counter(int(t) for t in instants)
+    ordered = sorted(arrivals, key=lambda a: a.at)
+    in_order = all(a.expected <= b.expected for a, b in zip(ordered, ordered[1:], strict=False))
+    took = (max(a.at for a in arrivals) - due).total_seconds() if arrivals else float("nan")
+    print(
+        f"[rate] observed max per second: {most_in_one_second(instants)} (sliding 1 s windows), "
+        f"{max(by_second.values(), default=0)} (calendar seconds); limit {rate:g}"
+    )
+    print(
+        f"[rate] fired {len(jobs)}/{count}, lost {count - len(jobs)}, doubled {sum(n - 1 for n in jobs.values())}, "
+        f"total duration {took:.1f} s from the due second to the last request (expected ~{count / rate:.0f} s), "
+        f"in due order: {'yes' if in_order else 'no'}"
+    )
+
+
+def concurrency_phase(folder: Path, count: int, limit: int) -> None:
+    with Harness(folder / "concurrency", {"slow": HOLD}) as harness, ExitStack() as stack:
+        env = {
+            **os.environ,
+            "AzureWebJobsStorage": harness.meter.connection_string,
+            "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+            "PYTHONUNBUFFERED": "1",
+        }
+        for n in (2, 3):  # two more instances on the same storage
+            log = stack.enter_context((folder / f"host{n}.log").open("wb"))
+            port = free_port()
+            host = subprocess.Popen(
+                [sys.executable, "-m", "devhost", "--port", str(port), "--in-process"],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+            stack.callback(_stop, host)
+            _wait_up(f"http://127.0.0.1:{port}/api")
+        limited_collection(harness, "conc", {"maxConcurrentExecutions": limit})
+        due, ids = herd(harness, "conc", "slow", count)
+        print(f"[concurrency] {count} jobs due at {due:%H:%M:%S}, maxConcurrentExecutions {limit}, three local hosts")
+        arrivals = arrivals_of(harness, ids, count, due + timedelta(seconds=count * HOLD / limit * 3 + 120))
+    jobs = Counter(a.job for a in arrivals)
+    took = (max(a.at for a in arrivals) - due).total_seconds() + HOLD if arrivals else float("nan")
+    print(
+        f"[concurrency] max in flight at the target: {most_at_once(arrivals, HOLD)} (limit {limit}); fired "
+        f"{len(jobs)}/{count}, lost {count - len(jobs)}, doubled {sum(n - 1 for n in jobs.values())}; "
+        f"done {took:.1f} s after the due second (at the limit: {count * HOLD / limit:.0f} s)"
+    )
+
+
+def _stop(host: subprocess.Popen[bytes]) -> None:
+    host.terminate()
+    try:
+        host.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        host.kill()
+        host.wait()
+
+
+def _wait_up(base: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if request("GET", f"{base}{GROUP}/probe?api-version=2016-03-01", timeout=5)[0] in (200, 404):
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"a local host at {base} did not come up")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--short", action="store_true", help="scaled down (a check that it runs)")
+    parser.add_argument("--phase", choices=("rate", "concurrency", "both"), default="both")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-limits-") as folder:
+        if args.phase in ("rate", "both"):
+            rate_phase(Path(folder), 200 if args.short else 1000, 20.0 if args.short else 50.0)
+        if args.phase in ("concurrency", "both"):
+            concurrency_phase(Path(folder), 30 if args.short else 100, 5 if args.short else 10)
+
+
+if __name__ == "__main__":
+    main()
