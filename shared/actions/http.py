@@ -96,6 +96,29 @@ class HttpTarget:
         self._certificates = ContextCache(self.cafile)
         self.tokens = TokenCache(settings.aad_authority_host, settings.allow_private_targets, self.trust)
 
+    async def send(self, prepared: requests.PreparedRequest, ssl_context: ssl.SSLContext, deadline: Deadline) -> Reply:
+        """One prepared request through the egress guard (outbound.exchange); ValueError for a URI that is not
+        absolute http(s). The action and its polls (polling.py) both go through here."""
+        parts = urlsplit(prepared.url or "")
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("not an absolute http(s) URI")
+        # requests types header values as str | bytes; bytes would only come from an auth plugin.
+        sent = {k: v if isinstance(v, str) else v.decode("latin-1") for k, v in prepared.headers.items()}
+        return await exchange(
+            prepared.method or "GET",
+            scheme,
+            parts.hostname,
+            parts.port or (443 if scheme == "https" else 80),
+            prepared.path_url,
+            sent,
+            prepared.body if isinstance(prepared.body, bytes) else None,
+            allow_private=self.settings.allow_private_targets,
+            ssl_context=ssl_context,
+            deadline=deadline,
+            max_body=MAX_BODY_BYTES,
+        )
+
     def run(self, action: Action, context: ExecutionContext) -> ActionResult:
         """`run_async` in an event loop of its own (tools, tests)."""
         return asyncio.run(self.run_async(action, context))
@@ -115,25 +138,7 @@ class HttpTarget:
                 data=(request.body or "").encode("utf-8"),
                 auth=auth,
             ).prepare()
-            parts = urlsplit(prepared.url or "")
-            scheme = parts.scheme.lower()
-            if scheme not in ("http", "https") or not parts.hostname:
-                raise ValueError("not an absolute http(s) URI")
-            # requests types header values as str | bytes; bytes would only come from an auth plugin.
-            sent = {k: v if isinstance(v, str) else v.decode("latin-1") for k, v in prepared.headers.items()}
-            reply = await exchange(
-                prepared.method or "GET",
-                scheme,
-                parts.hostname,
-                parts.port or (443 if scheme == "https" else 80),
-                prepared.path_url,
-                sent,
-                prepared.body if isinstance(prepared.body, bytes) else None,
-                allow_private=self.settings.allow_private_targets,
-                ssl_context=ssl_context,
-                deadline=deadline,
-                max_body=MAX_BODY_BYTES,
-            )
+            reply = await self.send(prepared, ssl_context, deadline)
         except AuthenticationRefused as exc:
             return ActionResult(False, f"Http Action - Request to host '{host}' could not be authenticated: {exc}")
         except TargetRefused as exc:

@@ -25,7 +25,7 @@ import requests
 from requests.auth import HTTPBasicAuth
 
 from ..model import JobErrorAction as Action
-from .base import MAX_BODY_BYTES, Accepted, ExecutionContext
+from .base import Accepted, ExecutionContext
 from .http import (
     AuthenticationRefused,
     HttpTarget,
@@ -35,7 +35,7 @@ from .http import (
     scheduler_headers,
 )
 from .network import TargetRefused
-from .outbound import Deadline, OutboundError, exchange
+from .outbound import Deadline, OutboundError
 
 _FAILED = {"failed", "canceled", "cancelled"}
 
@@ -75,24 +75,7 @@ async def poll(target: HttpTarget, action: Action, context: ExecutionContext, ac
         headers = {**scheduler_headers(context), "Idempotency-Key": context.execution_id, **context.extra_headers}
     try:
         prepared = requests.Request("GET", url, headers=headers, auth=auth).prepare()
-        parts = urlsplit(prepared.url or "")
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("not an absolute http(s) URI")
-        sent = {k: v if isinstance(v, str) else v.decode("latin-1") for k, v in prepared.headers.items()}
-        reply = await exchange(
-            "GET",
-            scheme,
-            parts.hostname,
-            parts.port or (443 if scheme == "https" else 80),
-            prepared.path_url,
-            sent,
-            None,
-            allow_private=target.settings.allow_private_targets,
-            ssl_context=ssl_context,
-            deadline=deadline,
-            max_body=MAX_BODY_BYTES,
-        )
+        reply = await target.send(prepared, ssl_context, deadline)
     except TargetRefused as exc:
         return Polled(False, f"Http Action - Polling the operation at host '{host}' was refused: {exc}")
     except OutboundError as exc:  # the work may go on: ask again
