@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from .. import lifecycle
 from ..errors import bad_request
-from ..keys import HISTORY_TYPE
-from ..model import JobHistoryActionName, JobHistoryDefinition, JobHistoryProperties, OccurrenceTrigger
+from ..model import JobHistoryActionName, JobHistoryProperties, OccurrenceTrigger
 from ..records import LedgerEntry
 from .common import require_api_version
 from .http import ApiRequest, ApiResponse
 from .ledger_filter import ledger_filter
 from .paging import list_body, next_link, page_request, resume
 from .paths import job_key
+from .render import history_document
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -38,11 +38,10 @@ _TRIGGERS = {
 
 
 def render_entry(entry: LedgerEntry) -> dict[str, Any]:
-    return JobHistoryDefinition(
-        id=f"{entry.key.resource_id}/history/{entry.entry_id}",
-        type=HISTORY_TYPE,
-        name=f"{entry.key.name}/{entry.entry_id}",
-        properties=JobHistoryProperties(
+    return history_document(
+        entry.key,
+        entry.entry_id,
+        JobHistoryProperties(
             start_time=entry.start_time,
             end_time=entry.end_time,
             expected_execution_time=entry.occurrence,
@@ -59,7 +58,7 @@ def render_entry(entry: LedgerEntry) -> dict[str, Any]:
             waited=entry.waited,
             waited_for=entry.waited_for,
         ),
-    ).to_wire()
+    )
 
 
 def list_ledger(rt: Runtime, request: ApiRequest) -> ApiResponse:

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from .. import jobstate
-from ..keys import COLLECTION_TYPE, HISTORY_TYPE, JOB_TYPE
+from ..keys import COLLECTION_TYPE, HISTORY_TYPE, JOB_TYPE, JobKey
 from ..model import (
     JobCollectionDefinition,
     JobDefinition,
@@ -43,12 +43,21 @@ def render_job(record: JobRecord, now: datetime, version: ApiVersion, with_statu
     )
 
 
-def render_history(record: HistoryRecord) -> dict[str, Any]:
+def history_document(key: JobKey, entry_id: str, properties: JobHistoryProperties) -> dict[str, Any]:
+    """A history entry's resource (an attempt's, or a ledger entry's in the newer api-version)."""
     return JobHistoryDefinition(
-        id=f"{record.key.resource_id}/history/{record.history_id}",
+        id=f"{key.resource_id}/history/{entry_id}",
         type=HISTORY_TYPE,
-        name=f"{record.key.name}/{record.history_id}",
-        properties=JobHistoryProperties(
+        name=f"{key.name}/{entry_id}",
+        properties=properties,
+    ).to_wire()
+
+
+def render_history(record: HistoryRecord) -> dict[str, Any]:
+    return history_document(
+        record.key,
+        record.history_id,
+        JobHistoryProperties(
             start_time=record.start_time,
             end_time=record.end_time,
             expected_execution_time=record.expected_execution_time,
@@ -58,4 +67,4 @@ def render_history(record: HistoryRecord) -> dict[str, Any]:
             retry_count=record.retry_count,
             repeat_count=record.repeat_count,
         ),
-    ).to_wire()
+    )
