@@ -20,6 +20,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
 from ..actions import ActionResult, ActionRunner, ExecutionContext
@@ -38,7 +39,7 @@ from ..telemetry.propagation import current_traceparent
 from .collection_gate import CollectionGate
 from .limits import Admitted, Deferral, Limits
 from .not_run import record_not_run, record_superseded
-from .overlap_turn import OverlapTurn, with_wait
+from .overlap_turn import OverlapTurn
 from .polling import Polling, covering
 from .recorder import Fired, attempt_of, persist
 
@@ -279,11 +280,22 @@ class Attempts:
             repeat_count=repeat,
             occurrence=message.occurrence,
             trigger=message.trigger.value,
-            waited=started - admitted.since if admitted is not None and admitted.since is not None else None,
-            waited_for=admitted.waited_for if admitted is not None else None,
         )
-        history = with_wait(covering(history, message), message)
+        history = _with_wait(covering(history, message), message, admitted)
         return Fired(message, job, claim, history, follow_up, outcome, result.succeeded)
+
+
+def _with_wait(history: HistoryRecord, message: OccurrenceMessage, admitted: Admitted | None) -> HistoryRecord:
+    """The first attempt of an occurrence that waited before its first request (for the previous occurrence of
+    its job, or for a limit: queued again, or paced in this coroutine) says for what, and how long: from its
+    first fire instant to its first request (a polled attempt's history starts there too, `covering`)."""
+    if message.action != JobHistoryActionName.MAIN_ACTION or message.attempt != 0:
+        return history
+    paced_now = admitted.waited_for if admitted is not None and message.poll is None else None
+    cause = message.waited_for or paced_now
+    if cause is None:
+        return history
+    return replace(history, waited=max(history.start_time - message.fire_instant, timedelta(0)), waited_for=cause)
 
 
 def _first_line(result: ActionResult) -> str:

@@ -74,8 +74,7 @@ class Admitted:
 
     collection: CollectionKey
     slot: str | None = None  # the claim id holding a concurrency slot: released after the answer
-    since: datetime | None = None  # its fire instant, when it waited for a limit
-    waited_for: WaitCause | None = None
+    waited_for: WaitCause | None = None  # a first attempt's wait (queued again, or paced in its coroutine)
 
 
 @dataclass(frozen=True)
@@ -277,4 +276,4 @@ def _admitted(key: CollectionKey, slot: str | None, message: OccurrenceMessage, 
     """Only an occurrence's first attempt says it waited (its ledger entry shows it)."""
     first = message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0
     waited_for = message.waited_for or cause
-    return Admitted(key, slot, message.fire_instant if first and waited_for else None, waited_for if first else None)
+    return Admitted(key, slot, waited_for if first else None)

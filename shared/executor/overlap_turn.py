@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
-from datetime import timedelta
 from typing import Any
 
 from ..clock import Clock
@@ -26,7 +24,7 @@ from ..jobstate import marker_until, skipped_by_overlap, waiting
 from ..jobstate.overlap import Turn, effective_policy, tracked
 from ..model import JobHistoryActionName, WaitCause
 from ..occurrence import OccurrenceMessage
-from ..records import HistoryRecord, JobRecord, OccurrenceRef
+from ..records import JobRecord, OccurrenceRef
 from ..store import Claim, Store
 from ..telemetry import occurrence_skipped
 from .not_run import record_overlap_entry
@@ -44,17 +42,6 @@ def first_attempt(message: OccurrenceMessage) -> bool:
 def ref_of(message: OccurrenceMessage) -> OccurrenceRef:
     return OccurrenceRef(
         message.execution_id, message.occurrence, message.trigger.value, message.generation, message.overlap
-    )
-
-
-def with_wait(history: HistoryRecord, message: OccurrenceMessage) -> HistoryRecord:
-    """The first attempt of an occurrence that waited for the previous one says how long (from when it first
-    came) and for what."""
-    first = message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0  # or a poll of it
-    if message.first_due is None or message.waited_for != WaitCause.PREVIOUS or not first or history.waited:
-        return history  # no wait for the previous one, or the limits' admission already said how long
-    return replace(
-        history, waited=max(history.start_time - message.first_due, timedelta(0)), waited_for=WaitCause.PREVIOUS
     )
 
 

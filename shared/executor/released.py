@@ -12,8 +12,8 @@ from ..occurrence import OccurrenceMessage, Trigger
 from ..records import JobRecord, OccurrenceRef
 
 
-def released_message(key: JobKey, ref: OccurrenceRef, fired_at: datetime | None, now: datetime) -> OccurrenceMessage:
-    """Due now, with its own identity and override; `fired_at`: when it first came (its `waited` counts from it)."""
+def released_message(key: JobKey, ref: OccurrenceRef, since: datetime | None, now: datetime) -> OccurrenceMessage:
+    """Due now, with its own identity and override; `since`: when it began to wait (its `waited` counts from it)."""
     return OccurrenceMessage(
         job=key,
         occurrence=ref.occurrence,
@@ -21,8 +21,8 @@ def released_message(key: JobKey, ref: OccurrenceRef, fired_at: datetime | None,
         trigger=Trigger(ref.trigger),
         generation=ref.generation,
         overlap=ref.overlap,
-        first_due=fired_at,
-        waited_for=WaitCause.PREVIOUS if fired_at is not None else None,
+        first_due=since,
+        waited_for=WaitCause.PREVIOUS if since is not None else None,
     )
 
 
