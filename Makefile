@@ -47,6 +47,7 @@ bench: setup
 	$(PY) bench/recurrence.py
 	$(PY) bench/fire.py
 	$(PY) bench/steady.py
+	$(PY) bench/idle.py
 	$(PY) bench/memory.py
 	$(PY) bench/api.py
 	$(PY) bench/auth.py

@@ -26,9 +26,9 @@ over (or sends one when the task found entries and names none), renews it while 
 at the end. A host dying in a dispatch task leaves its entries to the watchdog, TASK_WATCHDOG_AFTER later.
 
 Costs, per batch: three sends by its sender (backstop, watchdog, batch) and two deletes at its end, whatever
-its size; for batches that run longer than RENEW_EVERY past their second, one table operation per claim
-and one queue operation per renewal. Per dispatch task with entries: about three queue operations. A failed
-renewal (storage unreachable) is retried every second until the work ends.
+its size; for batches that run longer than RENEW_EVERY past their second, one table transaction per 100
+claims of one collection and one queue operation per renewal. Per dispatch task with entries: about three
+queue operations. A failed renewal (storage unreachable) is retried every second until the work ends.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from azure.core.exceptions import HttpResponseError
 from .clock import Clock
 from .occurrence import OccurrenceBatch
 from .store import Claim, Store
-from .store.claims import LEASE, RENEW_EVERY
+from .store.claims import LEASE, RENEW_EVERY, claim_groups
 from .store.dispatch_queue import TASK_WATCHDOG_AFTER, ShardTask
 from .store.queue import BACKSTOP_AFTER, WATCHDOG_AFTER, Receipt, backstop_delay, watchdog_delay
 
@@ -58,24 +58,30 @@ log = logging.getLogger(__name__)
 WATCHDOG_MARGIN = WATCHDOG_AFTER - LEASE
 # How far the backstop stays behind the watchdog; a renewal pushes it when it comes nearer than half that.
 BACKSTOP_GAP = (BACKSTOP_AFTER - WATCHDOG_AFTER).total_seconds()
-# Claims renewed side by side: a process holding a herd of slow actions (a thousand claims) renews them all
-# well within RENEW_EVERY, where one at a time (5-10 ms each in a region) would let leases lapse.
+# Claims renewed side by side, a transaction per 100 of one collection (store/claims.py `renew_group`): a
+# process holding a herd of slow actions (a thousand claims, possibly of a thousand collections) renews them
+# all well within RENEW_EVERY, where one request at a time (5-10 ms each in a region) would let leases lapse.
 RENEWAL_THREADS = 16
+RENEWERS = 8  # items (batches, dispatch tasks) renewed side by side, each then its claims' groups side by side
 
 
 class _Held(Protocol):
     next_renewal: float
+    renewing: threading.Lock  # held while the item is renewed, and while it is let go
+    let_go: bool  # no renewal may start any more (its holder is deleting or abandoning its copies)
 
 
 H = TypeVar("H", bound=_Held)
 
 
 class _Renewer(Generic[H]):
-    """One thread per process, started on first use, that renews each held item when its renewal is due."""
+    """One thread per process, started on first use, that renews each held item when its renewal is due (up to
+    RENEWERS of them side by side)."""
 
     def __init__(self, renew: Callable[[H], None], name: str) -> None:
         self._renew = renew
         self._name = name
+        self._pool = ThreadPoolExecutor(RENEWERS, thread_name_prefix=f"{name}-each")
         self._active: set[H] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -88,8 +94,13 @@ class _Renewer(Generic[H]):
                 self._thread.start()
 
     def discard(self, item: H) -> None:
+        """Stop renewing `item`; returns once a renewal in progress has ended, so the caller then holds the
+        item's current receipts, and no renewal can hide a copy anew, or send a fresh one, after it returns
+        (that raced with the holder's deletes and left a stray watchdog that ran the work a second time)."""
         with self._lock:
             self._active.discard(item)
+        with item.renewing:
+            item.let_go = True
 
     def _run(self) -> None:
         while True:
@@ -97,11 +108,19 @@ class _Renewer(Generic[H]):
             now = time.monotonic()
             with self._lock:
                 due = [item for item in self._active if item.next_renewal <= now]
-            for item in due:
-                item.next_renewal = time.monotonic() + 1.0  # a failure is retried in a second
-                with contextlib.suppress(Exception):  # logged by the renewal; retried on a later pass
-                    self._renew(item)
-                    item.next_renewal = time.monotonic() + RENEW_EVERY
+            # Side by side: one at a time, a busy process holding many batches (a herd's dozens, each
+            # with a hundred claims) renewed the last ones seconds late, after their watchdogs had turned
+            # visible and run their batches a second time.
+            list(self._pool.map(self._renew_one, due))
+
+    def _renew_one(self, item: H) -> None:
+        with item.renewing:
+            if item.let_go:
+                return
+            item.next_renewal = time.monotonic() + 1.0  # a failure is retried in a second
+            with contextlib.suppress(Exception):  # logged by the renewal; retried on a later pass
+                self._renew(item)
+                item.next_renewal = time.monotonic() + RENEW_EVERY
 
 
 @dataclass(eq=False)
@@ -113,6 +132,8 @@ class Guard:
     claims: dict[str, Claim] = field(default_factory=dict)  # by claim id: the attempts this delivery holds
     next_renewal: float = field(default_factory=lambda: time.monotonic() + RENEW_EVERY)
     lost: set[str] = field(default_factory=set)  # claims taken over: a renewal must not take them back
+    renewing: threading.Lock = field(default_factory=threading.Lock)
+    let_go: bool = False
 
     def hold(self, claim: Claim) -> None:
         self.claims[claim.claim_id] = claim
@@ -199,8 +220,12 @@ class Guards:
         until = self.lease_until(guard.batch)
         try:
             held = [claim for claim in list(guard.claims.values()) if claim.claim_id not in guard.lost]
-            renewed = list(self._renewals.map(lambda claim: self.store.claims.renew(claim, until), held))
-            for claim, kept in zip(held, renewed, strict=True):
+            by_id = {claim.claim_id: claim for claim in held}
+            groups = [[by_id[i] for _, i in group] for group in claim_groups((c.job, c.claim_id) for c in held)]
+            renewed = self._renewals.map(lambda group: self.store.claims.renew_group(group, until), groups)
+            for claim, kept in zip(
+                (claim for group in groups for claim in group), (k for ks in renewed for k in ks), strict=True
+            ):
                 if not kept:
                     guard.lost.add(claim.claim_id)
                     log.warning("attempt %s was taken over while it ran", claim.claim_id)
@@ -241,6 +266,8 @@ class TaskWatch:
     task: ShardTask
     watchdog: Receipt
     next_renewal: float = field(default_factory=lambda: time.monotonic() + RENEW_EVERY)
+    renewing: threading.Lock = field(default_factory=threading.Lock)
+    let_go: bool = False
 
 
 class TaskWatchdogs:

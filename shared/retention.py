@@ -10,9 +10,10 @@ so they are kept for 7 days.
 
 Cost of one run, for J jobs (every request is a single-partition query or a transaction):
 - the jobs table is read once, as a projection of a few columns: ceil(J / 1000) requests; each collection once;
-- per job, one read of its history partition's keys and statuses (ceil(rows / 1000) requests, the rows being
-  bounded by the retention itself plus what a day added: at most about 2,000 plus a day), and one claims
-  query over the job's partition, which this pruning keeps at no more than 7 days of attempts;
+- per job, one read of its history rows' keys and statuses (ceil(rows / 1000) requests, the rows being
+  bounded by the retention itself plus what a day added: at most about 2,000 plus a day), one claims
+  query over the job's rows, which this pruning keeps at no more than 7 days of attempts, and one query for
+  history rows of the layout before (store/history.py `adopt_legacy`), moved when there are any;
 - deletions go in batches of 100 per transaction.
 So a run costs O(J) requests plus O(what one day added); nothing grows with the age of the deployment.
 """
@@ -64,6 +65,7 @@ class Retention:
             retention = retentions.get(job.key.collection_key)
             if retention is None:
                 retention = retentions[job.key.collection_key] = self._retention_of(job.key.collection_key)
+            self.store.history.adopt_legacy(job.key)  # rows of the layout before, if any (store/history.py)
             report.history_deleted += self.store.history.prune(job.key, retention, now)
             report.claims_deleted += self.store.claims.delete_before(job.key, now - CLAIM_MAX_AGE)
         log.info("retention: %s", report)

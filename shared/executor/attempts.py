@@ -1,14 +1,15 @@
 """One attempt of one occurrence: claim it, then run it when its second comes.
 
-The batch (batch.py) calls `prepare` for each of its occurrences before their second (the job may run
-and this delivery holds the claim; a duplicate stops here), then `fire` at the second: check the job and
+The batch (batch.py) checks each occurrence's job (`job_of`) and claims its attempts before their second,
+a transaction per collection (`claim_group`: the job may run and this delivery holds the claim; a duplicate
+stops here), then calls `fire` at the second: check the job and
 its collection may run now (the collection's state read at that second, collection_gate.py), run the
 action, and decide what follows (`jobstate.decide`: a retry, the error action). What `fire` returns goes to
 the recorder (recorder.py) at once: history, the follow-up, and the job's status under its ETag
 (`jobstate.after_attempt`), which also marks the attempt done. What the job becomes is shared/jobstate's to
 say; this module is its I/O shell.
 
-`prepare` and `take_over` block (storage); `fire` is a coroutine: its storage calls run on the executor's
+`job_of`, `claim_group` and `take_over` block (storage); `fire` is a coroutine: its storage calls run on the executor's
 pool (`io`) and the action waits on the event loop under the process's action limits (shared/actions/
 limits.py), holding no thread, so the actions in flight are bounded by settings, not by a pool.
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
@@ -88,37 +89,40 @@ class Attempts:
         self.polling = Polling(store, clock, actions, io)  # long-running completion (202 and poll)
         self.limits = Limits(store, clock, self.collections, io)  # its concurrency and rate limits (issue 27)
 
-    def prepare(
-        self,
-        message: OccurrenceMessage,
-        runner: str,
-        guard: Guard,
-        jobs: Mapping[JobKey, JobRecord | None] | None = None,
-    ) -> Prepared | Expiring | None:
-        """Check the attempt's job and claim the attempt for `runner`; None when there is nothing to run,
-        Expiring when a runner that may be dead holds it. `jobs`: the jobs the batch read together (a query
-        per 14 of one collection); any other is read here."""
+    def job_of(self, message: OccurrenceMessage, jobs: Mapping[JobKey, JobRecord | None]) -> JobRecord | None:
+        """The attempt's job, when the attempt may be claimed; None when there is nothing to run. `jobs`: the
+        jobs the batch read together (a query per 14 of one collection); any other is read here."""
         # A message of a replaced definition is dropped before it claims: a PATCH or a disable + enable
         # re-queues the same occurrence (same claim id) for the new generation, and that one must run.
-        current = jobs[message.job] if jobs is not None and message.job in jobs else self.store.jobs.get(message.job)
+        current = jobs[message.job] if message.job in jobs else self.store.jobs.get(message.job)
         job = current if current is not None and current.generation == message.generation else None
         if job is None:
             log.info("occurrence %s was planned for a deleted or redefined job; dropped", message.claim_id)
             occurrence_skipped(message, "job_changed")
             if current is not None:
                 record_superseded(self.store, current, message, self.clock.now())
-            return None
-        # Claimed before the wait for the due second, so the guard covers every attempt this worker holds.
-        claim = self.store.claims.try_claim(
-            message.job, message.claim_id, self.clock.now(), runner, self.guards.lease_until(guard.batch)
-        )
-        if claim is None:
-            log.info("occurrence %s already ran or is running; duplicate dropped", message.claim_id)
-            return None
-        if isinstance(claim, Expired):
-            return Expiring(message, job, claim)
-        guard.hold(claim)
-        return Prepared(message, job, claim)
+        return job
+
+    def claim_group(
+        self, group: Sequence[tuple[OccurrenceMessage, JobRecord]], runner: str, guard: Guard
+    ) -> list[Prepared | Expiring | None]:
+        """Claim the attempts of one collection (at most a transaction's 100, store.claims.claim_groups) for
+        `runner`, in one request when none was claimed before: each Prepared, or Expiring when a runner that
+        may be dead holds it, or None when it ran or runs elsewhere. Claimed before the wait for the due
+        second, so the guard covers every attempt this worker holds."""
+        wanted = [(message.job, message.claim_id) for message, _ in group]
+        claims = self.store.claims.claim_group(wanted, self.clock.now(), runner, self.guards.lease_until(guard.batch))
+        prepared: list[Prepared | Expiring | None] = []
+        for (message, job), claim in zip(group, claims, strict=True):
+            if claim is None:
+                log.info("occurrence %s already ran or is running; duplicate dropped", message.claim_id)
+                prepared.append(None)
+            elif isinstance(claim, Expired):
+                prepared.append(Expiring(message, job, claim))
+            else:
+                guard.hold(claim)
+                prepared.append(Prepared(message, job, claim))
+        return prepared
 
     def take_over(self, expiring: Expiring, guard: Guard) -> Prepared | None:
         """After TAKEOVER_WAIT: the attempt, unless its runner showed it is alive (or another worker took it)."""

@@ -5,9 +5,10 @@ Per delivery, in order:
 2. one watchdog for the whole batch (shared/leases.py; the one its sender queued before it, on a first
    delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing;
 3. before the second: the batch's jobs are read together (a query per 14 jobs of one collection) and every
-   attempt claimed, side by side on the executor's pool (the message turned visible a few seconds early for
-   this, see store/queue.py); an attempt a runner that may be dead holds is watched for TAKEOVER_WAIT (a
-   coroutine's sleep, all of them at once, no thread held) and then taken over;
+   attempt claimed, in one entity-group transaction per 100 of one collection (store/claims.py), side by
+   side on the executor's pool (the message turned visible a few seconds early for this, see
+   store/queue.py); an attempt a runner that may be dead holds is watched for TAKEOVER_WAIT (a coroutine's
+   sleep, all of them at once, no thread held) and then taken over;
 4. at each occurrence's second: the claimed attempts fire side by side (attempts.py), each action a
    coroutine under the process's action limits (shared/actions/limits.py: in flight, per target host);
 5. each attempt, as soon as its action returns and whatever its siblings still do, goes to the recorder
@@ -42,10 +43,10 @@ from ..occurrence import MalformedMessage, OccurrenceBatch, OccurrenceMessage
 from ..records import JobRecord
 from ..settings import Settings
 from ..store import Store
-from ..store.claims import TAKEOVER_WAIT
+from ..store.claims import TAKEOVER_WAIT, claim_groups
 from ..store.jobs import groups_of
 from ..telemetry import poisoned
-from .attempts import Attempts, Expiring
+from .attempts import Attempts, Expiring, Prepared
 from .recorder import Recorder
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ EARLY_HOP = timedelta(seconds=8)
 ATTEMPT_THREADS = 64
 
 T = TypeVar("T")
+Claimed = Prepared | Expiring | BaseException  # an attempt this delivery holds or waits to take over, or a fault
 
 
 class Executor:
@@ -106,9 +108,10 @@ class Executor:
         guard = await self._blocking(self.guards.open, batch, first_delivery)
         try:
             jobs = await self._read_jobs(batch)
+            claimed = await self._claim(batch, runner, guard, jobs)
             # Occurrences of a batch share their second (the dispatcher groups them so); fire each at its own.
             done = await asyncio.gather(
-                *(self._attempt(item, runner, guard, jobs) for item in batch.items), return_exceptions=True
+                *(self._attempt(prepared, guard) for prepared in claimed), return_exceptions=True
             )
         except Exception:
             await self._blocking(self.guards.close, guard)
@@ -125,7 +128,7 @@ class Executor:
             raise failures[0]
 
     async def _read_jobs(self, batch: OccurrenceBatch) -> dict[JobKey, JobRecord | None]:
-        """The batch's jobs, read together (a query per 14) with the others of their collection; `prepare`
+        """The batch's jobs, read together (a query per 14) with the others of their collection; `job_of`
         reads any other (and any whose query failed) by itself."""
         found: dict[JobKey, JobRecord | None] = {}
         answers = await asyncio.gather(
@@ -140,15 +143,44 @@ class Executor:
                 found.update(answer)
         return found
 
-    async def _attempt(
-        self, item: OccurrenceMessage, runner: str, guard: Guard, jobs: dict[JobKey, JobRecord | None]
-    ) -> None:
-        """Claim the attempt (before its second); at its second, fire it; then have it recorded at once (its
-        claim is held until it is)."""
-        prepared = await self._blocking(self.attempts.prepare, item, runner, guard, jobs)
-        if isinstance(prepared, Expiring):
+    async def _claim(
+        self, batch: OccurrenceBatch, runner: str, guard: Guard, jobs: dict[JobKey, JobRecord | None]
+    ) -> list[Claimed]:
+        """Each occurrence's attempt claimed for this delivery (or not to run), a transaction per collection
+        side by side; a storage fault is the outcome of its group's occurrences, which the batch raises after
+        the others ran."""
+        checked = await self._blocking(lambda: [self.attempts.job_of(item, jobs) for item in batch.items])
+        to_claim: dict[str, tuple[OccurrenceMessage, JobRecord]] = {}  # by claim id: a copy in the batch is dropped
+        for item, job in zip(batch.items, checked, strict=True):
+            if job is not None:
+                to_claim.setdefault(item.claim_id, (item, job))
+        groups = [
+            [to_claim[claim_id] for _, claim_id in group]
+            for group in claim_groups((item.job, claim_id) for claim_id, (item, _) in to_claim.items())
+        ]
+        answers = await asyncio.gather(
+            *(self._blocking(self.attempts.claim_group, group, runner, guard) for group in groups),
+            return_exceptions=True,
+        )
+        claimed: list[Claimed] = []
+        for group, answer in zip(groups, answers, strict=True):
+            if isinstance(answer, BaseException):
+                claimed.extend(answer for _ in group)
+            else:
+                claimed.extend(prepared for prepared in answer if prepared is not None)
+        return claimed
+
+    async def _attempt(self, claimed: Claimed, guard: Guard) -> None:
+        """At its second, fire a claimed attempt (one whose runner may be dead, after TAKEOVER_WAIT: taken
+        over); then have it recorded at once (its claim is held until it is)."""
+        if isinstance(claimed, BaseException):
+            raise claimed
+        prepared: Prepared | None
+        if isinstance(claimed, Expiring):
             await asyncio.sleep(TAKEOVER_WAIT)  # a live runner renews meanwhile; a dead one cannot
-            prepared = await self._blocking(self.attempts.take_over, prepared, guard)
+            prepared = await self._blocking(self.attempts.take_over, claimed, guard)
+        else:
+            prepared = claimed
         if prepared is None:
             return
         wait = (prepared.message.due - self.clock.now()).total_seconds()

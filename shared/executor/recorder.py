@@ -8,15 +8,16 @@ what an action answered must reach its job at once, not when the slowest action 
 `record` takes an attempt as its action returns and hands back a future; the recorder waits WINDOW for more
 answers, then writes all it holds:
 
-1. the history rows (keyed by attempt: writing one again overwrites it) and the follow-up messages
-   (a retry, the error action), side by side;
+1. the history rows (keyed by attempt: writing one again overwrites it), one entity-group transaction per
+   collection's ATTEMPTS_PER_GROUP attempts (store/history.py), and the follow-up messages (a retry, the
+   error action), side by side;
 2. then the jobs (counters, state, done-ness): one request per jobs partition (a collection), an entity-group
    transaction of up to 100 jobs, each under its ETag. When one of them changed meanwhile (the dispatcher
    advanced it, an API write), the transaction is sent again without it (store/tables.py `replace_batch`)
    and that job is written alone, re-read since its ETag no longer matches.
 
 Each step comes before the one that depends on it, so a crash between them repeats a step, never loses one.
-Storage requests per attempt: one history write, and 1/k job write when k jobs of one collection answered
+Storage requests per attempt: 1/k history write and 1/k job write when k jobs of one collection answered
 within a window (one each when attempts were written alone). Every write is retried through storage faults
 for up to RECORD_PATIENCE (the batch's guard keeps the claims meanwhile); an attempt whose record cannot be
 written fails its own future, not the others'.
@@ -42,6 +43,7 @@ from ..keys import CollectionKey, JobKey
 from ..occurrence import OccurrenceMessage, Trigger
 from ..records import HistoryRecord, JobRecord
 from ..store import Claim, ConcurrencyError, Store, read_modify_write
+from ..store.history import ATTEMPTS_PER_GROUP
 from ..store.tables import chunks
 from .released import released_message, waiting_since
 
@@ -157,14 +159,17 @@ class Recorder:
                     pending.future.set_exception(error)
 
     def _write(self, taken: list[_Pending]) -> None:
-        """History and follow-ups side by side, then the jobs, one request per collection."""
-        written = self._each(self._before_job, taken)
-        ready = [pending for pending, failure in zip(taken, written, strict=True) if failure is None]
-        by_collection: dict[CollectionKey, list[_Pending]] = {}
-        for pending in ready:
-            by_collection.setdefault(pending.fired.message.job.collection_key, []).append(pending)
+        """History (a transaction per collection) and follow-ups side by side, then the jobs, one request per
+        collection."""
+        groups = _by_collection(taken, ATTEMPTS_PER_GROUP)
+        written = self._each(self._before_jobs, groups)
+        ready = [
+            pending for group, failure in zip(groups, written, strict=True) if failure is None for pending in group
+        ]
         requests = [
-            group for items in by_collection.values() for group in chunks(self._by_job(items), JOBS_PER_REQUEST)
+            group
+            for items in _by_collection(ready, len(ready) or 1)
+            for group in chunks(self._by_job(items), JOBS_PER_REQUEST)
         ]
         self._each(self._jobs, requests)
 
@@ -178,16 +183,24 @@ class Recorder:
 
         return list(self._pool.map(guarded, items)) if len(items) > 1 else [guarded(item) for item in items]
 
-    def _before_job(self, pending: _Pending) -> None:
-        fired, message = pending.fired, pending.fired.message
+    def _before_jobs(self, group: list[_Pending]) -> None:
+        """The history of attempts of one collection, in one transaction; then what follows each."""
         try:
-            persist(lambda: self.store.history.add(fired.history, message.due), message.claim_id)
-            follow_up = fired.follow_up
-            if follow_up is not None:
-                persist(lambda: self.store.queue.send(follow_up, self.clock.now()), message.claim_id)
+            records = [(pending.fired.history, pending.fired.message.due) for pending in group]
+            persist(lambda: self.store.history.add_group(records), group[0].fired.message.claim_id)
+            for pending in group:
+                follow_up = pending.fired.follow_up
+                if follow_up is not None:
+                    send = functools.partial(self._send, follow_up)
+                    persist(send, pending.fired.message.claim_id)
         except BaseException as error:
-            pending.future.set_exception(error)
+            for pending in group:
+                if not pending.future.done():
+                    pending.future.set_exception(error)
             raise
+
+    def _send(self, message: OccurrenceMessage) -> None:
+        self.store.queue.send(message, self.clock.now())
 
     @staticmethod
     def _by_job(items: Iterable[_Pending]) -> list[list[_Pending]]:
@@ -293,3 +306,11 @@ def _settle(attempts: list[_Pending], error: BaseException | None) -> None:
             pending.future.set_result(None)
         else:
             pending.future.set_exception(error)
+
+
+def _by_collection(items: Iterable[_Pending], size: int) -> list[list[_Pending]]:
+    """Attempts of each collection together, in groups of at most `size`."""
+    collections: dict[CollectionKey, list[_Pending]] = {}
+    for pending in items:
+        collections.setdefault(pending.fired.message.job.collection_key, []).append(pending)
+    return [group for members in collections.values() for group in chunks(members, size)]

@@ -99,7 +99,7 @@ class Store:
         jobs = [JobStore(table(a, "Jobs"), keyring, expectations) for a in range(len(services))]
         due = [DueIndex(table(a, "Due"), state, settings.due_shards, a) for a in range(len(services))]
         history = [HistoryStore(table(a, "History")) for a in range(len(services))]
-        claims = [ClaimStore(table(a, "Claims")) for a in range(len(services))]
+        claims = [ClaimStore(table(a, "AttemptClaims")) for a in range(len(services))]
         limits = table(0, "Limits")
         single = len(services) == 1
         return cls(

@@ -13,18 +13,30 @@ A claim names its runner: the delivery (queue message) that took it. Per deliver
   back). The takeover is ETag-guarded, so only one worker wins.
 A live runner renews its lease (see `renew`), so a crashed worker's attempt is taken over within
 LEASE + TAKEOVER_WAIT of its last renewal, and a slow attempt keeps its claim for as long as it runs.
+
+Layout: a claim is a row of its job's collection partition (the jobs table's partition key), keyed
+`<job>|<claim id>`, so the claims of a batch are taken (`claim_group`) and renewed (`renew_group`) in one
+entity-group transaction per 100 of one collection, instead of a request each: claims were the largest
+share of an execution's storage requests (issue 22). A transaction is all or nothing: a claim that exists
+(a duplicate delivery, a resumed or expired one) is taken out of it and settled by itself (`try_claim`), and
+so is a renewal whose claim changed. The table (`AttemptClaims`) replaced `Claims`, whose rows were
+partitioned by job; rows there only mattered for duplicates arriving within minutes, so the old table is
+no longer read (docs/operations.md, upgrading).
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from ..keys import JobKey
 from .history import delete_rows
-from .keys import job_scope
-from .tables import ConcurrencyError, Table, as_datetime
+from .keys import job_partition, job_rows, job_rows_end
+from .tables import ConcurrencyError, Table, as_datetime, chunks
+
+GROUP = 100  # an entity-group transaction's most operations
 
 # A dead runner's attempts come back LEASE + 1 s (its watchdog) + TAKEOVER_WAIT after its last renewal,
 # about 10 s: short, so what a crash held runs again within seconds (issue 23), long enough that a runner
@@ -58,14 +70,35 @@ class Claim:
     taken_over: bool = False
 
 
+def claim_partition(job: JobKey) -> str:
+    """A claim's partition: its job's collection (as in the jobs table), so a batch's claims share one."""
+    return job_partition(job.collection_key)
+
+
+def claim_row(job: JobKey, claim_id: str) -> str:
+    return job_rows(job, claim_id)
+
+
+def _job_rows(job: JobKey) -> tuple[str, str]:
+    return job_rows(job), job_rows_end(job)
+
+
+def claim_groups(items: Iterable[tuple[JobKey, str]]) -> list[list[tuple[JobKey, str]]]:
+    """(job, claim id) pairs in groups that one transaction can take: one collection, at most GROUP."""
+    by_partition: dict[str, list[tuple[JobKey, str]]] = {}
+    for item in items:
+        by_partition.setdefault(claim_partition(item[0]), []).append(item)
+    return [group for members in by_partition.values() for group in chunks(members, GROUP)]
+
+
 class ClaimStore:
     def __init__(self, table: Table) -> None:
         self.table = table
 
     def _entity(self, job: JobKey, claim_id: str, runner: str, lease_until: datetime) -> dict[str, object]:
         return {
-            "PartitionKey": job_scope(job),
-            "RowKey": claim_id,
+            "PartitionKey": claim_partition(job),
+            "RowKey": claim_row(job, claim_id),
             "Status": "running",
             "LeaseUntil": lease_until,
             "Runner": runner,
@@ -82,13 +115,13 @@ class ClaimStore:
                 return Claim(job, claim_id, self.table.insert(entity), runner)
             except ConcurrencyError:
                 pass
-            existing = self.table.get(job_scope(job), claim_id)
+            existing = self.table.get(claim_partition(job), claim_row(job, claim_id))
             if existing is None:
                 continue  # released meanwhile: try the insert again
             if existing.get("Status") == "done":
                 return None
             if runner and existing.get("Runner") == runner:
-                return self._take(job, entity, existing)
+                return self._take(job, claim_id, entity, existing)
             lease = as_datetime(existing.get("LeaseUntil"))
             if lease is not None and lease > now:
                 return None
@@ -99,7 +132,7 @@ class ClaimStore:
         """After TAKEOVER_WAIT: the claim, when nobody wrote it meanwhile (a live runner would have renewed it);
         None when it was renewed, finished or taken by another worker."""
         entity = self._entity(expired.job, expired.claim_id, expired.runner, lease_until)
-        again = self.table.get(job_scope(expired.job), expired.claim_id)
+        again = self.table.get(claim_partition(expired.job), claim_row(expired.job, expired.claim_id))
         if again is None:  # released meanwhile: claim it afresh
             try:
                 return Claim(expired.job, expired.claim_id, self.table.insert(entity), expired.runner)
@@ -107,22 +140,36 @@ class ClaimStore:
                 return None
         if again["etag"] != expired.etag:
             return None  # renewed, finished or taken: not ours
-        return self._take(expired.job, entity, again)
+        return self._take(expired.job, expired.claim_id, entity, again)
 
-    def _take(self, job: JobKey, entity: dict[str, object], existing: dict[str, object]) -> Claim | None:
+    def _take(self, job: JobKey, claim_id: str, entity: dict[str, object], existing: dict[str, object]) -> Claim | None:
         runner = str(entity["Runner"])
         try:
             etag: str | None = self.table.replace(entity, str(existing["etag"]))
         except ConcurrencyError:
-            etag = self._still_ours(job, str(entity["RowKey"]), runner)  # our write may have landed unseen
-        return None if etag is None else Claim(job, str(entity["RowKey"]), etag, runner, taken_over=True)
+            etag = self._still_ours(job, claim_id, runner)  # our write may have landed unseen
+        return None if etag is None else Claim(job, claim_id, etag, runner, taken_over=True)
 
     def _still_ours(self, job: JobKey, claim_id: str, runner: str) -> str | None:
         """The claim's ETag when it is `running` under this runner (a write we saw fail had landed), else None."""
-        found = self.table.get(job_scope(job), claim_id)
+        found = self.table.get(claim_partition(job), claim_row(job, claim_id))
         if runner and found is not None and found.get("Status") == "running" and found.get("Runner") == runner:
             return str(found["etag"])
         return None
+
+    def claim_group(
+        self, wanted: Sequence[tuple[JobKey, str]], now: datetime, runner: str, lease_until: datetime
+    ) -> list[Claim | Expired | None]:
+        """`try_claim` for a group of `claim_groups` (one collection, at most GROUP) in one transaction; a claim
+        that exists already is taken out of it and settled by `try_claim` (a duplicate, or one to resume)."""
+        entities = [self._entity(job, claim_id, runner, lease_until) for job, claim_id in wanted]
+        etags = self.table.insert_batch(entities)
+        return [
+            Claim(job, claim_id, etag, runner)
+            if etag is not None
+            else self.try_claim(job, claim_id, now, runner, lease_until)
+            for (job, claim_id), etag in zip(wanted, etags, strict=True)
+        ]
 
     def renew(self, claim: Claim, lease_until: datetime) -> bool:
         """Extend a claim this runner holds; False when it is no longer ours (taken over, or gone)."""
@@ -136,10 +183,28 @@ class ClaimStore:
             claim.etag = etag
         return True
 
+    def renew_group(self, claims: Sequence[Claim], lease_until: datetime) -> list[bool]:
+        """`renew` for claims of one collection (at most GROUP, `claim_groups`' grouping) in one transaction; a
+        claim that changed meanwhile is taken out of it and renewed (or found lost) by itself."""
+        entities = [(self._entity(c.job, c.claim_id, c.runner, lease_until), c.etag) for c in claims]
+        etags = self.table.replace_batch(entities)
+        kept: list[bool] = []
+        for claim, etag in zip(claims, etags, strict=True):
+            if etag is None:
+                kept.append(self.renew(claim, lease_until))
+            else:
+                claim.etag = etag
+                kept.append(True)
+        return kept
+
     def complete(self, claim: Claim) -> None:
         """Mark an attempt that changed no job as done. An attempt that updates its job is marked done
         by that update (JobRecord.recent_claims), which saves a round trip per execution."""
-        entity = {"PartitionKey": job_scope(claim.job), "RowKey": claim.claim_id, "Status": "done"}
+        entity = {
+            "PartitionKey": claim_partition(claim.job),
+            "RowKey": claim_row(claim.job, claim.claim_id),
+            "Status": "done",
+        }
         self.table.upsert(entity)
 
     def release(self, claim: Claim) -> None:
@@ -148,18 +213,24 @@ class ClaimStore:
         ETag-guarded: a claim another worker has since taken over is left alone.
         """
         with contextlib.suppress(ConcurrencyError):
-            self.table.delete(job_scope(claim.job), claim.claim_id, claim.etag)
+            self.table.delete(claim_partition(claim.job), claim_row(claim.job, claim.claim_id), claim.etag)
 
     def delete_before(self, job: JobKey, cutoff: datetime) -> int:
         """Delete the job's claims last written before `cutoff`; returns how many.
 
         A claim only has to outlive the duplicates of its message, which arrive within minutes (a
         redelivery, a re-dispatch), so old claims are dead weight. The filter on the system Timestamp
-        is evaluated by the service over the job's partition, which retention keeps small.
+        is evaluated by the service over the job's key range of its collection's partition, which
+        retention keeps small.
         """
-        query = "PartitionKey eq @pk and Timestamp lt @cutoff"
-        found = self.table.query(query, {"pk": job_scope(job), "cutoff": cutoff}, select=["RowKey"])
-        return delete_rows(self.table, job_scope(job), [e["RowKey"] for e in found])
+        low, high = _job_rows(job)
+        query = "PartitionKey eq @pk and RowKey ge @low and RowKey lt @high and Timestamp lt @cutoff"
+        params = {"pk": claim_partition(job), "low": low, "high": high, "cutoff": cutoff}
+        found = self.table.query(query, params, select=["RowKey"])
+        return delete_rows(self.table, claim_partition(job), [e["RowKey"] for e in found])
 
     def delete_all(self, job: JobKey) -> None:
-        self.table.delete_partition(job_scope(job))
+        low, high = _job_rows(job)
+        query = "PartitionKey eq @pk and RowKey ge @low and RowKey lt @high"
+        found = self.table.query(query, {"pk": claim_partition(job), "low": low, "high": high}, select=["RowKey"])
+        delete_rows(self.table, claim_partition(job), [e["RowKey"] for e in found])

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import requests
 from azure.core.pipeline.transport import RequestsTransport
 from azure.data.tables import TableServiceClient
 from azure.storage.queue import LinearRetry, QueueServiceClient
+from requests.adapters import HTTPAdapter
 
 from ..settings import StorageSettings
 
@@ -25,6 +27,10 @@ CONNECT_TIMEOUT = 3.0
 # noticed (and the call retried) in seconds rather than the SDK's default minute.
 READ_TIMEOUT = 10.0
 RETRIES = 4
+# Connections kept per storage endpoint: as many as the threads that call it side by side (the executor's
+# 64, the recorder's, the renewals'). requests keeps 10, and a herd then opens and discards a connection
+# per call beyond them ("Connection pool is full"), each a TCP handshake and the CPU to make it.
+POOL_SIZE = 128
 
 
 def _credential(settings: StorageSettings) -> Any:
@@ -38,11 +44,22 @@ def _credential(settings: StorageSettings) -> Any:
     return DefaultAzureCredential(managed_identity_client_id=settings.client_id)
 
 
+class _PooledTransport(RequestsTransport):
+    """azure-core's requests transport with a connection pool of POOL_SIZE per endpoint. The transport takes
+    no pool size; `_init_session` is where it mounts its adapters on the session it makes, once."""
+
+    def _init_session(self, session: requests.Session) -> None:
+        super()._init_session(session)
+        for adapter in session.adapters.values():
+            if isinstance(adapter, HTTPAdapter):
+                adapter.init_poolmanager(POOL_SIZE, POOL_SIZE)
+
+
 def _transport() -> RequestsTransport:
     # requests re-reads the proxy environment on every call unless told not to: about a tenth of the
     # CPU of a storage round trip. Our storage is reached directly, never through an environment proxy.
     # The timeouts live on the transport: a client's own timeout keywords only reach a transport it builds.
-    return RequestsTransport(use_env_settings=False, connection_timeout=CONNECT_TIMEOUT, read_timeout=READ_TIMEOUT)
+    return _PooledTransport(use_env_settings=False, connection_timeout=CONNECT_TIMEOUT, read_timeout=READ_TIMEOUT)
 
 
 def table_options() -> dict[str, Any]:

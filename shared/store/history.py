@@ -1,16 +1,26 @@
-"""Job history: one partition per job, row keys that sort newest first (like the real service's ids).
+"""Job history: a job's rows in its collection's partition, keyed `<job>|<id>`, ids sorting newest first (like
+the real service's ids).
 
 The real id is `{DateTime.MaxValue.Ticks - startTime.Ticks:020}:{Int64.MaxValue - n:020}`. Ours uses
 the attempt's due time and a number derived from the execution, so writing the same attempt twice
-(a redelivered message) overwrites one entry instead of adding a second.
+(a redelivered message) overwrites one entry instead of adding a second. The id is what the API shows; the
+job's prefix is not.
 
-The partition also holds the occurrence ledger (ledger.py: one row per occurrence, keys starting with `L`,
+The job's rows also hold the occurrence ledger (ledger.py: one row per occurrence, ids starting with `L`,
 after every attempt row): `page` lists the attempts (2016-03-01 history), `ledger_page` the ledger.
+
+Why the collection's partition: the attempts of a collection's jobs that answer together are written in one
+entity-group transaction (`add_group`, up to 50 attempts with their ledger rows), where a partition per job
+cost a request per attempt, the largest share of an execution's storage requests and of the CPU of a herd
+(issue 22). A collection holds at most 1,000 jobs, so a herd of one writes at most 2,000 rows, within the
+2,000 entities a second a partition takes. Rows of the layout before (a partition per job, `keys.job_scope`)
+are moved into this one by `adopt_legacy`, which retention runs for every job.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,13 +29,14 @@ from ..model import JobExecutionStatus, JobHistoryActionName
 from ..model.extensions import HistoryRetention
 from ..records import HistoryRecord, LedgerEntry
 from . import ledger
-from .keys import job_scope
+from .keys import job_partition, job_rows, job_rows_end, job_scope
 from .readable import read_each
 from .tables import Entity, Table, as_datetime, chunks
 
 _MAX_TICKS = 3155378975999999999  # DateTime.MaxValue.Ticks
 _EPOCH_TICKS = 621355968000000000  # ticks of 1970-01-01
 _INT64_MAX = 9223372036854775807
+ATTEMPTS_PER_GROUP = 50  # an attempt writes two rows (its own and its occurrence's ledger row); a group, 100
 
 
 def history_id(expected: datetime, execution_id: str, action: str, attempt: int) -> str:
@@ -43,30 +54,51 @@ class HistoryStore:
     def add(self, record: HistoryRecord, due: datetime) -> HistoryRecord:
         """Write an attempt (or a note); an attempt of a main action writes its occurrence's ledger row in the same
         entity-group transaction (one request either way)."""
-        record.history_id = history_id(due, record.execution_id, record.action_name.value, record.retry_count)
-        entry = ledger.of_attempt(record)
-        if entry is None:
-            self.table.upsert(_entity(record))
-        else:
-            self.table.upsert_batch([_entity(record), ledger.entity(entry)])
+        self.add_group([(record, due)])
         return record
+
+    def add_group(self, records: list[tuple[HistoryRecord, datetime]]) -> None:
+        """Attempts of one collection (at most ATTEMPTS_PER_GROUP, `history_groups`), each with the due instant
+        it is keyed by and its occurrence's ledger row, in one entity-group transaction."""
+        rows: list[Entity] = []
+        for record, due in records:
+            record.history_id = history_id(due, record.execution_id, record.action_name.value, record.retry_count)
+            entry = ledger.of_attempt(record)
+            rows.extend([_entity(record)] if entry is None else [_entity(record), ledger.entity(entry)])
+        self._upsert(rows)
 
     def add_all(self, notes: list[tuple[HistoryRecord, datetime]], entries: list[LedgerEntry]) -> None:
         """Notes (with the due instant each is keyed by) and ledger entries, in transactions of up to 100 rows
-        per job's partition."""
-        by_partition: dict[str, list[Entity]] = {}
+        per collection's partition."""
+        rows = []
         for note, due in notes:
             note.history_id = history_id(due, note.execution_id, note.action_name.value, note.retry_count)
-            by_partition.setdefault(job_scope(note.key), []).append(_entity(note))
-        for entry in entries:
-            by_partition.setdefault(job_scope(entry.key), []).append(ledger.entity(entry))
-        for rows in by_partition.values():
-            unique = list({row["RowKey"]: row for row in rows}.values())  # a transaction names a row once
-            for batch in chunks(unique, 100):
+            rows.append(_entity(note))
+        self._upsert(rows + [ledger.entity(entry) for entry in entries])
+
+    def _upsert(self, rows: list[Entity]) -> None:
+        by_partition: dict[str, dict[str, Entity]] = {}
+        for row in rows:  # a transaction names a row once: the last word on it wins
+            by_partition.setdefault(row["PartitionKey"], {})[row["RowKey"]] = row
+        for unique in by_partition.values():
+            for batch in chunks(list(unique.values()), 100):
                 if len(batch) == 1:
                     self.table.upsert(batch[0])
                 else:
                     self.table.upsert_batch(batch)
+
+    def adopt_legacy(self, job: JobKey) -> int:
+        """Move the job's rows of the layout before (a partition of its own) into its collection's partition;
+        how many. One query when there is nothing left to move."""
+        legacy = job_scope(job)
+        rows = list(self.table.query("PartitionKey eq @pk", {"pk": legacy}))
+        moved = [
+            {k: v for k, v in row.items() if k != "etag"}
+            | {"PartitionKey": job_partition(job.collection_key), "RowKey": job_rows(job, str(row["RowKey"]))}
+            for row in rows
+        ]
+        self._upsert(moved)
+        return delete_rows(self.table, legacy, [str(row["RowKey"]) for row in rows])
 
     def page(
         self, job: JobKey, status: JobExecutionStatus | None, size: int, continuation: Any = None
@@ -102,11 +134,12 @@ class HistoryStore:
             retention.effective_max_age,
             retention.effective_failure_max_age,
         )
-        rows = self.table.query("PartitionKey eq @pk", {"pk": job_scope(job)}, select=["RowKey", "Status"])
+        rows = self._rows_of(job, ["RowKey", "Status"])
         seen = {"attempts": 0, "ledger": 0}
         doomed: list[str] = []
         for row in rows:  # newest first within each range, attempts before the ledger
-            key = str(row["RowKey"])
+            row_key = str(row["RowKey"])
+            key = row_key.split("|", 1)[-1]
             kind = "ledger" if key.startswith(ledger.PREFIX) else "attempts"
             seen[kind] += 1
             try:
@@ -116,11 +149,18 @@ class HistoryStore:
             elapsed = timedelta(microseconds=(_ticks(now) - instant_ticks) // 10)
             failed = row.get("Status") == JobExecutionStatus.FAILED.value
             if elapsed > failure_age or (not failed and (elapsed > age or seen[kind] > keep)):
-                doomed.append(key)
-        return delete_rows(self.table, job_scope(job), doomed)
+                doomed.append(row_key)
+        return delete_rows(self.table, job_partition(job.collection_key), doomed)
+
+    def _rows_of(self, job: JobKey, select: list[str]) -> Iterator[Entity]:
+        query = "PartitionKey eq @pk and RowKey ge @low and RowKey lt @high"
+        params = {"pk": job_partition(job.collection_key), "low": job_rows(job), "high": job_rows_end(job)}
+        return self.table.query(query, params, select=select)
 
     def delete_all(self, job: JobKey) -> None:
-        self.table.delete_partition(job_scope(job))
+        rows = [str(e["RowKey"]) for e in self._rows_of(job, ["RowKey"])]
+        delete_rows(self.table, job_partition(job.collection_key), rows)
+        self.table.delete_partition(job_scope(job))  # what the layout before left, if anything
 
     def delete_before(self, job: JobKey, cutoff: datetime) -> int:
         """Delete the job's entries of attempts due before `cutoff`; returns how many.
@@ -128,25 +168,19 @@ class HistoryStore:
         Row keys sort newest first, so "older than cutoff" is a row-key range: the query returns only
         the rows to delete, whatever the partition's size.
         """
-        lowest = f"{_MAX_TICKS - _ticks(cutoff) + 1:020d}"
+        lowest = job_rows(job, f"{_MAX_TICKS - _ticks(cutoff) + 1:020d}")
         query = "PartitionKey eq @pk and RowKey ge @lo and RowKey lt @ledger"
-        rows = [
-            e["RowKey"]
-            for e in self.table.query(
-                query, {"pk": job_scope(job), "lo": lowest, "ledger": ledger.PREFIX}, select=["RowKey"]
-            )
-        ]
-        return delete_rows(self.table, job_scope(job), rows)
+        params = {"pk": job_partition(job.collection_key), "lo": lowest, "ledger": job_rows(job, ledger.PREFIX)}
+        rows = [e["RowKey"] for e in self.table.query(query, params, select=["RowKey"])]
+        return delete_rows(self.table, job_partition(job.collection_key), rows)
 
     def keep_newest(self, job: JobKey, count: int) -> int:
         """Delete all but the job's `count` newest entries; returns how many. Reads every key it keeps."""
-        query = "PartitionKey eq @pk and RowKey lt @ledger"
-        keys = (
-            e["RowKey"]
-            for e in self.table.query(query, {"pk": job_scope(job), "ledger": ledger.PREFIX}, select=["RowKey"])
-        )
+        query = "PartitionKey eq @pk and RowKey ge @low and RowKey lt @ledger"
+        params = {"pk": job_partition(job.collection_key), "low": job_rows(job), "ledger": job_rows(job, ledger.PREFIX)}
+        keys = (e["RowKey"] for e in self.table.query(query, params, select=["RowKey"]))
         rows = [row for index, row in enumerate(keys) if index >= count]  # the service returns keys in order
-        return delete_rows(self.table, job_scope(job), rows)
+        return delete_rows(self.table, job_partition(job.collection_key), rows)
 
 
 def delete_rows(table: Table, partition: str, rows: list[str]) -> int:
@@ -162,8 +196,8 @@ def _ticks(instant: datetime) -> int:
 
 def _entity(record: HistoryRecord) -> Entity:
     return {
-        "PartitionKey": job_scope(record.key),
-        "RowKey": record.history_id,
+        "PartitionKey": job_partition(record.key.collection_key),
+        "RowKey": job_rows(record.key, record.history_id),
         "ExecutionId": record.execution_id,
         "ExpectedExecutionTime": record.expected_execution_time,
         "StartTime": record.start_time,
@@ -191,5 +225,13 @@ def _record(job: JobKey, e: Entity) -> HistoryRecord:
         message=e.get("Message", ""),
         retry_count=int(e.get("RetryCount", 0)),
         repeat_count=int(e.get("RepeatCount", 0)),
-        history_id=e["RowKey"],
+        history_id=str(e["RowKey"]).split("|", 1)[-1],
     )
+
+
+def history_groups(records: Iterable[tuple[HistoryRecord, datetime]]) -> list[list[tuple[HistoryRecord, datetime]]]:
+    """Attempts in groups that `add_group` writes in one transaction: one collection, ATTEMPTS_PER_GROUP at most."""
+    by_collection: dict[str, list[tuple[HistoryRecord, datetime]]] = {}
+    for item in records:
+        by_collection.setdefault(job_partition(item[0].key.collection_key), []).append(item)
+    return [group for items in by_collection.values() for group in chunks(items, ATTEMPTS_PER_GROUP)]

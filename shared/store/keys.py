@@ -32,5 +32,17 @@ def job_row(key: JobKey) -> str:
 
 
 def job_scope(key: JobKey) -> str:
-    """One partition per job, for its history and claims."""
+    """The partition a job's history and claims had before they moved to their collection's (`job_rows`);
+    what a deployment of then left in History is moved by `HistoryStore.adopt_legacy`."""
     return f"{job_partition(key.collection_key)}|{escape(key.job)}"
+
+
+def job_rows(key: JobKey, suffix: str = "") -> str:
+    """A row key of one of the job's rows in its collection's partition (History, AttemptClaims): the job's
+    escaped name, `|`, then the row's own key; an escaped name has no `|`, so `job_rows(key)` prefixes
+    exactly the job's rows and `job_rows_end(key)` is the first key after them."""
+    return f"{escape(key.job)}|{suffix}"
+
+
+def job_rows_end(key: JobKey) -> str:
+    return f"{escape(key.job)}}}"  # `}` follows `|`

@@ -1,10 +1,11 @@
-"""The occurrence ledger's rows: in each job's history partition, beside its attempts, one row per occurrence.
+"""The occurrence ledger's rows: among each job's history rows, beside its attempts, one row per occurrence.
 
-Row keys: `L{DateTime.MaxValue.Ticks - occurrence ticks:020}:{12 hex digits of the execution id's hash}`,
+Row keys (after the job's prefix, `<job>|`, history.py):
+`L{DateTime.MaxValue.Ticks - occurrence ticks:020}:{12 hex digits of the execution id's hash}`,
 so an occurrence's row is the same whoever writes it (its attempts, a dispatcher letting it go, an executor
 dropping it): the last word on an occurrence replaces the row. The `L` sorts after every attempt row (those
-start with a digit), so each of the two lists is one row-key range of the partition: 2016-03-01 history
-reads `RowKey lt 'L'`, the ledger `RowKey ge 'L'`, and a time range of occurrences is a narrower range of
+start with a digit), so each of the two lists is one row-key range: 2016-03-01 history reads from `<job>|`
+to `<job>|L`, the ledger from `<job>|L` to `<job>|M`, and a time range of occurrences is a narrower range of
 the latter (newest first, like the attempts).
 
 Cost: an attempt of a main action writes its occurrence's row in the same entity-group transaction as its
@@ -21,7 +22,7 @@ from typing import Any
 from ..keys import JobKey
 from ..model import JobExecutionStatus, JobHistoryActionName, LedgerReason, WaitCause
 from ..records import HistoryRecord, LedgerEntry
-from .keys import job_scope
+from .keys import job_partition, job_rows
 from .tables import Entity, as_datetime
 
 PREFIX = "L"
@@ -66,8 +67,8 @@ def of_attempt(record: HistoryRecord) -> LedgerEntry | None:
 
 def entity(entry: LedgerEntry) -> Entity:
     return {
-        "PartitionKey": job_scope(entry.key),
-        "RowKey": ledger_id(entry.occurrence, entry.execution_id),
+        "PartitionKey": job_partition(entry.key.collection_key),
+        "RowKey": job_rows(entry.key, ledger_id(entry.occurrence, entry.execution_id)),
         "ExecutionId": entry.execution_id,
         "Occurrence": entry.occurrence,
         "Trigger": entry.trigger,
@@ -104,7 +105,7 @@ def record(job: JobKey, e: Entity) -> LedgerEntry:
         retry_count=int(e.get("RetryCount", 0)),
         attempts=int(e.get("Attempts", 0)),
         repeat_count=int(e.get("RepeatCount", 0)),
-        entry_id=str(e["RowKey"]),
+        entry_id=str(e["RowKey"]).split("|", 1)[-1],
         waited=timedelta(seconds=float(waited)) if isinstance(waited, (int, float)) else None,
         waited_for=WaitCause(waited_for) if waited_for else None,
     )
@@ -112,7 +113,8 @@ def record(job: JobKey, e: Entity) -> LedgerEntry:
 
 def attempts_query(job: JobKey, status: JobExecutionStatus | None) -> tuple[str, dict[str, Any]]:
     """The attempts (and notes) of the job: what 2016-03-01 history lists."""
-    query, params = "PartitionKey eq @pk and RowKey lt @ledger", {"pk": job_scope(job), "ledger": PREFIX}
+    query = "PartitionKey eq @pk and RowKey ge @low and RowKey lt @ledger"
+    params = {"pk": job_partition(job.collection_key), "low": job_rows(job), "ledger": job_rows(job, PREFIX)}
     if status is not None:
         query += " and Status eq @status"
         params["status"] = status.value
@@ -134,7 +136,11 @@ def ledger_query(
     if since is not None:
         high = f"{PREFIX}{_position(since) + (1 if since_inclusive else 0):020d}"
     query = "PartitionKey eq @pk and RowKey ge @low and RowKey lt @high"
-    params: dict[str, Any] = {"pk": job_scope(job), "low": low, "high": high}
+    params: dict[str, Any] = {
+        "pk": job_partition(job.collection_key),
+        "low": job_rows(job, low),
+        "high": job_rows(job, high),
+    }
     if status is not None:
         query += " and Status eq @status"
         params["status"] = status.value

@@ -60,10 +60,12 @@ def rebalance(settings: Settings, apply: bool) -> Moves:
                 continue
             moves.collections += 1
             jobs = list(table(source, "Jobs").query("PartitionKey eq @pk", {"pk": job_partition(key)}))
+            claims = table(source, "AttemptClaims"), table(home, "AttemptClaims")
+            moves.claims += _move(*claims, job_partition(key), apply)  # claims and history: the collection's
+            moves.history += _move(table(source, "History"), table(home, "History"), job_partition(key), apply)
             for job in jobs:
-                scope = f"{job['PartitionKey']}|{job['RowKey']}"  # job_scope: its history's and claims' partition
-                moves.history += _move(table(source, "History"), table(home, "History"), scope, apply)
-                moves.claims += _move(table(source, "Claims"), table(home, "Claims"), scope, apply)
+                legacy = f"{job['PartitionKey']}|{job['RowKey']}"  # keys.job_scope: history's layout before
+                moves.history += _move(table(source, "History"), table(home, "History"), legacy, apply)
                 moves.jobs += _move_one(table(source, "Jobs"), table(home, "Jobs"), job, apply)
             whole = table(source, "Collections").get(row["PartitionKey"], row["RowKey"])
             if whole is not None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from itertools import islice
@@ -221,6 +221,13 @@ class RoutedHistory(HistoryStore):
     def add(self, record: HistoryRecord, due: datetime) -> HistoryRecord:
         return self._at(record.key).add(record, due)
 
+    def add_group(self, records: list[tuple[HistoryRecord, datetime]]) -> None:
+        if records:  # one collection: one account
+            self._at(records[0][0].key).add_group(records)
+
+    def adopt_legacy(self, job: JobKey) -> int:
+        return self._at(job).adopt_legacy(job)
+
     def page(self, job: JobKey, *args: Any, **kwargs: Any) -> tuple[list[HistoryRecord], Any]:
         return self._at(job).page(job, *args, **kwargs)
 
@@ -261,8 +268,14 @@ class RoutedClaims(ClaimStore):
     def take_over(self, expired: Expired, *args: Any, **kwargs: Any) -> Claim | None:
         return self._at(expired.job).take_over(expired, *args, **kwargs)
 
+    def claim_group(self, wanted: Sequence[tuple[JobKey, str]], *args: Any) -> list[Claim | Expired | None]:
+        return self._at(wanted[0][0]).claim_group(wanted, *args) if wanted else []  # one collection: one account
+
     def renew(self, claim: Claim, *args: Any, **kwargs: Any) -> bool:
         return self._at(claim.job).renew(claim, *args, **kwargs)
+
+    def renew_group(self, claims: Sequence[Claim], *args: Any) -> list[bool]:
+        return self._at(claims[0].job).renew_group(claims, *args) if claims else []
 
     def complete(self, claim: Claim) -> None:
         self._at(claim.job).complete(claim)

@@ -19,7 +19,7 @@ from shared.keys import CollectionKey, JobKey
 from shared.runtime import Runtime
 from shared.settings import ConfigurationError, Settings, StorageSettings
 from shared.store import ClaimStore, CollectionStore, DueIndex, HistoryStore, JobStore
-from shared.store.keys import collection_partition, collection_row, job_partition, job_row, job_scope
+from shared.store.keys import collection_partition, collection_row, job_partition, job_row, job_rows, job_rows_end
 from shared.store.routing import (
     RoutedClaims,
     RoutedCollections,
@@ -232,11 +232,12 @@ def test_the_fan_out_covers_every_account_and_every_occurrence_fires_once(
             assert state["state"] == "completed" and state["status"]["executionCount"] == runs
             history = call(rt, "Jobs_ListJobHistory", "GET", group, name, f"j{job}").body["value"]
             assert [h["properties"]["status"] for h in history] == ["Completed"] * runs
-            scope = job_scope(JobKey(SUB, group, name, f"j{job}"))
+            key = JobKey(SUB, group, name, f"j{job}")
+            rows = {"pk": job_partition(key.collection_key), "low": job_rows(key), "high": job_rows_end(key)}
             holding = [
                 i
                 for i, inner in enumerate(rt.store.history.stores)
-                if list(inner.table.query("PartitionKey eq @pk", {"pk": scope}))
+                if list(inner.table.query("PartitionKey eq @pk and RowKey ge @low and RowKey lt @high", rows))
             ]
             assert holding == [account_of(CollectionKey(SUB, group, name), 2)]
     assert rt.store.due.entries(first.strftime("%Y%m%d%H%M")) == []

@@ -1,0 +1,132 @@
+"""Claims and history rows live in their collection's partition, keyed `<job>|...`, on real Azurite: a batch's
+claims are taken and renewed in one transaction, and what exists already (a duplicate, a resumed claim, a
+lost one) is settled by itself; a job's history is its own rows only (not those of a job whose name it
+prefixes), the API's ids carry no prefix, and rows of the layout before (a partition per job) are moved in."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from shared.keys import JobKey
+from shared.model import JobExecutionStatus, JobHistoryActionName
+from shared.records import HistoryRecord
+from shared.runtime import Runtime
+from shared.store import Claim, Expired
+from shared.store.claims import claim_groups
+from shared.store.history import history_groups, history_id
+from shared.store.keys import job_partition, job_scope
+
+SUB, RG, JC = "sub", "rg", "jc"
+NOW = datetime(2026, 3, 1, 12, 0, 30, tzinfo=UTC)
+
+
+def _job(name: str, collection: str = JC) -> JobKey:
+    return JobKey(SUB, RG, collection, name)
+
+
+def test_a_batch_of_claims_is_one_group_per_collection_and_taken_at_once(runtime: Runtime) -> None:
+    claims = runtime.store.claims
+    wanted = [(_job(f"j{n}"), f"e{n}|MainAction|0") for n in range(5)] + [(_job("j0", "other"), "x|MainAction|0")]
+    groups = claim_groups(wanted)
+    assert sorted(len(g) for g in groups) == [1, 5]
+    lease = NOW + timedelta(seconds=6)
+    taken = [c for g in groups for c in claims.claim_group(g, NOW, "delivery-a", lease)]
+    assert all(isinstance(c, Claim) and not c.taken_over for c in taken)
+    # A second delivery finds them all live (duplicates); the same delivery resumes them.
+    assert claims.claim_group(groups[0], NOW, "delivery-b", lease) == [None] * len(groups[0])
+    resumed = claims.claim_group(groups[0], NOW, "delivery-a", lease)
+    assert all(isinstance(c, Claim) and c.taken_over for c in resumed)
+    # After the lease, another runner sees them expired, not free.
+    late = claims.claim_group(groups[0], lease + timedelta(seconds=1), "delivery-c", lease + timedelta(seconds=7))
+    assert all(isinstance(c, Expired) for c in late)
+
+
+def test_a_group_with_one_claim_taken_elsewhere_claims_the_others(runtime: Runtime) -> None:
+    claims = runtime.store.claims
+    group = [(_job(f"k{n}"), f"f{n}|MainAction|0") for n in range(4)]
+    lease = NOW + timedelta(seconds=6)
+    assert isinstance(claims.try_claim(*group[2], NOW, "elsewhere", lease), Claim)
+    taken = claims.claim_group(group, NOW, "here", lease)
+    assert [type(c).__name__ for c in taken] == ["Claim", "Claim", "NoneType", "Claim"]
+
+
+def test_a_renewal_of_a_group_keeps_what_is_ours_and_reports_what_was_taken(runtime: Runtime) -> None:
+    claims = runtime.store.claims
+    group = [(_job(f"r{n}"), f"g{n}|MainAction|0") for n in range(3)]
+    lease = NOW + timedelta(seconds=6)
+    held = [c for c in claims.claim_group(group, NOW, "runner-a", lease) if isinstance(c, Claim)]
+    assert len(held) == 3
+    # Another worker takes the second over once its lease lapsed.
+    lapsed = claims.try_claim(*group[1], lease + timedelta(seconds=1), "runner-b", lease + timedelta(seconds=9))
+    assert isinstance(lapsed, Expired)
+    assert claims.take_over(lapsed, lease + timedelta(seconds=9)) is not None
+    assert claims.renew_group(held, lease + timedelta(seconds=4)) == [True, False, True]
+    assert claims.renew_group([held[0], held[2]], lease + timedelta(seconds=6)) == [True, True]
+
+
+def _attempt(job: JobKey, n: int, status: JobExecutionStatus = JobExecutionStatus.COMPLETED) -> HistoryRecord:
+    due = NOW + timedelta(minutes=n)
+    return HistoryRecord(
+        key=job,
+        execution_id=f"{job.job}-{n}",
+        expected_execution_time=due,
+        start_time=due,
+        end_time=due + timedelta(seconds=1),
+        action_name=JobHistoryActionName.MAIN_ACTION,
+        status=status,
+        message=f"attempt {n}",
+        retry_count=0,
+        repeat_count=n,
+        occurrence=due,
+        trigger="schedule",
+    )
+
+
+def test_attempts_of_a_collection_are_written_together_and_read_per_job(runtime: Runtime) -> None:
+    history = runtime.store.history
+    a, ab = _job("a"), _job("ab")  # "a|" and "ab|": one job's rows are never the other's
+    records = [(_attempt(job, n), NOW + timedelta(minutes=n)) for job in (a, ab) for n in range(3)]
+    groups = history_groups(records)
+    assert [len(g) for g in groups] == [6]
+    history.add_group(groups[0])
+    for job in (a, ab):
+        page, _ = history.page(job, None, 10)
+        assert [r.message for r in page] == ["attempt 2", "attempt 1", "attempt 0"]  # newest first
+        assert all(r.key == job and "|" not in r.history_id for r in page)
+        ledger, _ = history.ledger_page(job, None, None, None, 10)
+        assert [e.occurrence for e in ledger] == [NOW + timedelta(minutes=n) for n in (2, 1, 0)]
+        assert all("|" not in e.entry_id for e in ledger)
+    assert history.keep_newest(a, 1) == 2
+    assert [r.message for r in history.page(a, None, 10)[0]] == ["attempt 2"]
+    assert len(history.page(ab, None, 10)[0]) == 3
+
+
+def test_history_of_the_layout_before_is_moved_into_the_collection_partition(runtime: Runtime) -> None:
+    history = runtime.store.history
+    job = _job("old")
+    record = _attempt(job, 0, JobExecutionStatus.FAILED)
+    old_id = history_id(NOW, record.execution_id, record.action_name.value, 0)
+    history.table.upsert(
+        {
+            "PartitionKey": job_scope(job),
+            "RowKey": old_id,
+            "ExecutionId": record.execution_id,
+            "ExpectedExecutionTime": NOW,
+            "StartTime": NOW,
+            "EndTime": NOW,
+            "ActionName": "MainAction",
+            "Status": "Failed",
+            "Message": "from before",
+            "RetryCount": 0,
+            "RepeatCount": 0,
+        }
+    )
+    assert history.page(job, None, 10)[0] == []
+    assert history.adopt_legacy(job) == 1
+    page, _ = history.page(job, None, 10)
+    assert [(r.history_id, r.message, r.status) for r in page] == [(old_id, "from before", JobExecutionStatus.FAILED)]
+    assert list(history.table.query("PartitionKey eq @pk", {"pk": job_scope(job)})) == []
+    assert history.adopt_legacy(job) == 0
+    assert {e["PartitionKey"] for e in history.table.query("RowKey ge @r", {"r": ""})} == {
+        job_partition(job.collection_key)
+    }
