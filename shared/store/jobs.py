@@ -17,6 +17,7 @@ from typing import Any
 from ..keys import CollectionKey, JobKey
 from ..model import JobProperties, JobState, format_utc
 from ..records import JobRecord, with_etag
+from .definitions import Definitions
 from .expectations import ExpectationIndex
 from .keys import job_partition, job_row
 from .overlap_codec import decode as decode_overlap
@@ -49,6 +50,7 @@ class JobStore:
         self.table = table
         self.keyring = keyring
         self.expectations = expectations  # mirror rows of jobs that carry an expectation (store/expectations.py)
+        self.definitions = Definitions()  # unchanged definitions parsed and sealed once (definitions.py)
 
     def get(self, key: JobKey) -> JobRecord | None:
         entity = self.table.get(job_partition(key.collection_key), job_row(key))
@@ -187,16 +189,27 @@ class JobStore:
 
     def _entity(self, record: JobRecord) -> Entity:
         entity = _entity(record)
+        bound = _bound_to(entity)
+        known = self.definitions.stored(record.properties, bound) if record.unopened_secrets is None else None
+        if known is not None:
+            entity["Document"], entity["Sealed"] = known
+            return entity
         document = record.properties.to_document()
         taken = extract(document)
         entity["Document"] = json.dumps(document, separators=(",", ":"))
         if taken:
-            entity["Sealed"] = seal(self._require_keyring(), taken, _bound_to(entity))
+            entity["Sealed"] = seal(self._require_keyring(), taken, bound)
         else:
             entity["Sealed"] = record.unopened_secrets  # None unless the stored secrets could not be opened
+        if record.unopened_secrets is None:
+            self.definitions.remember((bound, entity["Document"], entity["Sealed"]), record.properties)
         return entity
 
     def _record(self, entity: Entity) -> JobRecord:
+        stored = (_bound_to(entity), str(entity["Document"]), entity.get("Sealed") or None)
+        properties = self.definitions.parsed(stored)
+        if properties is not None:
+            return _record(entity, properties)
         document = json.loads(entity["Document"])
         unopened = None
         if entity.get("Sealed"):
@@ -210,7 +223,10 @@ class JobStore:
                     exc,
                 )
                 unopened = entity["Sealed"]
-        return replace(_record(entity, document), unopened_secrets=unopened)
+        properties = JobProperties.model_validate(document)
+        if unopened is None:
+            self.definitions.remember(stored, properties)
+        return replace(_record(entity, properties), unopened_secrets=unopened)
 
     def summaries(self) -> Iterator[JobSummary]:
         """Every job of every collection, as a projection read paged by the SDK (one pass over the table)."""
@@ -287,10 +303,10 @@ def _bound_to(entity: Entity) -> str:
     return f"{entity['PartitionKey']}\n{entity['RowKey']}"
 
 
-def _record(entity: Entity, document: dict[str, Any]) -> JobRecord:
+def _record(entity: Entity, properties: JobProperties) -> JobRecord:
     return JobRecord(
         key=JobKey(entity["Subscription"], entity["ResourceGroup"], entity["Collection"], entity["Name"]),
-        properties=JobProperties.model_validate(document),
+        properties=properties,
         state=JobState(entity["State"]),
         created_time=as_datetime(entity.get("CreatedTime")),
         anchor=datetime.fromisoformat(entity["Anchor"]) if entity.get("Anchor") else None,
