@@ -25,7 +25,8 @@ rows store/limits.py's; this module is their I/O shell in the executor.
   awaited by the action right before it writes the request).
 - `requeue`: the deferred attempt's claim given back (so the message claims it again when it comes), its
   Waiting ledger entry (first attempts of a wait longer than WAIT_SHOWN_AFTER), then its message, queued with
-  the others deferred meanwhile, a batch per second of due; on a lane of DEFERRAL_THREADS threads of its own.
+  the others deferred meanwhile, a batch per second of due; the claim and the entry on a lane of
+  DEFERRAL_THREADS threads of their own.
 """
 
 from __future__ import annotations
@@ -128,7 +129,8 @@ class Limits:
             io, self._reserve, GATHER
         )
         self._deferrals = ThreadPoolExecutor(DEFERRAL_THREADS, thread_name_prefix="limits-deferral")
-        self._queue: Gathered[None, OccurrenceMessage, None] = Gathered(self._deferral_lane, self._send, QUEUE_GATHER)
+        # Not on the deferral lane: a message queued again must not wait behind the herd's releases and entries.
+        self._queue: Gathered[None, OccurrenceMessage, None] = Gathered(io, self._send, QUEUE_GATHER)
         self._wire = WireTurns(clock)
         self._peeks: Gathered[CollectionKey, None, GateState] = Gathered(io, self._peek, GATHER)
         # Per event loop and collection: resolved when this process gives a slot back (its waiters ask at once).
