@@ -44,8 +44,11 @@ def limited_collection(harness: Harness, name: str, properties: dict[str, object
 
 
 def herd(harness: Harness, collection: str, target: str, count: int) -> tuple[datetime, set[str]]:
-    """`count` one-shot jobs due at one second; that second and the job ids (as the target sees them)."""
-    due = next_minute(datetime.now(UTC), timedelta(seconds=15 + count / 25))
+    """`count` one-shot jobs due at one second; that second and the job ids (as the target sees them). Created far
+    enough ahead (at a conservative 40 PUT/s) that the minute timer queues them, in batches, as it queues a
+    schedule's herd: jobs created within their due minute are queued by the API one message each, and then the
+    executor's messages a second, not the limit, set the pace."""
+    due = next_minute(datetime.now(UTC), timedelta(minutes=2, seconds=30 + count / 40))
     names = [f"j{n:04d}" for n in range(count)]
     harness.create_jobs((collection, name, one_shot(due, harness.targets.url(target))) for name in names)
     return due, set(names)  # the target sees a job's name (x-ms-scheduler-jobid)
@@ -92,13 +95,17 @@ def rate_phase(folder: Path, count: int, rate: float) -> None:
     ordered = sorted(arrivals, key=lambda a: a.at)
     in_order = all(a.expected <= b.expected for a, b in zip(ordered, ordered[1:], strict=False))
     took = (max(a.at for a in arrivals) - due).total_seconds() if arrivals else float("nan")
+    first = (min(a.at for a in arrivals) - due).total_seconds() if arrivals else float("nan")
     print(
         f"[rate] observed max per second: {most_in_one_second(instants)} (sliding 1 s windows), "
         f"{max(by_second.values(), default=0)} (calendar seconds); limit {rate:g}"
     )
+    seconds = range(min(by_second, default=0), max(by_second, default=-1) + 1)
+    print(f"[rate] per calendar second: {' '.join(str(by_second.get(s, 0)) for s in seconds)}")
     print(
         f"[rate] fired {len(jobs)}/{count}, lost {count - len(jobs)}, doubled {sum(n - 1 for n in jobs.values())}, "
-        f"total duration {took:.1f} s from the due second to the last request (expected ~{count / rate:.0f} s), "
+        f"total duration {took:.1f} s from the due second to the last request (the first at {first:.2f} s; "
+        f"expected ~{count / rate:.0f} s), "
         f"in due order: {'yes' if in_order else 'no'}"
     )
 

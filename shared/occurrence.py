@@ -127,9 +127,13 @@ class OccurrenceMessage:
         return execution_id(self.job, self.occurrence, self.trigger)
 
     @property
+    def attempt_id(self) -> str:
+        """The attempt's claim id, the same for its polls (which have claims of their own: `claim_id`)."""
+        return f"{self.execution_id}|{self.action.value}|{self.attempt}"
+
+    @property
     def claim_id(self) -> str:
-        attempt = f"{self.execution_id}|{self.action.value}|{self.attempt}"
-        return attempt if self.poll is None else f"{attempt}|poll|{self.poll.count}"
+        return self.attempt_id if self.poll is None else f"{self.attempt_id}|poll|{self.poll.count}"
 
     def retry(self, due: datetime) -> OccurrenceMessage:
         return replace(self, due=due, attempt=self.attempt + 1, first_due=None, waited_for=None, paced=False, poll=None)

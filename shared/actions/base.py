@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -28,6 +28,9 @@ class ExecutionContext:
     # Headers the scheduler itself adds to an Http action's request beside its x-ms-* metadata (e.g. a
     # W3C `traceparent`); they win over the job's own headers of the same name.
     extra_headers: Mapping[str, str] = field(default_factory=dict)
+    # Awaited by an Http action (and a poll) once its connection is made, right before the request is written:
+    # the scheduler's pacing of the target's rate limit takes its turn there (outbound.py). None: not paced.
+    before_send: Callable[[], Awaitable[None]] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # Every Http request and Service Bus message carries W3C trace context, telemetry on or off: the

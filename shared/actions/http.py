@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from urllib.parse import urljoin, urlsplit
@@ -96,9 +97,16 @@ class HttpTarget:
         self._certificates = ContextCache(self.cafile)
         self.tokens = TokenCache(settings.aad_authority_host, settings.allow_private_targets, self.trust)
 
-    async def send(self, prepared: requests.PreparedRequest, ssl_context: ssl.SSLContext, deadline: Deadline) -> Reply:
+    async def send(
+        self,
+        prepared: requests.PreparedRequest,
+        ssl_context: ssl.SSLContext,
+        deadline: Deadline,
+        before_send: Callable[[], Awaitable[None]] | None = None,
+    ) -> Reply:
         """One prepared request through the egress guard (outbound.exchange); ValueError for a URI that is not
-        absolute http(s). The action and its polls (polling.py) both go through here."""
+        absolute http(s). The action and its polls (polling.py) both go through here; `before_send` is awaited
+        right before the request is written (ExecutionContext.before_send)."""
         parts = urlsplit(prepared.url or "")
         scheme = parts.scheme.lower()
         if scheme not in ("http", "https") or not parts.hostname:
@@ -117,6 +125,7 @@ class HttpTarget:
             ssl_context=ssl_context,
             deadline=deadline,
             max_body=MAX_BODY_BYTES,
+            before_send=before_send,
         )
 
     def run(self, action: Action, context: ExecutionContext) -> ActionResult:
@@ -138,7 +147,7 @@ class HttpTarget:
                 data=(request.body or "").encode("utf-8"),
                 auth=auth,
             ).prepare()
-            reply = await self.send(prepared, ssl_context, deadline)
+            reply = await self.send(prepared, ssl_context, deadline, context.before_send)
         except AuthenticationRefused as exc:
             return ActionResult(False, f"Http Action - Request to host '{host}' could not be authenticated: {exc}")
         except TargetRefused as exc:

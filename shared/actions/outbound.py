@@ -17,6 +17,9 @@ of actions in flight (shared/actions/limits.py bounds how many) on one event loo
   response: the whole exchange runs under one `asyncio.timeout`, which cancels it in the middle of any
   read or write, so a peer that trickles a byte at a time is cut at the deadline. (A lookup given up
   on finishes in the background under the resolver's own timeouts.)
+- Paced (optional `before_send`): awaited once the connection is made (TLS included), right before the request's
+  first bytes are written (`_paced`); the executor's rate limits take their turn there (shared/executor/
+  wire_turns.py), so the spacing they keep is the spacing on the wire. It counts against the deadline.
 - The response: at most `max_body` bytes of the (decoded) body are read; header lines up to 64 KiB and
   100 of them, as http.client allowed before.
 """
@@ -28,7 +31,7 @@ import ipaddress
 import socket
 import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -131,6 +134,7 @@ async def exchange(
     ssl_context: ssl.SSLContext,
     deadline: Deadline,
     max_body: int,
+    before_send: Callable[[], Awaitable[None]] | None = None,
 ) -> Reply:
     """Send one request to `host` (a name or IP literal, no brackets) and read the status, headers and
     at most `max_body` bytes of the body. Raises TargetRefused (network.py) or OutboundError."""
@@ -139,7 +143,18 @@ async def exchange(
         async with asyncio.timeout(deadline.remaining()):
             addresses = await _resolve(host, port, allow_private)
             return await _send(
-                method, scheme, host, port, target, headers, body, addresses, ssl_context, max_body, progress
+                method,
+                scheme,
+                host,
+                port,
+                target,
+                headers,
+                body,
+                addresses,
+                ssl_context,
+                max_body,
+                progress,
+                before_send,
             )
     except OutboundError:
         raise
@@ -172,6 +187,7 @@ async def _send(
     ssl_context: ssl.SSLContext,
     max_body: int,
     progress: _Progress,
+    before_send: Callable[[], Awaitable[None]] | None,
 ) -> Reply:
     authority = f"[{host}]" if ":" in host else host
     default_port = 443 if scheme == "https" else 80
@@ -185,6 +201,7 @@ async def _send(
         max_line_size=MAX_HEADER_LINE,
         max_field_size=MAX_HEADER_LINE,
         max_headers=MAX_HEADERS,
+        trace_configs=[_paced(before_send, body)] if before_send is not None else None,
     )
     async with (
         session,
@@ -205,6 +222,30 @@ async def _send(
                 break
             data += chunk
         return Reply(response.status, response.reason or "", list(response.headers.items()), bytes(data))
+
+
+def _paced(before_send: Callable[[], Awaitable[None]], body: bytes | None) -> aiohttp.TraceConfig:
+    """`before_send` at aiohttp's last await before the request's first bytes are written: a request without a body
+    is written right after its headers are handed over (`on_request_headers_sent`, awaited before they are
+    written, despite its name); one with a body in a task of its own, with its first chunk (`on_request_chunk_sent`,
+    awaited right before the headers and that chunk go out together). Awaited once."""
+    pending = [before_send]
+
+    async def turn() -> None:
+        if pending:
+            await pending.pop()()
+
+    async def headers(*_: object) -> None:
+        if not body:
+            await turn()
+
+    async def chunk(*_: object) -> None:
+        await turn()
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_headers_sent.append(headers)
+    trace.on_request_chunk_sent.append(chunk)
+    return trace
 
 
 def _cause(exc: BaseException) -> str:

@@ -75,7 +75,7 @@ async def poll(target: HttpTarget, action: Action, context: ExecutionContext, ac
         headers = {**scheduler_headers(context), "Idempotency-Key": context.execution_id, **context.extra_headers}
     try:
         prepared = requests.Request("GET", url, headers=headers, auth=auth).prepare()
-        reply = await target.send(prepared, ssl_context, deadline)
+        reply = await target.send(prepared, ssl_context, deadline, context.before_send)
     except TargetRefused as exc:
         return Polled(False, f"Http Action - Polling the operation at host '{host}' was refused: {exc}")
     except OutboundError as exc:  # the work may go on: ask again

@@ -41,7 +41,7 @@ from .collection_gate import CollectionGate
 from .limits import Admitted, Deferral, Limits
 from .not_run import record_not_run, record_superseded
 from .overlap_turn import OverlapTurn
-from .polling import Polling, covering
+from .polling import GoesOn, Polling, covering
 from .recorder import Fired, attempt_of, persist
 
 log = logging.getLogger(__name__)
@@ -162,18 +162,19 @@ class Attempts:
             admitted = await self._admission(candidate, message)
             if isinstance(admitted, Deferral):  # it waits for a limit: queued again, its claim given back
                 guard.drop(claim.claim_id)
-                await self.io(self.store.claims.release, claim)
-                await self.limits.requeue(admitted)
+                await self.limits.requeue(admitted, lambda: self.store.claims.release(claim))
                 return None
             fired = True  # from here on, the action may have run: never hand the attempt back
+            done: Fired | GoesOn | None = None
             try:
                 done = await self._run_action(candidate, message, claim, admitted)
             finally:
-                if admitted is not None:
-                    await self.limits.release(admitted)
-            if done is None:
+                if admitted is not None:  # its slot is kept while its work is polled
+                    await self.limits.release(admitted, done.next_due if isinstance(done, GoesOn) else None)
+            if not isinstance(done, Fired):
                 await self.io(persist, lambda: self.store.claims.complete(claim), message.claim_id)
                 guard.drop(claim.claim_id)
+                return None
             return done
         except BaseException:
             guard.drop(claim.claim_id)
@@ -211,8 +212,9 @@ class Attempts:
 
     async def _run_action(
         self, job: JobRecord, message: OccurrenceMessage, claim: Claim, admitted: Admitted | None = None
-    ) -> Fired | None:
-        """Run the attempt's action and decide what follows; None if there was nothing to run."""
+    ) -> Fired | GoesOn | None:
+        """Run the attempt's action and decide what follows; GoesOn while its work is polled, None if there was
+        nothing to run."""
         main = job.properties.action
         assert main is not None, "validation guarantees every job has an action"
         is_error_action = message.action == JobHistoryActionName.ERROR_ACTION
@@ -228,16 +230,17 @@ class Attempts:
             region=self.settings.region,
             client_request_id=str(uuid.uuid4()),
             extra_headers=outgoing_headers(),
+            before_send=admitted.before_send if admitted is not None else None,  # its rate limit's turn on the wire
         )
         # Everything that could fail is computed before the action runs: a failure after it would
         # release the claim and run the action again on redelivery.
         scheduled = message.trigger == Trigger.SCHEDULE
         repeat = series_of(job).repeat_count(message.occurrence) if scheduled else 0
         retry = effective_retry(action.retry_policy, None if is_error_action else MAIN_ACTION_DEFAULT)
-        # An asynchronous target's work is polled (polling.py): None while it goes on, else the work's result.
+        # An asynchronous target's work is polled (polling.py): GoesOn while it goes on, else the work's result.
         polled = await self.polling.attempt(job, message, action, context, started, self.actions.run_async)
-        if polled is None:
-            return None
+        if isinstance(polled, GoesOn):
+            return polled
         result = polled
         ended = self.clock.now()
         outcome = decide(

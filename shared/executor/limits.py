@@ -8,20 +8,25 @@ rows store/limits.py's; this module is their I/O shell in the executor.
   definition comes with the state read the attempt makes anyway (collection_gate.py).
 - Concurrency: the attempts of a process asking within GATHER (a herd's, whatever its batch) ask the
   collection's gate together, one read and one write of its row, releases of answered attempts included. An
-  attempt without a slot is told its place in the line and is queued again for `backoff(place)` (under the
-  line's WAITER_LEASE, so it keeps its place); slots go out in line order on every instance.
+  attempt without a slot is told its place in the line and waits here up to CONCURRENCY_WAIT
+  (`_concurrency_slot`: woken at once by a slot given back in this process, else reading the row every
+  PEEK_EVERY and asking again only when the read shows a slot for its place); then it is queued again for
+  `backoff(place)` (under the line's WAITER_LEASE, so it keeps its place). Slots go out in line order on
+  every instance. A poll of an attempt's asynchronous work asks for none: the attempt's slot is kept across
+  its polls (`release` with the next poll's due keeps it to SLOT_LEASE past that) and given back at the end.
 - Rate: the attempts asking within GATHER reserve consecutive slots of the rule's pacer in one write, in
   due order (fire instant, then claim id). A slot within EARLY_HOP is waited for here; a later one is queued
   again with its due at the slot and marked paced (it does not reserve twice). Retries and error actions take
   slots too; the message of a concurrency wait drops its rate slot (it reserves anew when it gets a slot).
-  Slots are paced at PACING_SHARE (98 %) of the rate, so a few ms of jitter never shows as one request too
-  many in a one-second window. On top of the slots, a process spaces the requests it sends under one rule at
-  least 1/rate apart (`_turn`): a stalled event loop would otherwise send the slots it overslept at once.
-- `requeue`: the deferred attempt's Waiting ledger entry (first attempts of a wait longer than
-  WAIT_SHOWN_AFTER), then its message, queued with the others deferred meanwhile, a batch per second of due.
-  Its claim is given back before (attempts.py), so the message claims it again when it comes.
-- For long-running completion (phase 2a): `release` ends a slot, `renew` keeps slots held across polls, and
-  `rate_slot` reserves a poll's rate slot.
+  A poll is paced by the host it polls (its Location's). Slots are paced at PACING_SHARE (97 %) of the rate,
+  so a few ms of jitter never shows as one request too many in a one-second window. The attempt's last step
+  of pacing is taken on the wire (wire_turns.py): it waits here until CONNECT_LEAD before its slot, connects,
+  and is written when its slot has come and the rule's window in this process allows (`Admitted.before_send`,
+  awaited by the action right before it writes the request).
+- `requeue`: the deferred attempt's claim given back (so the message claims it again when it comes), its
+  Waiting ledger entry (first attempts of a wait longer than WAIT_SHOWN_AFTER), then its message, queued with
+  the others deferred meanwhile, a batch per second of due; the claim and the entry on a lane of
+  DEFERRAL_THREADS threads of their own.
 """
 
 from __future__ import annotations
@@ -30,16 +35,17 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+import weakref
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from ..clock import Clock
 from ..jobstate import pacer_key, rule_for, target_host
-from ..jobstate.concurrency import WAITER_LEASE, Acquired, SlotRequest
+from ..jobstate.concurrency import SLOT_LEASE, WAITER_LEASE, Acquired, GateState, SlotRequest, worth_asking
 from ..jobstate.ledger import WAIT_SHOWN_AFTER, waiting
-from ..jobstate.pacing import spacing
 from ..keys import CollectionKey
 from ..model import JobActionType, JobErrorAction, JobHistoryActionName, TargetRateLimit, WaitCause
 from ..occurrence import BATCH_MAX, OccurrenceBatch, OccurrenceMessage
@@ -47,20 +53,30 @@ from ..records import CollectionRecord, JobRecord
 from ..store import Store
 from .collection_gate import CollectionGate
 from .gathered import Gathered
+from .wire_turns import WireTurns
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 GATHER = 0.02  # seconds an ask waits for others to share its storage call: a herd arrives within a few ms
 # A rate slot nearer than this is waited for in the coroutine; a later one is queued (the executor's EARLY_HOP).
 EARLY_HOP = timedelta(seconds=8)
 # Requests are paced at this share of a rule's rate: slots exactly 1/rate apart would put rate + 1 requests in a
 # one-second window as soon as one of them is sent (or arrives) a millisecond late; 2 % leaves 20 ms of jitter.
-PACING_SHARE = 0.98
+PACING_SHARE = 0.97
+# An attempt under a rate limit connects this long before its slot (its turn on the wire waits for the slot itself).
+CONNECT_LEAD = timedelta(milliseconds=100)
 QUEUE_GATHER = 0.05  # seconds a deferred message waits for others to share a queue message
+DEFERRAL_THREADS = 2  # the deferral lane (`requeue`): few, so a herd's deferrals leave the event loop its GIL
+# An attempt without a concurrency slot waits for one here this long at most (then it is queued again), reading the
+# gate row every PEEK_EVERY seconds meanwhile (a slot given back in this process wakes it at once).
+CONCURRENCY_WAIT = timedelta(seconds=15)
+PEEK_EVERY = 0.25
 BACKOFF_FIRST = 1.0  # seconds before the front of a concurrency line asks again
 BACKOFF_STEP = 0.25  # more per place behind it
 BACKOFF_MAX = 15.0  # at most: well inside WAITER_LEASE, delivery's few seconds of lateness included
 assert WAITER_LEASE.total_seconds() >= BACKOFF_MAX * 2
+assert WAITER_LEASE > CONCURRENCY_WAIT * 1.5  # a waiter here renews its place well before it lapses
 
 
 def backoff(place: int) -> timedelta:
@@ -75,6 +91,7 @@ class Admitted:
     collection: CollectionKey
     slot: str | None = None  # the claim id holding a concurrency slot: released after the answer
     waited_for: WaitCause | None = None  # a first attempt's wait (queued again, or paced in its coroutine)
+    before_send: Callable[[], Awaitable[None]] | None = None  # its rate limit's turn on the wire (wire_turns.py)
 
 
 @dataclass(frozen=True)
@@ -111,28 +128,38 @@ class Limits:
         self._pacers: Gathered[tuple[CollectionKey, str, float], SlotRequest, datetime] = Gathered(
             io, self._reserve, GATHER
         )
+        self._deferrals = ThreadPoolExecutor(DEFERRAL_THREADS, thread_name_prefix="limits-deferral")
+        # Not on the deferral lane: a message queued again must not wait behind the herd's releases and entries.
         self._queue: Gathered[None, OccurrenceMessage, None] = Gathered(io, self._send, QUEUE_GATHER)
-        self._turns: dict[tuple[CollectionKey, str], float] = {}  # a rule's latest request here (monotonic)
+        self._wire = WireTurns(clock)
+        self._peeks: Gathered[CollectionKey, None, GateState] = Gathered(io, self._peek, GATHER)
+        # Per event loop and collection: resolved when this process gives a slot back (its waiters ask at once).
+        self._signals: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[CollectionKey, asyncio.Future[None]]
+        ] = weakref.WeakKeyDictionary()
 
     async def admit(self, job: JobRecord, message: OccurrenceMessage, action: JobErrorAction) -> Admitted | Deferral:
         """Take the attempt's concurrency slot and rate slot, waiting for a near one; a Deferral when it must wait
-        longer (it holds no slot then)."""
+        longer (it holds no slot then). A poll's message asks for no concurrency slot (its attempt holds one since
+        its first request) and takes the rate slot of the host it polls."""
         key = job.key.collection_key
         record = await self.collections.latest(key)  # read for its state just before: no request of its own
-        limit, rule = _limit_of(record), _rule_of(record, action)
+        limit, rule = _limit_of(record), _rule_of(record, action, message)
         if limit is None and rule is None:
             return _admitted(key, None, message, None)
         holder, fire = message.claim_id, message.fire_instant
         slot: str | None = None
-        if limit is not None:
-            granted = await self._gates.ask(key, _Acquire(SlotRequest(holder, fire), limit))
-            assert granted is not None
-            if holder not in granted.granted:
-                place = granted.waiting.get(holder, len(granted.waiting) + 1)
+        cause: WaitCause | None = None
+        if limit is not None and message.poll is not None:
+            slot = message.attempt_id  # kept across the polls (`release`), given back at the work's end
+        elif limit is not None:
+            place = await self._concurrency_slot(job, message, limit)
+            if isinstance(place, int):
                 due = self.clock.now() + backoff(place)
                 return Deferral(job, message.waiting(due, WaitCause.CONCURRENCY))
+            cause = place
             slot = holder
-        cause: WaitCause | None = None
+        before_send: Callable[[], Awaitable[None]] | None = None
         if rule is not None:
             rate = rule.requests_per_second * PACING_SHARE
             asked = self.clock.now()
@@ -142,21 +169,90 @@ class Limits:
                 else await self._pacers.ask((key, pacer_key(rule), rate), SlotRequest(holder, fire))
             )
             if start - asked > EARLY_HOP:
-                if slot is not None:
+                if slot is not None and message.poll is not None:
+                    await self.keep(key, slot, start)
+                elif slot is not None:
                     await self.release_slot(key, slot)
                 return Deferral(job, message.waiting(start, WaitCause.RATE_LIMIT, paced=True))
             if start - asked > timedelta(milliseconds=1):
-                cause = WaitCause.RATE_LIMIT
-            await self._sleep_until(start)
-            # Spaced at the rule's own rate (slots are at PACING_SHARE of it): a process that fell behind its slots
-            # catches up a little, never faster than the rate.
-            await self._turn((key, pacer_key(rule)), spacing(rule.requests_per_second).total_seconds())
-        return _admitted(key, slot, message, cause)
+                cause = cause or WaitCause.RATE_LIMIT
+            await self._sleep_until(start - CONNECT_LEAD)
+            before_send = self._wire_turn((key, pacer_key(rule)), rule.requests_per_second, start, holder)
+        return _admitted(key, slot, message, cause, before_send)
 
-    async def release(self, admitted: Admitted) -> None:
-        """The attempt answered: its concurrency slot (if it holds one) goes to the next in line."""
-        if admitted.slot is not None:
+    async def _concurrency_slot(self, job: JobRecord, message: OccurrenceMessage, limit: int) -> WaitCause | None | int:
+        """Once the attempt holds a slot of the collection's gate: WaitCause.CONCURRENCY when it waited for it, else
+        None. Else its place in the line when it stops waiting here (CONCURRENCY_WAIT) to be queued again. While
+        it waits, a slot given back in this process wakes it at once; one given back elsewhere is seen by a read
+        of the gate row every PEEK_EVERY (gathered with this process's other waiters): only a read that shows a
+        slot for its place (`worth_asking`) asks (writes) again. A first attempt that waits here longer than
+        WAIT_SHOWN_AFTER has its Waiting entry written meanwhile, as one queued again has."""
+        key, request = job.key.collection_key, SlotRequest(message.claim_id, message.fire_instant)
+        granted = await self._gates.ask(key, _Acquire(request, limit))
+        assert granted is not None
+        if request.holder in granted.granted:
+            return None
+        place = granted.waiting.get(request.holder, len(granted.waiting) + 1)
+        give_up = time.monotonic() + CONCURRENCY_WAIT.total_seconds()
+        shown = False
+        while time.monotonic() < give_up:
+            if not shown and self.clock.now() - message.fire_instant > WAIT_SHOWN_AFTER:
+                shown = True
+                await self._deferral_lane(self._show_waiting, job, replace(message, waited_for=WaitCause.CONCURRENCY))
+            if not await self._freed(key, PEEK_EVERY):
+                state = await self._peeks.ask(key, None)
+                now = self.clock.now()
+                if not worth_asking(state, limit, request.holder, now, WAITER_LEASE - CONCURRENCY_WAIT):
+                    continue
+            granted = await self._gates.ask(key, _Acquire(request, limit))
+            assert granted is not None
+            if request.holder in granted.granted:
+                return WaitCause.CONCURRENCY
+            place = granted.waiting.get(request.holder, len(granted.waiting) + 1)
+        return place
+
+    async def _freed(self, key: CollectionKey, timeout: float) -> bool:
+        """Whether a slot of the collection was given back in this process within `timeout` seconds."""
+        loop = asyncio.get_running_loop()
+        signals = self._signals.setdefault(loop, {})
+        signal = signals.get(key)
+        if signal is None:
+            signal = signals[key] = loop.create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(signal), timeout)
+            return True
+        except TimeoutError:
+            return False
+
+    def _signal_freed(self, key: CollectionKey) -> None:
+        signal = self._signals.get(asyncio.get_running_loop(), {}).pop(key, None)
+        if signal is not None and not signal.done():
+            signal.set_result(None)
+
+    async def release(self, admitted: Admitted, goes_on_until: datetime | None = None) -> None:
+        """The attempt answered: its concurrency slot (if it holds one) goes to the next in line; unless its work
+        goes on (`goes_on_until`: its next poll's due), then the slot is kept for it."""
+        if admitted.slot is None:
+            return
+        if goes_on_until is not None:
+            await self.keep(admitted.collection, admitted.slot, goes_on_until)
+        else:
             await self.release_slot(admitted.collection, admitted.slot)
+
+    async def keep(self, collection: CollectionKey, holder: str, until: datetime) -> None:
+        """Best effort: the holder's slot held until SLOT_LEASE after `until` (its next request's due), so a slot
+        held across polls outlasts any pollingInterval. A slot that lapsed meanwhile (a host down longer than
+        that) is gone: the work goes on without it."""
+        gates = self.store.gates
+        assert gates is not None, "a store with the Limits table"
+        now = self.clock.now()
+        try:
+            lost = await self.io(gates.renew, collection, [holder], now, max(until - now, timedelta(0)) + SLOT_LEASE)
+        except Exception:
+            log.exception("the concurrency slot of %s was not kept; it lapses", holder)
+            return
+        if lost:
+            log.warning("the concurrency slot of %s had lapsed; its work goes on without one", holder)
 
     async def release_slot(self, collection: CollectionKey, holder: str) -> None:
         """Best effort: a release that fails leaves the slot to lapse (SLOT_LEASE)."""
@@ -164,52 +260,53 @@ class Limits:
             await self._gates.ask(collection, _Release(holder))
         except Exception:
             log.exception("the concurrency slot of %s was not released; it lapses", holder)
+            return
+        self._signal_freed(collection)  # this process's waiters ask at once
 
-    async def renew(self, collection: CollectionKey, holders: Iterable[str]) -> frozenset[str]:
-        """Slots held for SLOT_LEASE more (an attempt whose work goes on: polls); the holders whose slot lapsed."""
-        gates = self.store.gates
-        assert gates is not None
-        lost: frozenset[str] = await self.io(gates.renew, collection, list(holders), self.clock.now())
-        return lost
-
-    async def rate_slot(self, collection: CollectionKey, uri: str, holder: str, due: datetime) -> datetime | None:
-        """When a request to `uri` (a poll) may start under the collection's rate limits: a slot reserved for it
-        (gathered with the others asked meanwhile, in due order), or None when no rule paces its host."""
-        rule = _rule_for_uri(await self.collections.record(collection), uri)
-        if rule is None:
-            return None
-        rate = rule.requests_per_second * PACING_SHARE
-        return await self._pacers.ask((collection, pacer_key(rule), rate), SlotRequest(holder, due))
-
-    async def requeue(self, deferral: Deferral) -> None:
-        """Queue the deferred attempt again (its claim already given back), after its Waiting entry when due."""
+    async def requeue(self, deferral: Deferral, give_back: Callable[[], object]) -> None:
+        """Give the deferred attempt's claim back (`give_back`), write its Waiting entry when due, then queue it
+        again. On the deferral lane (DEFERRAL_THREADS): a herd defers hundreds of attempts at its second, due
+        seconds later, and their small writes on the executor's pool would starve the event loop (one GIL) that
+        sends the herd's paced requests meanwhile."""
         message = deferral.message
-        fire = message.fire_instant
-        first = message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0
-        if first and message.waited_for is not None and message.due - fire > WAIT_SHOWN_AFTER:
-            entry = waiting(deferral.job, message.occurrence, message.trigger, message.waited_for, fire)
-            try:
+
+        def before() -> None:
+            give_back()  # first: the message, when it comes, claims the attempt again
+            if message.due - message.fire_instant > WAIT_SHOWN_AFTER:
                 # Before the message: the attempt's own entry, written when it runs, must come after.
-                await self.io(self.store.history.add_all, [], [entry])
-            except Exception:
-                log.exception("the Waiting entry of %s was not written", message.claim_id)
+                self._show_waiting(deferral.job, message)
+
+        await self._deferral_lane(before)
         await self._queue.ask(None, message)
+
+    def _show_waiting(self, job: JobRecord, message: OccurrenceMessage) -> None:
+        """The Waiting ledger entry of an occurrence whose first attempt waits (best effort)."""
+        first = message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0 and message.poll is None
+        if not first or message.waited_for is None:
+            return
+        entry = waiting(job, message.occurrence, message.trigger, message.waited_for, message.fire_instant)
+        try:
+            self.store.history.add_all([], [entry])
+        except Exception:
+            log.exception("the Waiting entry of %s was not written", message.claim_id)
+
+    async def _deferral_lane(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._deferrals, fn, *args)
 
     async def _sleep_until(self, instant: datetime) -> None:
         wait = (instant - self.clock.now()).total_seconds()
         if wait > 0:
             await asyncio.sleep(wait)
 
-    async def _turn(self, key: tuple[CollectionKey, str], gap: float) -> None:
-        """At least `gap` seconds after this process's previous request under the rule, as they were sent (a
-        stalled loop's overslept requests go one by one, not at once)."""
-        while True:
-            now = time.monotonic()
-            last = self._turns.get(key)
-            if last is None or now >= last + gap:
-                self._turns[key] = now
-                return
-            await asyncio.sleep(last + gap - now)
+    def _wire_turn(
+        self, key: tuple[CollectionKey, str], rate: float, slot: datetime, holder: str
+    ) -> Callable[[], Awaitable[None]]:
+        """The request's turn on the wire under its rule (wire_turns.py), for the action to await before it writes."""
+
+        async def turn() -> None:
+            await self._wire.turn(key, rate, PACING_SHARE, slot, holder)
+
+        return turn
 
     def _settle(self, collection: CollectionKey, asks: list[_GateAsk]) -> list[Acquired | None]:
         """Releases and requests of one collection's gate, in one read and one write (the latest limit asked)."""
@@ -223,6 +320,12 @@ class Limits:
             return [None] * len(asks)
         answer = gates.settle(collection, requests[-1].limit, done, [ask.request for ask in requests], now)
         return [answer if isinstance(ask, _Acquire) else None for ask in asks]
+
+    def _peek(self, collection: CollectionKey, asks: list[None]) -> list[GateState]:
+        gates = self.store.gates
+        assert gates is not None, "a store with the Limits table"
+        state = gates.state(collection)
+        return [state] * len(asks)
 
     def _reserve(self, key: tuple[CollectionKey, str, float], requests: list[SlotRequest]) -> list[datetime]:
         pacers = self.store.pacers
@@ -259,10 +362,13 @@ def _limit_of(record: CollectionRecord | None) -> int | None:
     return properties.max_concurrent_executions if properties is not None else None
 
 
-def _rule_of(record: CollectionRecord | None, action: JobErrorAction) -> TargetRateLimit | None:
+def _rule_of(
+    record: CollectionRecord | None, action: JobErrorAction, message: OccurrenceMessage
+) -> TargetRateLimit | None:
+    """The rule pacing the attempt's request: by the host it goes to (a poll's: its Location's)."""
     if action.type not in (JobActionType.HTTP, JobActionType.HTTPS) or action.request is None:
         return None
-    return _rule_for_uri(record, action.request.uri)
+    return _rule_for_uri(record, message.poll.location if message.poll is not None else action.request.uri)
 
 
 def _rule_for_uri(record: CollectionRecord | None, uri: str) -> TargetRateLimit | None:
@@ -272,8 +378,14 @@ def _rule_for_uri(record: CollectionRecord | None, uri: str) -> TargetRateLimit 
     return rule_for(host, rules) if host else None
 
 
-def _admitted(key: CollectionKey, slot: str | None, message: OccurrenceMessage, cause: WaitCause | None) -> Admitted:
+def _admitted(
+    key: CollectionKey,
+    slot: str | None,
+    message: OccurrenceMessage,
+    cause: WaitCause | None,
+    before_send: Callable[[], Awaitable[None]] | None = None,
+) -> Admitted:
     """Only an occurrence's first attempt says it waited (its ledger entry shows it)."""
     first = message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0
     waited_for = message.waited_for or cause
-    return Admitted(key, slot, waited_for if first else None)
+    return Admitted(key, slot, waited_for if first else None, before_send)

@@ -10,7 +10,9 @@ the attempt's start and due, and its count (occurrence.PollState): a host killed
 poll's message. A poll that finds the work going on queues the next; one that finds its end (or comes past the
 deadline, counted from the first 202) hands the attempt's result back to attempts.py, which decides (retries,
 the error action) and records it as any attempt: one history entry from the attempt's first request to the
-work's final status, its message saying how many polls it took. The overlap marker is held past each next poll
+work's final status, its message saying how many polls it took. The attempt's concurrency slot is held from its
+first request to that end (limits.py: kept past each next poll, `GoesOn`; a poll asks for no slot of its own),
+and each poll takes a rate slot of the host it goes to (the Location's). The overlap marker is held past each next poll
 (`store.overlap.extend`, only for jobs whose overlapPolicy is not Allow): the occurrence runs while it is polled.
 
 Queued before the claim is done: a crash between the two fires the action again (a duplicate, never a lost poll).
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -38,6 +40,14 @@ from .overlap_turn import Blocking
 log = logging.getLogger(__name__)
 
 Run = Callable[[JobErrorAction, ExecutionContext], Awaitable[ActionResult]]
+
+
+@dataclass(frozen=True)
+class GoesOn:
+    """The attempt's work goes on: its next poll is queued, due `next_due` (its concurrency slot is kept until
+    then: limits.py `release`)."""
+
+    next_due: datetime
 
 
 def covering(history: HistoryRecord, message: OccurrenceMessage) -> HistoryRecord:
@@ -62,8 +72,8 @@ class Polling:
         context: ExecutionContext,
         started: datetime,
         run: Run,
-    ) -> ActionResult | None:
-        """The attempt's result: its action's (`run`), or, for a poll's message, the work's end; None while the
+    ) -> ActionResult | GoesOn:
+        """The attempt's result: its action's (`run`), or, for a poll's message, the work's end; GoesOn while the
         work goes on (the next poll is queued; the caller completes this message's claim)."""
         completion = action.request.async_completion if action.request is not None else None
         if message.poll is not None:
@@ -75,8 +85,7 @@ class Polling:
             return result
         now = self.clock.now()
         state = PollState(result.accepted.location, result.accepted.operation, now, started, message.due)
-        await self._next(job, message, action, state, result.accepted, now, first=True)
-        return None
+        return await self._next(job, message, action, state, result.accepted, now, first=True)
 
     async def _poll(
         self,
@@ -85,7 +94,7 @@ class Polling:
         action: JobErrorAction,
         context: ExecutionContext,
         state: PollState,
-    ) -> ActionResult | None:
+    ) -> ActionResult | GoesOn:
         assert action.request is not None and action.request.async_completion is not None
         deadline = action.request.async_completion.effective_deadline
         host = urlsplit(state.location).hostname or ""
@@ -102,8 +111,7 @@ class Polling:
             return ActionResult(polled.succeeded, f"{polled.message} (the operation {done} after {state.count} polls)")
         now = self.clock.now()
         later = replace(state, location=polled.again.location, operation=polled.again.operation, count=state.count + 1)
-        await self._next(job, message, action, later, polled.again, now, first=False)
-        return None
+        return await self._next(job, message, action, later, polled.again, now, first=False)
 
     async def _next(
         self,
@@ -114,7 +122,7 @@ class Polling:
         accepted: Accepted,
         now: datetime,
         first: bool,
-    ) -> None:
+    ) -> GoesOn:
         """Queue the poll `state` after the target's Retry-After (clamped) or the pollingInterval; never later than
         the deadline, so a deadline passes on time."""
         assert action.request is not None and action.request.async_completion is not None
@@ -125,6 +133,7 @@ class Polling:
         due = min(now + wait, max(state.accepted + completion.effective_deadline, now))
         following = message.polled(state, due)
         await self.io(self._queue, job, message, following, first, now)
+        return GoesOn(due)
 
     def _queue(
         self, job: JobRecord, message: OccurrenceMessage, following: OccurrenceMessage, first: bool, now: datetime

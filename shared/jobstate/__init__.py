@@ -18,7 +18,7 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
 - spread.py: the fixed offset of a job's occurrences inside its spreadWindow (`spread_offset`, `offset_of`).
 - overlap.py: what an occurrence does while an earlier one of its job runs (`on_occurrence` -> `Turn`, and the
   job's marker: `begun`, `ended`, `extended`).
-- pacing.py: a target host's rate limit as slots (`pace`, `rule_for`).
+- pacing.py: a target host's rate limit as slots (`pace`, `rule_for`) and on the wire (`send_at`).
 - concurrency.py: a collection's maxConcurrentExecutions as leased slots and a line in due order (`acquire`,
   `released`, `renewed`).
 
@@ -26,7 +26,7 @@ Table tests of the whole lifecycle without storage: tests/jobstate/.
 """
 
 from .attempt import RECENT_CLAIMS, Attempt, after_attempt, is_done, may_run
-from .concurrency import Acquired, GateState, SlotRequest, acquire, released, renewed
+from .concurrency import Acquired, GateState, SlotRequest, acquire, released, renewed, worth_asking
 from .ledger import let_go, not_run, resumed, skipped_by_overlap, superseded, waiting, while_disabled
 from .missed import MISSED_AFTER, CatchUp, catch_up
 from .outcome import AttemptOutcome, Outcome, decide
@@ -42,7 +42,7 @@ from .overlap import (
     on_occurrence,
     settled,
 )
-from .pacing import Paced, pace, pacer_key, rule_for, target_host
+from .pacing import Paced, pace, pacer_key, rule_for, send_at, target_host, window_of
 from .plan import (
     CATCH_UP_SPACING,
     COLLECTION_CASCADE,
@@ -87,9 +87,12 @@ __all__ = [
     "pacer_key",
     "released",
     "renewed",
+    "worth_asking",
     "rule_for",
+    "send_at",
     "settled",
     "target_host",
+    "window_of",
     "skipped_by_overlap",
     "spread_offset",
     "waiting",

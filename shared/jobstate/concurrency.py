@@ -11,7 +11,9 @@ Rules (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
   takes a slot an earlier waiting one is due, even on another instance. A waiter that stops asking lapses, and
   the ones behind it move up;
 - asking again is idempotent: a holder asking for its own slot keeps it (renewed); a waiter keeps its place and
-  its due.
+  its due;
+- a waiter need not write to learn whether its turn came: `worth_asking` tells, from the state as read, whether
+  asking again could grant it a slot (or must renew its place); a waiting instance reads the row until it does.
 """
 
 from __future__ import annotations
@@ -96,6 +98,19 @@ def acquire(
             waiting[waiter.holder] = place + 1
     kept_line = sorted(line.values(), key=lambda w: (w.due, w.holder))[:MAX_WAITERS]
     return Acquired(tuple(granted), waiting, GateState(tuple(leases.values()), tuple(kept_line)))
+
+
+def worth_asking(state: GateState, limit: int, holder: str, now: datetime, renew_within: timedelta) -> bool:
+    """Whether `holder`, waiting, should ask again now: a slot is free for its place in the line (or it holds
+    one), it is not in the line (lapsed, or beyond MAX_WAITERS), or its place lapses within `renew_within`."""
+    held = state.held(now)
+    if any(lease.holder == holder for lease in held):
+        return True
+    line = sorted((w for w in state.waiters if w.until > now), key=lambda w: (w.due, w.holder))
+    for place, waiter in enumerate(line):
+        if waiter.holder == holder:
+            return place < limit - len(held) or waiter.until - now <= renew_within
+    return True
 
 
 def released(state: GateState, holders: Iterable[str], now: datetime) -> GateState:

@@ -8,12 +8,20 @@ kept per host is the next free slot (`next_free`, its "theoretical arrival time"
 free slot in the past, and the next request starts at once. Slots are computed from the start of each
 reservation with exact integer microseconds (no drift over long runs).
 
+On the wire (`window_of`, `send_at`): a process sends its requests under one rule no closer than its slots say,
+and keeps a window of the requests it sent: at most `n` of them in any `n / (rate * share)` seconds (n: the
+rate's whole requests a second, at least one), and none closer than half a slot to the one before. The slots are
+handed out at `share` of the rate too; the window only tells when a request that came late to its slot may still
+go, so the jitter between the slot and the wire (a connection's set-up, a busy event loop) never shows as more
+than `n` in a one-second window, and a process behind its slots catches up within a window.
+
 Which rule paces a request (`rule_for`): the rule naming its host exactly, else the `*.` rule of the longest
 domain the host lies under; none: it is not paced. Host names compare ignoring case.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -45,6 +53,25 @@ def pace(next_free: datetime | None, rate: float, now: datetime, k: int) -> Pace
     start = now if next_free is None or next_free < now else next_free
     slots = tuple(start + timedelta(microseconds=round(i * 1_000_000 / rate)) for i in range(k))
     return Paced(slots, start + timedelta(microseconds=max(k, round(k * 1_000_000 / rate))))
+
+
+def window_of(rate: float, share: float) -> tuple[int, float]:
+    """The wire window of a rule: at most n requests (its whole requests a second, at least one) in how many
+    seconds (n slots at `share` of the rate)."""
+    n = max(1, math.floor(rate))
+    return n, n / (rate * share)
+
+
+def send_at(sent: Sequence[float], rate: float, share: float, now: float, not_before: float) -> float:
+    """When the next request may go on the wire (seconds on one monotonic clock): not before its slot
+    (`not_before`), half a slot after the last one `sent`, and a window after the n-th last (`window_of`)."""
+    n, window = window_of(rate, share)
+    at = max(now, not_before)
+    if sent:
+        at = max(at, sent[-1] + 0.5 / (rate * share))
+    if len(sent) >= n:
+        at = max(at, sent[-n] + window)
+    return at
 
 
 def rule_for(host: str, rules: Sequence[TargetRateLimit] | None) -> TargetRateLimit | None:

@@ -27,7 +27,17 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from ..jobstate.concurrency import Acquired, GateState, Lease, SlotRequest, Waiter, acquire, released, renewed
+from ..jobstate.concurrency import (
+    SLOT_LEASE,
+    Acquired,
+    GateState,
+    Lease,
+    SlotRequest,
+    Waiter,
+    acquire,
+    released,
+    renewed,
+)
 from ..jobstate.pacing import pace
 from ..keys import CollectionKey
 from .keys import escape, job_partition
@@ -151,12 +161,14 @@ class ConcurrencyGates:
 
         _update(self.table, _GATE, job_partition(collection), change)
 
-    def renew(self, collection: CollectionKey, holders: Iterable[str], now: datetime) -> frozenset[str]:
-        """The holders' slots held for SLOT_LEASE more; the holders whose slot had lapsed meanwhile."""
+    def renew(
+        self, collection: CollectionKey, holders: Iterable[str], now: datetime, lease_for: timedelta = SLOT_LEASE
+    ) -> frozenset[str]:
+        """The holders' slots held for `lease_for` more; the holders whose slot had lapsed meanwhile."""
         wanted = list(holders)
 
         def change(entity: Entity | None) -> tuple[Entity, frozenset[str]]:
-            state, lost = renewed(gate_state(entity), wanted, now)
+            state, lost = renewed(gate_state(entity), wanted, now, lease_for)
             return gate_entity(state), lost
 
         return _update(self.table, _GATE, job_partition(collection), change)[0]

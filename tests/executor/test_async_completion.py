@@ -5,6 +5,7 @@ Location the egress guard refuses; a 202 without Location is a success as before
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections.abc import Iterator
@@ -204,3 +205,78 @@ def test_a_location_of_another_origin_gets_no_authentication(runtime: Runtime) -
     finally:
         first.close()
         elsewhere.server.close()
+
+
+class OperationTarget:
+    """An ARM-style asynchronous API: POST /work answers 202 with Azure-AsyncOperation /operations/1 (and a
+    Location beside it, which the operation outranks); the operation answers 200 with a status body, `statuses`
+    one per GET, the last one repeated."""
+
+    def __init__(self, statuses: list[str]) -> None:
+        self.statuses = statuses
+        self.lock = threading.Lock()
+        self.server: Server = serve(self._answer)
+
+    def _answer(self, hit: Hit) -> tuple[int, dict[str, str], bytes]:
+        if hit.method == "POST":
+            return 202, {"Azure-AsyncOperation": "/operations/1", "Location": "/location/1", "Retry-After": "1"}, b""
+        with self.lock:
+            status = self.statuses[min(len(self.gets()), len(self.statuses)) - 1]
+        return 200, {"Content-Type": "application/json"}, json.dumps({"status": status}).encode()
+
+    def gets(self) -> list[Hit]:
+        return [hit for hit in list(self.server.hits) if hit.method == "GET"]
+
+
+@pytest.mark.parametrize(
+    ("final", "status"), [("Succeeded", JobExecutionStatus.COMPLETED), ("Failed", JobExecutionStatus.FAILED)]
+)
+def test_an_azure_async_operation_is_polled_until_its_status_body_says_it_ended(
+    runtime: Runtime, final: str, status: JobExecutionStatus
+) -> None:
+    operation = OperationTarget(["InProgress", "Running", final])
+    try:
+        create_job(runtime, operation.server.url, {})
+        queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
+        drain(runtime, 60, until=lambda: ended(runtime))
+        assert [get.path for get in operation.gets()] == ["/operations/1"] * 3  # never the Location
+        history, _ = runtime.store.history.page(KEY, None, 10)
+        assert [h.status for h in history] == [status]
+        assert f'"status": "{final}"' in history[0].message and "after 3 polls" in history[0].message
+    finally:
+        operation.server.close()
+
+
+@pytest.mark.parametrize(
+    ("body", "succeeded", "again"),
+    [
+        (b'{"status": "Succeeded"}', True, False),
+        (b'{"status": "succeeded", "endTime": "2026-11-25T10:00:00Z"}', True, False),  # ignoring case
+        (b'{"status": "Failed", "error": {"code": "Conflict"}}', False, False),
+        (b'{"status": "Canceled"}', False, False),
+        (b'{"status": "Cancelled"}', False, False),
+        (b'{"status": "InProgress"}', False, True),
+        (b'{"status": "Accepted"}', False, True),  # any other status: the work goes on
+        (b"{}", False, True),
+        (b"not json", False, True),
+        (b'["a list"]', False, True),
+    ],
+)
+def test_an_azure_async_operation_status_body_decides(
+    settings: Settings, body: bytes, succeeded: bool, again: bool
+) -> None:
+    status = serve(lambda hit: (200, {"Content-Type": "application/json"}, body))
+    try:
+        runner = ActionRunner.from_settings(settings)
+        action = JobAction.model_validate(
+            {"type": "Http", "request": {"uri": f"{status.url}/work", "method": "POST", "asyncCompletion": {}}}
+        )
+        context = ExecutionContext(KEY, str(uuid.uuid4()), datetime.now(UTC), 0, "West US", str(uuid.uuid4()))
+        polled = runner.run_poll(action, context, Accepted(f"{status.url}/operations/7", True))
+        assert (polled.succeeded, polled.again is not None) == (succeeded, again)
+        if again:  # the same operation, polled again
+            assert polled.again is not None and polled.again.location == f"{status.url}/operations/7"
+            assert polled.again.operation
+        assert [hit.path for hit in status.hits] == ["/operations/7"]
+    finally:
+        status.close()

@@ -1,6 +1,7 @@
 """A collection's `maxConcurrentExecutions` at the executor (shared/executor/limits.py): three instances serving one
-collection never have more than the limit in flight at the target; the occurrences beyond it wait in line (queued
-again, their claims given back) and all run, once each, their attempts saying they waited for Concurrency.
+collection never have more than the limit in flight at the target; the occurrences beyond it wait in line (in
+their coroutines, a slot freed in any instance taken within moments) and all run, once each, their attempts saying
+they waited for Concurrency.
 
 Three instances (runtimes of their own) on the session's Azurite; a real local HTTP target that answers after
 0.6 s and counts the requests it holds at once. Scaled down: limit 3, 15 occurrences due the same second."""

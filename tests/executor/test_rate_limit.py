@@ -31,7 +31,7 @@ HERD = 50
 # Slots are exact (1/rate apart), so a request that fires late while the next one is on time shows as one more in
 # a strict one-second window. Two instances share this process (one GIL) on a busy 2-core machine and the
 # instants are taken at the target after the request was read: up to 0.1 s of wake-up and measuring jitter.
-# (Within one process, requests under one rule are also spaced 1/rate apart as sent: executor/limits.py.)
+# (Within one process, requests under one rule are also spaced on the wire: executor/wire_turns.py.)
 JITTER = 0.1
 
 

@@ -88,3 +88,20 @@ def test_never_more_holders_than_the_limit(limit: int, ops) -> None:
         held = state.held(now)
         assert len(held) <= limit and len({lease.holder for lease in held}) == len(held)
         assert not {w.holder for w in state.waiters} & {lease.holder for lease in held}
+
+
+def test_a_waiter_reads_the_line_and_asks_again_only_when_it_could_have_a_slot() -> None:
+    """`worth_asking` from the state as read: a waiter whose place a free slot covers asks (writes) again; one
+    behind others only reads, until its place would lapse; one missing from the line asks to join it again."""
+    full = jobstate.acquire(GateState(), 1, ask("holder"), NOW).state
+    line = jobstate.acquire(full, 1, ask("w1", "w2", due=NOW + SECOND), NOW).state
+    renew_within = 5 * SECOND
+    assert not jobstate.worth_asking(line, 1, "w1", NOW, renew_within)  # the slot is held
+    freed = jobstate.released(line, ["holder"], NOW + SECOND)
+    assert jobstate.worth_asking(freed, 1, "w1", NOW + SECOND, renew_within)  # first in line, a slot free
+    assert not jobstate.worth_asking(freed, 1, "w2", NOW + SECOND, renew_within)  # the free slot is w1's
+    assert jobstate.worth_asking(freed, 2, "w2", NOW + SECOND, renew_within)  # a limit raised: room for both
+    assert jobstate.worth_asking(line, 1, "holder", NOW, renew_within)  # holds one: asking keeps it
+    assert jobstate.worth_asking(line, 1, "stranger", NOW, renew_within)  # not in the line: it joins
+    near_lapse = NOW + WAITER_LEASE - renew_within
+    assert jobstate.worth_asking(line, 1, "w2", near_lapse, renew_within)  # its place would lapse: renewed

@@ -96,3 +96,46 @@ def test_which_rule_paces_a_host(host, rule) -> None:
 )
 def test_the_host_an_action_targets(uri, host) -> None:
     assert jobstate.target_host(uri) == host
+
+
+@given(
+    st.lists(st.floats(min_value=0, max_value=0.2), min_size=1, max_size=300),
+    st.lists(st.floats(min_value=0, max_value=0.5), min_size=1, max_size=300),
+    st.sampled_from([0.5, 3, 7.5, 50, 333]),
+)
+def test_on_the_wire_no_window_ever_holds_more_than_the_rate_whenever_requests_come(gaps, lateness, rate) -> None:
+    """Requests come to the wire at any moment, their slots `share` of the rate apart and each up to 0.5 s late
+    (a busy event loop, a slow connection): each goes at `send_at` (or later still), and then no window of
+    the rule's holds more than n of them, none is closer than half a slot to the one before, none goes before
+    its slot."""
+    share = 0.98
+    n, window = jobstate.window_of(rate, share)
+    sent: list[float] = []
+    now = 0.0
+    for i, gap in enumerate(gaps):
+        slot = i / (rate * share)
+        now = max(now + gap, slot + lateness[i % len(lateness)])  # when it reaches the wire
+        at = jobstate.send_at(sent, rate, share, now, slot)
+        assert at >= max(now, slot)
+        sent.append(at)
+        now = at
+    assert all(b - a >= 0.5 / (rate * share) - 1e-9 for a, b in zip(sent, sent[1:], strict=False))
+    assert all(sent[i + n] - sent[i] >= window - 1e-9 for i in range(len(sent) - n))
+    assert n == max(1, int(rate))
+    if rate == int(rate):  # a whole rate: never more than it in any one second
+        assert window >= 1.0
+
+
+def test_on_the_wire_requests_on_time_go_at_their_slots_and_late_ones_catch_up_within_a_window() -> None:
+    rate, share = 50, 0.98
+    step = 1 / (rate * share)
+    sent: list[float] = []
+    for i in range(60):  # on time: at its slot
+        assert jobstate.send_at(sent, rate, share, i * step - 0.05, i * step) == pytest.approx(i * step)
+        sent.append(i * step)
+    # 30 slots missed (a stall of 0.6 s): the late ones go half a slot apart until the window is full again.
+    late = 90 * step
+    first = jobstate.send_at(sent, rate, share, late, 60 * step)
+    assert first == pytest.approx(late)
+    second = jobstate.send_at([*sent, first], rate, share, late, 61 * step)
+    assert second == pytest.approx(late + step / 2)

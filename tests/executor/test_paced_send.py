@@ -1,0 +1,128 @@
+"""A rate limit's turn on the wire (ExecutionContext.before_send, outbound.py `_paced`; executor/wire_turns.py): the
+turn is awaited once, after the connection is made and before the request's first byte is written, for a request
+with a body and one without; a request that cannot connect takes no turn. And requests taking their turns under
+one rule reach a real local target no closer than the rule's half slot and its window allow, in slot order, whichever
+connected first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from shared.actions.outbound import Deadline, OutboundError, exchange
+from shared.executor.wire_turns import WireTurns
+from shared.jobstate import window_of
+from tests.executor.peers.servers import ok, serve
+
+
+class SystemTime:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+def send(port: int, method: str, body: bytes | None, turn: object) -> None:
+    asyncio.run(
+        exchange(
+            method,
+            "http",
+            "127.0.0.1",
+            port,
+            "/paced",
+            {},
+            body,
+            allow_private=True,
+            ssl_context=ssl.create_default_context(),
+            deadline=Deadline(30),
+            max_body=100,
+            before_send=turn,  # type: ignore[arg-type]
+        )
+    )
+
+
+@pytest.mark.parametrize(("method", "body"), [("POST", b"fire"), ("GET", None), ("POST", b"")])
+def test_the_turn_is_taken_once_after_connecting_and_before_anything_is_written(
+    method: str, body: bytes | None
+) -> None:
+    target = serve(ok)
+    turns: list[tuple[float, int]] = []
+
+    async def turn() -> None:
+        await asyncio.sleep(0.3)  # connected: the target must not have the request yet
+        turns.append((time.monotonic(), len(target.hits)))
+
+    try:
+        port = int(target.url.rsplit(":", 1)[1])
+        send(port, method, body, turn)
+        assert len(turns) == 1 and turns[0][1] == 0
+        assert [hit.method for hit in target.hits] == [method]
+    finally:
+        target.close()
+
+
+def test_a_request_that_cannot_connect_takes_no_turn() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    turns: list[float] = []
+
+    async def turn() -> None:
+        turns.append(time.monotonic())
+
+    with pytest.raises(OutboundError):
+        send(port, "POST", b"x", turn)
+    assert turns == []
+
+
+def test_turns_under_one_rule_reach_the_target_spaced_and_in_slot_order() -> None:
+    rate, share = 20.0, 0.97
+    target = serve(ok)
+    port = int(target.url.rsplit(":", 1)[1])
+    turns = WireTurns(SystemTime())
+    start = datetime.now(UTC) + timedelta(seconds=1)
+
+    async def one(i: int) -> None:
+        slot = start + timedelta(seconds=i / (rate * share))
+        # Connected before its slot, as the executor does; each odd one before the even one ahead of it.
+        lead = 0.4 if i % 2 else 0.3
+        await asyncio.sleep(max((slot - datetime.now(UTC)).total_seconds() - lead, 0))
+
+        async def turn() -> None:
+            await turns.turn("rule", rate, share, slot, f"h{i:02d}")
+
+        await exchange(
+            "POST",
+            "http",
+            "127.0.0.1",
+            port,
+            f"/{i:02d}",
+            {},
+            b"x",
+            allow_private=True,
+            ssl_context=ssl.create_default_context(),
+            deadline=Deadline(60),
+            max_body=100,
+            before_send=turn,
+        )
+
+    async def herd() -> None:
+        await asyncio.gather(*(one(i) for i in range(30)))
+
+    try:
+        asyncio.run(herd())
+        hits = sorted(target.hits, key=lambda hit: hit.at)
+        assert [hit.path for hit in hits] == [f"/{i:02d}" for i in range(30)]
+        instants = [hit.at.timestamp() for hit in hits]
+        half_slot = 0.5 / (rate * share)
+        # The target's own clock reads each request after its thread picked it up (a busy machine): 20 ms of slack.
+        assert all(b - a >= half_slot - 0.02 for a, b in zip(instants, instants[1:], strict=False))
+        n, window = window_of(rate, share)
+        assert all(instants[i + n] - instants[i] >= window - 0.02 for i in range(len(instants) - n))
+        assert instants[0] >= start.timestamp() - 0.02  # none before its slot
+    finally:
+        target.close()
