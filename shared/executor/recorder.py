@@ -29,7 +29,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -39,12 +39,12 @@ from azure.core.exceptions import HttpResponseError, ServiceRequestError, Servic
 
 from ..clock import Clock
 from ..jobstate import Attempt, AttemptOutcome, after_attempt, settled
-from ..keys import CollectionKey, JobKey
+from ..keys import CollectionKey
 from ..occurrence import OccurrenceMessage, Trigger
 from ..records import HistoryRecord, JobRecord
 from ..store import Claim, ConcurrencyError, Store, read_modify_write
 from ..store.history import ATTEMPTS_PER_GROUP
-from ..store.tables import chunks
+from ..store.tables import chunks, grouped
 from .released import released_message, waiting_since
 
 log = logging.getLogger(__name__)
@@ -161,15 +161,16 @@ class Recorder:
     def _write(self, taken: list[_Pending]) -> None:
         """History (a transaction per collection) and follow-ups side by side, then the jobs, one request per
         collection."""
-        groups = _by_collection(taken, ATTEMPTS_PER_GROUP)
+        groups = grouped(taken, _collection_of, ATTEMPTS_PER_GROUP)
         written = self._each(self._before_jobs, groups)
         ready = [
             pending for group, failure in zip(groups, written, strict=True) if failure is None for pending in group
         ]
         requests = [
             group
-            for items in _by_collection(ready, len(ready) or 1)
-            for group in chunks(self._by_job(items), JOBS_PER_REQUEST)
+            for items in grouped(ready, _collection_of)
+            # The attempts of each job together (a retry and a run-now of one job may answer in one window).
+            for group in chunks(grouped(items, lambda pending: pending.fired.message.job), JOBS_PER_REQUEST)
         ]
         self._each(self._jobs, requests)
 
@@ -201,14 +202,6 @@ class Recorder:
 
     def _send(self, message: OccurrenceMessage) -> None:
         self.store.queue.send(message, self.clock.now())
-
-    @staticmethod
-    def _by_job(items: Iterable[_Pending]) -> list[list[_Pending]]:
-        """The attempts of each job together (a retry and a run-now of one job may answer in one window)."""
-        jobs: dict[JobKey, list[_Pending]] = {}
-        for pending in items:
-            jobs.setdefault(pending.fired.message.job, []).append(pending)
-        return list(jobs.values())
 
     def _jobs(self, request: list[list[_Pending]]) -> None:
         """One collection's jobs in one transaction; one by one when it is refused (a job changed meanwhile)."""
@@ -308,9 +301,5 @@ def _settle(attempts: list[_Pending], error: BaseException | None) -> None:
             pending.future.set_exception(error)
 
 
-def _by_collection(items: Iterable[_Pending], size: int) -> list[list[_Pending]]:
-    """Attempts of each collection together, in groups of at most `size`."""
-    collections: dict[CollectionKey, list[_Pending]] = {}
-    for pending in items:
-        collections.setdefault(pending.fired.message.job.collection_key, []).append(pending)
-    return [group for members in collections.values() for group in chunks(members, size)]
+def _collection_of(pending: _Pending) -> CollectionKey:
+    return pending.fired.message.job.collection_key

@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from ..keys import JobKey
 from .history import delete_rows
 from .keys import job_partition, job_rows, job_rows_end
-from .tables import ConcurrencyError, Table, as_datetime, chunks
+from .tables import ConcurrencyError, Table, as_datetime, grouped
 
 GROUP = 100  # an entity-group transaction's most operations
 
@@ -85,10 +85,7 @@ def _job_rows(job: JobKey) -> tuple[str, str]:
 
 def claim_groups(items: Iterable[tuple[JobKey, str]]) -> list[list[tuple[JobKey, str]]]:
     """(job, claim id) pairs in groups that one transaction can take: one collection, at most GROUP."""
-    by_partition: dict[str, list[tuple[JobKey, str]]] = {}
-    for item in items:
-        by_partition.setdefault(claim_partition(item[0]), []).append(item)
-    return [group for members in by_partition.values() for group in chunks(members, GROUP)]
+    return grouped(items, lambda item: claim_partition(item[0]), GROUP)
 
 
 class ClaimStore:

@@ -31,7 +31,7 @@ from ..records import HistoryRecord, LedgerEntry
 from . import ledger
 from .keys import job_partition, job_rows, job_rows_end, job_scope
 from .readable import read_each
-from .tables import Entity, Table, as_datetime, chunks
+from .tables import Entity, Table, as_datetime, chunks, grouped
 
 _MAX_TICKS = 3155378975999999999  # DateTime.MaxValue.Ticks
 _EPOCH_TICKS = 621355968000000000  # ticks of 1970-01-01
@@ -231,7 +231,4 @@ def _record(job: JobKey, e: Entity) -> HistoryRecord:
 
 def history_groups(records: Iterable[tuple[HistoryRecord, datetime]]) -> list[list[tuple[HistoryRecord, datetime]]]:
     """Attempts in groups that `add_group` writes in one transaction: one collection, ATTEMPTS_PER_GROUP at most."""
-    by_collection: dict[str, list[tuple[HistoryRecord, datetime]]] = {}
-    for item in records:
-        by_collection.setdefault(job_partition(item[0].key.collection_key), []).append(item)
-    return [group for items in by_collection.values() for group in chunks(items, ATTEMPTS_PER_GROUP)]
+    return grouped(records, lambda item: job_partition(item[0].key.collection_key), ATTEMPTS_PER_GROUP)

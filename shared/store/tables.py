@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
@@ -19,6 +19,7 @@ from azure.data.tables import EdmType, EntityProperty, TableClient, TableTransac
 
 Entity = dict[str, Any]
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 class ConcurrencyError(Exception):
@@ -255,6 +256,15 @@ def chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
             batch = []
     if batch:
         yield batch
+
+
+def grouped(items: Iterable[T], key: Callable[[T], Hashable], size: int | None = None) -> list[list[T]]:
+    """`items` with equal `key` together, in first-seen order, each group cut in `chunks` of `size` (a
+    transaction's share: one partition, at most so many) when given."""
+    groups: dict[Hashable, list[T]] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return [chunk for group in groups.values() for chunk in (chunks(group, size) if size else [group])]
 
 
 def int64(value: int) -> EntityProperty:
