@@ -15,7 +15,9 @@ from typing import Any, TypeVar
 
 from azure.core import MatchConditions
 from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
-from azure.data.tables import EdmType, EntityProperty, TableClient, TableTransactionError, UpdateMode
+from azure.data.tables import EdmType, EntityProperty, TableClient, UpdateMode
+
+from .transaction import TransactionRefused, submit
 
 Entity = dict[str, Any]
 R = TypeVar("R")
@@ -148,7 +150,7 @@ class Table:
 
     def upsert_batch(self, entities: list[Entity]) -> None:
         """Upsert (replace) up to 100 entities of one partition in one entity-group transaction."""
-        self._client.submit_transaction([("upsert", _clean(e), {"mode": UpdateMode.REPLACE}) for e in entities])
+        submit(self._client, [("upsert", _clean(e), {"mode": UpdateMode.REPLACE}) for e in entities])
 
     def insert_batch(self, entities: list[Entity], attempts: int = 3) -> list[str | None]:
         """Create up to 100 entities of one partition in one entity-group transaction: the ETag of each, or None
@@ -160,7 +162,7 @@ class Table:
         transaction: the new ETag of each, or None for one not written. A transaction is all or nothing, so when
         entity `i` changed or vanished it is sent again without it, `attempts` times in all; what is still
         unwritten then is None too (for its writer's own read-modify-write: each try builds the whole body again,
-        which costs the SDK about half a millisecond of CPU per entity)."""
+        about 60 microseconds of CPU per entity, transaction.py)."""
         return self._each_once(
             len(entities),
             lambda i: (
@@ -178,8 +180,8 @@ class Table:
         pending = list(range(count))
         for _ in range(attempts if count else 0):
             try:
-                answers = self._client.submit_transaction([operation(i) for i in pending])
-            except TableTransactionError as exc:
+                answers = submit(self._client, [operation(i) for i in pending])
+            except TransactionRefused as exc:
                 if exc.status_code not in (404, 409, 412) or not 0 <= exc.index < len(pending):
                     raise
                 del pending[exc.index]  # left to its writer's own operation
@@ -187,7 +189,7 @@ class Table:
                     break
                 continue
             for i, answer in zip(pending, answers, strict=True):
-                results[i] = str(answer["etag"])
+                results[i] = str(answer)
             break
         return results
 
@@ -195,8 +197,8 @@ class Table:
         """Delete up to 100 rows of one partition in one entity-group transaction; BatchFailed when one of them
         is missing (then nothing was deleted)."""
         try:
-            self._client.submit_transaction([("delete", {"PartitionKey": partition, "RowKey": row}) for row in rows])
-        except TableTransactionError as exc:
+            submit(self._client, [("delete", {"PartitionKey": partition, "RowKey": row}) for row in rows])
+        except TransactionRefused as exc:
             raise BatchFailed(str(exc)) from exc
 
     def delete_partition(self, partition: str) -> None:
