@@ -4,10 +4,10 @@
   query per 14, store/jobs.py `get_many`) rather than a read each; a job whose query failed or whose row could
   not be read in it is read alone.
 - `advance_jobs`: each job moved past the occurrence its dispatch queued (`jobstate.advanced`), under its ETag.
-  The jobs of one collection are read again together right before their write and written together
-  (entity-group transactions of up to 100, store/tables.py `replace_batch`), so the executors' status updates
-  landed since the plan's read rarely spoil a transaction; a job that changed in between, or whose
-  transaction failed, goes through its own read-modify-write (ADVANCE_ATTEMPTS lost races at most).
+  The jobs of one collection are written together (entity-group transactions of up to 100), and those an
+  executor's status update changed since the plan's read are read again together and written in a further
+  transaction (store/job_updates.py); a job still changing then, or whose transaction failed, goes through
+  its own read-modify-write (ADVANCE_ATTEMPTS lost races at most).
 
 Either answers one result per item, in order: the job (as read, or as advanced), None (gone; for an advance,
 also a race lost to another write), or the exception that stopped it, so one bad job never stops the others.
@@ -15,6 +15,7 @@ also a race lost to another write), or the exception that stopped it, so one bad
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -24,12 +25,11 @@ from .jobstate import DispatchStep
 from .keys import CollectionKey, JobKey
 from .records import JobRecord
 from .store import ConcurrencyError, Store, read_modify_write
+from .store.job_updates import update_together
 from .store.jobs import groups_of
-from .store.tables import chunks
 
 # Lost ETag races before a job's advance is left to a later tick (which retries it).
 ADVANCE_ATTEMPTS = 20
-TRANSACTION = 100  # jobs in one entity-group transaction at most
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -72,33 +72,19 @@ def advance_jobs(
     groups: dict[CollectionKey, list[int]] = {}
     for index, (job, _) in enumerate(planned):
         groups.setdefault(job.key.collection_key, []).append(index)
-    together = [chunk for group in groups.values() if len(group) > 1 for chunk in chunks(group, TRANSACTION)]
 
-    def write(chunk: list[int]) -> dict[int, JobRecord | None]:
-        fresh = store.jobs.get_many(planned[chunk[0]][0].key.collection_key, [planned[i][0].key for i in chunk])
+    def write(group: list[int]) -> dict[int, JobRecord | None]:
+        changes = [(planned[i][0], functools.partial(_advanced, planned[i])) for i in group]
         decided: dict[int, JobRecord | None] = {}
-        writes: list[tuple[int, JobRecord]] = []
-        for i in chunk:
-            key = planned[i][0].key
-            if key not in fresh:
-                continue  # unreadable: alone, below
-            current = fresh[key]
-            try:
-                updated = _advanced(planned[i], current) if current is not None else None
-            except _Replanned:
-                decided[i] = None
-                continue
-            if current is None or updated is None:
-                decided[i] = current  # gone (a race lost to the delete), or already advanced by our write
-            else:
-                writes.append((i, updated))
-        for (i, _), record in zip(writes, store.jobs.replace_many([u for _, u in writes]), strict=True):
-            if record is not None:
-                decided[i] = record
+        for i, answer in zip(group, update_together(store.jobs, changes), strict=True):
+            if isinstance(answer, _Replanned):
+                decided[i] = None  # a rewrite re-planned it: the race is lost
+            elif not isinstance(answer, BaseException):  # anything else: alone, below
+                decided[i] = answer
         return decided
 
-    for written in side_by_side(pool, write, together):
-        if not isinstance(written, Exception):  # a failed chunk: each of its jobs alone, below
+    for written in side_by_side(pool, write, [group for group in groups.values() if len(group) > 1]):
+        if not isinstance(written, Exception):  # a failed group: each of its jobs alone, below
             results.update(written)
     rest = [index for index in range(len(planned)) if index not in results]
     for index, answer in zip(rest, side_by_side(pool, lambda i: _advance(store, planned[i]), rest), strict=True):

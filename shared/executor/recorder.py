@@ -12,9 +12,9 @@ answers, then writes all it holds:
    collection's ATTEMPTS_PER_GROUP attempts (store/history.py), and the follow-up messages (a retry, the
    error action), side by side;
 2. then the jobs (counters, state, done-ness): one request per jobs partition (a collection), an entity-group
-   transaction of up to 100 jobs, each under its ETag. When one of them changed meanwhile (the dispatcher
-   advanced it, an API write), the transaction is sent again without it (store/tables.py `replace_batch`)
-   and that job is written alone, re-read since its ETag no longer matches.
+   transaction of up to 100 jobs, each under its ETag. The jobs that changed meanwhile (the dispatcher
+   advanced them, an API write) are read again together and written in a further transaction
+   (store/job_updates.py); one that still changes is then written alone.
 
 Each step comes before the one that depends on it, so a crash between them repeats a step, never loses one.
 Storage requests per attempt: 1/k history write and 1/k job write when k jobs of one collection answered
@@ -44,6 +44,7 @@ from ..occurrence import OccurrenceMessage, Trigger
 from ..records import HistoryRecord, JobRecord
 from ..store import Claim, ConcurrencyError, Store, read_modify_write
 from ..store.history import ATTEMPTS_PER_GROUP
+from ..store.job_updates import Updated, update_together
 from ..store.tables import chunks, grouped
 from .released import released_message, waiting_since
 
@@ -204,41 +205,34 @@ class Recorder:
         self.store.queue.send(message, self.clock.now())
 
     def _jobs(self, request: list[list[_Pending]]) -> None:
-        """One collection's jobs in one transaction; one by one when it is refused (a job changed meanwhile)."""
-        changed: list[tuple[JobRecord, list[_Pending], _Change]] = []
+        """One collection's jobs in one transaction; those changed meanwhile (the dispatcher advanced them, an API
+        write) read again together and written in another (store/job_updates.py); one still changing, alone."""
         now = self.clock.now()
-        for attempts in request:
-            change = _Change(attempts, now)
-            updated = change(attempts[0].fired.job)
-            if updated is None:
-                _settle(attempts, None)  # counted already (a write whose answer was lost did land)
-            else:
-                changed.append((updated, attempts, change))
-        if not changed:
-            return
-        written: list[JobRecord | None] = []
+        changes = [(_Change(attempts, now), attempts) for attempts in request]
+        answers: list[Updated] = []
 
         def write() -> None:
-            written[:] = self.store.jobs.replace_many([record for record, _, _ in changed])
+            answers[:] = update_together(self.store.jobs, [(a[0].fired.job, change) for change, a in changes])
 
         try:
-            persist(write, f"{len(changed)} job(s) of {changed[0][0].key.collection_key}")
+            persist(write, f"{len(changes)} job(s) of {request[0][0].fired.message.job.collection_key}")
         except BaseException as error:
-            for _, attempts, _ in changed:
+            for _, attempts in changes:
                 _settle(attempts, error)
             return
-        for (_, attempts, change), stored in zip(changed, written, strict=True):
-            if stored is not None:
-                self._release(change)
-                _settle(attempts, None)
+        for (change, attempts), answer in zip(changes, answers, strict=True):
+            if isinstance(answer, ConcurrencyError):
+                try:  # still changing: alone, re-read at each lost race
+                    persist(functools.partial(self._update, attempts, change), attempts[0].fired.message.claim_id)
+                except BaseException as error:
+                    _settle(attempts, error)
+                    continue
+            elif isinstance(answer, BaseException):
+                _settle(attempts, answer)
                 continue
-            try:  # not written (it changed meanwhile): alone, re-read where another write came between
-                persist(functools.partial(self._update, attempts, change), attempts[0].fired.message.claim_id)
-            except BaseException as error:
-                _settle(attempts, error)
-            else:
+            if answer is not None:  # None: the job is gone, nothing to release
                 self._release(change)
-                _settle(attempts, None)
+            _settle(attempts, None)
 
     def _update(self, attempts: list[_Pending], change: _Change) -> None:
         job = attempts[0].fired.job
