@@ -46,6 +46,7 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=100, help="executions per second")
     parser.add_argument("--minutes", type=int, default=3, help="measured minutes")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds the target takes to answer")
+    parser.add_argument("--arrivals", help="write every arrival here (job, due, arrived; CSV) after the minutes")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     jobs = args.rate * 60
@@ -81,6 +82,10 @@ def main() -> None:
         rss = sample_until(harness, end + timedelta(seconds=5), rss)
         report(harness.targets.arrivals(), home, first, args.minutes, used, invoked, by_kind, rss)
         sys.stdout.flush()
+        if args.arrivals:
+            with open(args.arrivals, "w") as out:
+                arrived = harness.targets.arrivals()
+                out.writelines(f"{a.job},{a.expected.isoformat()},{a.at.isoformat()}\n" for a in arrived)
 
         # The disable, under the same load, then one more minute (and the duplicate watch).
         victim = collections[-1]
@@ -150,6 +155,13 @@ def report(
         )
     if quiet:
         return
+    # Where in the minute lateness comes from (the minute's dispatch of the next one runs at its start).
+    measured = [a for a in arrivals if a.job in home and first <= a.expected < first + timedelta(minutes=minutes)]
+    slices = []
+    for low in range(0, 60, 10):
+        late = sorted((a.at - a.expected).total_seconds() for a in measured if low <= a.expected.second < low + 10)
+        slices.append(f"{low:02}-{low + 9:02} s {late[int(0.99 * (len(late) - 1))]:.2f}" if late else f"{low:02} s -")
+    print(f"[steady] lateness p99 by second of the minute: {', '.join(slices)}")
     seconds = minutes * 60
     print(
         f"[steady] {total} executions in {seconds} s: {total / seconds:.1f} executions/s; "

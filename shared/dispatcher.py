@@ -5,7 +5,8 @@ watermark up to its horizon, one whole minute ahead of the current one; the queu
 `handle_task` dispatches one such partition on whichever instance takes it. Per entry: enqueue the
 occurrence (visible at its due second), index the job's following occurrence, advance the job under
 its ETag, delete the entry. Working a minute ahead means a dispatch's own duration never makes an
-occurrence late. Each step is done for a page of entries at once (index writes batched per
+occurrence late; the minute ahead's tasks turn visible shard by shard over its first half (`spread_delay`),
+so that the process dispatching does not also starve the occurrences due meanwhile of CPU. Each step is done for a page of entries at once (index writes batched per
 partition; the jobs of one collection read together and advanced in entity-group transactions,
 due_jobs.py), and every step comes before the ones that depend on it, so a crash anywhere duplicates
 rather than loses: the entries stay, a later task re-reads them, and the executor's claim drops the
@@ -59,6 +60,9 @@ OVERLAP = timedelta(minutes=2)
 MAX_BUCKETS_PER_TICK = 720
 PARALLELISM = 16
 PAGE = 500  # entries dispatched step by step together: bounds memory and the work a crash repeats
+# What a spread of the minute ahead's dispatch leaves before that minute begins, at least: time for a task that
+# failed to be delivered again, and for a dead host's task to come back by its watchdog.
+SPREAD_MARGIN = timedelta(seconds=25)
 
 
 class DispatchOutcome(str, Enum):
@@ -133,10 +137,22 @@ def dispatch_horizon(now: datetime) -> datetime:
     return bucket_start(bucket_of(now)) + 2 * TICK
 
 
+def spread_delay(bucket: str, shard: int, shards: int, now: datetime, spread: timedelta) -> float:
+    """Seconds until a dispatch task of `bucket` turns visible: shard by shard over `spread` when the bucket is
+    the minute ahead (or later), as far as leaves SPREAD_MARGIN before it begins; at once otherwise."""
+    room = min(spread, bucket_start(bucket) - now - SPREAD_MARGIN)
+    return max(room.total_seconds(), 0.0) * shard / shards
+
+
 class Dispatcher:
-    def __init__(self, store: Store, clock: Clock) -> None:
+    """`spread`: how much of the minute before it the dispatch of a minute is spread over (`spread_delay`). All
+    at once at the minute's start, the dispatch of a busy minute takes the process's CPU for seconds, and the
+    occurrences due then (run by the same process) are late by as much."""
+
+    def __init__(self, store: Store, clock: Clock, spread: timedelta = timedelta(0)) -> None:
         self.store = store
         self.clock = clock
+        self.spread = spread
         self.watchdogs = TaskWatchdogs(store)
 
     # -- the timer: decide the tasks ------------------------------------------------------------------
@@ -170,10 +186,12 @@ class Dispatcher:
         """The minute timer: one dispatch task per (bucket, shard) onto the dispatch queue; then the
         watermark moves. A timer that dies part-way leaves the watermark, so the next one re-sends all."""
         started = time.perf_counter()
-        window = self._window(self.clock.now())
+        now = self.clock.now()
+        window = self._window(now)
         for task in window.tasks:
             # The tasks that hold the work go after a watchdog; an overlap task that finds entries guards itself.
-            self.store.dispatch.send(task, guarded=task in window.fresh)
+            delay = spread_delay(task.bucket, task.shard, window.shards, now, self.spread)
+            self.store.dispatch.send(task, guarded=task in window.fresh, delay=delay)
         self.store.due.set_watermark(window.last, window.shards)
         return self._heartbeat(TickReport(buckets=window.buckets, tasks=len(window.tasks)), started)
 

@@ -30,7 +30,7 @@ class Runtime:
             settings=settings,
             clock=clock,
             store=store,
-            dispatcher=Dispatcher(store, clock),
+            dispatcher=Dispatcher(store, clock, settings.dispatch_spread),
             executor=Executor(store, clock, actions or ActionRunner.from_settings(settings), settings),
         )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 STORAGE_SETTING = "AzureWebJobsStorage"
 # More storage accounts for collections, jobs and their due index, history and claims (docs/capacity.md).
@@ -21,6 +22,9 @@ DISPATCH_QUEUE = "scheduler-dispatch"
 # task (docs/capacity.md sizes it: 8 carries what one storage account can execute).
 DEFAULT_DUE_SHARDS = 8
 MAX_DUE_SHARDS = 99
+# The minute ahead's dispatch tasks turn visible shard by shard over this many seconds (shared/dispatcher.py).
+DEFAULT_DISPATCH_SPREAD = 30
+MAX_DISPATCH_SPREAD = 30
 # Actions one process runs at once, in all and per target host (shared/actions/limits.py says why).
 DEFAULT_ACTIONS_IN_FLIGHT = 2000
 DEFAULT_ACTIONS_PER_HOST = 1000
@@ -244,6 +248,8 @@ class Settings:
     occurrence_queue: str = OCCURRENCE_QUEUE
     dispatch_queue: str = DISPATCH_QUEUE
     due_shards: int = DEFAULT_DUE_SHARDS
+    # SCHEDULER_DISPATCH_SPREAD_SECONDS: the minute ahead's dispatch spread over this much of the minute before.
+    dispatch_spread: timedelta = timedelta(seconds=DEFAULT_DISPATCH_SPREAD)
     # SCHEDULER_SECRET_KEYS: key materials for secrets at rest (shared/store/sealing.py). Never printed.
     secret_keys: str | None = field(default=None, repr=False)
     auth: AuthSettings = AuthSettings()
@@ -277,6 +283,7 @@ class Settings:
             table_prefix=prefix,
             secret_keys=env.get("SCHEDULER_SECRET_KEYS") or None,
             due_shards=_shards(env.get("SCHEDULER_DUE_SHARDS")),
+            dispatch_spread=_spread(env.get("SCHEDULER_DISPATCH_SPREAD_SECONDS")),
             auth=AuthSettings.from_environment(env),
             actions_in_flight=_slots(env, "SCHEDULER_ACTIONS_IN_FLIGHT", DEFAULT_ACTIONS_IN_FLIGHT),
             actions_per_host=_slots(env, "SCHEDULER_ACTIONS_PER_HOST", DEFAULT_ACTIONS_PER_HOST),
@@ -291,6 +298,17 @@ def _shards(value: str | None) -> int:
     if not text.isdigit() or not 1 <= int(text) <= MAX_DUE_SHARDS:
         raise ConfigurationError(f"SCHEDULER_DUE_SHARDS must be a whole number from 1 to {MAX_DUE_SHARDS}")
     return int(text)
+
+
+def _spread(value: str | None) -> timedelta:
+    text = (value or "").strip()
+    if not text:
+        return timedelta(seconds=DEFAULT_DISPATCH_SPREAD)
+    if not text.isdigit() or int(text) > MAX_DISPATCH_SPREAD:
+        raise ConfigurationError(
+            f"SCHEDULER_DISPATCH_SPREAD_SECONDS must be a whole number from 0 to {MAX_DISPATCH_SPREAD}"
+        )
+    return timedelta(seconds=int(text))
 
 
 def _slots(env: Mapping[str, str], name: str, default: int) -> int:

@@ -6,7 +6,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -45,6 +45,7 @@ def settings(azurite: Azurite) -> Settings:
         occurrence_queue=f"occ-{suffix}",
         secret_keys=new_key_material(),  # a real key per test, not the development fallback
         dispatch_queue=f"dsp-{suffix}",
+        dispatch_spread=timedelta(0),  # a tick's tasks visible at once: tests drain them right after it
     )
 
 

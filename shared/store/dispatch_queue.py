@@ -95,14 +95,15 @@ class DispatchQueue:
         with contextlib.suppress(ResourceExistsError):
             self.client.create_queue()
 
-    def send(self, task: ShardTask, guarded: bool = True) -> None:
-        """Enqueue a task, `guarded`: after its watchdog, which the task names."""
+    def send(self, task: ShardTask, guarded: bool = True, delay: float = 0.0) -> None:
+        """Enqueue a task, visible after `delay` seconds; `guarded`: after its watchdog, which the task names
+        (visible TASK_WATCHDOG_AFTER after the task)."""
         if guarded:
-            watchdog = self.send_hidden(task, TASK_WATCHDOG_AFTER.total_seconds()).reference()
+            watchdog = self.send_hidden(task, delay + TASK_WATCHDOG_AFTER.total_seconds()).reference()
             task = replace(task, watchdog=watchdog)
         # An hour to live: a task nobody took by then is not lost, because every tick also sweeps the
         # buckets behind its window for entries left there (Dispatcher.fan_out).
-        self.client.send_message(task.to_json(), time_to_live=3600)
+        self.client.send_message(task.to_json(), visibility_timeout=math.ceil(delay) or None, time_to_live=3600)
 
     def send_hidden(self, task: ShardTask, seconds: float) -> Receipt:
         """A copy of the task (naming no watchdog) visible only after `seconds`: a watchdog; its receipt."""

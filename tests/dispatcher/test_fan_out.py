@@ -3,12 +3,13 @@ and ticks or tasks that die part-way (finished by the next tick, never lost)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.dispatcher import Dispatcher
+from shared.dispatcher import SPREAD_MARGIN, Dispatcher, spread_delay
 from shared.keys import CollectionKey
 from shared.occurrence import OccurrenceMessage
 from shared.records import JobRecord
@@ -31,11 +32,11 @@ class CrashingDispatchQueue(DispatchQueue):
         self.__dict__.update(inner.__dict__)
         self.left = sends_before_crash
 
-    def send(self, task: ShardTask, guarded: bool = True) -> None:
+    def send(self, task: ShardTask, guarded: bool = True, delay: float = 0.0) -> None:
         if self.left == 0:
             raise Crash
         self.left -= 1
-        super().send(task, guarded)
+        super().send(task, guarded, delay)
 
 
 class CrashingOccurrenceQueue(OccurrenceQueue):
@@ -207,3 +208,38 @@ def test_lowering_the_shard_count_strands_no_entry(rt, clock, settings) -> None:
     report = dispatcher.tick()
     assert report.enqueued == JOBS and report.tasks == report.buckets * 4  # it read the four shards in use
     _assert_all_dispatched_once(fewer, first)
+
+
+def test_the_minute_ahead_turns_visible_shard_by_shard_leaving_a_margin_before_it() -> None:
+    tick = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+    ahead, current = bucket_of(tick + timedelta(minutes=1)), bucket_of(tick)
+    spread = timedelta(seconds=30)
+    assert [spread_delay(ahead, shard, 4, tick, spread) for shard in range(4)] == [0.0, 7.5, 15.0, 22.5]
+    # A tick 20 s late spreads over what leaves SPREAD_MARGIN before the minute ahead begins.
+    late = tick + timedelta(seconds=20)
+    room = (timedelta(seconds=40) - SPREAD_MARGIN).total_seconds()
+    assert [spread_delay(ahead, shard, 4, late, spread) for shard in range(4)] == [room * s / 4 for s in range(4)]
+    assert spread_delay(ahead, 3, 4, tick + timedelta(seconds=40), spread) == 0.0  # too late to spread
+    assert spread_delay(current, 3, 4, tick, spread) == 0.0  # the minute running now (the overlap): at once
+    assert spread_delay(ahead, 3, 4, tick, timedelta(0)) == 0.0
+
+
+def test_a_spread_tick_hides_later_shards_and_still_dispatches_everything_once(settings, clock: ManualClock) -> None:
+    rt = Runtime.create(replace(settings, due_shards=4, dispatch_spread=timedelta(seconds=8)), clock)
+    make_collection(rt, "P20Premium")
+    first = _create_jobs(rt, clock)
+    clock.current = first - timedelta(minutes=1)  # the tick a minute ahead: shards at 0, 2, 4 and 6 s
+    report = rt.dispatcher.fan_out()
+    queue = rt.store.dispatch.client
+    visible = [ShardTask.from_json(m.content) for m in queue.peek_messages(max_messages=32)]
+    ahead = bucket_of(first)
+    assert {t.shard for t in visible if t.bucket == ahead} == {0}  # no watchdog either: it follows its task
+    assert len([t for t in visible if t.bucket != ahead]) == report.tasks - 4  # the overlap's, at once
+    deadline = time.monotonic() + 30  # the last shard turns visible 6 s after the tick: room for a busy machine
+    handled = drain_dispatch(rt.dispatcher).tasks
+    while handled < report.tasks and time.monotonic() < deadline:
+        time.sleep(0.5)
+        handled += drain_dispatch(rt.dispatcher).tasks
+    assert handled == report.tasks
+    assert _queued(rt) == JOBS
+    _assert_all_dispatched_once(rt, first)

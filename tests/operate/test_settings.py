@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from shared.settings import DEVELOPMENT_STORAGE, ConfigurationError, Settings, StorageSettings
@@ -76,3 +78,12 @@ def test_scheduler_settings() -> None:
     assert settings.allow_private_targets
     assert settings.queue_endpoint_template == "http://127.0.0.1:10001/{account}"
     assert not Settings.from_environment({"AzureWebJobsStorage": "UseDevelopmentStorage=true"}).allow_private_targets
+
+
+def test_the_dispatch_spread_is_whole_seconds_up_to_thirty() -> None:
+    env = {"AzureWebJobsStorage": "UseDevelopmentStorage=true"}
+    assert Settings.from_environment(env).dispatch_spread == timedelta(seconds=30)
+    assert Settings.from_environment(env | {"SCHEDULER_DISPATCH_SPREAD_SECONDS": "0"}).dispatch_spread == timedelta(0)
+    for wrong in ("31", "-1", "2.5", "soon"):
+        with pytest.raises(ConfigurationError, match="SCHEDULER_DISPATCH_SPREAD_SECONDS"):
+            Settings.from_environment(env | {"SCHEDULER_DISPATCH_SPREAD_SECONDS": wrong})
