@@ -5,9 +5,10 @@ watermark up to its horizon, one whole minute ahead of the current one; the queu
 `handle_task` dispatches one such partition on whichever instance takes it. Per entry: enqueue the
 occurrence (visible at its due second), index the job's following occurrence, advance the job under
 its ETag, delete the entry. Working a minute ahead means a dispatch's own duration never makes an
-occurrence late; the minute ahead's tasks turn visible shard by shard over its first half (`spread_delay`),
-so that the process dispatching does not also starve the occurrences due meanwhile of CPU. Each step is done for a page of entries at once (index writes batched per
-partition; the jobs of one collection read together and advanced in entity-group transactions,
+occurrence late; the minute ahead's tasks turn visible shard by shard over the first half of the minute
+before (`spread_delay`), so that the process dispatching does not starve the occurrences due meanwhile of
+CPU. Each step is done for a page of entries at once (index writes batched per partition; the jobs of one
+collection read together and advanced in entity-group transactions,
 due_jobs.py), and every step comes before the ones that depend on it, so a crash anywhere duplicates
 rather than loses: the entries stay, a later task re-reads them, and the executor's claim drops the
 duplicate occurrence. A task is idempotent; the timer re-sends the last buckets (OVERLAP) and sweeps

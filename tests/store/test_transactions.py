@@ -35,7 +35,7 @@ def _entity(row: str, n: int) -> dict[str, object]:
         "Count": n,
         "Big": EntityProperty(2**40 + n, EdmType.INT64),
         "At": datetime(2026, 11, 25, 19, n % 60, n % 60, 123456, tzinfo=UTC),
-        "Text": "line\r\n--batch_x\r\n\"quoted\" é " * 3,  # what looks like a delimiter inside a value stays data
+        "Text": 'line\r\n--batch_x\r\n"quoted" é ' * 3,  # what looks like a delimiter inside a value stays data
         "Flag": n % 2 == 0,
         "Ratio": n / 3,
     }
@@ -86,7 +86,7 @@ def test_a_refused_transaction_names_the_operation_and_changes_nothing(
     rows = [_entity(f"r{n}", n) for n in range(6)]
     submit(table, [("create", rows[refused_at])])
     before = _stored(table, f"r{refused_at}")
-    stale = 'W/"datetime\'2020-01-01T00%3A00%3A00.0000000Z\'"'
+    stale = "W/\"datetime'2020-01-01T00%3A00%3A00.0000000Z'\""
     operations: list[tuple[object, ...]] = [("create", e) for e in rows]
     if status == 412:
         operations[refused_at] = (
@@ -121,9 +121,9 @@ def test_an_answer_is_read_whatever_its_line_ends() -> None:
     crlf = (
         "--batchresponse_1\r\nContent-Type: multipart/mixed; boundary=changesetresponse_2\r\n\r\n"
         "--changesetresponse_2\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
-        "HTTP/1.1 204 No Content\r\nETag: W/\"one\"\r\n\r\n\r\n"
+        'HTTP/1.1 204 No Content\r\nETag: W/"one"\r\n\r\n\r\n'
         "--changesetresponse_2\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
-        "HTTP/1.1 201 Created\r\nETag: W/\"two\"\r\nContent-Type: application/json\r\n\r\n{\"a\": 1}\r\n"
+        'HTTP/1.1 201 Created\r\nETag: W/"two"\r\nContent-Type: application/json\r\n\r\n{"a": 1}\r\n'
         "--changesetresponse_2--\r\n--batchresponse_1--\r\n"
     )
     for body, content_type in [
