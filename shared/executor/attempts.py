@@ -1,7 +1,7 @@
 """One attempt of one occurrence: claim it, then run it when its second comes.
 
 The batch (batch.py) checks each occurrence's job (`job_of`) and claims its attempts before their second,
-a transaction per collection (`claim_group`: the job may run and this delivery holds the claim; a duplicate
+a transaction per collection (`prepared`: the job may run and this delivery holds the claim; a duplicate
 stops here), then calls `fire` at the second: check the job and
 its collection may run now (the collection's state read at that second, collection_gate.py), run the
 action, and decide what follows (`jobstate.decide`: a retry, the error action). What `fire` returns goes to
@@ -9,7 +9,7 @@ the recorder (recorder.py) at once: history, the follow-up, and the job's status
 (`jobstate.after_attempt`), which also marks the attempt done. What the job becomes is shared/jobstate's to
 say; this module is its I/O shell.
 
-`job_of`, `claim_group` and `take_over` block (storage); `fire` is a coroutine: its storage calls run on the executor's
+`job_of` and `take_over` block (storage); `fire` is a coroutine: its storage calls run on the executor's
 pool (`io`) and the action waits on the event loop under the process's action limits (shared/actions/
 limits.py), holding no thread, so the actions in flight are bounded by settings, not by a pool.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
@@ -103,26 +103,19 @@ class Attempts:
                 record_superseded(self.store, current, message, self.clock.now())
         return job
 
-    def claim_group(
-        self, group: Sequence[tuple[OccurrenceMessage, JobRecord]], runner: str, guard: Guard
-    ) -> list[Prepared | Expiring | None]:
-        """Claim the attempts of one collection (at most a transaction's 100, store.claims.claim_groups) for
-        `runner`, in one request when none was claimed before: each Prepared, or Expiring when a runner that
-        may be dead holds it, or None when it ran or runs elsewhere. Claimed before the wait for the due
-        second, so the guard covers every attempt this worker holds."""
-        wanted = [(message.job, message.claim_id) for message, _ in group]
-        claims = self.store.claims.claim_group(wanted, self.clock.now(), runner, self.guards.lease_until(guard.batch))
-        prepared: list[Prepared | Expiring | None] = []
-        for (message, job), claim in zip(group, claims, strict=True):
-            if claim is None:
-                log.info("occurrence %s already ran or is running; duplicate dropped", message.claim_id)
-                prepared.append(None)
-            elif isinstance(claim, Expired):
-                prepared.append(Expiring(message, job, claim))
-            else:
-                guard.hold(claim)
-                prepared.append(Prepared(message, job, claim))
-        return prepared
+    def prepared(
+        self, message: OccurrenceMessage, job: JobRecord, claim: Claim | Expired | None, guard: Guard
+    ) -> Prepared | Expiring | None:
+        """What its claim (taken with the others of its collection, batch.py) makes of an attempt: Prepared when
+        this delivery holds it (the guard then covers it), Expiring when a runner that may be dead holds it,
+        None when it ran or runs elsewhere."""
+        if claim is None:
+            log.info("occurrence %s already ran or is running; duplicate dropped", message.claim_id)
+            return None
+        if isinstance(claim, Expired):
+            return Expiring(message, job, claim)
+        guard.hold(claim)
+        return Prepared(message, job, claim)
 
     def take_over(self, expiring: Expiring, guard: Guard) -> Prepared | None:
         """After TAKEOVER_WAIT: the attempt, unless its runner showed it is alive (or another worker took it)."""

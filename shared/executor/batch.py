@@ -5,10 +5,11 @@ Per delivery, in order:
 2. one watchdog for the whole batch (shared/leases.py; the one its sender queued before it, on a first
    delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing;
 3. before the second: the batch's jobs are read together (a query per 14 jobs of one collection) and every
-   attempt claimed, in one entity-group transaction per 100 of one collection (store/claims.py), side by
-   side on the executor's pool (the message turned visible a few seconds early for this, see
-   store/queue.py); an attempt a runner that may be dead holds is watched for TAKEOVER_WAIT (a coroutine's
-   sleep, all of them at once, no thread held) and then taken over;
+   attempt claimed, in one entity-group transaction per 100 of one collection (store/claims.py), together
+   with those of the other batches the process received at the same moment (gathered.py), on the executor's
+   pool (the message turned visible a few seconds early for this, see store/queue.py); an attempt a runner
+   that may be dead holds is watched for TAKEOVER_WAIT (a coroutine's sleep, all of them at once, no thread
+   held) and then taken over;
 4. at each occurrence's second: the claimed attempts fire side by side (attempts.py), each action a
    coroutine under the process's action limits (shared/actions/limits.py: in flight, per target host);
 5. each attempt, as soon as its action returns and whatever its siblings still do, goes to the recorder
@@ -37,16 +38,17 @@ from typing import TypeVar
 
 from ..actions import ActionRunner
 from ..clock import Clock
-from ..keys import JobKey
+from ..keys import CollectionKey, JobKey
 from ..leases import Guard, Guards
 from ..occurrence import MalformedMessage, OccurrenceBatch, OccurrenceMessage
 from ..records import JobRecord
 from ..settings import Settings
-from ..store import Store
-from ..store.claims import TAKEOVER_WAIT, claim_groups
-from ..store.jobs import groups_of
+from ..store import Claim, Expired, Store
+from ..store.claims import TAKEOVER_WAIT, Wanted
+from ..store.jobs import MANY_MIN
 from ..telemetry import poisoned
 from .attempts import Attempts, Expiring, Prepared
+from .gathered import Gathered
 from .recorder import Recorder
 
 log = logging.getLogger(__name__)
@@ -60,7 +62,19 @@ EARLY_HOP = timedelta(seconds=8)
 # process does not thrash.
 ATTEMPT_THREADS = 64
 
+# How long the first batch to read its jobs (or claim its attempts) waits for the other batches of the process
+# to want theirs, so that a collection's are read (claimed) together: a second's occurrences come in one
+# message per due-index shard, and a process receives them within moments of each other, seconds early.
+GATHER = 0.05
+
 T = TypeVar("T")
+
+
+class _Unread:
+    """A job a query left out (its row could not be read): the batch reads it alone, which raises."""
+
+
+_UNREAD = _Unread()
 Claimed = Prepared | Expiring | BaseException  # an attempt this delivery holds or waits to take over, or a fault
 
 
@@ -71,6 +85,12 @@ class Executor:
         self.guards = Guards(store, clock)
         self.attempts = Attempts(store, clock, actions, settings, self.guards, self._blocking)
         self.recorder = Recorder(store, clock)
+        self._job_reads: Gathered[CollectionKey, JobKey, JobRecord | None | _Unread] = Gathered(
+            self._blocking, self._read_together, GATHER
+        )
+        self._claims: Gathered[CollectionKey, Wanted, Claim | Expired | None] = Gathered(
+            self._blocking, self._claim_together, GATHER
+        )
         self._pool_lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
 
@@ -128,47 +148,57 @@ class Executor:
             raise failures[0]
 
     async def _read_jobs(self, batch: OccurrenceBatch) -> dict[JobKey, JobRecord | None]:
-        """The batch's jobs, read together (a query per 14) with the others of their collection; `job_of`
-        reads any other (and any whose query failed) by itself."""
-        found: dict[JobKey, JobRecord | None] = {}
+        """The batch's jobs, read together with those every other batch of the process wants of their
+        collections meanwhile (`_read_together`); `job_of` reads any other (one whose read failed) by itself."""
+        keys = list(dict.fromkeys(item.job for item in batch.items))
         answers = await asyncio.gather(
-            *(
-                self._blocking(self.store.jobs.get_many, keys[0].collection_key, keys)
-                for keys in groups_of(item.job for item in batch.items)
-            ),
-            return_exceptions=True,
+            *(self._job_reads.ask(key.collection_key, key) for key in keys), return_exceptions=True
         )
-        for answer in answers:
-            if isinstance(answer, dict):
-                found.update(answer)
-        return found
+        return {
+            key: answer
+            for key, answer in zip(keys, answers, strict=True)
+            if not isinstance(answer, (_Unread, BaseException))  # read alone by job_of
+        }
+
+    def _read_together(self, collection: CollectionKey, keys: list[JobKey]) -> list[JobRecord | None | _Unread]:
+        """The jobs of one collection that batches asked for within GATHER: a query per 14 from MANY_MIN on,
+        else a read each. A job whose row the query could not read is `_Unread` (`job_of` reads it, and fails)."""
+        wanted = list(dict.fromkeys(keys))
+        if len(wanted) >= MANY_MIN:
+            found = self.store.jobs.get_many(collection, wanted)
+        else:
+            found = {key: self.store.jobs.get(key) for key in wanted}
+        return [found.get(key, _UNREAD) for key in keys]
 
     async def _claim(
         self, batch: OccurrenceBatch, runner: str, guard: Guard, jobs: dict[JobKey, JobRecord | None]
     ) -> list[Claimed]:
-        """Each occurrence's attempt claimed for this delivery (or not to run), a transaction per collection
-        side by side; a storage fault is the outcome of its group's occurrences, which the batch raises after
-        the others ran."""
+        """Each occurrence's attempt claimed for this delivery (or not to run), together with the claims every
+        other batch of the process takes in its collection meanwhile (a transaction per 100, `_claim_together`);
+        a storage fault is the outcome of its occurrences, which the batch raises after the others ran."""
         checked = await self._blocking(lambda: [self.attempts.job_of(item, jobs) for item in batch.items])
         to_claim: dict[str, tuple[OccurrenceMessage, JobRecord]] = {}  # by claim id: a copy in the batch is dropped
         for item, job in zip(batch.items, checked, strict=True):
             if job is not None:
                 to_claim.setdefault(item.claim_id, (item, job))
-        groups = [
-            [to_claim[claim_id] for _, claim_id in group]
-            for group in claim_groups((item.job, claim_id) for claim_id, (item, _) in to_claim.items())
-        ]
+        lease = self.guards.lease_until(guard.batch)
         answers = await asyncio.gather(
-            *(self._blocking(self.attempts.claim_group, group, runner, guard) for group in groups),
+            *(
+                self._claims.ask(item.job.collection_key, Wanted(item.job, claim_id, runner, lease))
+                for claim_id, (item, _) in to_claim.items()
+            ),
             return_exceptions=True,
         )
         claimed: list[Claimed] = []
-        for group, answer in zip(groups, answers, strict=True):
+        for (item, job), answer in zip(to_claim.values(), answers, strict=True):
             if isinstance(answer, BaseException):
-                claimed.extend(answer for _ in group)
-            else:
-                claimed.extend(prepared for prepared in answer if prepared is not None)
+                claimed.append(answer)
+            elif (prepared := self.attempts.prepared(item, job, answer, guard)) is not None:
+                claimed.append(prepared)
         return claimed
+
+    def _claim_together(self, _: CollectionKey, wanted: list[Wanted]) -> list[Claim | Expired | None]:
+        return self.store.claims.claim_each(wanted, self.clock.now())
 
     async def _attempt(self, claimed: Claimed, guard: Guard) -> None:
         """At its second, fire a claimed attempt (one whose runner may be dead, after TAKEOVER_WAIT: taken

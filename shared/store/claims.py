@@ -83,6 +83,16 @@ def _job_rows(job: JobKey) -> tuple[str, str]:
     return job_rows(job), job_rows_end(job)
 
 
+@dataclass(frozen=True)
+class Wanted:
+    """A claim to take: the attempt's job and claim id, for which runner, until when."""
+
+    job: JobKey
+    claim_id: str
+    runner: str
+    lease_until: datetime
+
+
 def claim_groups(items: Iterable[tuple[JobKey, str]]) -> list[list[tuple[JobKey, str]]]:
     """(job, claim id) pairs in groups that one transaction can take: one collection, at most GROUP."""
     return grouped(items, lambda item: claim_partition(item[0]), GROUP)
@@ -157,16 +167,24 @@ class ClaimStore:
     def claim_group(
         self, wanted: Sequence[tuple[JobKey, str]], now: datetime, runner: str, lease_until: datetime
     ) -> list[Claim | Expired | None]:
-        """`try_claim` for a group of `claim_groups` (one collection, at most GROUP) in one transaction; a claim
-        that exists already is taken out of it and settled by `try_claim` (a duplicate, or one to resume)."""
-        entities = [self._entity(job, claim_id, runner, lease_until) for job, claim_id in wanted]
-        etags = self.table.insert_batch(entities)
-        return [
-            Claim(job, claim_id, etag, runner)
-            if etag is not None
-            else self.try_claim(job, claim_id, now, runner, lease_until)
-            for (job, claim_id), etag in zip(wanted, etags, strict=True)
-        ]
+        """`claim_each` for claims of one runner and lease."""
+        return self.claim_each([Wanted(job, claim_id, runner, lease_until) for job, claim_id in wanted], now)
+
+    def claim_each(self, wanted: Sequence[Wanted], now: datetime) -> list[Claim | Expired | None]:
+        """`try_claim` for claims of one collection (of any runners: the batches a process holds at once), in
+        one transaction per GROUP; a claim that exists already is taken out of it and settled by `try_claim`
+        (a duplicate, or one to resume)."""
+        found: list[Claim | Expired | None] = []
+        for group in grouped(wanted, lambda w: claim_partition(w.job), GROUP):
+            entities = [self._entity(w.job, w.claim_id, w.runner, w.lease_until) for w in group]
+            etags = self.table.insert_batch(entities)
+            found += [
+                Claim(w.job, w.claim_id, etag, w.runner)
+                if etag is not None
+                else self.try_claim(w.job, w.claim_id, now, w.runner, w.lease_until)
+                for w, etag in zip(group, etags, strict=True)
+            ]
+        return found
 
     def renew(self, claim: Claim, lease_until: datetime) -> bool:
         """Extend a claim this runner holds; False when it is no longer ours (taken over, or gone)."""

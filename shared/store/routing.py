@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 
 from ..keys import CollectionKey, JobKey
 from ..records import CollectionRecord, HistoryRecord, JobRecord, LedgerEntry
-from .claims import Claim, ClaimStore, Expired
+from .claims import Claim, ClaimStore, Expired, Wanted
 from .collections import KEY_NAMES, CollectionStore, Visible, kept_by
 from .due import DueEntry, DueIndex
 from .history import HistoryStore
@@ -270,6 +270,9 @@ class RoutedClaims(ClaimStore):
 
     def claim_group(self, wanted: Sequence[tuple[JobKey, str]], *args: Any) -> list[Claim | Expired | None]:
         return self._at(wanted[0][0]).claim_group(wanted, *args) if wanted else []  # one collection: one account
+
+    def claim_each(self, wanted: Sequence[Wanted], now: datetime) -> list[Claim | Expired | None]:
+        return self._at(wanted[0].job).claim_each(wanted, now) if wanted else []  # one collection: one account
 
     def renew(self, claim: Claim, *args: Any, **kwargs: Any) -> bool:
         return self._at(claim.job).renew(claim, *args, **kwargs)
