@@ -181,7 +181,8 @@ def health(req: func.HttpRequest) -> func.HttpResponse:
 
 @app.timer_trigger(arg_name="timer", schedule="0 * * * * *", run_on_startup=False, use_monitor=True)
 def dispatcher(timer: func.TimerRequest) -> None:
-    runtime().dispatcher.fan_out()
+    # A tick made up at start (past due: missed while no host ran) dispatches at once, not spread (issue 23).
+    runtime().dispatcher.fan_out(spread=not timer.past_due)
 
 
 @app.queue_trigger(arg_name="message", queue_name=DISPATCH_QUEUE, connection=STORAGE_SETTING)

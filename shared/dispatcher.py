@@ -183,15 +183,16 @@ class Dispatcher:
         return _Window(tasks, fresh, last, shards, len(buckets))
 
     @traced_tick
-    def fan_out(self) -> TickReport:
+    def fan_out(self, spread: bool = True) -> TickReport:
         """The minute timer: one dispatch task per (bucket, shard) onto the dispatch queue; then the
-        watermark moves. A timer that dies part-way leaves the watermark, so the next one re-sends all."""
+        watermark moves. A timer that dies part-way leaves the watermark, so the next one re-sends all.
+        `spread`: False for a tick made up after an outage, whose tasks are sent visible at once."""
         started = time.perf_counter()
         now = self.clock.now()
         window = self._window(now)
         for task in window.tasks:
             # The tasks that hold the work go after a watchdog; an overlap task that finds entries guards itself.
-            delay = spread_delay(task.bucket, task.shard, window.shards, now, self.spread)
+            delay = spread_delay(task.bucket, task.shard, window.shards, now, self.spread) if spread else 0.0
             self.store.dispatch.send(task, guarded=task in window.fresh, delay=delay)
         self.store.due.set_watermark(window.last, window.shards)
         return self._heartbeat(TickReport(buckets=window.buckets, tasks=len(window.tasks)), started)
