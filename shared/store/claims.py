@@ -173,17 +173,26 @@ class ClaimStore:
     def claim_each(self, wanted: Sequence[Wanted], now: datetime) -> list[Claim | Expired | None]:
         """`try_claim` for claims of one collection (of any runners: the batches a process holds at once), in
         one transaction per GROUP; a claim that exists already is taken out of it and settled by `try_claim`
-        (a duplicate, or one to resume)."""
+        (a duplicate, or one to resume). Copies of one occurrence (two dispatches of it, received together)
+        want one row, which a transaction refuses to name twice (InvalidDuplicateRow): the first copy goes into
+        the transaction and the others are duplicates of it (None), or, when it was not inserted, settled by
+        `try_claim` like it."""
         found: list[Claim | Expired | None] = []
         for group in grouped(wanted, lambda w: claim_partition(w.job), GROUP):
+            rows = [claim_row(w.job, w.claim_id) for w in group]
+            first: dict[str, int] = {}  # claim row -> the index of its first copy in the group
+            for index, row in enumerate(rows):
+                first.setdefault(row, index)
             entities = [self._entity(w.job, w.claim_id, w.runner, w.lease_until) for w in group]
-            etags = self.table.insert_batch(entities)
-            found += [
-                Claim(w.job, w.claim_id, etag, w.runner)
-                if etag is not None
-                else self.try_claim(w.job, w.claim_id, now, w.runner, w.lease_until)
-                for w, etag in zip(group, etags, strict=True)
-            ]
+            inserted = dict(zip(first, self.table.insert_batch([entities[i] for i in first.values()]), strict=True))
+            for index, (w, row) in enumerate(zip(group, rows, strict=True)):
+                etag = inserted[row]
+                if etag is not None and first[row] == index:
+                    found.append(Claim(w.job, w.claim_id, etag, w.runner))
+                elif etag is not None:
+                    found.append(None)  # a copy of the attempt claimed just now
+                else:
+                    found.append(self.try_claim(w.job, w.claim_id, now, w.runner, w.lease_until))
         return found
 
     def renew(self, claim: Claim, lease_until: datetime) -> bool:

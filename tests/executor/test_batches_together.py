@@ -105,3 +105,22 @@ def test_a_lone_job_is_read_by_itself(runtime: Runtime, target: Server) -> None:
     executor.run(_batches(runtime, [["only"]])[0])
     assert jobs.queries == [] and jobs.reads == 1 and claims.transactions == [1]
     assert [hit.path for hit in target.hits] == ["/only"]
+
+
+def test_copies_of_an_occurrence_received_together_fire_once(runtime: Runtime, target: Server) -> None:
+    # Two hosts dispatching one shard at once queue its occurrences twice; one process may receive both copies
+    # in the same moment, and their claims then meet in one transaction, which may not name a row twice.
+    make_collection(runtime, "P20Premium")
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).replace(microsecond=0).isoformat()
+    for name in ("d1", "d2", "d3"):
+        put_job(runtime, name, {"startTime": tomorrow, "action": http(f"{target.url}/{name}")})
+    executor, _, claims = _executor(runtime)
+    batches = _batches(runtime, [["d1", "d2"], ["d2", "d3"], ["d1"]])
+
+    async def received_together() -> None:
+        await asyncio.gather(*(executor.run_batch(batch, f"delivery-{n}") for n, batch in enumerate(batches)))
+
+    asyncio.run(received_together())
+    assert claims.transactions == [5]
+    assert sorted(hit.path for hit in target.hits) == ["/d1", "/d2", "/d3"]
+    assert all(job_status(runtime, n).execution_count == 1 for n in ("d1", "d2", "d3"))

@@ -12,7 +12,7 @@ from shared.model import JobExecutionStatus, JobHistoryActionName
 from shared.records import HistoryRecord
 from shared.runtime import Runtime
 from shared.store import Claim, Expired
-from shared.store.claims import claim_groups
+from shared.store.claims import Wanted, claim_groups
 from shared.store.history import history_groups, history_id
 from shared.store.keys import job_partition, job_scope
 
@@ -48,6 +48,18 @@ def test_a_group_with_one_claim_taken_elsewhere_claims_the_others(runtime: Runti
     assert isinstance(claims.try_claim(*group[2], NOW, "elsewhere", lease), Claim)
     taken = claims.claim_group(group, NOW, "here", lease)
     assert [type(c).__name__ for c in taken] == ["Claim", "Claim", "NoneType", "Claim"]
+
+
+def test_copies_of_a_claim_in_one_group_are_duplicates_of_the_first(runtime: Runtime) -> None:
+    claims = runtime.store.claims
+    lease = NOW + timedelta(seconds=6)
+    one, two = (_job("c1"), "h1|MainAction|0"), (_job("c2"), "h2|MainAction|0")
+    wanted = [Wanted(*one, "delivery-a", lease), Wanted(*two, "delivery-a", lease), Wanted(*one, "delivery-b", lease)]
+    taken = claims.claim_each(wanted, NOW)
+    assert [type(c).__name__ for c in taken] == ["Claim", "Claim", "NoneType"]
+    # Existing already, both copies are settled by themselves: the holder resumes, the other is a duplicate.
+    again = claims.claim_each([Wanted(*one, "delivery-b", lease), Wanted(*one, "delivery-a", lease)], NOW)
+    assert again[0] is None and isinstance(again[1], Claim) and again[1].taken_over
 
 
 def test_a_renewal_of_a_group_keeps_what_is_ours_and_reports_what_was_taken(runtime: Runtime) -> None:
