@@ -22,6 +22,7 @@ nothing of it fires afterwards. Figures, not tests: nothing here asserts.
 from __future__ import annotations
 
 import argparse
+import shutil
 import signal
 import sys
 import tempfile
@@ -47,6 +48,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=int, default=3, help="measured minutes")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds the target takes to answer")
     parser.add_argument("--arrivals", help="write every arrival here (job, due, arrived; CSV) after the minutes")
+    parser.add_argument("--host-log", help="copy the local host's log here at the end")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     jobs = args.rate * 60
@@ -98,6 +100,8 @@ def main() -> None:
         pause_until(after + WATCH)
         arrivals = harness.targets.arrivals()
         report(arrivals, home, first, args.minutes, used, invoked, by_kind, rss, quiet=True)
+        if args.host_log:
+            shutil.copy(harness.log_path, args.host_log)
 
     late_ones = [a for a in arrivals if home.get(a.job) == victim and a.at > answered]
     due_after = [a for a in late_ones if a.expected > answered + FRESH]
