@@ -64,6 +64,13 @@ PAGE = 500  # entries dispatched step by step together: bounds memory and the wo
 # What a spread of the minute ahead's dispatch leaves before that minute begins, at least: time for a task that
 # failed to be delivered again, and for a dead host's task to come back by its watchdog.
 SPREAD_MARGIN = timedelta(seconds=25)
+# A shard's occurrences due within this of each other go in one queue message (up to BATCH_MAX): under a steady
+# load spread over the seconds, a message per second and shard is most of the queue's work (each message comes
+# with its watchdog and backstop, and costs three sends and three deletes; Azurite's queue also sweeps every
+# deleted message's body once a minute, one by one, which stalls all of its storage for seconds at 100
+# executions/s). Each occurrence still fires at its own second. The cost: a host dying with the batch in hand
+# before its first second hands it back after its last (the watchdog's time), up to this much later.
+BATCH_SPAN = timedelta(seconds=3)
 
 
 class DispatchOutcome(str, Enum):
@@ -150,10 +157,13 @@ class Dispatcher:
     at once at the minute's start, the dispatch of a busy minute takes the process's CPU for seconds, and the
     occurrences due then (run by the same process) are late by as much."""
 
-    def __init__(self, store: Store, clock: Clock, spread: timedelta = timedelta(0)) -> None:
+    def __init__(
+        self, store: Store, clock: Clock, spread: timedelta = timedelta(0), span: timedelta = BATCH_SPAN
+    ) -> None:
         self.store = store
         self.clock = clock
         self.spread = spread
+        self.span = span  # how many seconds of a shard one queue message holds (BATCH_SPAN)
         self.watchdogs = TaskWatchdogs(store)
 
     # -- the timer: decide the tasks ------------------------------------------------------------------
@@ -348,9 +358,9 @@ class Dispatcher:
                     )
 
     def _send(self, messages: list[OccurrenceMessage]) -> None:
-        """One queue message per due second (of this task's shard), up to BATCH_MAX occurrences each: a
+        """One queue message per `span` of this task's shard's seconds, up to BATCH_MAX occurrences each: a
         same-second herd is one executor invocation, one watchdog and one delete per hundred."""
-        for batch in batches(messages):
+        for batch in batches(messages, self.span):
             # The queue counts visibility from the send, and a busy dispatch sends seconds after it started:
             # the delay must be measured from now, not from the tick's start.
             self.store.queue.send(batch, self.clock.now())

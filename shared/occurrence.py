@@ -23,7 +23,7 @@ import json
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
@@ -275,21 +275,19 @@ class OccurrenceBatch:
         )
 
 
-def batches(messages: Iterable[OccurrenceMessage]) -> Iterator[OccurrenceBatch]:
-    """Messages grouped by due instant, at most BATCH_MAX (and BATCH_BYTES of JSON) per batch, in due order."""
-    by_due: dict[datetime, list[OccurrenceMessage]] = {}
-    for message in messages:
-        by_due.setdefault(message.due, []).append(message)
-    for due in sorted(by_due):
-        batch: list[OccurrenceMessage] = []
-        size = 0
-        for message in by_due[due]:
-            length = len(message.to_json()) + 1
-            if batch and (len(batch) == BATCH_MAX or size + length > BATCH_BYTES):
-                yield OccurrenceBatch(tuple(batch))
-                batch, size = [], 0
-            batch.append(message)
-            size += length
+def batches(messages: Iterable[OccurrenceMessage], span: timedelta = timedelta(0)) -> Iterator[OccurrenceBatch]:
+    """Messages in due order, at most BATCH_MAX (and BATCH_BYTES of JSON) per batch, each batch's occurrences due
+    within `span` of its first (0: at the same instant)."""
+    batch: list[OccurrenceMessage] = []
+    size = 0
+    for message in sorted(messages, key=lambda m: m.due):  # stable: a second's occurrences keep their order
+        length = len(message.to_json()) + 1
+        if batch and (len(batch) == BATCH_MAX or size + length > BATCH_BYTES or message.due - batch[0].due > span):
+            yield OccurrenceBatch(tuple(batch))
+            batch, size = [], 0
+        batch.append(message)
+        size += length
+    if batch:
         yield OccurrenceBatch(tuple(batch))
 
 

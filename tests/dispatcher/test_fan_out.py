@@ -21,6 +21,8 @@ from tests.support.scheduler_client import JC, RG, SUB, call, drain_dispatch, ma
 
 ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
 JOBS = 40
+# A message per due second, as a tick sends with no BATCH_SPAN: the queue's message count then counts occurrences.
+PER_SECOND = timedelta(0)
 
 
 class Crash(BaseException):
@@ -122,7 +124,7 @@ def test_jobs_spread_over_the_shards_and_the_timer_fans_out_one_task_per_bucket_
     by_shard = [len(rt.store.due.entries(bucket_of(first), shard)) for shard in range(4)]
     assert sum(by_shard) == JOBS and all(by_shard), by_shard  # every shard holds some of the minute
     clock.current = first - timedelta(minutes=1)  # the tick a minute ahead
-    dispatcher = Dispatcher(rt.store, clock)
+    dispatcher = Dispatcher(rt.store, clock, span=PER_SECOND)
     report = dispatcher.fan_out()
     assert report.tasks == report.buckets * 4 and report.buckets >= 2
     assert _queued(rt) == 0  # the timer itself dispatches nothing
@@ -142,10 +144,10 @@ def test_a_timer_that_dies_part_way_is_finished_by_the_next_tick(rt, clock) -> N
     watermark = rt.store.due.watermark()
     crashing = replace(rt.store, dispatch=CrashingDispatchQueue(rt.store.dispatch, sends_before_crash=3))
     with pytest.raises(Crash):
-        Dispatcher(crashing, clock).fan_out()
+        Dispatcher(crashing, clock, span=PER_SECOND).fan_out()
     assert rt.store.due.watermark() == watermark  # it did not claim the window it did not finish
     clock.advance(timedelta(seconds=20))  # the next tick (or a retry of this one)
-    dispatcher = Dispatcher(rt.store, clock)
+    dispatcher = Dispatcher(rt.store, clock, span=PER_SECOND)
     dispatcher.fan_out()
     drain_dispatch(dispatcher)
     assert _queued(rt) == JOBS
@@ -156,14 +158,14 @@ def test_a_timer_that_dies_part_way_is_finished_by_the_next_tick(rt, clock) -> N
 def test_a_dispatch_task_that_dies_half_way_is_finished_by_the_next_tick(rt, clock, crash_in: str) -> None:
     first = _create_jobs(rt, clock)
     clock.current = first - timedelta(minutes=1)
-    dispatcher = Dispatcher(rt.store, clock)
+    dispatcher = Dispatcher(rt.store, clock, span=PER_SECOND)
     dispatcher.fan_out()
     store: Store = rt.store
     if crash_in == "sending occurrences":
         store = replace(rt.store, queue=CrashingOccurrenceQueue(rt.store.queue, sends_before_crash=JOBS // 2))
     else:
         store = replace(rt.store, jobs=CrashingJobStore(rt.store.jobs, writes_before_crash=JOBS // 2))
-    dying = Dispatcher(store, clock)
+    dying = Dispatcher(store, clock, span=PER_SECOND)
     with pytest.raises(Crash):  # one instance takes every task and dies in the middle of them
         while True:
             message = next(iter(rt.store.dispatch.client.receive_messages(visibility_timeout=600)))
@@ -184,7 +186,7 @@ def test_a_dispatch_task_that_dies_half_way_is_finished_by_the_next_tick(rt, clo
 def test_a_task_that_is_never_handled_is_swept_up_by_a_later_tick(rt, clock) -> None:
     first = _create_jobs(rt, clock)
     clock.current = first - timedelta(minutes=1)
-    dispatcher = Dispatcher(rt.store, clock)
+    dispatcher = Dispatcher(rt.store, clock, span=PER_SECOND)
     dispatcher.fan_out()
     rt.store.dispatch.client.clear_messages()  # every task lost (expired, poisoned, dropped)
     for _ in range(4):  # past the overlap: only the sweep still looks at that minute
@@ -204,7 +206,7 @@ def test_lowering_the_shard_count_strands_no_entry(rt, clock, settings) -> None:
     first = _create_jobs(rt, clock)
     fewer = Runtime.create(replace(settings, due_shards=1), clock)
     clock.current = first - timedelta(minutes=1)
-    dispatcher = Dispatcher(fewer.store, clock)
+    dispatcher = Dispatcher(fewer.store, clock, span=PER_SECOND)
     report = dispatcher.tick()
     assert report.enqueued == JOBS and report.tasks == report.buckets * 4  # it read the four shards in use
     _assert_all_dispatched_once(fewer, first)
@@ -229,17 +231,18 @@ def test_a_spread_tick_hides_later_shards_and_still_dispatches_everything_once(s
     make_collection(rt, "P20Premium")
     first = _create_jobs(rt, clock)
     clock.current = first - timedelta(minutes=1)  # the tick a minute ahead: shards at 0, 2, 4 and 6 s
-    report = rt.dispatcher.fan_out()
+    dispatcher = Dispatcher(rt.store, clock, rt.settings.dispatch_spread, span=PER_SECOND)
+    report = dispatcher.fan_out()
     queue = rt.store.dispatch.client
     visible = [ShardTask.from_json(m.content) for m in queue.peek_messages(max_messages=32)]
     ahead = bucket_of(first)
     assert {t.shard for t in visible if t.bucket == ahead} == {0}  # no watchdog either: it follows its task
     assert len([t for t in visible if t.bucket != ahead]) == report.tasks - 4  # the overlap's, at once
     deadline = time.monotonic() + 30  # the last shard turns visible 6 s after the tick: room for a busy machine
-    handled = drain_dispatch(rt.dispatcher).tasks
+    handled = drain_dispatch(dispatcher).tasks
     while handled < report.tasks and time.monotonic() < deadline:
         time.sleep(0.5)
-        handled += drain_dispatch(rt.dispatcher).tasks
+        handled += drain_dispatch(dispatcher).tasks
     assert handled == report.tasks
     assert _queued(rt) == JOBS
     _assert_all_dispatched_once(rt, first)
