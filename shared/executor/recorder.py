@@ -46,6 +46,7 @@ from ..store import Claim, ConcurrencyError, Store, read_modify_write
 from ..store.history import ATTEMPTS_PER_GROUP
 from ..store.job_updates import Updated, update_together
 from ..store.tables import chunks, grouped
+from ..store.transaction import MAX_OPERATIONS
 from .released import released_message, waiting_since
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ FLUSHES = 4  # windows written side by side
 # the attempt back and run the action again, so a storage outage is waited out instead.
 RECORD_PATIENCE = 300.0
 TRANSIENT = {408, 429, 500, 502, 503, 504}  # storage answers worth retrying
-JOBS_PER_REQUEST = 100  # the most an entity-group transaction holds
+JOBS_PER_REQUEST = MAX_OPERATIONS
 
 
 def attempt_of(message: OccurrenceMessage) -> Attempt:

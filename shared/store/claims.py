@@ -15,7 +15,7 @@ A live runner renews its lease (see `renew`), so a crashed worker's attempt is t
 LEASE + TAKEOVER_WAIT of its last renewal, and a slow attempt keeps its claim for as long as it runs.
 
 Layout: a claim is a row of its job's collection partition (the jobs table's partition key), keyed
-`<job>|<claim id>`, so the claims of a batch are taken (`claim_group`) and renewed (`renew_group`) in one
+`<job>|<claim id>`, so the claims of a batch are taken (`claim_each`) and renewed (`renew_group`) in one
 entity-group transaction per 100 of one collection, instead of a request each: claims were the largest
 share of an execution's storage requests (issue 22). A transaction is all or nothing: a claim that exists
 (a duplicate delivery, a resumed or expired one) is taken out of it and settled by itself (`try_claim`), and
@@ -35,8 +35,9 @@ from ..keys import JobKey
 from .history import delete_rows
 from .keys import job_partition, job_rows, job_rows_end
 from .tables import ConcurrencyError, Table, as_datetime, grouped
+from .transaction import MAX_OPERATIONS
 
-GROUP = 100  # an entity-group transaction's most operations
+GROUP = MAX_OPERATIONS
 
 # A dead runner's attempts come back LEASE + 1 s (its watchdog) + TAKEOVER_WAIT after its last renewal,
 # about 10 s: short, so what a crash held runs again within seconds (issue 23), long enough that a runner
@@ -163,12 +164,6 @@ class ClaimStore:
         if runner and found is not None and found.get("Status") == "running" and found.get("Runner") == runner:
             return str(found["etag"])
         return None
-
-    def claim_group(
-        self, wanted: Sequence[tuple[JobKey, str]], now: datetime, runner: str, lease_until: datetime
-    ) -> list[Claim | Expired | None]:
-        """`claim_each` for claims of one runner and lease."""
-        return self.claim_each([Wanted(job, claim_id, runner, lease_until) for job, claim_id in wanted], now)
 
     def claim_each(self, wanted: Sequence[Wanted], now: datetime) -> list[Claim | Expired | None]:
         """`try_claim` for claims of one collection (of any runners: the batches a process holds at once), in

@@ -27,11 +27,12 @@ from itertools import islice
 from ..keys import JobKey
 from .keys import job_partition, job_row
 from .tables import BatchFailed, ConcurrencyError, Entity, Table, as_datetime, as_int, chunks, int64
+from .transaction import MAX_OPERATIONS
 
 _STATE_PARTITION = "dispatcher"
 _WATERMARK_ROW = "watermark"
 MAX_SHARDS = 99
-BATCH = 100  # entities per entity-group transaction (the service's limit)
+BATCH = MAX_OPERATIONS
 
 
 def bucket_of(instant: datetime) -> str:

@@ -32,11 +32,13 @@ from . import ledger
 from .keys import job_partition, job_rows, job_rows_end, job_scope
 from .readable import read_each
 from .tables import Entity, Table, as_datetime, chunks, grouped
+from .transaction import MAX_OPERATIONS
 
 _MAX_TICKS = 3155378975999999999  # DateTime.MaxValue.Ticks
 _EPOCH_TICKS = 621355968000000000  # ticks of 1970-01-01
 _INT64_MAX = 9223372036854775807
-ATTEMPTS_PER_GROUP = 50  # an attempt writes two rows (its own and its occurrence's ledger row); a group, 100
+# An attempt writes two rows (its own and its occurrence's ledger row); a group fills one transaction.
+ATTEMPTS_PER_GROUP = MAX_OPERATIONS // 2
 
 
 def history_id(expected: datetime, execution_id: str, action: str, attempt: int) -> str:
@@ -81,7 +83,7 @@ class HistoryStore:
         for row in rows:  # a transaction names a row once: the last word on it wins
             by_partition.setdefault(row["PartitionKey"], {})[row["RowKey"]] = row
         for unique in by_partition.values():
-            for batch in chunks(list(unique.values()), 100):
+            for batch in chunks(list(unique.values()), MAX_OPERATIONS):
                 if len(batch) == 1:
                     self.table.upsert(batch[0])
                 else:
@@ -184,8 +186,8 @@ class HistoryStore:
 
 
 def delete_rows(table: Table, partition: str, rows: list[str]) -> int:
-    """Delete rows of one partition in batches of 100 (one entity-group transaction each)."""
-    for batch in chunks(rows, 100):
+    """Delete rows of one partition in batches of MAX_OPERATIONS (one entity-group transaction each)."""
+    for batch in chunks(rows, MAX_OPERATIONS):
         table.delete_batch(partition, batch)
     return len(rows)
 

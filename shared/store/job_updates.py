@@ -22,9 +22,10 @@ from typing import Protocol
 from ..keys import CollectionKey, JobKey
 from ..records import JobRecord
 from .tables import ConcurrencyError, chunks
+from .transaction import MAX_OPERATIONS
 
 ROUNDS = 3
-TRANSACTION = 100  # jobs in one entity-group transaction at most
+TRANSACTION = MAX_OPERATIONS
 
 Change = Callable[[JobRecord], JobRecord | None]
 Updated = JobRecord | None | BaseException

@@ -268,9 +268,6 @@ class RoutedClaims(ClaimStore):
     def take_over(self, expired: Expired, *args: Any, **kwargs: Any) -> Claim | None:
         return self._at(expired.job).take_over(expired, *args, **kwargs)
 
-    def claim_group(self, wanted: Sequence[tuple[JobKey, str]], *args: Any) -> list[Claim | Expired | None]:
-        return self._at(wanted[0][0]).claim_group(wanted, *args) if wanted else []  # one collection: one account
-
     def claim_each(self, wanted: Sequence[Wanted], now: datetime) -> list[Claim | Expired | None]:
         return self._at(wanted[0].job).claim_each(wanted, now) if wanted else []  # one collection: one account
 

@@ -17,7 +17,7 @@ from azure.core import MatchConditions
 from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import EdmType, EntityProperty, TableClient, UpdateMode
 
-from .transaction import TransactionRefused, submit
+from .transaction import MAX_OPERATIONS, TransactionRefused, submit
 
 Entity = dict[str, Any]
 R = TypeVar("R")
@@ -203,7 +203,7 @@ class Table:
 
     def delete_partition(self, partition: str) -> None:
         rows = [e["RowKey"] for e in self.query("PartitionKey eq @pk", {"pk": partition}, select=["RowKey"])]
-        for batch in chunks(rows, 100):
+        for batch in chunks(rows, MAX_OPERATIONS):
             self.delete_batch(partition, batch)
 
 

@@ -35,6 +35,7 @@ from azure.data.tables import TableClient
 from azure.data.tables._table_batch import TableBatchOperations
 
 Operation = tuple[Any, ...]  # as TableClient.submit_transaction takes them: (kind, entity[, keywords])
+MAX_OPERATIONS = 100  # the service refuses a transaction of more (all in one partition, each row once)
 
 _BOUNDARY = re.compile(rb'boundary="?([^";\r\n]+)"?', re.IGNORECASE)
 _BY_STATUS: dict[int, type[HttpResponseError]] = {

@@ -161,3 +161,43 @@ def test_stop_is_quick_with_a_slow_function_running(
         began = time.monotonic()
         host.stop()
     assert time.monotonic() - began < 2.0
+
+
+def test_workers_deleting_at_once_keep_their_connections(
+    make_app: Callable[..., Path],
+    storage_env: str,
+    queue_factory: Callable[..., Any],
+    wait_until: Callable[..., Any],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Every worker of a listener may delete its message at the same moment; the queue client keeps a
+    connection for each (requests' default of 10 would drop the rest with "Connection pool is full")."""
+    queue = f"devhost-together-{uuid.uuid4().hex[:8]}"
+    app_dir = make_app(
+        """
+        import asyncio, time
+        import azure.functions as func
+        app = func.FunctionApp()
+        DONE, FIRST = [], []
+
+        @app.queue_trigger(arg_name="msg", queue_name="%TOGETHER_QUEUE%", connection="AzureWebJobsStorage")
+        async def together(msg: func.QueueMessage) -> None:
+            FIRST.append(FIRST[0] if FIRST else time.monotonic())
+            await asyncio.sleep(max(0.0, FIRST[0] + 2.0 - time.monotonic()))  # all answer at one moment
+            DONE.append(msg.id)
+        """,
+        host_json={
+            "version": "2.0",
+            "extensions": {"queues": {"batchSize": 16, "newBatchThreshold": 8, "maxPollingInterval": "00:00:00.5"}},
+        },
+    )
+    caplog.set_level(logging.WARNING, logger="urllib3.connectionpool")
+    client: QueueClient = queue_factory(queue)
+    for i in range(24):
+        client.send_message(b64(f"together {i}".encode()))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TOGETHER_QUEUE", queue)
+        with LocalHost(app_dir) as host:
+            wait_until(lambda: len(host.app_module.DONE) == 24, timeout=30)
+            wait_until(lambda: client.get_queue_properties().approximate_message_count == 0, timeout=30)
+    assert not [r for r in caplog.records if "Connection pool is full" in r.getMessage()]

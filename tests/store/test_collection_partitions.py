@@ -24,20 +24,26 @@ def _job(name: str, collection: str = JC) -> JobKey:
     return JobKey(SUB, RG, collection, name)
 
 
+def _claim(
+    runtime: Runtime, group: list[tuple[JobKey, str]], now: datetime, runner: str, lease: datetime
+) -> list[Claim | Expired | None]:
+    """One runner's claims of one collection, with one lease, as a batch takes them."""
+    return runtime.store.claims.claim_each([Wanted(job, claim_id, runner, lease) for job, claim_id in group], now)
+
+
 def test_a_batch_of_claims_is_one_group_per_collection_and_taken_at_once(runtime: Runtime) -> None:
-    claims = runtime.store.claims
     wanted = [(_job(f"j{n}"), f"e{n}|MainAction|0") for n in range(5)] + [(_job("j0", "other"), "x|MainAction|0")]
     groups = claim_groups(wanted)
     assert sorted(len(g) for g in groups) == [1, 5]
     lease = NOW + timedelta(seconds=6)
-    taken = [c for g in groups for c in claims.claim_group(g, NOW, "delivery-a", lease)]
+    taken = [c for g in groups for c in _claim(runtime, g, NOW, "delivery-a", lease)]
     assert all(isinstance(c, Claim) and not c.taken_over for c in taken)
     # A second delivery finds them all live (duplicates); the same delivery resumes them.
-    assert claims.claim_group(groups[0], NOW, "delivery-b", lease) == [None] * len(groups[0])
-    resumed = claims.claim_group(groups[0], NOW, "delivery-a", lease)
+    assert _claim(runtime, groups[0], NOW, "delivery-b", lease) == [None] * len(groups[0])
+    resumed = _claim(runtime, groups[0], NOW, "delivery-a", lease)
     assert all(isinstance(c, Claim) and c.taken_over for c in resumed)
     # After the lease, another runner sees them expired, not free.
-    late = claims.claim_group(groups[0], lease + timedelta(seconds=1), "delivery-c", lease + timedelta(seconds=7))
+    late = _claim(runtime, groups[0], lease + timedelta(seconds=1), "delivery-c", lease + timedelta(seconds=7))
     assert all(isinstance(c, Expired) for c in late)
 
 
@@ -46,7 +52,7 @@ def test_a_group_with_one_claim_taken_elsewhere_claims_the_others(runtime: Runti
     group = [(_job(f"k{n}"), f"f{n}|MainAction|0") for n in range(4)]
     lease = NOW + timedelta(seconds=6)
     assert isinstance(claims.try_claim(*group[2], NOW, "elsewhere", lease), Claim)
-    taken = claims.claim_group(group, NOW, "here", lease)
+    taken = _claim(runtime, group, NOW, "here", lease)
     assert [type(c).__name__ for c in taken] == ["Claim", "Claim", "NoneType", "Claim"]
 
 
@@ -66,7 +72,7 @@ def test_a_renewal_of_a_group_keeps_what_is_ours_and_reports_what_was_taken(runt
     claims = runtime.store.claims
     group = [(_job(f"r{n}"), f"g{n}|MainAction|0") for n in range(3)]
     lease = NOW + timedelta(seconds=6)
-    held = [c for c in claims.claim_group(group, NOW, "runner-a", lease) if isinstance(c, Claim)]
+    held = [c for c in _claim(runtime, group, NOW, "runner-a", lease) if isinstance(c, Claim)]
     assert len(held) == 3
     # Another worker takes the second over once its lease lapsed.
     lapsed = claims.try_claim(*group[1], lease + timedelta(seconds=1), "runner-b", lease + timedelta(seconds=9))
