@@ -22,6 +22,7 @@ from shared.settings import DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_ACCOUNT_NAME
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 AZURITE_BIN = REPO_ROOT / ".local" / "npm" / "node_modules" / ".bin" / "azurite"
+KEEP_ALIVE_SECONDS = 300  # how long Azurite keeps an idle connection open
 
 # The well-known development account every Azure SDK accepts against Azurite (not a secret): shared's.
 ACCOUNT_NAME = DEVELOPMENT_ACCOUNT_NAME
@@ -120,6 +121,13 @@ class Azurite:
             "--tablePort",
             str(self.ports.table),
         ]
+        # Real storage keeps an idle connection for minutes; Azurite closes it after 5 s. A client reusing a
+        # connection idle about that long races the close and loses its request ("Connection aborted:
+        # RemoteDisconnected"), and azure-core does not retry a POST (an entity-group transaction, a queue
+        # send) that way: under bursts every few seconds, a claim transaction lost so redelivered its batch
+        # 10 s late. Local figures would show a fault the service does not have.
+        for service in ("blob", "queue", "table"):
+            args += [f"--{service}KeepAliveTimeout", str(KEEP_ALIVE_SECONDS)]
         # Azurite refuses --location together with --inMemoryPersistence; the folder still holds the log.
         args += ["--inMemoryPersistence"] if self.in_memory else ["--location", str(self.location)]
         log = open(self.location / "azurite.log", "ab")  # noqa: SIM115 - owned by the child for its lifetime
