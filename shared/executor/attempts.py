@@ -1,6 +1,6 @@
 """One attempt of one occurrence: claim it, then run it when its second comes.
 
-The batch (batch.py) checks each occurrence's job (`job_of`) and claims its attempts before their second,
+The batch (batch.py) checks each occurrence's job (`jobs_of`) and claims its attempts before their second,
 a transaction per collection (`prepared`: the job may run and this delivery holds the claim; a duplicate
 stops here), then calls `fire` at the second: check the job and
 its collection may run now (the collection's state read at that second, collection_gate.py), run the
@@ -9,7 +9,7 @@ the recorder (recorder.py) at once: history, the follow-up, and the job's status
 (`jobstate.after_attempt`), which also marks the attempt done. What the job becomes is shared/jobstate's to
 say; this module is its I/O shell.
 
-`job_of` and `take_over` block (storage); `fire` is a coroutine: its storage calls run on the executor's
+`jobs_of` and `take_over` block (storage); `fire` is a coroutine: its storage calls run on the executor's
 pool (`io`) and the action waits on the event loop under the process's action limits (shared/actions/
 limits.py), holding no thread, so the actions in flight are bounded by settings, not by a pool.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
@@ -89,19 +89,27 @@ class Attempts:
         self.polling = Polling(store, clock, actions, io)  # long-running completion (202 and poll)
         self.limits = Limits(store, clock, self.collections, io)  # its concurrency and rate limits (issue 27)
 
-    def job_of(self, message: OccurrenceMessage, jobs: Mapping[JobKey, JobRecord | None]) -> JobRecord | None:
-        """The attempt's job, when the attempt may be claimed; None when there is nothing to run. `jobs`: the
+    def jobs_of(
+        self, messages: Sequence[OccurrenceMessage], jobs: Mapping[JobKey, JobRecord | None]
+    ) -> list[JobRecord | None]:
+        """Each attempt's job, when the attempt may be claimed; None when there is nothing to run. `jobs`: the
         jobs the batch read together (a query per 14 of one collection); any other is read here."""
-        # A message of a replaced definition is dropped before it claims: a PATCH or a disable + enable
-        # re-queues the same occurrence (same claim id) for the new generation, and that one must run.
-        current = jobs[message.job] if message.job in jobs else self.store.jobs.get(message.job)
-        job = current if current is not None and current.generation == message.generation else None
-        if job is None:
-            log.info("occurrence %s was planned for a deleted or redefined job; dropped", message.claim_id)
-            occurrence_skipped(message, "job_changed")
-            if current is not None:
-                record_superseded(self.store, current, message, self.clock.now())
-        return job
+        found: list[JobRecord | None] = []
+        dropped: list[tuple[JobRecord, OccurrenceMessage]] = []
+        for message in messages:
+            # A message of a replaced definition is dropped before it claims: a PATCH or a disable + enable
+            # re-queues the same occurrence (same claim id) for the new generation, and that one must run.
+            current = jobs[message.job] if message.job in jobs else self.store.jobs.get(message.job)
+            job = current if current is not None and current.generation == message.generation else None
+            if job is None:
+                log.info("occurrence %s was planned for a deleted or redefined job; dropped", message.claim_id)
+                occurrence_skipped(message, "job_changed")
+                if current is not None:
+                    dropped.append((current, message))
+            found.append(job)
+        if dropped:
+            record_superseded(self.store, dropped, self.clock.now())
+        return found
 
     def prepared(
         self, message: OccurrenceMessage, job: JobRecord, claim: Claim | Expired | None, guard: Guard

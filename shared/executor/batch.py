@@ -149,7 +149,7 @@ class Executor:
 
     async def _read_jobs(self, batch: OccurrenceBatch) -> dict[JobKey, JobRecord | None]:
         """The batch's jobs, read together with those every other batch of the process wants of their
-        collections meanwhile (`_read_together`); `job_of` reads any other (one whose read failed) by itself."""
+        collections meanwhile (`_read_together`); `jobs_of` reads any other (one whose read failed) by itself."""
         keys = list(dict.fromkeys(item.job for item in batch.items))
         answers = await asyncio.gather(
             *(self._job_reads.ask(key.collection_key, key) for key in keys), return_exceptions=True
@@ -162,7 +162,7 @@ class Executor:
 
     def _read_together(self, collection: CollectionKey, keys: list[JobKey]) -> list[JobRecord | None | _Unread]:
         """The jobs of one collection that batches asked for within GATHER: a query per 14 from MANY_MIN on,
-        else a read each. A job whose row the query could not read is `_Unread` (`job_of` reads it, and fails)."""
+        else a read each. A job whose row the query could not read is `_Unread` (`jobs_of` reads it, and fails)."""
         wanted = list(dict.fromkeys(keys))
         if len(wanted) >= MANY_MIN:
             found = self.store.jobs.get_many(collection, wanted)
@@ -176,7 +176,7 @@ class Executor:
         """Each occurrence's attempt claimed for this delivery (or not to run), together with the claims every
         other batch of the process takes in its collection meanwhile (a transaction per 100, `_claim_together`);
         a storage fault is the outcome of its occurrences, which the batch raises after the others ran."""
-        checked = await self._blocking(lambda: [self.attempts.job_of(item, jobs) for item in batch.items])
+        checked = await self._blocking(self.attempts.jobs_of, batch.items, jobs)
         to_claim: dict[str, tuple[OccurrenceMessage, JobRecord]] = {}  # by claim id: a copy in the batch is dropped
         for item, job in zip(batch.items, checked, strict=True):
             if job is not None:

@@ -8,6 +8,7 @@ here is logged, never a reason to deliver the batch again.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 
 from ..jobstate import Attempt, marker_until, may_run, not_run, superseded
@@ -25,12 +26,28 @@ def _first_attempt(message: OccurrenceMessage) -> bool:
     return message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0
 
 
-def record_superseded(store: Store, current: JobRecord, message: OccurrenceMessage, now: datetime) -> None:
-    """`message` was planned for an earlier generation of `current`, so it is dropped. An occurrence its job's
-    overlap marker still holds running ends here (else it would hold the job for RUNNING_LEASE): the marker lets
-    it go and the occurrence waiting for it, if any, is queued at once."""
-    if _first_attempt(message):
-        _write(store, superseded(current, message.occurrence, message.trigger, now), message)
+def record_superseded(store: Store, dropped: Sequence[tuple[JobRecord, OccurrenceMessage]], now: datetime) -> None:
+    """Each message was planned for an earlier generation of its job (as it is now), so it is dropped. Their
+    ledger entries go in one write (a transaction per collection): after a disable or a redefinition every
+    queued occurrence of those jobs comes here, in batches shared with other collections' occurrences, which
+    a request per dropped occurrence would hold back. An occurrence its job's overlap marker still holds
+    running ends here (else it would hold the job for RUNNING_LEASE): the marker lets it go and the occurrence
+    waiting for it, if any, is queued at once."""
+    entries = [
+        entry
+        for current, message in dropped
+        if _first_attempt(message) and (entry := superseded(current, message.occurrence, message.trigger, now))
+    ]
+    if entries:
+        try:
+            store.history.add_all([], entries)
+        except Exception:  # a record of non-events: never worth running the batch again
+            log.exception("the ledger entries of %d superseded occurrence(s) were not written", len(entries))
+    for current, message in dropped:
+        _release_superseded(store, current, message, now)
+
+
+def _release_superseded(store: Store, current: JobRecord, message: OccurrenceMessage, now: datetime) -> None:
     if any(r.ref.execution_id == message.execution_id for r in current.overlap.running):
         try:
             since = waiting_since(current)

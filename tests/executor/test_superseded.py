@@ -1,0 +1,76 @@
+"""Occurrences queued for a definition since replaced (a PUT, a PATCH, a disable's cascade) are dropped before
+they claim, each named in the ledger (JobChanged), and the batch's others run: the dropped ones' entries are
+written together, one write for the batch, so that a redefined or disabled collection's queued occurrences
+cannot hold back the other collections' occurrences sharing their batches (not_run.py `record_superseded`).
+
+In-process on the session's Azurite, against a real local HTTP target."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from shared.executor import Executor
+from shared.model import LedgerReason
+from shared.occurrence import OccurrenceBatch, OccurrenceMessage
+from shared.records import HistoryRecord, LedgerEntry
+from shared.runtime import Runtime
+from shared.store.history import HistoryStore
+from tests.executor.peers.servers import Server, ok, serve
+from tests.executor.support import http, job_status, make_collection, put_job
+
+
+@pytest.fixture
+def target() -> Iterator[Server]:
+    server = serve(ok)
+    yield server
+    server.close()
+
+
+class _Counting(HistoryStore):
+    """The history store as it is, keeping the ledger entries of each `add_all` call."""
+
+    def __init__(self, inner: HistoryStore) -> None:
+        self.__dict__.update(inner.__dict__)
+        self.calls: list[list[LedgerEntry]] = []
+        self._lock = threading.Lock()
+
+    def add_all(self, notes: list[tuple[HistoryRecord, datetime]], entries: list[LedgerEntry]) -> None:
+        with self._lock:
+            self.calls.append(list(entries))
+        super().add_all(notes, entries)
+
+
+def test_the_superseded_occurrences_of_a_batch_are_recorded_together_and_the_others_run(
+    runtime: Runtime, target: Server
+) -> None:
+    make_collection(runtime, "P20Premium")
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).replace(microsecond=0).isoformat()
+    names = [f"s{n}" for n in range(6)]
+    for name in names:
+        put_job(runtime, name, {"startTime": tomorrow, "action": http(f"{target.url}/{name}")})
+    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=5)  # claims well before the second
+    batch = OccurrenceBatch(
+        tuple(
+            OccurrenceMessage(job.key, due, due, generation=job.generation)
+            for job in (job_status(runtime, name) for name in names)
+        )
+    )
+    for name in names[1:]:  # redefined after their occurrences were queued
+        put_job(runtime, name, {"startTime": tomorrow, "action": http(f"{target.url}/{name}/v2")})
+    counting = _Counting(runtime.store.history)
+    executor = Executor(
+        replace(runtime.store, history=counting), runtime.clock, runtime.executor.attempts.actions, runtime.settings
+    )
+    executor.run(batch)
+    assert [hit.path for hit in target.hits] == ["/s0"]
+    written = [call for call in counting.calls if any(e.reason == LedgerReason.JOB_CHANGED for e in call)]
+    assert len(written) == 1
+    assert sorted(e.key.job for e in written[0]) == names[1:]
+    for item in batch.items[1:]:
+        entries, _ = runtime.store.history.ledger_page(item.job, None, None, None, 10)
+        assert [(e.occurrence, e.reason) for e in entries] == [(due, LedgerReason.JOB_CHANGED)]
