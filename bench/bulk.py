@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from azure.core.exceptions import ResourceExistsError, ServiceResponseError
+from azure.core.exceptions import HttpResponseError, ServiceResponseError
 from azure.data.tables import TableClient
 
-from shared.store.transaction import TransactionRefused, submit
+from shared.store.transaction import submit
 
 
 def insert_batch(client: TableClient, entities: list[Mapping[str, Any]]) -> None:
@@ -27,7 +27,8 @@ def insert_batch(client: TableClient, entities: list[Mapping[str, Any]]) -> None
             # A kept-alive connection Azurite closed while idle (the SDK does not retry a POST).
             if attempt == 2:
                 raise
-        except (TransactionRefused, ResourceExistsError) as error:
+        except HttpResponseError as error:
             # A transaction is all or nothing: after a lost answer, "already exists" means it was applied.
-            if attempt == 0 or getattr(error, "status_code", None) != 409:
-                raise
+            if attempt > 0 and error.status_code == 409:
+                return
+            raise

@@ -29,47 +29,31 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from azure.core.exceptions import AzureError, ResourceExistsError
-from azure.core.pipeline.transport import RequestsTransport
 from azure.functions.queue import QueueMessage as FunctionQueueMessage
 from azure.storage.queue import LinearRetry, QueueClient, QueueMessage
-from requests import Session
-from requests.adapters import HTTPAdapter
 
 from devhost.hostconfig import QueueOptions
 from devhost.indexing import FunctionInfo
 from devhost.invoker import Invoker
 from devhost.settings import resolve_references, storage_connection
+from shared.store.clients import PooledTransport
 
 log = logging.getLogger(__name__)
 RECEIVE_VISIBILITY_SECONDS = 600
 MIN_POLL_SECONDS = 0.1
 
 
-class _PooledTransport(RequestsTransport):
-    """Keeps `connections` connections per endpoint. requests keeps 10, and a listener whose workers delete
-    their messages side by side then opens and drops a connection per call beyond them ("Connection pool is
-    full"); the real host's HttpClient has no such limit, so local figures would lie. The transport takes no
-    pool size; `_init_session` is where it mounts its adapters on the session it makes, once."""
-
-    def __init__(self, connections: int, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._connections = connections
-
-    def _init_session(self, session: Session) -> None:
-        super()._init_session(session)
-        for adapter in session.adapters.values():
-            if isinstance(adapter, HTTPAdapter):
-                adapter.init_poolmanager(self._connections, self._connections)
-
-
 def queue_client(connection_string: str, queue_name: str, connections: int = 10) -> QueueClient:
     # Few, quick retries: a local host should report a missing Azurite promptly and stop without delay. The
     # queue SDK takes its backoff from a retry_policy object only (retry_backoff_factor is ignored).
+    # `connections` kept per endpoint: requests keeps 10, and a listener whose workers delete their messages
+    # side by side then opens and drops a connection per call beyond them ("Connection pool is full"); the
+    # real host's HttpClient has no such limit, so local figures would lie.
     return QueueClient.from_connection_string(
         connection_string,
         queue_name,
         # The timeouts live on the transport: a client's own timeout keywords only reach a transport it builds.
-        transport=_PooledTransport(connections, connection_timeout=5, read_timeout=10),
+        transport=PooledTransport(connections, connection_timeout=5, read_timeout=10),
         # The SDK annotates these seconds as int; it computes with floats.
         retry_policy=LinearRetry(backoff=0.5, random_jitter_range=0.25, retry_total=2),  # type: ignore[arg-type]
     )

@@ -38,11 +38,7 @@ def record_superseded(store: Store, dropped: Sequence[tuple[JobRecord, Occurrenc
         for current, message in dropped
         if _first_attempt(message) and (entry := superseded(current, message.occurrence, message.trigger, now))
     ]
-    if entries:
-        try:
-            store.history.add_all([], entries)
-        except Exception:  # a record of non-events: never worth running the batch again
-            log.exception("the ledger entries of %d superseded occurrence(s) were not written", len(entries))
+    _write(store, entries, "superseded")
     for current, message in dropped:
         _release_superseded(store, current, message, now)
 
@@ -61,7 +57,7 @@ def _release_superseded(store: Store, current: JobRecord, message: OccurrenceMes
 def record_overlap_entry(store: Store, entry: LedgerEntry, message: OccurrenceMessage) -> None:
     """The ledger entry of an occurrence its job's overlap policy skipped (SkippedByOverlap) or holds back
     (Waiting, WaitingForPrevious)."""
-    _write(store, entry, message)
+    _write(store, [entry], message.claim_id)
 
 
 def record_not_run(
@@ -88,13 +84,14 @@ def record_not_run(
             if collection == JobCollectionState.SUSPENDED
             else LedgerReason.COLLECTION_DISABLED
         )
-    _write(store, not_run(job, message.occurrence, message.trigger, reason, now), message)
+    _write(store, [not_run(job, message.occurrence, message.trigger, reason, now)], message.claim_id)
 
 
-def _write(store: Store, entry: LedgerEntry | None, message: OccurrenceMessage) -> None:
-    if entry is None:
+def _write(store: Store, entries: list[LedgerEntry], what: str) -> None:
+    """The entries in one write (a transaction per collection's partition)."""
+    if not entries:
         return
     try:
-        store.history.add_all([], [entry])
-    except Exception:  # the ledger entry is a record of a non-event: never worth running the batch again
-        log.exception("the ledger entry of occurrence %s (not run) was not written", message.claim_id)
+        store.history.add_all([], entries)
+    except Exception:  # the ledger entries record non-events: never worth running the batch again
+        log.exception("the ledger entries of %d occurrence(s) not run (%s) were not written", len(entries), what)

@@ -62,7 +62,6 @@ FLUSHES = 4  # windows written side by side
 # the attempt back and run the action again, so a storage outage is waited out instead.
 RECORD_PATIENCE = 300.0
 TRANSIENT = {408, 429, 500, 502, 503, 504}  # storage answers worth retrying
-JOBS_PER_REQUEST = MAX_OPERATIONS
 
 
 def attempt_of(message: OccurrenceMessage) -> Attempt:
@@ -172,7 +171,7 @@ class Recorder:
             group
             for items in grouped(ready, _collection_of)
             # The attempts of each job together (a retry and a run-now of one job may answer in one window).
-            for group in chunks(grouped(items, lambda pending: pending.fired.message.job), JOBS_PER_REQUEST)
+            for group in chunks(grouped(items, lambda pending: pending.fired.message.job), MAX_OPERATIONS)
         ]
         self._each(self._jobs, requests)
 

@@ -37,8 +37,6 @@ from .keys import job_partition, job_rows, job_rows_end
 from .tables import ConcurrencyError, Table, as_datetime, grouped
 from .transaction import MAX_OPERATIONS
 
-GROUP = MAX_OPERATIONS
-
 # A dead runner's attempts come back LEASE + 1 s (its watchdog) + TAKEOVER_WAIT after its last renewal,
 # about 10 s: short, so what a crash held runs again within seconds (issue 23), long enough that a runner
 # alive on a busy machine renews well inside it.
@@ -95,8 +93,8 @@ class Wanted:
 
 
 def claim_groups(items: Iterable[tuple[JobKey, str]]) -> list[list[tuple[JobKey, str]]]:
-    """(job, claim id) pairs in groups that one transaction can take: one collection, at most GROUP."""
-    return grouped(items, lambda item: claim_partition(item[0]), GROUP)
+    """(job, claim id) pairs in groups that one transaction can take: one collection, at most MAX_OPERATIONS."""
+    return grouped(items, lambda item: claim_partition(item[0]), MAX_OPERATIONS)
 
 
 class ClaimStore:
@@ -167,13 +165,13 @@ class ClaimStore:
 
     def claim_each(self, wanted: Sequence[Wanted], now: datetime) -> list[Claim | Expired | None]:
         """`try_claim` for claims of one collection (of any runners: the batches a process holds at once), in
-        one transaction per GROUP; a claim that exists already is taken out of it and settled by `try_claim`
+        one transaction per MAX_OPERATIONS; a claim that exists already is taken out of it and settled by `try_claim`
         (a duplicate, or one to resume). Copies of one occurrence (two dispatches of it, received together)
         want one row, which a transaction refuses to name twice (InvalidDuplicateRow): the first copy goes into
         the transaction and the others are duplicates of it (None), or, when it was not inserted, settled by
         `try_claim` like it."""
         found: list[Claim | Expired | None] = []
-        for group in grouped(wanted, lambda w: claim_partition(w.job), GROUP):
+        for group in grouped(wanted, lambda w: claim_partition(w.job), MAX_OPERATIONS):
             rows = [claim_row(w.job, w.claim_id) for w in group]
             first: dict[str, int] = {}  # claim row -> the index of its first copy in the group
             for index, row in enumerate(rows):
@@ -203,7 +201,7 @@ class ClaimStore:
         return True
 
     def renew_group(self, claims: Sequence[Claim], lease_until: datetime) -> list[bool]:
-        """`renew` for claims of one collection (at most GROUP, `claim_groups`' grouping) in one transaction; a
+        """`renew` for claims of one collection (at most MAX_OPERATIONS, `claim_groups`' grouping) in one transaction; a
         claim that changed meanwhile is taken out of it and renewed (or found lost) by itself."""
         entities = [(self._entity(c.job, c.claim_id, c.runner, lease_until), c.etag) for c in claims]
         etags = self.table.replace_batch(entities)

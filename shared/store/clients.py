@@ -44,22 +44,27 @@ def _credential(settings: StorageSettings) -> Any:
     return DefaultAzureCredential(managed_identity_client_id=settings.client_id)
 
 
-class _PooledTransport(RequestsTransport):
-    """azure-core's requests transport with a connection pool of POOL_SIZE per endpoint. The transport takes
-    no pool size; `_init_session` is where it mounts its adapters on the session it makes, once."""
+class PooledTransport(RequestsTransport):
+    """azure-core's requests transport keeping `connections` connections per endpoint (the local host's queue
+    listeners use it too). The transport takes no pool size; `_init_session` is where it mounts its adapters
+    on the session it makes, once."""
+
+    def __init__(self, connections: int = POOL_SIZE, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._connections = connections
 
     def _init_session(self, session: requests.Session) -> None:
         super()._init_session(session)
         for adapter in session.adapters.values():
             if isinstance(adapter, HTTPAdapter):
-                adapter.init_poolmanager(POOL_SIZE, POOL_SIZE)
+                adapter.init_poolmanager(self._connections, self._connections)
 
 
 def _transport() -> RequestsTransport:
     # requests re-reads the proxy environment on every call unless told not to: about a tenth of the
     # CPU of a storage round trip. Our storage is reached directly, never through an environment proxy.
     # The timeouts live on the transport: a client's own timeout keywords only reach a transport it builds.
-    return _PooledTransport(use_env_settings=False, connection_timeout=CONNECT_TIMEOUT, read_timeout=READ_TIMEOUT)
+    return PooledTransport(use_env_settings=False, connection_timeout=CONNECT_TIMEOUT, read_timeout=READ_TIMEOUT)
 
 
 def table_options() -> dict[str, Any]:

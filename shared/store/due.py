@@ -32,7 +32,6 @@ from .transaction import MAX_OPERATIONS
 _STATE_PARTITION = "dispatcher"
 _WATERMARK_ROW = "watermark"
 MAX_SHARDS = 99
-BATCH = MAX_OPERATIONS
 
 
 def bucket_of(instant: datetime) -> str:
@@ -106,7 +105,7 @@ class DueIndex:
             entity = self._entity(job, due, generation)
             groups.setdefault(entity["PartitionKey"], []).append(entity)
         for entities in groups.values():
-            for batch in chunks(entities, BATCH):
+            for batch in chunks(entities, MAX_OPERATIONS):
                 if len(batch) == 1:
                     self.table.upsert(batch[0])
                     continue
@@ -123,7 +122,7 @@ class DueIndex:
                 _row(entry.job, entry.due)
             )
         for partition, rows in groups.items():
-            for batch in chunks(rows, BATCH):
+            for batch in chunks(rows, MAX_OPERATIONS):
                 try:
                     if len(batch) > 1:
                         self.table.delete_batch(partition, batch)

@@ -25,7 +25,6 @@ from .tables import ConcurrencyError, chunks
 from .transaction import MAX_OPERATIONS
 
 ROUNDS = 3
-TRANSACTION = MAX_OPERATIONS
 
 Change = Callable[[JobRecord], JobRecord | None]
 Updated = JobRecord | None | BaseException
@@ -54,7 +53,7 @@ def update_together(jobs: ManyJobs, items: Sequence[tuple[JobRecord, Change]], r
             else:
                 writes.append((index, updated))
         refused: list[int] = []
-        for chunk in chunks(writes, TRANSACTION):
+        for chunk in chunks(writes, MAX_OPERATIONS):
             for (index, _), stored in zip(chunk, jobs.replace_many([u for _, u in chunk]), strict=True):
                 if stored is None:
                     refused.append(index)

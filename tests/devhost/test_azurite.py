@@ -10,13 +10,17 @@ from devhost.azurite import Azurite
 
 
 def test_an_idle_connection_is_kept_longer_than_azurite_keeps_it_by_default(azurite: Azurite) -> None:
-    for port in (azurite.ports.table, azurite.ports.queue):
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        try:
+    connections = [
+        http.client.HTTPConnection("127.0.0.1", port, timeout=10) for port in (azurite.ports.table, azurite.ports.queue)
+    ]
+    try:
+        for connection in connections:
             connection.request("GET", "/devstoreaccount1?comp=list")
             connection.getresponse().read()  # refused without a signature; what matters is the connection
-            time.sleep(6)
+        time.sleep(6)
+        for connection in connections:
             connection.request("GET", "/devstoreaccount1?comp=list")  # the same connection, 6 s idle
             assert connection.getresponse().status > 0
-        finally:
+    finally:
+        for connection in connections:
             connection.close()

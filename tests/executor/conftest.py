@@ -32,6 +32,14 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 
 
 @pytest.fixture
+def target() -> Iterator[Server]:
+    """A local HTTP target that answers 200 at once (a module with a target of its own overrides it)."""
+    server = serve(ok)
+    yield server
+    server.close()
+
+
+@pytest.fixture
 def https_server(pki: Pki) -> Iterator[Server]:
     server = serve(ok, tls=server_tls(pki.server_cert, pki.server_key))
     yield server

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-
-import pytest
 
 from shared.executor import Executor
 from shared.keys import CollectionKey, JobKey
@@ -20,17 +18,10 @@ from shared.records import JobRecord
 from shared.runtime import Runtime
 from shared.store import Claim, ClaimStore, Expired, JobStore
 from shared.store.claims import Wanted
-from tests.executor.peers.servers import Server, ok, serve
+from tests.executor.peers.servers import Server
 from tests.executor.support import http, job_status, make_collection, put_job
 
 LEAD = 5.0  # every batch read and claimed well before its second, on a busy machine too
-
-
-@pytest.fixture
-def target() -> Iterator[Server]:
-    server = serve(ok)
-    yield server
-    server.close()
 
 
 class _CountedJobs(JobStore):

@@ -8,7 +8,6 @@ In-process on the session's Azurite, against real local HTTP targets."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -21,18 +20,11 @@ from shared.occurrence import OccurrenceBatch, OccurrenceMessage
 from shared.records import CollectionRecord
 from shared.runtime import Runtime
 from shared.store.collections import CollectionStore
-from tests.executor.peers.servers import Server, ok, serve
+from tests.executor.peers.servers import Server
 from tests.executor.support import JC, RG, SUB, http, job_status, make_collection, put_job
 from tests.support.scheduler_client import call, settle
 
 KEY = CollectionKey(SUB, RG, JC)
-
-
-@pytest.fixture
-def target() -> Iterator[Server]:
-    server = serve(ok)
-    yield server
-    server.close()
 
 
 def _tomorrow() -> str:

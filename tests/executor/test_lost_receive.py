@@ -9,24 +9,15 @@ receive is a real receive with that visibility whose message is never handed to 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from azure.storage.queue import QueueMessage
 
 from shared.model import JobExecutionStatus
 from shared.occurrence import OccurrenceBatch
 from shared.runtime import Runtime
-from tests.executor.peers.servers import Server, ok, serve
+from tests.executor.peers.servers import Server
 from tests.executor.support import history, http, job_status, make_collection, put_job, queued
-
-
-@pytest.fixture
-def target() -> Iterator[Server]:
-    server = serve(ok)
-    yield server
-    server.close()
 
 
 def next_visible(rt: Runtime, within: float, visibility: int = 60) -> tuple[QueueMessage, float]:

@@ -6,11 +6,8 @@ target; time is a hand-moved clock, the queue's visibility real."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
-
-import pytest
 
 from shared.executor.overlap_turn import ref_of
 from shared.jobstate import marker_until
@@ -21,7 +18,7 @@ from shared.occurrence import OccurrenceMessage, Trigger
 from shared.records import LedgerEntry
 from shared.runtime import Runtime
 from shared.settings import Settings
-from tests.executor.peers.servers import Server, ok, serve
+from tests.executor.peers.servers import Server
 from tests.support.clock import ManualClock
 from tests.support.scheduler_client import JC, RG, SUB, call, drain, make_collection
 
@@ -29,13 +26,6 @@ NEWER = {"api-version": PREVIEW_API_VERSION}
 KEY = JobKey(SUB, RG, JC, "j")
 T = datetime.now(UTC).replace(microsecond=0)
 HEADER = "x-ms-scheduler-expected-execution-time"
-
-
-@pytest.fixture
-def target() -> Iterator[Server]:
-    server = serve(ok)
-    yield server
-    server.close()
 
 
 def put_job(rt: Runtime, url: str, **headers: str) -> int:

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-
-import pytest
 
 from shared.keys import JobKey
 from shared.model import JobExecutionStatus, LedgerReason, WaitCause
@@ -21,7 +18,7 @@ from shared.occurrence import OccurrenceBatch, OccurrenceMessage
 from shared.runtime import Runtime
 from shared.settings import Settings
 from tests.executor.instances import failures, instances
-from tests.executor.peers.servers import Hit, Server, ok, serve
+from tests.executor.peers.servers import Hit, Server
 from tests.executor.support import JC, RG, SUB, http, job_status, put_job
 from tests.support.scheduler_client import call
 
@@ -33,13 +30,6 @@ HERD = 50
 # instants are taken at the target after the request was read: up to 0.1 s of wake-up and measuring jitter.
 # (Within one process, requests under one rule are also spaced on the wire: executor/wire_turns.py.)
 JITTER = 0.1
-
-
-@pytest.fixture
-def target() -> Iterator[Server]:
-    server = serve(ok)
-    yield server
-    server.close()
 
 
 def limited_collection(rt: Runtime, properties: dict[str, object]) -> None:

@@ -8,11 +8,8 @@ In-process on the session's Azurite, against a real local HTTP target."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-
-import pytest
 
 from shared.executor import Executor
 from shared.model import LedgerReason
@@ -20,15 +17,8 @@ from shared.occurrence import OccurrenceBatch, OccurrenceMessage
 from shared.records import HistoryRecord, LedgerEntry
 from shared.runtime import Runtime
 from shared.store.history import HistoryStore
-from tests.executor.peers.servers import Server, ok, serve
+from tests.executor.peers.servers import Server
 from tests.executor.support import http, job_status, make_collection, put_job
-
-
-@pytest.fixture
-def target() -> Iterator[Server]:
-    server = serve(ok)
-    yield server
-    server.close()
 
 
 class _Counting(HistoryStore):
