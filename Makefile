@@ -36,7 +36,7 @@ browser:
 	else echo "The console tests need Debian's chromium and chromium-driver: sudo apt-get install chromium chromium-driver" >&2; exit 1; fi
 
 unit: setup browser
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=25  # the 25 slowest tests, printed at the end (CI shows them)
 
 infra-check:
 	bash infra/check.sh

@@ -8,7 +8,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from shared.dispatcher import Dispatcher
@@ -54,8 +54,7 @@ def test_preview_equals_what_the_real_dispatcher_queues(
     recording = Recording(rt)
     name = f"j{abs(hash(json.dumps(properties, sort_keys=True))) % 10**8}"
     response = call(rt, "Jobs_CreateOrUpdate", "PUT", name, {"properties": properties}, query=NEWER)
-    if response.status != 201:
-        return  # a schedule that never fires, a quota: nothing to preview
+    assume(response.status == 201)  # a schedule that never fires, a quota: nothing to preview, not an example
     clock.current = T0
     preview = call(rt, "Jobs_ListOccurrences", "GET", name, query={**NEWER, "count": str(COUNT)})
     assert preview.status == 200, preview.body
@@ -88,4 +87,5 @@ def test_preview_equals_what_the_real_dispatcher_queues(
             fired += [(i.occurrence, max(i.due, clock.now())) for i in OccurrenceBatch.from_json(message).items]
         recording.sent.clear()
     fired = fired[:COUNT]
+    assume(fired)  # an example compares at least one fired occurrence, or it shows nothing
     assert expected[: len(fired)] == fired

@@ -21,6 +21,7 @@ from shared.occurrence import OccurrenceBatch
 from shared.runtime import Runtime
 from shared.settings import Settings
 from shared.store.claims import LEASE, TAKEOVER_WAIT
+from shared.store.queue import WATCHDOG_AFTER
 from tests.executor.peers.servers import Server, ok, serve
 from tests.executor.support import history, job_status, make_collection, put_job
 
@@ -117,7 +118,9 @@ def test_an_attempt_longer_than_its_lease_runs_once_despite_duplicates_and_its_w
         runner.join(ACTION_SECONDS + 30)
         assert not runner.is_alive()
         first.store.queue.client.delete_message(message)  # the host deletes a message that succeeded
-        time.sleep(1.0)  # a watchdog left behind, or a late duplicate, would show up now
+        # A watchdog left behind turns visible WATCHDOG_AFTER past the last renewal, which came at most
+        # RENEW_EVERY before the end: the second host, still polling, would receive it by then.
+        time.sleep(WATCHDOG_AFTER.total_seconds() + 1.0)
     finally:
         second.stop()
         runner.join(30)
