@@ -101,6 +101,11 @@ def job_history(req: func.HttpRequest) -> func.HttpResponse:
     return _serve(f"{JOB}/history", req)
 
 
+@app.route(route=f"{JOB}/attempts", methods=api.methods_at(f"{JOB}/attempts"))
+def job_attempts(req: func.HttpRequest) -> func.HttpResponse:
+    return _serve(f"{JOB}/attempts", req)
+
+
 @app.route(route=f"{JOB}/occurrences", methods=api.methods_at(f"{JOB}/occurrences"))
 def job_occurrences(req: func.HttpRequest) -> func.HttpResponse:
     return _serve(f"{JOB}/occurrences", req)

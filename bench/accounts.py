@@ -33,6 +33,7 @@ from azure.core.pipeline.transport import RequestsTransport
 from devhost.azurite import Azurite
 from shared import api
 from shared.dispatcher import Dispatcher
+from shared.private_targets import PrivateTargets
 from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
 from tests.support.clock import ManualClock
@@ -111,7 +112,7 @@ def run(azurites: list[Azurite], accounts: int, collections: int, jobs: int, tar
     suffix = uuid.uuid4().hex[:8]
     settings = Settings(
         storage=StorageSettings(connection_string=azurites[0].connection_string),
-        allow_private_targets=True,
+        private_targets=PrivateTargets.parse("loopback"),
         table_prefix=f"a{suffix}",
         occurrence_queue=f"occ-{suffix}",
         dispatch_queue=f"dsp-{suffix}",

@@ -293,7 +293,7 @@ def main() -> None:
         env = {
             **os.environ,
             "AzureWebJobsStorage": faults.connection_string,
-            "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+            "SCHEDULER_PRIVATE_TARGETS": "loopback",
             "PYTHONUNBUFFERED": "1",
         }
         host = CrashingHost(env, Path(tmp) / "host.log")

@@ -115,7 +115,7 @@ class Harness:
             env = {
                 **os.environ,
                 "AzureWebJobsStorage": self.meter.connection_string,
-                "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+                "SCHEDULER_PRIVATE_TARGETS": "loopback",
                 "PYTHONUNBUFFERED": "1",
                 **self.extra_env,
             }

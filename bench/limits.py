@@ -115,7 +115,7 @@ def concurrency_phase(folder: Path, count: int, limit: int) -> None:
         env = {
             **os.environ,
             "AzureWebJobsStorage": harness.meter.connection_string,
-            "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+            "SCHEDULER_PRIVATE_TARGETS": "loopback",
             "PYTHONUNBUFFERED": "1",
         }
         for n in (2, 3):  # two more instances on the same storage

@@ -50,7 +50,7 @@ def main() -> None:
             settings = Settings.from_environment(
                 {
                     "AzureWebJobsStorage": azurite.connection_string,
-                    "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+                    "SCHEDULER_PRIVATE_TARGETS": "loopback",
                     "SCHEDULER_AUTH": "none",
                     "SCHEDULER_ACTIONS_IN_FLIGHT": str(count),
                     "SCHEDULER_ACTIONS_PER_HOST": str(count),

@@ -36,10 +36,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import Harness, every_minute, kinds_line, lateness_line, next_minute, pause_until  # noqa: E402
 from bench.targets import Arrival  # noqa: E402
+from shared.timings import Timings  # noqa: E402
 
 COLLECTION_SIZE = 1000
 WATCH = timedelta(seconds=20)
-FRESH = timedelta(seconds=1)  # the executor's collection reads answer for this long (executor/collection_gate.py)
+FRESH = Timings().collection_fresh  # the executor's collection reads answer for this long (the host's defaults)
 
 
 def main() -> None:

@@ -2,11 +2,17 @@
 
 Azurite is installed by `make` into `.local/npm` (pinned 3.35.0: newer releases need Node 21+). This
 module only launches it: it never downloads anything, because machines here reach no CDN.
+
+A started Azurite leaves `azurite.json` in its data folder while it runs (its pid, ports, and whether other
+hosts may reuse it), so `python -m devhost` can tell its own checkout's Azurite from anyone else's
+(`running_here`); stop() removes it, and a marker whose process is gone counts for nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import json
 import os
 import shutil
 import signal
@@ -23,6 +29,7 @@ from shared.settings import DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_ACCOUNT_NAME
 REPO_ROOT = Path(__file__).resolve().parents[1]
 AZURITE_BIN = REPO_ROOT / ".local" / "npm" / "node_modules" / ".bin" / "azurite"
 KEEP_ALIVE_SECONDS = 300  # how long Azurite keeps an idle connection open
+MARKER = "azurite.json"
 
 # The well-known development account every Azure SDK accepts against Azurite (not a secret): shared's.
 ACCOUNT_NAME = DEVELOPMENT_ACCOUNT_NAME
@@ -71,6 +78,9 @@ class AzuritePorts:
     queue: int
     table: int
 
+    def __str__(self) -> str:
+        return f"{self.blob},{self.queue},{self.table}"
+
     @property
     def connection_string(self) -> str:
         base = f"http://127.0.0.1:{{}}/{ACCOUNT_NAME}"
@@ -81,16 +91,42 @@ class AzuritePorts:
         )
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def running_here(location: Path, ports: AzuritePorts) -> dict[str, object] | None:
+    """The marker of the Azurite that runs with its data in `location` on exactly `ports`, if one does."""
+    try:
+        marker = json.loads((location / MARKER).read_text())
+        pid = int(marker["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if marker.get("ports") != [ports.blob, ports.queue, ports.table] or not _alive(pid):
+        return None
+    return dict(marker)
+
+
 class Azurite:
     """A running Azurite process; use as a context manager or call start()/stop().
 
-    `location` holds its data (kept across runs for `make run`, a temporary folder for tests).
+    `location` holds its data (kept across runs for `make run`, a temporary folder for tests). `reusable`:
+    other hosts of this checkout may use it (`python -m devhost.azurite`); a host's own Azurite is not.
     """
 
-    def __init__(self, location: Path, ports: AzuritePorts | None = None, in_memory: bool = False) -> None:
+    def __init__(
+        self, location: Path, ports: AzuritePorts | None = None, in_memory: bool = False, reusable: bool = False
+    ) -> None:
         self.location = location
         self.ports = ports or AzuritePorts(free_port(), free_port(), free_port())
         self.in_memory = in_memory
+        self.reusable = reusable
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -146,10 +182,18 @@ class Azurite:
                 self.stop()
                 raise RuntimeError("Azurite did not open its ports in time")
             time.sleep(0.1)
+        marker = {"pid": self._process.pid, "ports": [self.ports.blob, self.ports.queue, self.ports.table]}
+        (self.location / MARKER).write_text(json.dumps({**marker, "reusable": self.reusable}))
         return self
 
     def stop(self) -> None:
-        if self._process is None or self._process.poll() is not None:
+        if self._process is None:
+            return
+        marker = running_here(self.location, self.ports)
+        if marker is not None and marker.get("pid") == self._process.pid:
+            with contextlib.suppress(OSError):
+                (self.location / MARKER).unlink()
+        if self._process.poll() is not None:
             return
         os.killpg(self._process.pid, 15)
         try:
@@ -166,10 +210,11 @@ class Azurite:
 
 
 def main() -> None:
-    """`python -m devhost.azurite`: Azurite on the standard ports with data in .local/azurite, until Ctrl-C."""
+    """`python -m devhost.azurite`: Azurite on the standard ports with data in .local/azurite, until Ctrl-C (for
+    `func start`); a `make run` of this checkout reuses it, no other checkout's does."""
     import signal
 
-    azurite = Azurite(REPO_ROOT / ".local" / "azurite", AzuritePorts(10000, 10001, 10002)).start()
+    azurite = Azurite(REPO_ROOT / ".local" / "azurite", AzuritePorts(10000, 10001, 10002), reusable=True).start()
     print(azurite.connection_string, flush=True)
     signal.signal(signal.SIGTERM, lambda *_: azurite.stop())
     try:

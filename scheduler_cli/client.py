@@ -129,6 +129,16 @@ class ApiClient:
             raise CliError("HttpError", reason, API_ERROR, response.status_code)
         return document
 
+    def exists(self, path: str) -> bool:
+        """Whether the resource at `path` exists (any error but its 404 is raised)."""
+        try:
+            self.call("GET", path)
+        except CliError as error:
+            if error.status == 404:
+                return False
+            raise
+        return True
+
     def schemas(self) -> dict[str, Any]:
         """The wire schemas of the api-version the CLI speaks (`components.schemas` of the API's OpenAPI document
         for it); the CLI's own copy when the endpoint serves none."""

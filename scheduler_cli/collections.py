@@ -7,11 +7,21 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 
+from shared.console.checks import collection_limits
+from shared.model import JobCollectionDefinition
 from shared.wire_members import unknown_members
 
 from .client import USAGE_ERROR, CliError, collection_path
-from .concurrency import MaxConcurrentOption, NoRateLimitsOption, RateLimitOption, collection_members, limits_words
+from .concurrency import (
+    MaxConcurrentOption,
+    NoRateLimitsOption,
+    RateLimitOption,
+    ReplaceOption,
+    collection_members,
+    limits_words,
+)
 from .context import guarded, options, read_json
 from .output import emit_fields, emit_json, emit_message, emit_table, warn
 
@@ -27,14 +37,14 @@ def group_of(resource_id: str) -> str:
     return found.group(1) if found else ""
 
 
-def _quota(properties: dict[str, Any]) -> str:
-    quota = properties.get("quota") or {}
-    recurrence = quota.get("maxRecurrence") or {}
-    parts = [
-        f"{quota['maxJobCount']} jobs" if quota.get("maxJobCount") else "",
-        f"every {recurrence.get('interval')} {recurrence.get('frequency')}" if recurrence else "",
-    ]
-    return ", ".join(p for p in parts if p) or "-"
+def plan_limits(document: dict[str, Any]) -> dict[str, Any] | None:
+    """What the API enforces on the collection (its plan's limits tightened by its quota, and the history it
+    keeps): the console's rule and words (shared/console/checks.py); None when the document is not one."""
+    try:
+        definition = JobCollectionDefinition.model_validate({"properties": document.get("properties") or {}})
+    except ValidationError:
+        return None
+    return collection_limits(definition)
 
 
 @app.command("list", epilog="Example: scheduler collections list -g my-rg")
@@ -50,27 +60,31 @@ def list_collections(
     if opts.json:
         emit_json(items)
         return
-    emit_table(
-        f"Job collections of {sub}",
-        ["Name", "Resource group", "Location", "State", "SKU", "Quota"],
-        [
+    rows = []
+    for c in items:
+        found = plan_limits(c) or {}
+        rows.append(
             (
                 c.get("name"),
                 group_of(c.get("id", "")),
                 c.get("location"),
                 (c.get("properties") or {}).get("state"),
                 ((c.get("properties") or {}).get("sku") or {}).get("name"),
-                _quota(c.get("properties") or {}),
+                found.get("maxJobs", "?"),
+                found.get("minInterval", "?"),
             )
-            for c in items
-        ],
+        )
+    emit_table(
+        f"Job collections of {sub}",
+        ["Name", "Resource group", "Location", "State", "SKU", "Max jobs", "Runs at most every"],
+        rows,
     )
 
 
 @app.command("show", epilog="Example: scheduler collections show -g my-rg -c my-jobs")
 @guarded
 def show(ctx: typer.Context, group: str = Group, collection: str = Collection) -> None:
-    """One collection, with its jobs counted by state."""
+    """One collection: its jobs counted by state, and what its plan allows (jobs, how often, history kept)."""
     opts = options(ctx)
     client = opts.client()
     path = collection_path(opts.require_subscription(), group, collection)
@@ -80,20 +94,23 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection) -
     for job in jobs:
         state = str((job.get("properties") or {}).get("state", "")).lower()
         counts[state] = counts.get(state, 0) + 1
+    limits = plan_limits(found)
     if opts.json:
-        emit_json({**found, "jobCounts": {"total": len(jobs), **counts}})
+        emit_json({**found, "jobCounts": {"total": len(jobs), **counts}, "limits": limits})
         return
     properties = found.get("properties") or {}
-    quota = properties.get("quota") or {}
+    words = (limits or {}).get("words") or {}
     emit_fields(
         f"Job collection {collection}",
         [
             ("id", found.get("id")),
             ("location", found.get("location")),
             ("state", properties.get("state")),
-            ("sku", (properties.get("sku") or {}).get("name")),
-            ("quota", _quota(properties)),
-            ("jobs used / max", f"{len(jobs)} / {quota.get('maxJobCount', 'no limit')}"),
+            ("sku", (properties.get("sku") or {}).get("name") or "Standard"),
+            ("jobs used / max", f"{len(jobs)} of at most {words.get('jobs', '?')}"),
+            ("each job runs", words.get("recurrence", "?")),
+            ("outbound authentication", words.get("auth", "?")),
+            ("history kept", words.get("retention", "?")),
             ("max concurrent executions", limits_words(properties)[0]),
             ("target rate limits", limits_words(properties)[1]),
             *((f"{state} jobs", count) for state, count in counts.items()),
@@ -114,8 +131,9 @@ def create(
     file: Path = typer.Option(None, "--file", "-f", help="A JobCollectionDefinition JSON (flags win)."),
     max_concurrent: int | None = MaxConcurrentOption,
     rate_limit: list[str] | None = RateLimitOption,
+    replace: bool = ReplaceOption,
 ) -> None:
-    """Create or replace a collection (PUT)."""
+    """Create a collection (PUT); an existing one only with --replace (`update` changes its limits)."""
     opts = options(ctx)
     body: dict[str, Any] = read_json(file) if file else {}
     if not isinstance(body, dict):
@@ -133,8 +151,19 @@ def create(
     if not body.get("location"):
         raise CliError("MissingLocation", "pass --location (or a location in --file)", USAGE_ERROR)
     properties.setdefault("sku", {"name": "Standard"})
-    saved = opts.client().call("PUT", collection_path(opts.require_subscription(), group, collection), body)
-    emit_json(saved) if opts.json else emit_message(f"Job collection {collection} saved ({saved.get('id')}).")
+    client = opts.client()
+    path = collection_path(opts.require_subscription(), group, collection)
+    existed = client.exists(path)
+    if existed and not replace:
+        raise CliError(
+            "Conflict",
+            f"job collection '{collection}' already exists in resource group '{group}': `scheduler collections "
+            f"update` changes its limits; `create --replace` replaces it (what this command does not set goes back "
+            f"to its default)",
+        )
+    saved = client.call("PUT", path, body)
+    verb = "replaced" if existed else "created"
+    emit_json(saved) if opts.json else emit_message(f"Job collection {collection} {verb} ({saved.get('id')}).")
 
 
 @app.command(

@@ -1,7 +1,8 @@
-"""The CLI's side of issue 27 (docs/decisions.md, "Overlap, limits, long-running completion, spread"): the options
-that set a job's `overlapPolicy` and `spreadWindow` and a collection's `maxConcurrentExecutions` and
-`targetRateLimits`, and how `list`/`show` put them in words. The values are the API's to validate (a 400 names
-the member); only the `HOST=RPS` shape of `--rate-limit` is read here.
+"""The options that set members of the newer api-version, and how `list`/`show` put them in words: a job's
+`overlapPolicy` and `spreadWindow` and a collection's `maxConcurrentExecutions` and `targetRateLimits` (issue 27,
+docs/decisions.md, "Overlap, limits, long-running completion, spread"); a job's `expectSuccessWithin` and
+`missedRunPolicy` (docs/decisions.md, "Missed runs, backfill, the ledger"). The values are the API's to validate
+(a 400 names the member); only the `HOST=RPS` shape of `--rate-limit` is read here.
 """
 
 from __future__ import annotations
@@ -40,15 +41,62 @@ RateLimitOption = typer.Option(
     "repeat for more hosts; replaces the collection's list.",
 )
 NoRateLimitsOption = typer.Option(False, "--no-rate-limits", help="Remove every targetRateLimits rule.")
+# `create` refuses a name already taken (as the console does): replacing one wipes what the command leaves out.
+ReplaceOption = typer.Option(
+    False, "--replace", help="Replace it if it exists (PUT: what the command does not set goes back to its default)."
+)
 
 
-def job_members(properties: dict[str, Any], overlap: str | None, spread: str | None) -> dict[str, Any]:
-    """`properties` with the options applied (they win over a file's members; '' removes the spread)."""
+ExpectOption = typer.Option(
+    None,
+    "--expect-success-within",
+    metavar="DURATION",
+    help="expectSuccessWithin: the job should succeed at least this often (PT1M to 18 months, e.g. PT2M, P1D); "
+    "'' removes it.",
+)
+MissedRunOption = typer.Option(
+    None,
+    "--missed-run-policy",
+    metavar="Skip|Latest|All",
+    help="missedRunPolicy.type, for occurrences missed while the scheduler could not run them: Skip (none runs), "
+    "Latest (the default: the latest runs once) or All (the latest 10 of the last day, unless the file says "
+    "otherwise); '' removes it.",
+)
+
+
+def job_members(
+    properties: dict[str, Any],
+    overlap: str | None,
+    spread: str | None,
+    expect: str | None = None,
+    missed: str | None = None,
+) -> dict[str, Any]:
+    """`properties` with the options applied (they win over a file's members; '' removes a member). A missed-run
+    policy other than All drops the file's (or, in a PATCH, the stored) window and maxRuns, which are All's."""
     if overlap:
         properties["overlapPolicy"] = overlap
     if spread is not None:
         properties["spreadWindow"] = spread or None
+    if expect is not None:
+        properties["expectSuccessWithin"] = expect or None
+    if missed is not None:
+        given = properties.get("missedRunPolicy")
+        keep = given if isinstance(given, dict) and missed.lower() == "all" else {"window": None, "maxRuns": None}
+        properties["missedRunPolicy"] = {**keep, "type": missed} if missed else None
     return properties
+
+
+def missed_run_words(properties: dict[str, Any]) -> str:
+    policy = properties.get("missedRunPolicy") or {}
+    kind = str(policy.get("type") or "Latest")
+    if kind.lower() == "skip":
+        return "Skip: occurrences missed while the scheduler could not run them do not run"
+    if kind.lower() == "all":
+        return (
+            f"All: the latest {policy.get('maxRuns') or 10} missed occurrences of the last "
+            f"{policy.get('window') or 'P1D'} run, oldest first"
+        )
+    return ("Latest" if policy else "Latest (default)") + ": the latest missed occurrence runs once"
 
 
 def rate_limits(values: list[str] | None) -> list[dict[str, Any]] | None:

@@ -110,6 +110,16 @@ def _one_line_usage_errors() -> Iterator[None]:
         raise typer.Exit(error.exit_code) from None
 
 
+# What a date-time option takes: Click's own formats, and ISO 8601 with a zone (`Z`, `+01:00`) as the API writes.
+TIME_FORMATS = [
+    "%Y-%m-%d",
+    "%Y-%m-%dT%H:%M:%S",
+    "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%dT%H:%M:%S%z",
+    "%Y-%m-%dT%H:%M:%S.%f%z",
+]
+
+
 # What help shows after an option that takes a value, when the option names none itself (Typer would show the
 # Python type: <str>, <list[str]>); a flag shows nothing after its name.
 _METAVARS = {"str": "TEXT", "int": "N", "Path": "FILE", "datetime": "TIME"}

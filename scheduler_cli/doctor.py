@@ -1,10 +1,13 @@
 """`scheduler doctor`: check a deployment or a local host end to end and say what is wrong and what to do.
 
 Read-only, over HTTP like every command: the anonymous GET /api/health (reachable, storage, the dispatcher's
-heartbeat, backlog, poison queue, the host's clock against storage) and one management call with the given
-credentials (auth). Each check is `ok`, `warn` (worth a look; jobs still run on time) or `FAIL`, with a
-finding and, when not ok, what to do. Exit code: 0 when nothing failed, 1 when a check failed, 3 when the
-endpoint could not be reached at all.
+heartbeat, backlog, poison queue, the host's clock against storage, the jobs past their expectation of success)
+and one management call with the given credentials (auth). Each check is `ok`, `warn` (worth a look; jobs still
+run on time) or `FAIL`, with a finding, its details (one line each: the silent jobs) and, when not ok, what to
+do. Exit code: 0 when nothing failed, 1 when a check failed, 3 when the endpoint could not be reached at all.
+
+A job past its expectation (`silence`) is a warning, not a failure, as it leaves the health status alone: the
+service works, one of its jobs does not succeed, and that is the job's owner's to look at.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class Check:
     status: str
     finding: str
     todo: str = ""
+    details: tuple[str, ...] = ()
 
 
 def _local(endpoint: str) -> bool:
@@ -218,6 +222,57 @@ def _clock(health: dict[str, Any], here: float | None) -> Check:
     return Check("clock", OK, f"the app's clock {_off(skew, 'storage')}{mine}")
 
 
+def _ago(s: float) -> str:
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h"
+
+
+def _silent(job: dict[str, Any]) -> str:
+    since = (
+        f"last succeeded {job['lastSuccess']}"
+        if job.get("lastSuccess")
+        else f"never succeeded since it was created {job.get('silentSince')}"
+    )
+    return (
+        f"{job.get('id')}: expects a success every {job.get('expectSuccessWithin')}; "
+        f"{since} ({_ago(job.get('silentSeconds') or 0)} ago); {job.get('state')}"
+    )
+
+
+def _silence(health: dict[str, Any]) -> Check:
+    silent = health.get("silentJobs")
+    if not isinstance(silent, dict):
+        return Check(
+            "silence",
+            WARN,
+            "the app does not report jobs past their expectation of success",
+            "upgrade the app: its health endpoint predates the check",
+        )
+    count, jobs = silent.get("count") or 0, silent.get("jobs")
+    if not count:
+        return Check("silence", OK, "no job is past its expectation of success (expectSuccessWithin)")
+    finding = f"{count} job(s) have not succeeded within their expectation (expectSuccessWithin)"
+    if jobs is None:  # the API is closed: the anonymous answer names no job
+        return Check(
+            "silence",
+            WARN,
+            f"{finding}, as of {silent.get('checkedAt')}",
+            "the alert 'Scheduler: a job has not succeeded as expected', the scheduler.job.silence metric "
+            "(attribute scheduler.job.id) and the app's log name each; the health answer names them only where "
+            "the API is open (SCHEDULER_AUTH=none)",
+        )
+    details = [_silent(job) for job in jobs if isinstance(job, dict)]
+    if count > len(details):
+        details.append(f"and {count - len(details)} more (the scheduler.job.silence metric names each)")
+    return Check(
+        "silence",
+        WARN,
+        f"{finding}, as of {silent.get('checkedAt')}:",
+        "look at each job's history (`scheduler jobs history -g <group> -c <collection> -n <job>`) and state "
+        "(a Disabled or Faulted job runs nothing); it leaves this list at the first tick after a success",
+        tuple(details),
+    )
+
+
 def examine(opts: Options) -> list[Check]:
     reachable, health, here = _health(opts)
     if health is None:
@@ -226,14 +281,14 @@ def examine(opts: Options) -> list[Check]:
     checks = [reachable, _storage(health, local)]
     checks.append(_auth(opts))
     if (health.get("storage") or {}).get("reachable"):
-        checks += [_heartbeat(health, local), _backlog(health), _poison(health), _clock(health, here)]
+        checks += [_heartbeat(health, local), _backlog(health), _poison(health), _clock(health, here), _silence(health)]
     return checks
 
 
 @guarded
 def doctor(ctx: typer.Context) -> None:
     """Check the deployment (or local host) at --endpoint end to end: reachable, auth, dispatcher heartbeat,
-    backlog, poison queue, clock against storage; say what is wrong and what to do."""
+    backlog, poison queue, clock against storage, jobs past their expectation; say what is wrong and what to do."""
     opts = options(ctx)
     checks = examine(opts)
     failed = [c for c in checks if c.status == FAIL]
@@ -243,13 +298,15 @@ def doctor(ctx: typer.Context) -> None:
                 "endpoint": opts.endpoint,
                 "checkedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "healthy": not failed,
-                "checks": [asdict(c) for c in checks],
+                "checks": [{k: v for k, v in asdict(c).items() if v or k != "details"} for c in checks],
             }
         )
     else:  # plain lines, never wrapped: a report to read, paste into an issue or grep
         typer.echo(f"scheduler doctor: {opts.endpoint}")
         for check in checks:
             typer.echo(f"  {check.status:<4}  {check.name:<9}  {check.finding}")
+            for detail in check.details:
+                typer.echo(f"{'':19}{detail}")
             if check.todo:
                 typer.echo(f"{'':19}what to do: {check.todo}")
         warned = sum(c.status == WARN for c in checks)

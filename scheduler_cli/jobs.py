@@ -1,4 +1,5 @@
-"""`scheduler jobs list|show|create|update|enable|disable|run|delete|history`."""
+"""`scheduler jobs list|show|enable|disable|run|delete` (create and update: job_writes.py; history and ledger:
+history.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from shared.console.schedule import ScheduleError, describe
 from shared.wire_members import unknown_members
 
 from .client import USAGE_ERROR, CliError, collection_path, job_path
-from .concurrency import OverlapOption, RunOverlapOption, SpreadOption, async_words, job_members, overlap_words
+from .concurrency import RunOverlapOption, async_words, missed_run_words, overlap_words
 from .context import guarded, options, read_json
 from .output import emit_fields, emit_json, emit_message, emit_table, warn
 
@@ -93,7 +94,7 @@ def list_jobs(
         )
     emit_table(
         f"Jobs of {collection}",
-        ["Name", "State", "Schedule", "Overlap", "Next run", "Last run", "Runs/fail/faulted"],
+        ["Name", "State", "Schedule", "Overlap", "Next run", "Last run", "Attempts/failed/faulted"],
         rows,
     )
 
@@ -120,56 +121,17 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection, n
             ("action", f"{action.get('type', '?')} {target}".strip()),
             ("overlap policy", p.get("overlapPolicy") or "Allow"),
             ("spread window", p.get("spreadWindow") or "-"),
+            ("expect success within", p.get("expectSuccessWithin") or "- (no expectation)"),
+            ("missed-run policy", missed_run_words(p)),
             ("async completion", async_words(action)),
             ("next run", s.get("nextExecutionTime")),
             ("last run", s.get("lastExecutionTime")),
             (
-                "runs / failures / faulted",
+                "attempts / failed / faulted occurrences",
                 f"{s.get('executionCount', 0)} / {s.get('failureCount', 0)} / {s.get('faultedCount', 0)}",
             ),
         ],
     )
-
-
-@app.command("create", epilog="Example: scheduler jobs create -g my-rg -c my-jobs -n ping -f ping.json")
-@guarded
-def create(
-    ctx: typer.Context,
-    group: str = Group,
-    collection: str = Collection,
-    name: str = Name,
-    file: Path = File,
-    overlap: str | None = OverlapOption,
-    spread: str | None = SpreadOption,
-) -> None:
-    """Create or replace a job from a JobDefinition (or its properties) in JSON (PUT); the options win."""
-    body = _definition(ctx, file)
-    job_members(body["properties"], overlap, spread)
-    job = options(ctx).client().call("PUT", _path(ctx, group, collection, name), body)
-    _saved(ctx, job, "saved")
-
-
-@app.command(
-    "update", epilog="Example: scheduler jobs update -g my-rg -c my-jobs -n ping --overlap-policy Skip -f patch.json"
-)
-@guarded
-def update(
-    ctx: typer.Context,
-    group: str = Group,
-    collection: str = Collection,
-    name: str = Name,
-    file: Path = typer.Option(None, "--file", "-f", help="JSON file (`-` for standard input)."),
-    overlap: str | None = OverlapOption,
-    spread: str | None = SpreadOption,
-) -> None:
-    """Change some properties of a job from JSON and the options (PATCH: absent members are kept, secrets
-    included)."""
-    if file is None and overlap is None and spread is None:
-        raise CliError("NothingToChange", "pass --file, --overlap-policy or --spread-window", USAGE_ERROR)
-    body = _definition(ctx, file) if file is not None else {"properties": {}}
-    job_members(body["properties"], overlap, spread)
-    job = options(ctx).client().call("PATCH", _path(ctx, group, collection, name), body)
-    _saved(ctx, job, "updated")
 
 
 def _set_state(ctx: typer.Context, group: str, collection: str, name: str, state: str) -> None:
@@ -276,32 +238,3 @@ def _message(text: str | None) -> str:
     """The message on one line; a long one cut with a pointer to where it is whole."""
     flat = " ".join((text or "").split())
     return flat if len(flat) <= MESSAGE_CHARS else f"{flat[:MESSAGE_CHARS].rstrip()}... (-o json for all)"
-
-
-@app.command("history", epilog="Example: scheduler jobs history -g my-rg -c my-jobs -n ping --top 5")
-@guarded
-def history(
-    ctx: typer.Context,
-    group: str = Group,
-    collection: str = Collection,
-    name: str = Name,
-    top: int = typer.Option(20, "--top", min=1, help="The newest N entries."),
-) -> None:
-    """The job's history, newest first, with lateness (start minus expected)."""
-    entries = options(ctx).client().list_all(f"{_path(ctx, group, collection, name)}/history", {"$top": top}, limit=top)
-    if options(ctx).json:
-        emit_json(entries)
-        return
-    rows = [
-        (
-            p.get("startTime"),
-            p.get("status"),
-            p.get("expectedExecutionTime"),
-            _lateness(p),
-            p.get("actionName"),
-            p.get("retryCount"),
-            _message(p.get("message")),
-        )
-        for p in ((e.get("properties") or {}) for e in entries)
-    ]
-    emit_table(f"History of {name}", ["Started", "Status", "Expected", "Lateness", "Action", "Retry", "Message"], rows)

@@ -15,11 +15,12 @@ import typer
 
 from shared.console.schedule import ScheduleError, describe, upcoming
 
-from . import collections, doctor, jobs, occurrences
+from . import collections, doctor, history, job_writes, jobs, local, occurrences
 from .client import DEFAULT_ENDPOINT, USAGE_ERROR, CliError
-from .context import OneLineErrors, Options, Output, guarded, options, read_json
+from .context import TIME_FORMATS, OneLineErrors, Options, Output, guarded, options, read_json
 from .export import export
 from .importer import import_resources
+from .job_flags import SCHEDULE, JobFlags, apply_flags, job_flag_options
 from .output import emit_json, emit_message, emit_table, warn
 from .template import Ask
 
@@ -32,9 +33,12 @@ app = typer.Typer(
     help="Drive the scheduler's management API: collections, jobs, history, import of ARM templates.",
 )
 app.add_typer(collections.app, name="collections")
-occurrences.register(jobs.app)  # occurrences, what-if, backfill, ledger (newer api-version)
+job_writes.register(jobs.app)  # create and update: from flags, a file, or both
+history.register(jobs.app)  # history and ledger: each occurrence with every attempt under it
+occurrences.register(jobs.app)  # occurrences, what-if, backfill (newer api-version)
 app.add_typer(jobs.app, name="jobs")
 app.command("doctor", epilog="Example: scheduler doctor --endpoint http://127.0.0.1:7071/api")(doctor.doctor)
+app.add_typer(local.app, name="local")  # the local Azurite: a queue SAS for Storage-queue jobs
 
 
 @app.callback()
@@ -76,34 +80,39 @@ def _properties(document: Any) -> dict[str, Any]:
 
 @app.command(
     "next",
-    epilog="Example: scheduler next --count 3 "
-    """-r '{"frequency": "Day", "schedule": {"hours": [9], "minutes": [0]}}'""",
+    epilog="Example: scheduler next --count 3 --on Mon-Fri --at 09:00 --time-zone Europe/London "
+    """(or -r '{"frequency": "Day", "schedule": {"hours": [9], "minutes": [0]}}')""",
 )
 @guarded
+@job_flag_options(*SCHEDULE)
 def next_occurrences(
     ctx: typer.Context,
-    file: Path = typer.Option(None, "--file", "-f", help="A job, its properties or a recurrence."),
+    flags: JobFlags,
+    file: Path = typer.Option(None, "--file", "-f", help="A job, its properties or a recurrence; the flags win."),
     recurrence: str = typer.Option(None, "--recurrence", "-r", help="The same, inline JSON."),
-    start: datetime = typer.Option(None, "--start", help="startTime (default: the file's, or now)."),
-    after: datetime = typer.Option(None, "--after", help="List from this instant (default now)."),
+    after: datetime = typer.Option(None, "--after", formats=TIME_FORMATS, help="List from this instant (default now)."),
     count: int = typer.Option(10, "--count", min=1, max=100, help="How many."),
 ) -> None:
-    """The next occurrences of a recurrence, computed offline by the scheduler's own engine."""
+    """The next occurrences of a schedule (the same flags as `jobs create`, or JSON), computed offline by the
+    scheduler's own engine (startTime default: now)."""
     import json
 
-    if (file is None) == (recurrence is None):
-        raise CliError("MissingRecurrence", "pass exactly one of --file and --recurrence", USAGE_ERROR)
+    if (file is not None and recurrence is not None) or (file is None and recurrence is None and not flags.given()):
+        raise CliError(
+            "MissingRecurrence", "pass the schedule flags (--every, --at, --on...), --file or --recurrence", USAGE_ERROR
+        )
     try:
-        document = read_json(file) if file else json.loads(recurrence or "")
+        document = read_json(file) if file else json.loads(recurrence) if recurrence else {"recurrence": None}
     except ValueError as error:
         raise CliError("InvalidJson", f"--recurrence: {error}", USAGE_ERROR) from None
     p = _properties(document)
+    apply_flags(p, flags)
     now = datetime.now(UTC)
-    begin = (start.replace(tzinfo=start.tzinfo or UTC) if start else None) or p["startTime"] or now
+    begin = p.get("startTime") or now
     since = after.replace(tzinfo=after.tzinfo or UTC) if after else now
     try:
-        words = describe(begin, p["recurrence"])
-        found = upcoming(begin, p["recurrence"], since, count)
+        words = describe(begin, p.get("recurrence"))
+        found = upcoming(begin, p.get("recurrence"), since, count)
     except ScheduleError as error:
         raise CliError("BadRequest", str(error), USAGE_ERROR) from None
     instants = [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in found]

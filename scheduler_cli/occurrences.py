@@ -1,11 +1,11 @@
-"""`scheduler jobs occurrences|what-if|backfill|ledger`: the newer api-version's commands for one job.
+"""`scheduler jobs occurrences|what-if|backfill`: the newer api-version's commands for one job.
 
 - occurrences: the next occurrences as the engine will fire them, with notes (DST gap or fold, the end, the
   missed-run policy);
 - what-if: PUT (or, with --patch, PATCH) a definition with whatIf=true: the job as it would be stored and its
   next occurrences; nothing is written;
 - backfill: run the job's occurrences of a past interval again (from inclusive, to exclusive);
-- ledger: the job's history in the newer version, one entry per occurrence, with why one did not run.
+(`jobs ledger`, the newer version's history, is history.py's.)
 `register(app)` adds them to the `jobs` group (main.py).
 """
 
@@ -21,7 +21,7 @@ from shared.model.durations import parse_duration
 from shared.model.versions import PREVIEW as PREVIEW_API_VERSION
 
 from .concurrency import RunOverlapOption
-from .context import guarded, options
+from .context import TIME_FORMATS, guarded, options
 from .jobs import Collection, File, Group, Name, _definition, _path
 from .output import emit_json, emit_message, emit_table
 
@@ -65,7 +65,7 @@ def occurrences(
     collection: str = Collection,
     name: str = Name,
     count: int = typer.Option(10, "--count", min=1, max=1000, help="How many."),
-    since: datetime = typer.Option(None, "--from", help="From this instant (default now)."),
+    since: datetime = typer.Option(None, "--from", formats=TIME_FORMATS, help="From this instant (default now)."),
 ) -> None:
     """The job's next occurrences as the engine will fire them, with notes."""
     answer = (
@@ -145,53 +145,10 @@ def backfill(
     )
 
 
-def ledger(
-    ctx: typer.Context,
-    group: str = Group,
-    collection: str = Collection,
-    name: str = Name,
-    top: int = typer.Option(20, "--top", min=1, help="The newest N occurrences."),
-    filter_: str = typer.Option(
-        None, "--filter", help="e.g. \"status eq 'Skipped' and occurrenceTime ge 2026-03-01T00:00:00Z\"."
-    ),
-) -> None:
-    """One entry per occurrence, newest first: what came of it, or why it did not run."""
-    entries = (
-        options(ctx)
-        .client()
-        .list_all(
-            f"{_path(ctx, group, collection, name)}/history",
-            {**NEWER, "$top": min(top, 100), "$filter": filter_},
-            limit=top,
-        )
-    )
-    if options(ctx).json:
-        emit_json(entries)
-        return
-    rows = [
-        (
-            p.get("occurrenceTime"),
-            p.get("trigger"),
-            p.get("status"),
-            p.get("reason") or "-",
-            p.get("attempts"),
-            f"{p['waited']} ({p.get('waitedFor')})" if p.get("waited") else "-",
-            (p.get("message") or "")[:120],
-        )
-        for p in ((e.get("properties") or {}) for e in entries)
-    ]
-    emit_table(
-        f"Ledger of {name}",
-        ["Occurrence (UTC)", "Trigger", "Status", "Reason", "Attempts", "Waited", "Message"],
-        rows,
-    )
-
-
 _EXAMPLES = {
     "occurrences": "scheduler jobs occurrences -g my-rg -c my-jobs -n ping --count 20",
     "what-if": "scheduler jobs what-if -g my-rg -c my-jobs -n ping -f ping.json",
     "backfill": "scheduler jobs backfill -g my-rg -c my-jobs -n ping --from P14D",
-    "ledger": "scheduler jobs ledger -g my-rg -c my-jobs -n ping --top 20",
 }
 
 
@@ -200,6 +157,5 @@ def register(app: typer.Typer) -> None:
         (occurrences, "occurrences"),
         (what_if, "what-if"),
         (backfill, "backfill"),
-        (ledger, "ledger"),
     ):
         app.command(name, epilog=f"Example: {_EXAMPLES[name]}")(guarded(command))

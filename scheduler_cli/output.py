@@ -25,11 +25,14 @@ def emit_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
 
 
-def emit_table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+def emit_table(
+    title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]], nowrap: Sequence[int] = ()
+) -> None:
+    """`nowrap`: the columns (by index) whose cells stay on one line (times, names): the others fold."""
     # Cells are text, never Rich markup: "[parameters('site')]" or a message in brackets is shown as it is.
     table = Table(title=escape(title) if title else None, show_lines=False, header_style="bold")
-    for column in columns:
-        table.add_column(column, overflow="fold")
+    for index, column in enumerate(columns):
+        table.add_column(column, overflow="fold", no_wrap=index in nowrap)
     for row in rows:
         table.add_row(*("" if cell is None else escape(str(cell)) for cell in row))
     _console().print(table)

@@ -11,11 +11,11 @@ CPU. Each step is done for a page of entries at once (index writes batched per p
 collection read together and advanced in entity-group transactions,
 due_jobs.py), and every step comes before the ones that depend on it, so a crash anywhere duplicates
 rather than loses: the entries stay, a later task re-reads them, and the executor's claim drops the
-duplicate occurrence. A task is idempotent; the timer re-sends the last buckets (OVERLAP) and sweeps
+duplicate occurrence. A task is idempotent; the timer re-sends the last buckets (`dispatch_overlap`) and sweeps
 older buckets for leftovers, so a task lost or failed is done again by a later tick. A host that dies while it
 dispatches does not leave the work to a later tick: the tasks of the minute the tick dispatches ahead (and the
 sweeps of leftovers) are sent after a watchdog, and a task that finds entries keeps one while it works
-(shared/leases.py), so a live host takes the task up again about TASK_WATCHDOG_AFTER later. A tick missed
+(shared/leases.py), so a live host takes the task up again about `task_watchdog_after` later. A tick missed
 while no host ran (a restart across a minute's start) is made up when a host starts again: the timer's
 schedule monitor (function_app.py, `use_monitor`) runs it at once, past due.
 
@@ -25,6 +25,9 @@ to say (`dispatch_step`, `advanced`); the dispatcher is its I/O shell.
 After each tick the dispatcher writes its heartbeat (shared/health.py), telemetry on or off, and hands what
 it saw to telemetry with the report; each due entry it advances past is counted (expected, dispatched or
 skipped) for the occurrence metrics.
+
+The timings (`batch_span`, `spread_margin`, `dispatch_overlap`, the watchdogs') are the settings', as the store
+carries them (shared/timings.py).
 
 `tick` does a whole tick in this process (tests, tools). A writer (the lifecycle) calls `dispatch` directly
 for an occurrence before the horizon, so a job created seconds ahead runs on time although nothing
@@ -54,23 +57,11 @@ from .telemetry import occurrence_planned, traced_dispatch, traced_tick
 
 log = logging.getLogger(__name__)
 
-TICK = timedelta(minutes=1)
-# Buckets re-read behind the watermark: an API write racing a tick may land in a bucket just processed.
-OVERLAP = timedelta(minutes=2)
+TICK = timedelta(minutes=1)  # the timer's period and a due-index bucket's width: the schedule's, not a timing
 # Buckets read by one tick at most, so recovery from a long outage spreads over several ticks.
 MAX_BUCKETS_PER_TICK = 720
 PARALLELISM = 16
 PAGE = 500  # entries dispatched step by step together: bounds memory and the work a crash repeats
-# What a spread of the minute ahead's dispatch leaves before that minute begins, at least: time for a task that
-# failed to be delivered again, and for a dead host's task to come back by its watchdog.
-SPREAD_MARGIN = timedelta(seconds=25)
-# A shard's occurrences due within this of each other go in one queue message (up to BATCH_MAX): under a steady
-# load spread over the seconds, a message per second and shard is most of the queue's work (each message comes
-# with its watchdog and backstop, and costs three sends and three deletes; Azurite's queue also sweeps every
-# deleted message's body once a minute, one by one, which stalls all of its storage for seconds at 100
-# executions/s). Each occurrence still fires at its own second. The cost: a host dying with the batch in hand
-# before its first second hands it back after its last (the watchdog's time), up to this much later.
-BATCH_SPAN = timedelta(seconds=3)
 
 
 class DispatchOutcome(str, Enum):
@@ -145,25 +136,35 @@ def dispatch_horizon(now: datetime) -> datetime:
     return bucket_start(bucket_of(now)) + 2 * TICK
 
 
-def spread_delay(bucket: str, shard: int, shards: int, now: datetime, spread: timedelta) -> float:
+def spread_delay(bucket: str, shard: int, shards: int, now: datetime, spread: timedelta, margin: timedelta) -> float:
     """Seconds until a dispatch task of `bucket` turns visible: shard by shard over `spread` when the bucket is
-    the minute ahead (or later), as far as leaves SPREAD_MARGIN before it begins; at once otherwise."""
-    room = min(spread, bucket_start(bucket) - now - SPREAD_MARGIN)
+    the minute ahead (or later), as far as leaves `margin` (`spread_margin`: time for a task that failed to be
+    delivered again, and for a dead host's task to come back by its watchdog) before it begins; at once otherwise."""
+    room = min(spread, bucket_start(bucket) - now - margin)
     return max(room.total_seconds(), 0.0) * shard / shards
 
 
 class Dispatcher:
     """`spread`: how much of the minute before it the dispatch of a minute is spread over (`spread_delay`). All
     at once at the minute's start, the dispatch of a busy minute takes the process's CPU for seconds, and the
-    occurrences due then (run by the same process) are late by as much."""
+    occurrences due then (run by the same process) are late by as much.
+
+    `span` (the timings' `batch_span` unless given): a shard's occurrences due within this of each other go in one
+    queue message (up to BATCH_MAX). Under a steady load spread over the seconds, a message per second and shard is
+    most of the queue's work (each message comes with its watchdog and backstop, and costs three sends and three
+    deletes; Azurite's queue also sweeps every deleted message's body once a minute, one by one, which stalls all
+    of its storage for seconds at 100 executions/s). Each occurrence still fires at its own second. The cost: a host
+    dying with the batch in hand before its first second hands it back after its last (the watchdog's time), up to
+    this much later."""
 
     def __init__(
-        self, store: Store, clock: Clock, spread: timedelta = timedelta(0), span: timedelta = BATCH_SPAN
+        self, store: Store, clock: Clock, spread: timedelta = timedelta(0), span: timedelta | None = None
     ) -> None:
         self.store = store
         self.clock = clock
         self.spread = spread
-        self.span = span  # how many seconds of a shard one queue message holds (BATCH_SPAN)
+        self.timings = store.timings
+        self.span = self.timings.batch_span if span is None else span  # seconds of a shard one queue message holds
         self.watchdogs = TaskWatchdogs(store)
 
     # -- the timer: decide the tasks ------------------------------------------------------------------
@@ -174,7 +175,8 @@ class Dispatcher:
         last = dispatch_horizon(now) - TICK  # the last bucket before the horizon
         watermark, shards = self.store.due.progress()
         watermark = watermark or last - TICK
-        first = max(watermark - OVERLAP, last - MAX_BUCKETS_PER_TICK * TICK)
+        # Buckets re-read behind the watermark: an API write racing a tick may land in a bucket just processed.
+        first = max(watermark - self.timings.dispatch_overlap, last - MAX_BUCKETS_PER_TICK * TICK)
         buckets = []
         current = first
         while current <= last:
@@ -202,7 +204,8 @@ class Dispatcher:
         window = self._window(now)
         for task in window.tasks:
             # The tasks that hold the work go after a watchdog; an overlap task that finds entries guards itself.
-            delay = spread_delay(task.bucket, task.shard, window.shards, now, self.spread) if spread else 0.0
+            margin = self.timings.spread_margin
+            delay = spread_delay(task.bucket, task.shard, window.shards, now, self.spread, margin) if spread else 0.0
             self.store.dispatch.send(task, guarded=task in window.fresh, delay=delay)
         self.store.due.set_watermark(window.last, window.shards)
         return self._heartbeat(TickReport(buckets=window.buckets, tasks=len(window.tasks)), started)

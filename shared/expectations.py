@@ -10,26 +10,40 @@ expectation (one partition query, store/expectations.py) and confirms each broke
 repairing the mirror on the way. The metrics and the alert rule that names the job are in shared/telemetry and
 infra/modules/silence.bicep.
 
-The expectation is a stored field of the job (`JobRecord.expect_success_within`), default off. The newer
-api-version of the extension API will set it; until then nothing in the 2016-03-01 API shows or sets it.
+`record` keeps what the tick's check found in one row (`dispatcher`/`silence` in the State table, next to the
+heartbeat): how many jobs are silent and the `LISTED_LIMIT` longest silent of them. `recorded` reads it back
+for GET /api/health and so `scheduler doctor` (shared/api/health.py). A health call therefore costs one point
+read however many jobs opted in, instead of the partition query and job reads of a check: the health route is
+anonymous and asked every few minutes from several places, the answer is at most one tick (a minute) old, and
+when the ticks stop the health answer says that first. A check that failed writes nothing, so the row keeps
+the last finding (with its time) rather than claiming that nothing is silent.
+
+The expectation is a stored field of the job (`JobRecord.expect_success_within`), default off: the property
+`expectSuccessWithin` of api-version 2026-12-01-preview; 2016-03-01 neither shows nor loses it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from .keys import JobKey
 from .model import JobState
 from .store import ExpectationIndex, JobStore
 from .store.expectations import Expectation, of_record
+from .store.tables import Table, as_datetime, as_int
 
 log = logging.getLogger(__name__)
 
 # Broken expectations confirmed against their jobs per check, at most: past it the mirror is trusted as it is,
 # so a mass outage costs one partition query and a bounded number of reads per tick.
 CONFIRM_LIMIT = 100
+# Silent jobs the recorded finding lists by name, the longest silent first (all are counted): enough to act on,
+# and a row and a health answer of a few kilobytes whatever happens; past it the metric and alerts name each.
+LISTED_LIMIT = 20
+_PARTITION, _ROW = "dispatcher", "silence"
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,16 @@ class Broken:
     last_success: datetime | None  # None: never succeeded
     silent: timedelta  # how long it has been without a success
     state: JobState
+
+
+@dataclass(frozen=True)
+class Silence:
+    """What the last check found: `count` silent jobs, the longest silent first in `jobs` (up to LISTED_LIMIT;
+    `silent` as of `checked_at`)."""
+
+    checked_at: datetime | None = None  # None: no check recorded yet
+    count: int = 0
+    jobs: list[Broken] = field(default_factory=list)
 
 
 def silent_for(expectation: Expectation, now: datetime) -> timedelta | None:
@@ -90,3 +114,47 @@ def _confirm(index: ExpectationIndex, jobs: JobStore, mirrored: Expectation) -> 
     elif current != mirrored and record is not None:
         index.mirror(record)
     return current
+
+
+def record(state: Table, at: datetime, broken: list[Broken]) -> None:
+    """Keep what the check at `at` found, for the health answer (one row, replaced each tick)."""
+    listed = sorted(broken, key=lambda b: b.silent, reverse=True)[:LISTED_LIMIT]
+    jobs = [
+        {
+            "job": [b.job.subscription, b.job.resource_group, b.job.collection, b.job.job],
+            "within": b.within.total_seconds(),
+            "lastSuccess": b.last_success.isoformat() if b.last_success else None,
+            "silent": b.silent.total_seconds(),
+            "state": b.state.value,
+        }
+        for b in listed
+    ]
+    state.upsert(
+        {
+            "PartitionKey": _PARTITION,
+            "RowKey": _ROW,
+            "CheckedAt": at,
+            "Count": len(broken),
+            "Jobs": json.dumps(jobs, ensure_ascii=False, separators=(",", ":")),
+        }
+    )
+
+
+def recorded(state: Table) -> Silence:
+    """The last check's finding (an empty Silence when none was recorded; a row it cannot parse lists no job)."""
+    entity = state.get(_PARTITION, _ROW) or {}
+    try:
+        jobs = [
+            Broken(
+                JobKey(*item["job"]),
+                timedelta(seconds=float(item["within"])),
+                datetime.fromisoformat(item["lastSuccess"]) if item["lastSuccess"] else None,
+                timedelta(seconds=float(item["silent"])),
+                JobState(item["state"]),
+            )
+            for item in json.loads(entity.get("Jobs") or "[]")
+        ]
+    except (KeyError, TypeError, ValueError):  # a row of another version: its count still stands
+        log.warning("the recorded silent jobs could not be read", exc_info=True)
+        jobs = []
+    return Silence(as_datetime(entity.get("CheckedAt")), as_int(entity.get("Count")), jobs)

@@ -3,10 +3,12 @@
 The dispatcher calls `record_tick` after every tick (whether telemetry is on or off): it measures the
 due-index backlog, the oldest overdue occurrence (per collection too), the poison queue's depth and the
 jobs whose expectation of success is broken (shared/expectations.py), and writes a heartbeat row
-(`dispatcher`/`heartbeat` in the State table, next to the watermark). It returns what it saw, which the
-dispatcher hands to telemetry. `snapshot` reads the heartbeat back with a fresh backlog and the host's clock
-skew against storage; `problems` judges a snapshot. Both raise `azure.core.exceptions.AzureError` when storage
-is unreachable. Nothing here holds a secret: instants and counts only.
+(`dispatcher`/`heartbeat` in the State table, next to the watermark) and the silent jobs' row
+(`expectations.record`). It returns what it saw, which the dispatcher hands to telemetry. `snapshot` reads both
+back with a fresh backlog and the host's clock skew against storage; `problems` judges a snapshot. Silent jobs
+are not among the problems: a job that does not succeed is its owner's to look at, not a fault of the service.
+Both raise `azure.core.exceptions.AzureError` when storage is unreachable. Nothing here holds a secret: instants,
+counts, and the ids of silent jobs (shown by shared/api/health.py only where the API is open).
 
 The heartbeat is watched from outside the process that writes it: GET /api/health answers 503 once it is
 older than two intervals, and an availability test and an alert rule in infra/ watch that answer and the
@@ -23,7 +25,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from .expectations import Broken, check
+from .expectations import Broken, Silence, check, record, recorded
 from .keys import CollectionKey
 from .store import Store, bucket_of
 from .store.tables import as_datetime, as_int
@@ -71,6 +73,7 @@ class Snapshot:
     oldest_overdue: datetime | None = None
     watermark: datetime | None = None  # where ticks have got to (set once when the store was first made ready)
     clock_skew: timedelta | None = None  # the host's clock minus storage's, about (None: not measured)
+    silence: Silence = field(default_factory=Silence)  # the jobs past their expectation, as the last tick found
 
     @property
     def since_last_tick(self) -> timedelta | None:
@@ -131,9 +134,11 @@ def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> Tick
     late = overdue(store, at)
     broken: list[Broken] = []
     try:
-        broken = check(store.expectations, store.jobs, at) if store.expectations is not None else []
+        if store.expectations is not None:
+            broken = check(store.expectations, store.jobs, at)
+            record(store.due.state, at, broken)
     except Exception:  # the heartbeat matters more: the next tick checks the expectations again
-        log.warning("the expectations of success could not be checked", exc_info=True)
+        log.warning("the expectations of success could not be checked or recorded", exc_info=True)
     observation = TickObservation(at, late.count, poison_depth(store), late.oldest, late.oldest_by_collection, broken)
     store.due.state.upsert(
         {
@@ -163,6 +168,7 @@ def snapshot(store: Store, now: datetime) -> Snapshot:
         oldest_overdue=late.oldest,
         watermark=store.due.watermark(),
         clock_skew=store.due.state.clock_skew(),
+        silence=recorded(store.due.state),
     )
 
 

@@ -6,29 +6,30 @@ every piece of held work has a *watchdog*: a hidden copy of its message that the
 forward while it is alive and deletes when it is done. When the holder dies, the copy turns visible
 seconds later and any live worker takes the work over.
 
-Batches of occurrences (`Guards`): whoever queued the batch sent its watchdog, visible WATCHDOG_AFTER past
-the batch's second, and a later *backstop* copy just before it (store/queue.py), and the batch names both, so
-a first delivery takes them over; a redelivery, a batch received after its second, or one that names none
-hides them anew or sends a watchdog of its own. Claims are taken with a lease that runs LEASE past the
-batch's due second, so nothing is renewed while the batch waits for its second; from then on, while the
-batch is alive, a renewer pushes every claim's lease and the watchdog's visibility forward every
-RENEW_EVERY seconds (the backstop only when it comes near). When the batch ends (however it ends, short of
-the process dying) both copies are deleted. When the process dies, the watchdog turns visible a few seconds
-later, any live worker receives it, finds the claims' leases expired and not renewed, takes them over
-(claims.py) and runs the attempts, or, for an attempt the first runner had recorded, just marks it done.
-Should the watchdog's receive be lost as well (hidden ten minutes while no worker knows of it), the
-backstop runs the batch BACKSTOP_AFTER past its second.
+Batches of occurrences (`Guards`): whoever queued the batch sent its watchdog, visible `watchdog_after` past the
+batch's second, and a later *backstop* copy just before it (store/queue.py), and the batch names both, so a first
+delivery takes them over; a redelivery, a batch received after its second, or one that names none hides them anew
+or sends a watchdog of its own. Claims are taken with a lease that runs `claim_lease` past the batch's due second,
+so nothing is renewed while the batch waits for its second; from then on, while the batch is alive, a renewer
+pushes every claim's lease and the watchdog's visibility forward every `renew_every` (the backstop only when it
+comes near, nearer than half `backstop_gap`). When the batch ends (however it ends, short of the process dying)
+both copies are deleted. When the process dies, the watchdog turns visible a few seconds later, any live worker
+receives it, finds the claims' leases expired and not renewed, takes them over (claims.py) and runs the attempts,
+or, for an attempt the first runner had recorded, just marks it done. Should the watchdog's receive be lost as well
+(hidden ten minutes while no worker knows of it), the backstop runs the batch `backstop_after` past its second.
 
 Dispatch tasks (`TaskWatchdogs`): a task that has due entries to dispatch is guarded the same way, without
 claims (a task is idempotent: a second run finds what the first queued and advanced, and drops it): the
 minute timer sends a watchdog before each task of the minute it dispatches ahead, the handler takes it
 over (or sends one when the task found entries and names none), renews it while it dispatches, deletes it
-at the end. A host dying in a dispatch task leaves its entries to the watchdog, TASK_WATCHDOG_AFTER later.
+at the end. A host dying in a dispatch task leaves its entries to the watchdog, `task_watchdog_after` later.
 
 Costs, per batch: three sends by its sender (backstop, watchdog, batch) and two deletes at its end, whatever
-its size; for batches that run longer than RENEW_EVERY past their second, one table transaction per 100
+its size; for batches that run longer than `renew_every` past their second, one table transaction per 100
 claims of one collection and one queue operation per renewal. Per dispatch task with entries: about three
-queue operations. A failed renewal (storage unreachable) is retried every second until the work ends.
+queue operations. A failed renewal (storage unreachable) is retried every `renewal_retry` until the work ends.
+One renewer thread per kind looks for renewals due every `renewer_poll`. The timings are the settings'
+(shared/timings.py).
 """
 
 from __future__ import annotations
@@ -48,19 +49,16 @@ from azure.core.exceptions import HttpResponseError
 from .clock import Clock
 from .occurrence import OccurrenceBatch
 from .store import Claim, Store
-from .store.claims import LEASE, RENEW_EVERY, claim_groups
-from .store.dispatch_queue import TASK_WATCHDOG_AFTER, ShardTask
-from .store.queue import BACKSTOP_AFTER, WATCHDOG_AFTER, Receipt, backstop_delay, watchdog_delay
+from .store.claims import claim_groups
+from .store.dispatch_queue import ShardTask
+from .store.queue import Receipt, backstop_delay, watchdog_delay
+from .timings import Timings
 
 log = logging.getLogger(__name__)
 
-# The watchdog turns visible this long after the lease runs out, so it finds the lease expired.
-WATCHDOG_MARGIN = WATCHDOG_AFTER - LEASE
-# How far the backstop stays behind the watchdog; a renewal pushes it when it comes nearer than half that.
-BACKSTOP_GAP = (BACKSTOP_AFTER - WATCHDOG_AFTER).total_seconds()
 # Claims renewed side by side, a transaction per 100 of one collection (store/claims.py `renew_group`): a
 # process holding a herd of slow actions (a thousand claims, possibly of a thousand collections) renews them
-# all well within RENEW_EVERY, where one request at a time (5-10 ms each in a region) would let leases lapse.
+# all well within `renew_every`, where one request at a time (5-10 ms each in a region) would let leases lapse.
 RENEWAL_THREADS = 16
 RENEWERS = 8  # items (batches, dispatch tasks) renewed side by side, each then its claims' groups side by side
 
@@ -78,9 +76,12 @@ class _Renewer(Generic[H]):
     """One thread per process, started on first use, that renews each held item when its renewal is due (up to
     RENEWERS of them side by side)."""
 
-    def __init__(self, renew: Callable[[H], None], name: str) -> None:
+    def __init__(self, renew: Callable[[H], None], name: str, timings: Timings) -> None:
         self._renew = renew
         self._name = name
+        self._poll = timings.renewer_poll.total_seconds()
+        self._retry = timings.renewal_retry.total_seconds()
+        self._every = timings.renew_every.total_seconds()
         self._pool = ThreadPoolExecutor(RENEWERS, thread_name_prefix=f"{name}-each")
         self._active: set[H] = set()
         self._lock = threading.Lock()
@@ -104,7 +105,7 @@ class _Renewer(Generic[H]):
 
     def _run(self) -> None:
         while True:
-            time.sleep(0.5)
+            time.sleep(self._poll)
             now = time.monotonic()
             with self._lock:
                 due = [item for item in self._active if item.next_renewal <= now]
@@ -117,10 +118,10 @@ class _Renewer(Generic[H]):
         with item.renewing:
             if item.let_go:
                 return
-            item.next_renewal = time.monotonic() + 1.0  # a failure is retried in a second
+            item.next_renewal = time.monotonic() + self._retry  # what a failure waits for
             with contextlib.suppress(Exception):  # logged by the renewal; retried on a later pass
                 self._renew(item)
-                item.next_renewal = time.monotonic() + RENEW_EVERY
+                item.next_renewal = time.monotonic() + self._every
 
 
 @dataclass(eq=False)
@@ -130,7 +131,7 @@ class Guard:
     backstop: Receipt | None = None
     backstop_at: float = 0.0  # when the backstop turns visible (monotonic)
     claims: dict[str, Claim] = field(default_factory=dict)  # by claim id: the attempts this delivery holds
-    next_renewal: float = field(default_factory=lambda: time.monotonic() + RENEW_EVERY)
+    next_renewal: float = 0.0  # when its renewal is due (monotonic)
     lost: set[str] = field(default_factory=set)  # claims taken over: a renewal must not take them back
     renewing: threading.Lock = field(default_factory=threading.Lock)
     let_go: bool = False
@@ -149,22 +150,24 @@ class Guards:
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
-        self._renewer: _Renewer[Guard] = _Renewer(self.renew, "attempt-renewer")
+        self.timings = store.timings
+        self._renewer: _Renewer[Guard] = _Renewer(self.renew, "attempt-renewer", self.timings)
         self._renewals = ThreadPoolExecutor(RENEWAL_THREADS, thread_name_prefix="lease-renewal")
 
     def lease_until(self, batch: OccurrenceBatch) -> datetime:
-        """Where a claim's lease ends when taken or renewed now: LEASE past the batch's last due time, or past now."""
-        return max(batch.last_due, self.clock.now()) + LEASE
+        """Where a claim's lease ends when taken or renewed now: `claim_lease` past the batch's last due time, or
+        past now."""
+        return max(batch.last_due, self.clock.now()) + self.timings.claim_lease
 
     def open(self, batch: OccurrenceBatch, first_delivery: bool = True) -> Guard:
         """Take over the batch's watchdog and backstop or send a watchdog; raises on a storage fault (the host
         then redelivers, nothing was claimed)."""
-        now = self.clock.now()
-        # The first renewal is due RENEW_EVERY after the batch's second: the leases run LEASE past it.
+        now, timings = self.clock.now(), self.timings
+        # The first renewal is due `renew_every` after the batch's second: the leases run `claim_lease` past it.
         wait = max((batch.last_due - now).total_seconds(), 0.0)
-        hidden = watchdog_delay(batch, now)
+        hidden = watchdog_delay(batch, now, timings)
         if batch.watchdog is not None and first_delivery and now < batch.last_due:
-            # Hidden until the batch's second + WATCHDOG_AFTER, just where this delivery's leases end, and
+            # Hidden until the batch's second + `watchdog_after`, just where this delivery's leases end, and
             # untouched: nobody renews a watchdog before a delivery holds it.
             watchdog = Receipt(*batch.watchdog)
         else:
@@ -175,19 +178,19 @@ class Guards:
                 if batch.watchdog is not None
                 else self.store.queue.send_hidden(batch.without_watchdog(), hidden)
             )
-        # The backstop never turns visible before BACKSTOP_AFTER past the batch's second (its sender hid it
+        # The backstop never turns visible before `backstop_after` past the batch's second (its sender hid it
         # so, and a push only ever hides it longer): pushed now only when that is near.
         backstop = Receipt(*batch.backstop) if batch.backstop is not None else None
-        backstop_in = (batch.last_due + BACKSTOP_AFTER - now).total_seconds()
-        if backstop is not None and backstop_in < BACKSTOP_GAP / 2:
-            backstop_in = backstop_delay(batch, now)
+        backstop_in = (batch.last_due + timings.backstop_after - now).total_seconds()
+        if backstop is not None and backstop_in < timings.backstop_gap.total_seconds() / 2:
+            backstop_in = backstop_delay(batch, now, timings)
             backstop = self._push(backstop, backstop_in)
         guard = Guard(
             batch,
             watchdog,
             backstop,
             time.monotonic() + backstop_in,
-            next_renewal=time.monotonic() + wait + RENEW_EVERY,
+            next_renewal=time.monotonic() + wait + timings.renew_every.total_seconds(),
         )
         self._renewer.add(guard)
         return guard
@@ -229,12 +232,13 @@ class Guards:
                 if not kept:
                     guard.lost.add(claim.claim_id)
                     log.warning("attempt %s was taken over while it ran", claim.claim_id)
-            hidden = (until + WATCHDOG_MARGIN - self.clock.now()).total_seconds()
+            hidden = (until + self.timings.watchdog_margin - self.clock.now()).total_seconds()
             if guard.watchdog is not None:
                 guard.watchdog = self._rehide(guard.watchdog, guard.batch, hidden)
-            if guard.backstop is not None and guard.backstop_at - time.monotonic() < BACKSTOP_GAP / 2:
-                guard.backstop = self._push(guard.backstop, hidden + BACKSTOP_GAP)
-                guard.backstop_at = time.monotonic() + hidden + BACKSTOP_GAP
+            gap = self.timings.backstop_gap.total_seconds()
+            if guard.backstop is not None and guard.backstop_at - time.monotonic() < gap / 2:
+                guard.backstop = self._push(guard.backstop, hidden + gap)
+                guard.backstop_at = time.monotonic() + hidden + gap
         except Exception as error:
             log.warning("renewing %s failed: %s", _name(guard), type(error).__name__)
             raise
@@ -265,7 +269,7 @@ class TaskWatch:
 
     task: ShardTask
     watchdog: Receipt
-    next_renewal: float = field(default_factory=lambda: time.monotonic() + RENEW_EVERY)
+    next_renewal: float  # when its renewal is due (monotonic)
     renewing: threading.Lock = field(default_factory=threading.Lock)
     let_go: bool = False
 
@@ -275,16 +279,17 @@ class TaskWatchdogs:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._renewer: _Renewer[TaskWatch] = _Renewer(self.renew, "dispatch-renewer")
+        self.timings = store.timings
+        self._renewer: _Renewer[TaskWatch] = _Renewer(self.renew, "dispatch-renewer", self.timings)
 
     def open(self, task: ShardTask) -> TaskWatch:
         """Take the task's watchdog over (hidden anew: the task may have waited for a worker) or send one."""
-        hidden = TASK_WATCHDOG_AFTER.total_seconds()
+        hidden = self.timings.task_watchdog_after.total_seconds()
         if task.watchdog is not None:
             watchdog = self._rehide(Receipt(*task.watchdog), task)
         else:
             watchdog = self.store.dispatch.send_hidden(task, hidden)
-        watch = TaskWatch(task, watchdog)
+        watch = TaskWatch(task, watchdog, time.monotonic() + self.timings.renew_every.total_seconds())
         self._renewer.add(watch)
         return watch
 
@@ -313,7 +318,7 @@ class TaskWatchdogs:
             raise
 
     def _rehide(self, watchdog: Receipt, task: ShardTask) -> Receipt:
-        hidden = TASK_WATCHDOG_AFTER.total_seconds()
+        hidden = self.timings.task_watchdog_after.total_seconds()
         try:
             return self.store.dispatch.hide(watchdog, hidden)
         except HttpResponseError as error:

@@ -115,7 +115,8 @@ class JobRecord:
     # (a LedgerReason value: JobDisabled, CollectionDisabled): enabling it again names them in the ledger.
     paused_since: datetime | None = None
     paused_by: str | None = None
-    # Its occurrences running and waiting, for its overlapPolicy (jobstate/overlap.py); empty for Allow jobs.
+    # Its occurrences running and waiting, for its overlapPolicy (jobstate/overlap.py); empty for Allow jobs but
+    # while occurrences a Skip or BufferOne override queued run or wait.
     overlap: OverlapMarker = NO_OVERLAP
     # The stored sealed secrets, kept as they are when the keyring could not open them (store/sealing.py).
     unopened_secrets: str | None = field(default=None, repr=False)

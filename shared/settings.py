@@ -12,6 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from .private_targets import PrivateTargets
+from .timings import Timings
+
 STORAGE_SETTING = "AzureWebJobsStorage"
 # More storage accounts for collections, jobs and their due index, history and claims (docs/capacity.md).
 ACCOUNTS_SETTING = "SCHEDULER_STORAGE_ACCOUNTS"
@@ -45,10 +48,6 @@ DEVELOPMENT_STORAGE = (
 
 class ConfigurationError(RuntimeError):
     """A required app setting is missing or malformed; the message names the setting."""
-
-
-def _flag(value: str | None) -> bool:
-    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def parse_connection_string(text: str) -> dict[str, str]:
@@ -239,7 +238,8 @@ class Settings:
 
     storage: StorageSettings
     region: str = "local"
-    allow_private_targets: bool = False
+    # SCHEDULER_PRIVATE_TARGETS: the internal addresses actions may call (shared/private_targets.py).
+    private_targets: PrivateTargets = PrivateTargets()
     queue_endpoint_template: str | None = None
     service_bus_endpoint: str | None = None
     aad_authority_host: str = "https://login.microsoftonline.com"
@@ -260,6 +260,8 @@ class Settings:
     actions_per_host: int = DEFAULT_ACTIONS_PER_HOST
     # SCHEDULER_TRUSTED_CA_FILE: a PEM file of CAs trusted for HTTPS targets besides the public ones.
     trusted_ca_file: str | None = None
+    # SCHEDULER_TIMING_<FIELD>_SECONDS: the pipeline's leases, watchdogs and windows (shared/timings.py).
+    timings: Timings = Timings()
 
     @property
     def uses_development_storage(self) -> bool:
@@ -276,7 +278,7 @@ class Settings:
             storage=storage,
             data_accounts=data_accounts(env, storage),
             region=env.get("REGION_NAME") or "local",
-            allow_private_targets=_flag(env.get("SCHEDULER_ALLOW_PRIVATE_TARGETS")),
+            private_targets=_private_targets(env),
             queue_endpoint_template=env.get("SCHEDULER_QUEUE_ENDPOINT") or None,
             service_bus_endpoint=env.get("SCHEDULER_SERVICEBUS_ENDPOINT") or None,
             aad_authority_host=env.get("SCHEDULER_AAD_AUTHORITY_HOST") or "https://login.microsoftonline.com",
@@ -288,7 +290,22 @@ class Settings:
             actions_in_flight=_slots(env, "SCHEDULER_ACTIONS_IN_FLIGHT", DEFAULT_ACTIONS_IN_FLIGHT),
             actions_per_host=_slots(env, "SCHEDULER_ACTIONS_PER_HOST", DEFAULT_ACTIONS_PER_HOST),
             trusted_ca_file=(env.get("SCHEDULER_TRUSTED_CA_FILE") or "").strip() or None,
+            timings=_timings(env),
         )
+
+
+def _private_targets(env: Mapping[str, str]) -> PrivateTargets:
+    try:
+        return PrivateTargets.from_environment(env)
+    except ValueError as exc:  # the message names the setting and the entry
+        raise ConfigurationError(str(exc)) from exc
+
+
+def _timings(env: Mapping[str, str]) -> Timings:
+    try:
+        return Timings.from_environment(env)
+    except ValueError as exc:  # the message names the setting or the fields
+        raise ConfigurationError(str(exc)) from exc
 
 
 def _shards(value: str | None) -> int:

@@ -1,9 +1,9 @@
 """Members of a request body that the API's schema does not declare, found against the OpenAPI document.
 
-The API ignores unknown members (every api-version today), as the real service did: a misspelt `"recurence"` turns a
-recurring job into a one-shot, and a `retryPolicy` placed under `request` silently becomes the default
-policy. Tools warn about them instead (the CLI's `jobs create|update`, `collections create -f` and `import`,
-and the console's editor through `POST /api/console/check`).
+2016-03-01 ignores unknown members, as the real service did: a misspelt `"recurence"` turns a recurring job
+into a one-shot, and a `retryPolicy` placed under `request` silently becomes the default policy; the newer
+api-version refuses them (`refusal` below). Tools name them before sending (the CLI's `jobs create|update`,
+`collections create -f` and `import`, and the console's editor through `POST /api/console/check`).
 
 Contract:
 - `unknown_members(document, schemas, root)` walks a JSON document against `schemas` (the OpenAPI
@@ -18,13 +18,21 @@ Contract:
   first unknown member (an ApiError naming its path), or None. The extension api-version (2026-12-01-preview)
   refuses (shared/api/schemas.py calls this before a PUT or PATCH body is validated); 2016-03-01 stays
   lenient as the real service was.
+- The refusing api-version also refuses loose values (`loose_value`, issue 36): a boolean, a string or a
+  fraction where the schema declares an integer (`true` is not 1, `"5"` is not 5), a boolean or a string where
+  it declares a number, anything but true or false where it declares a boolean, anything but a string where it
+  declares text (an instant given as Unix seconds), and text holding a control character (NUL, C0 but tab, line
+  feed and carriage return, DEL, C1) or a lone surrogate, in a value or a free-form map's key. 2016-03-01 keeps
+  the recorded service's leniency.
 Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+import json
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +53,9 @@ class UnknownMember:
 
     def message(self) -> str:
         hint = f" (did you mean '{self.suggestion}'?)" if self.suggestion else ""
-        return f"{self.path}: not a member of {self.owner}, so the API ignores it{hint}"
+        return (
+            f"{self.path}: not a member of {self.owner}: 2016-03-01 ignores it, the newer api-version refuses it{hint}"
+        )
 
     def to_json(self) -> dict[str, str | None]:
         return {"path": self.path, "owner": self.owner, "suggestion": self.suggestion, "message": self.message()}
@@ -139,12 +149,118 @@ def refusal(
     root: str,
     refusing: frozenset[str] = REFUSING_API_VERSIONS,
 ) -> ApiError | None:
-    """The 400 for the first unknown member under an api-version that refuses them; None otherwise."""
+    """The 400 for the first unknown member, else the first loose value, under an api-version that refuses them;
+    None otherwise."""
     if api_version not in refusing:
         return None
     unknown = unknown_members(document, schemas, root)
     if not unknown:
-        return None
+        loose = loose_value(document, schemas, root)
+        return None if loose is None else bad_request(f"{loose[1]} (api-version {api_version}).", loose[0])
     first = unknown[0]
     hint = f" Did you mean '{first.suggestion}'?" if first.suggestion else ""
     return bad_request(f"the member is not part of {first.owner} in api-version {api_version}.{hint}", first.path)
+
+
+# Text no value may hold under a refusing api-version: C0 controls but tab, line feed and carriage return; DEL; C1
+# controls; lone surrogates (UTF-8 cannot carry them, so no store or target could either).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_WANTED = {"integer": "an integer", "number": "a number", "boolean": "true or false", "string": "a string"}
+_FORMATS = {"date-time": "an ISO 8601 date-time", "duration": "an ISO 8601 duration"}
+
+
+def _leaves(schema: Any, schemas: Mapping[str, Any], depth: int = 0) -> Iterator[dict[str, Any]]:
+    """The alternatives a schema admits, through $ref, anyOf and oneOf; null left out."""
+    if not isinstance(schema, dict) or depth > 32:
+        return
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_REF):
+        yield from _leaves(schemas.get(ref[len(_REF) :]), schemas, depth + 1)
+        return
+    choices = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(choices, list):
+        for choice in choices:
+            yield from _leaves(choice, schemas, depth + 1)
+        return
+    if schema.get("type") != "null":
+        yield schema
+
+
+def _control(text: str, what: str) -> str | None:
+    bad = _CONTROL.search(text)
+    if bad is None:
+        return None
+    return f"{what} holds U+{ord(bad.group()):04X}, a control character, at offset {bad.start()}"
+
+
+def _scalar(value: Any, leaves: list[dict[str, Any]]) -> str | None:
+    """Why `value` (a JSON scalar) is not of a type the schema declares; None when it is, or when the schema says
+    nothing of scalars (the model decides)."""
+    kinds = {leaf.get("type") for leaf in leaves}
+    if None in kinds or not kinds & set(_WANTED):
+        return None
+    if isinstance(value, bool):
+        fits = "boolean" in kinds
+    elif isinstance(value, int):
+        fits = bool(kinds & {"integer", "number"})
+    elif isinstance(value, float):
+        fits = "number" in kinds
+    else:
+        fits = "string" in kinds
+    if fits:
+        return None
+    formats = [_FORMATS[f] for leaf in leaves if (f := leaf.get("format")) in _FORMATS]
+    wanted = " or ".join(formats or [_WANTED[k] for k in ("integer", "number", "boolean", "string") if k in kinds])
+    if "integer" in kinds and "number" in kinds:
+        wanted = _WANTED["number"]
+    return f"{json.dumps(value)[:40]} is not {wanted}"
+
+
+def _loose(value: Any, schema: Any, schemas: Mapping[str, Any], path: str) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    leaves = list(_leaves(schema, schemas))
+    if isinstance(value, str):
+        bad = _control(value, "the text")
+        if bad is not None:
+            return path, bad
+    if isinstance(value, (bool, int, float, str)):
+        arrays = [leaf["items"] for leaf in leaves if leaf.get("type") == "array" and "items" in leaf]
+        if arrays and not any(leaf.get("type") != "array" for leaf in leaves):
+            # A scalar where a list is declared: the model takes it as a list of one (schedule `hours: 5`).
+            return _loose(value, arrays[0], schemas, path)
+        reason = _scalar(value, leaves)
+        return None if reason is None else (path, reason)
+    if isinstance(value, list):
+        items = next((leaf["items"] for leaf in leaves if leaf.get("type") == "array" and "items" in leaf), None)
+        for index, item in enumerate(value):
+            found = _loose(item, items, schemas, f"{path}[{index}]")
+            if found is not None:
+                return found
+        return None
+    if not isinstance(value, dict):
+        return None
+    for leaf in leaves:
+        declared, extra = leaf.get("properties"), leaf.get("additionalProperties")
+        for key, member in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(declared, dict):
+                canonical = next((name for name in declared if fold_case(name) == fold_case(str(key))), None)
+                found = _loose(member, declared[canonical], schemas, where) if canonical is not None else None
+            elif isinstance(extra, dict):
+                found = _loose(member, extra, schemas, where)
+                bad = _control(str(key), "the name")
+                found = found if bad is None else (path, f"{bad} ({str(key)[:40]!r})")
+            else:
+                found = None
+            if found is not None:
+                return found
+        if isinstance(declared, dict) or isinstance(extra, dict):
+            return None
+    return None
+
+
+def loose_value(document: Any, schemas: Mapping[str, Any], root: str) -> tuple[str, str] | None:
+    """(path, why) of the first value of `document` that is not strictly of the type the schema `root` declares
+    for it, or holds a control character; None when every value is."""
+    return _loose(document, {"$ref": f"{_REF}{root}"}, schemas, "")

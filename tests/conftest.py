@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from devhost.azurite import Azurite
+from shared.private_targets import PrivateTargets
 from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
 from shared.store.sealing import new_key_material
@@ -40,7 +41,7 @@ def settings(azurite: Azurite) -> Settings:
     suffix = uuid.uuid4().hex[:10]
     return Settings(
         storage=StorageSettings(connection_string=azurite.connection_string),
-        allow_private_targets=True,
+        private_targets=PrivateTargets.parse("loopback"),  # the tests' targets listen on loopback
         table_prefix=f"t{suffix}",
         occurrence_queue=f"occ-{suffix}",
         secret_keys=new_key_material(),  # a real key per test, not the development fallback

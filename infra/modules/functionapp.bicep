@@ -216,9 +216,11 @@ resource functionApp 'Microsoft.Web/sites@2024-04-01' = {
           name: 'REGION_NAME'
           value: location
         }
+        // Internal addresses actions may call: none (shared/private_targets.py; link-local and metadata
+        // addresses only ever when named one by one).
         {
-          name: 'SCHEDULER_ALLOW_PRIVATE_TARGETS'
-          value: 'false'
+          name: 'SCHEDULER_PRIVATE_TARGETS'
+          value: ''
         }
         // Who may call the API: Entra ID tokens for the app registration, checked by the app itself
         // (shared/auth: ARM-shaped 401/403 and role assignments), not App Service Authentication.

@@ -14,9 +14,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import requests
 from requests.auth import HTTPBasicAuth
@@ -25,7 +23,8 @@ from requests.utils import DEFAULT_CA_BUNDLE_PATH
 from ..model import HttpAuthenticationType, HttpRequest, format_utc
 from ..model import JobErrorAction as Action
 from ..settings import Settings
-from .base import MAX_BODY_BYTES, Accepted, ActionResult, ExecutionContext, truncate_body
+from .accepted import UnusableLocation, accepted_work
+from .base import MAX_BODY_BYTES, ActionResult, ExecutionContext, truncate_body
 from .client_certificate import CertificateError, ContextCache
 from .framing import is_framing_header
 from .network import TargetRefused
@@ -37,6 +36,7 @@ TIMEOUT_SECONDS = 60  # the documented limit of one attempt, end to end
 # characters); a target may send up to 100 header lines of 64 KiB, and a message too large to store
 # fails the history write, so the attempt would be redelivered and the action run again.
 MAX_HEADER_CHARS = 8192
+MAX_REASON_CHARS = 256  # a reason phrase may fill a 64 KiB status line; the old service's are a few words
 _RESERVED = frozenset(
     {
         "x-ms-scheduler-jobid",
@@ -95,7 +95,7 @@ class HttpTarget:
         self.cafile = cafile or settings.trusted_ca_file or DEFAULT_CA_BUNDLE_PATH
         self.trust = ssl.create_default_context(cafile=self.cafile)
         self._certificates = ContextCache(self.cafile)
-        self.tokens = TokenCache(settings.aad_authority_host, settings.allow_private_targets, self.trust)
+        self.tokens = TokenCache(settings.aad_authority_host, settings.private_targets, self.trust)
 
     async def send(
         self,
@@ -121,7 +121,7 @@ class HttpTarget:
             prepared.path_url,
             sent,
             prepared.body if isinstance(prepared.body, bytes) else None,
-            allow_private=self.settings.allow_private_targets,
+            private_targets=self.settings.private_targets,
             ssl_context=ssl_context,
             deadline=deadline,
             max_body=MAX_BODY_BYTES,
@@ -160,8 +160,12 @@ class HttpTarget:
             return ActionResult(False, f"Http Action - Request to host '{host}' failed: {exc.cause}")
         except (ValueError, requests.RequestException) as exc:  # a URI requests cannot parse; no secret in it
             return ActionResult(False, f"Http Action - Request to host '{host}' is invalid: {type(exc).__name__}")
-        accepted = accepted_work(request, reply) if request.async_completion is not None else None
-        return ActionResult(200 <= reply.status < 300, describe_response(host, reply), accepted)
+        described = describe_response(host, reply)
+        try:
+            accepted = accepted_work(request.uri, reply) if request.async_completion is not None else None
+        except UnusableLocation as exc:  # the work cannot be followed: the attempt fails, recorded, never again
+            return ActionResult(False, f"{not_pollable(host, exc)} {described}")
+        return ActionResult(200 <= reply.status < 300, described, accepted)
 
     async def authenticate(
         self, request: HttpRequest, headers: dict[str, str], deadline: Deadline
@@ -196,41 +200,29 @@ class HttpTarget:
         raise AuthenticationRefused(f"authentication type {kind.value} is not supported")
 
 
-def accepted_work(request: HttpRequest, reply: Reply) -> Accepted | None:
-    """For an action with request.asyncCompletion: a `202 Accepted` naming where to poll (Azure-AsyncOperation,
-    else Location, relative to the request's URI) is accepted work; a 202 naming neither is a success as before."""
-    if reply.status != 202:
-        return None
-    found = {name.lower(): value for name, value in reply.headers}
-    operation = found.get("azure-asyncoperation")
-    location = operation or found.get("location")
-    if not location:
-        return None
-    after = retry_after(found.get("retry-after"))
-    return Accepted(urljoin(request.uri, location.strip()), operation is not None, after)
-
-
-def retry_after(value: str | None) -> float | None:
-    """Retry-After in seconds: delta-seconds or an HTTP-date (RFC 9110 10.2.3); None when absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max((when - datetime.now(UTC)).total_seconds(), 0.0) if when.tzinfo is not None else None
+def not_pollable(host: str, exc: UnusableLocation) -> str:
+    return f"Http Action - Host '{host}' accepted the work (202 Accepted), but it cannot be polled: {exc}."
 
 
 def describe_response(host: str, reply: Reply) -> str:
-    """The history message: reason, headers (cut to MAX_HEADER_CHARS) and body (cut to MAX_BODY_BYTES)."""
+    """The history message: reason (cut to MAX_REASON_CHARS), headers (cut to MAX_HEADER_CHARS) and body (cut to
+    MAX_BODY_BYTES); bytes of the reason and headers that were not UTF-8 become U+FFFD, as the body's do."""
     reason = reply.reason or str(reply.status)
+    if len(reason) > MAX_REASON_CHARS:
+        reason = reason[:MAX_REASON_CHARS] + "..."
     headers = ", ".join(f"{k}: {v}" for k, v in reply.headers)
     if len(headers) > MAX_HEADER_CHARS:
         headers = headers[:MAX_HEADER_CHARS] + "..."
     return (
-        f"Http Action - Response from host '{host}': '{reason}' Response Headers: {headers} "
+        f"Http Action - Response from host '{host}': '{_unicode(reason)}' Response Headers: {_unicode(headers)} "
         f"Body: {truncate_body(reply.body)}"
     )
+
+
+def _unicode(text: str) -> str:
+    """The text as a Table property can hold it: the header parser keeps bytes that are not UTF-8 as surrogate
+    escapes, which no UTF-8 writer takes (the history write would fail, and the attempt run again)."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a surrogate no byte was escaped to
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")

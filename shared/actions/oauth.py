@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode, urlsplit
 
+from ..private_targets import PrivateTargets
 from .network import TargetRefused
 from .outbound import Deadline, OutboundError, exchange
 
@@ -56,10 +57,14 @@ class _Cached:
 
 class TokenCache:
     def __init__(
-        self, authority: str, allow_private: bool, ssl_context: ssl.SSLContext, timeout: float = TOKEN_TIMEOUT_SECONDS
+        self,
+        authority: str,
+        private_targets: PrivateTargets,
+        ssl_context: ssl.SSLContext,
+        timeout: float = TOKEN_TIMEOUT_SECONDS,
     ) -> None:
         self.authority = authority.rstrip("/")
-        self.allow_private = allow_private
+        self.private_targets = private_targets
         self.ssl_context = ssl_context
         self.timeout = timeout
         self._lock = threading.Lock()
@@ -120,7 +125,7 @@ class TokenCache:
                 url.path,
                 {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"},
                 form,
-                allow_private=self.allow_private,
+                private_targets=self.private_targets,
                 ssl_context=self.ssl_context,
                 deadline=deadline,
                 max_body=MAX_TOKEN_RESPONSE_BYTES,

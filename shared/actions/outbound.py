@@ -40,6 +40,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
+from ..private_targets import PrivateTargets
 from .network import AddressInfo, resolve
 
 # Name lookups run here so an attempt can stop waiting for a slow resolver at its deadline.
@@ -130,7 +131,7 @@ async def exchange(
     headers: Mapping[str, str],
     body: bytes | None,
     *,
-    allow_private: bool,
+    private_targets: PrivateTargets,
     ssl_context: ssl.SSLContext,
     deadline: Deadline,
     max_body: int,
@@ -141,7 +142,7 @@ async def exchange(
     progress = _Progress()
     try:
         async with asyncio.timeout(deadline.remaining()):
-            addresses = await _resolve(host, port, allow_private)
+            addresses = await _resolve(host, port, private_targets)
             return await _send(
                 method,
                 scheme,
@@ -166,13 +167,13 @@ async def exchange(
         raise OutboundError(_cause(exc), responded=progress.responded) from exc
 
 
-async def _resolve(host: str, port: int, allow_private: bool) -> list[AddressInfo]:
+async def _resolve(host: str, port: int, policy: PrivateTargets) -> list[AddressInfo]:
     try:
         ipaddress.ip_address(host.split("%", 1)[0])
-        return resolve(host, port, allow_private)  # a literal: no lookup to wait for
+        return resolve(host, port, policy)  # a literal: no lookup to wait for
     except ValueError:
         pass
-    return await asyncio.get_running_loop().run_in_executor(_LOOKUPS, resolve, host, port, allow_private)
+    return await asyncio.get_running_loop().run_in_executor(_LOOKUPS, resolve, host, port, policy)
 
 
 async def _send(
@@ -258,6 +259,10 @@ def _cause(exc: BaseException) -> str:
             seen = seen.os_error
         if isinstance(seen, ssl.SSLError):
             return f"SSLError ({seen.reason or type(seen).__name__})"
+        if isinstance(seen, ConnectionRefusedError):  # the commonest local mistake: a port nothing listens on
+            return "ConnectionError (connection refused: nothing listens on the target's port)"
+        if isinstance(seen, ConnectionResetError):
+            return "ConnectionError (connection reset by the target)"
         if not isinstance(seen, BaseException):
             break
         seen = seen.__cause__ or seen.__context__

@@ -25,12 +25,13 @@ import requests
 from requests.auth import HTTPBasicAuth
 
 from ..model import JobErrorAction as Action
+from .accepted import UnusableLocation, accepted_work
 from .base import Accepted, ExecutionContext
 from .http import (
     AuthenticationRefused,
     HttpTarget,
-    accepted_work,
     describe_response,
+    not_pollable,
     outgoing_headers,
     scheduler_headers,
 )
@@ -87,7 +88,10 @@ async def poll(target: HttpTarget, action: Action, context: ExecutionContext, ac
     if accepted.operation and 200 <= reply.status < 300:
         return _operation(url, host, reply.body, described)
     if reply.status == 202:
-        later = accepted_work(request, reply)
+        try:
+            later = accepted_work(url, reply)  # a relative address is relative to the URL that answered
+        except UnusableLocation as exc:  # the work can no longer be followed: it ends, failed
+            return Polled(False, f"{not_pollable(host, exc)} {described}")
         if later is None:  # no new address: the same one again
             later = Accepted(url, accepted.operation, None)
         return Polled(False, described, later)
@@ -98,7 +102,7 @@ def _operation(url: str, host: str, body: bytes, described: str) -> Polled:
     """An Azure-AsyncOperation answer: its body's `status` decides; anything else is still in progress."""
     try:
         status = str(json.loads(body).get("status", ""))
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):  # not JSON, not an object, nested past the parser's depth
         status = ""
     if status.lower() == "succeeded":
         return Polled(True, described)

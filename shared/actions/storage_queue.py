@@ -11,12 +11,17 @@ Endpoint: `https://{account}.queue.core.windows.net`; SCHEDULER_QUEUE_ENDPOINT (
 our own storage connection string (Azurite), as every Azure SDK does for development storage.
 Targets are Azure (or operator-configured) endpoints, so the private-target policy does not apply.
 The send is a coroutine (the SDK's aio client on aiohttp): an attempt waiting for its account holds no thread.
+A 403 from storage says what to check (the SAS's account, queue, add permission, expiry, and that the queue
+exists) and what it can tell from the SAS's own fields without the signature; for the development account it
+names `scheduler local queue-sas`, which makes a working one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+from datetime import UTC, datetime
+from urllib.parse import parse_qs
 from xml.sax.saxutils import escape
 
 from azure.core.exceptions import AzureError, HttpResponseError
@@ -60,6 +65,39 @@ def queue_endpoint(settings: Settings, account: str) -> str:
     return template.replace("{account}", account).rstrip("/")
 
 
+def _sas_findings(sas: str) -> list[str]:
+    """What the SAS's own fields show wrong; never its signature or other values (the token is a secret)."""
+    fields = {k: v[0] for k, v in parse_qs(sas, keep_blank_values=True).items()}
+    findings = []
+    if not fields.get("sig"):
+        findings.append("has no signature (sig), so it is no SAS")
+    if "a" not in fields.get("sp", "a"):
+        findings.append("does not grant add ('a')")
+    try:
+        if datetime.fromisoformat(fields["se"].replace("Z", "+00:00")) <= datetime.now(UTC):
+            findings.append("has expired")
+    except (KeyError, ValueError):
+        pass
+    if "q" not in fields.get("ss", "q"):
+        findings.append("is an account SAS without the queue service (ss)")
+    if "o" not in fields.get("srt", "o"):
+        findings.append("is an account SAS without object resources (srt)")
+    return findings
+
+
+def forbidden_hint(account: str, name: str, sas: str) -> str:
+    """What to do after a 403, most specific first (history tables cut long messages): what this SAS shows, the
+    local way to a working one, then what storage requires."""
+    findings = _sas_findings(sas)
+    hint = f"This sasToken {' and '.join(findings)}. " if findings else ""
+    if account == DEVELOPMENT_ACCOUNT:
+        hint += f"Locally, `scheduler local queue-sas {name}` prints a working SAS (and creates the queue). "
+    return hint + (
+        "Check that the queue exists and that the sasToken is a SAS of this account for this queue (or an account "
+        "SAS for queue objects) with add ('a'), not expired."
+    )
+
+
 class StorageQueueTarget:
     def __init__(self, settings: Settings, timeout: float = TIMEOUT_SECONDS) -> None:
         self.settings = settings
@@ -94,7 +132,10 @@ class StorageQueueTarget:
         except HttpResponseError as exc:
             error_code = getattr(exc, "error_code", None)  # set by the storage SDK's error mapping
             code = getattr(error_code, "value", error_code) or exc.reason or ""
-            return ActionResult(False, f"StorageQueue Action - Sending to {where} failed: {exc.status_code} {code}")
+            failed = f"StorageQueue Action - Sending to {where} failed: {exc.status_code} {code}"
+            if exc.status_code == 403:
+                failed += f". {forbidden_hint(account, name, sas)}"
+            return ActionResult(False, failed)
         except AzureError as exc:
             return ActionResult(False, f"StorageQueue Action - Sending to {where} failed: {type(exc).__name__}")
         return ActionResult(True, f"StorageQueue Action - The message was successfully sent to {where}")

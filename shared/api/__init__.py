@@ -15,11 +15,13 @@ from ..errors import ApiError
 from ..runtime import Runtime, runtime
 from ..telemetry import traced_api
 from .access import admit, filtered
+from .common import refuse_repeated_query
 from .health import health_response
 from .http import ApiRequest, ApiResponse, run_operation
 from .newer import older_answer
 from .openapi import openapi_document
-from .operations import HANDLERS, OPERATIONS, Handler, methods_at, operation_at
+from .operations import HANDLERS, OPERATIONS, WHAT_IF_OPERATIONS, Handler, methods_at, operation_at
+from .what_if import refuse_unapplied_what_if
 
 
 def _openapi(request: ApiRequest) -> ApiResponse:
@@ -40,8 +42,11 @@ def handle(operation: str, request: ApiRequest, rt: Runtime | None = None) -> Ap
 
 
 def _admitted(operation: str, handler: Handler, rt: Runtime, request: ApiRequest) -> ApiResponse:
-    """Authenticate and authorize first (401/403 before anything is read or stored), then run the handler."""
+    """Authenticate and authorize first (401/403 before anything is read or stored), refuse a repeated query
+    parameter and a what-if the operation does not answer (what_if.py), then run the handler."""
     access = admit(rt, operation, request)
+    refuse_repeated_query(request)
+    refuse_unapplied_what_if(operation, request, operation in WHAT_IF_OPERATIONS)
     if access.principal is not None:
         request = dataclasses.replace(request, caller=access.principal.object_id, readable=access.visible)
     return filtered(access, older_answer(operation, request, handler(rt, request)))

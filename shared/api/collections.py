@@ -15,12 +15,14 @@ from ..keys import CollectionKey
 from ..lifecycle.documents import canonical_keys, validate
 from ..model import JobCollectionDefinition, JobCollectionState
 from ..model.versions import carry_over
+from ..records import CollectionRecord
 from .common import read_json, require_api_version
 from .http import ApiRequest, ApiResponse
 from .paging import list_body, next_link, page_request, resume_text
 from .paths import collection_key, resource_group, subscription_id
 from .render import render_collection
 from .schemas import refuse_unknown_members
+from .what_if import wants_what_if
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -67,9 +69,16 @@ def put_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
     body = read_json(request)
     refuse_unknown_members(version, body, JobCollectionDefinition)
     definition = validate(JobCollectionDefinition, canonical_keys(body, JobCollectionDefinition))
+    dry = wants_what_if(request)
     record = lifecycle.put_collection(
-        rt, key, definition, lambda incoming, stored: carry_over(version, JobCollectionDefinition, incoming, stored)
+        rt,
+        key,
+        definition,
+        lambda incoming, stored: carry_over(version, JobCollectionDefinition, incoming, stored),
+        what_if=dry,
     )
+    if dry:  # etag None: no collection is stored under the name (lifecycle.put_collection)
+        return _what_if_answer("Create" if record.etag is None else "Modify", record)
     return ApiResponse(201, render_collection(record))  # created or replaced: 201, as recorded (wire-contract.md §1.2)
 
 
@@ -79,7 +88,14 @@ def patch_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:
     body = read_json(request)
     refuse_unknown_members(version, body, JobCollectionDefinition)
     patch: dict[str, Any] = canonical_keys(body, JobCollectionDefinition)
+    if wants_what_if(request):
+        return _what_if_answer("Modify", lifecycle.patch_collection(rt, key, patch, what_if=True))
     return ApiResponse(200, render_collection(lifecycle.patch_collection(rt, key, patch)))
+
+
+def _what_if_answer(change: str, record: CollectionRecord) -> ApiResponse:
+    """A collection PUT or PATCH asked as a what-if: checked as the write, nothing written (what_if.py)."""
+    return ApiResponse(200, {"changeType": change, "jobCollection": render_collection(record)})
 
 
 def delete_collection(rt: Runtime, request: ApiRequest) -> ApiResponse:

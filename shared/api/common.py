@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import ApiError, bad_request
 from ..lifecycle.documents import MAX_DEFINITION_BYTES
@@ -19,11 +20,37 @@ MAX_BODY_CHARS = MAX_DEFINITION_BYTES  # "Maximum job size is 16K": bytes of the
 
 
 def query_value(request: ApiRequest, name: str) -> str | None:
+    """The value of the query parameter `name`, in any case spelling; 400 when two spellings are given."""
     lowered = name.lower()
-    for key, value in request.query.items():
-        if key.lower() == lowered:
-            return value
-    return None
+    found = [value for key, value in request.query.items() if key.lower() == lowered]
+    if len(found) > 1:
+        raise _repeated(name)
+    return found[0] if found else None
+
+
+def refuse_repeated_query(request: ApiRequest) -> None:
+    """400 DuplicateQueryParameter when the query names a parameter twice, in any case spelling.
+
+    Which of two values applies is a guess (`WhatIf=false&whatIf=true` must not be read as a write), so neither
+    does. The raw query of the URL is read too: the Functions host joins exact repeats into one value with ","
+    (`request.query` then shows one), and a URL as sent is the only place both still show.
+    """
+    names = [name for name, _ in parse_qsl(urlsplit(request.url).query, keep_blank_values=True)]
+    for group in (names, list(request.query)):
+        seen: set[str] = set()
+        for name in (n.lower() for n in group if n):
+            if name in seen:
+                raise _repeated(name)
+            seen.add(name)
+
+
+def _repeated(name: str) -> ApiError:
+    # The name is the client's own text: quoted with repr and cut short, so no control character reaches a log.
+    return ApiError(
+        400,
+        "DuplicateQueryParameter",
+        f"The query parameter {name[:100]!r} is given more than once (names ignore case); give it once.",
+    )
 
 
 def require_api_version(request: ApiRequest) -> ApiVersion:

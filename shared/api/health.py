@@ -9,7 +9,15 @@ storage's, with `problems`, one sentence each. Status:
 - `Unhealthy` (503): the dispatcher is behind (no heartbeat for two intervals, or an occurrence overdue that
   long; `dispatcher.behind`), or storage cannot be reached. A load balancer probe or an availability test
   (infra/modules/availability.bicep) catches it by the status alone.
-No names, URLs, settings or error texts are returned.
+`silentJobs` lists the jobs past their expectation of success as the last tick found them
+(shared/expectations.py `record`): `count`, `checkedAt` and, longest silent first, up to 20 `jobs`, each with its
+`id`, `expectSuccessWithin`, `lastSuccess` (null: never), `silentSince` (its last success, or its creation) and
+`state`. They do not change the status, nor appear in `problems`: a job that does not succeed is its owner's
+to look at, and a probe must not take a working service out of rotation for it.
+No URLs, settings or error texts are returned, and no names where the API is closed: a job's id (subscription,
+group, collection and job names) is listed only when the API itself is open to anyone (`SCHEDULER_AUTH=none`,
+the local host's default); with `key` or `entra` this anonymous answer gives the count and `checkedAt` alone,
+and the alert rule, the `scheduler.job.silence` metric and the log name each job (docs/operate.md).
 """
 
 from __future__ import annotations
@@ -19,8 +27,9 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..expectations import Silence
 from ..health import BEHIND_AFTER, HEARTBEAT_INTERVAL, problems, snapshot
-from ..model import format_utc
+from ..model import format_duration, format_utc
 from ..runtime import Runtime
 from .http import ApiResponse
 
@@ -35,6 +44,26 @@ def _seconds(span: timedelta | None) -> float | None:
 
 def _instant(when: datetime | None) -> str | None:
     return format_utc(when) if when is not None else None
+
+
+def _silent_jobs(silence: Silence, now: datetime, named: bool) -> dict[str, Any]:
+    answer: dict[str, Any] = {"count": silence.count, "checkedAt": _instant(silence.checked_at)}
+    if not named:
+        return answer
+    jobs = []
+    for job in silence.jobs:
+        since = (silence.checked_at or now) - job.silent
+        jobs.append(
+            {
+                "id": job.job.resource_id,
+                "expectSuccessWithin": format_duration(job.within),
+                "lastSuccess": _instant(job.last_success),
+                "silentSince": format_utc(since),
+                "silentSeconds": _seconds(now - since),
+                "state": job.state.value,
+            }
+        )
+    return answer | {"jobs": jobs}
 
 
 def health_response(runtime: Callable[[], Runtime]) -> ApiResponse:
@@ -67,5 +96,6 @@ def health_response(runtime: Callable[[], Runtime]) -> ApiResponse:
         },
         "clock": {"skewSecondsAgainstStorage": _seconds(found.clock_skew)},
         "problems": said,
+        "silentJobs": _silent_jobs(found.silence, found.now, named=rt.settings.auth.mode == "none"),
     }
     return ApiResponse(503 if found.behind else 200, body, _NO_STORE)

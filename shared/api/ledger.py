@@ -18,23 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 from .. import lifecycle
 from ..errors import bad_request
-from ..model import JobHistoryActionName, JobHistoryProperties, OccurrenceTrigger
+from ..model import JobHistoryActionName, JobHistoryProperties
 from ..records import LedgerEntry
 from .common import require_api_version
 from .http import ApiRequest, ApiResponse
 from .ledger_filter import ledger_filter
 from .paging import list_body, next_link, page_request, resume
 from .paths import job_key
-from .render import history_document
+from .render import history_document, wire_trigger
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
-
-_TRIGGERS = {
-    "schedule": OccurrenceTrigger.SCHEDULE,
-    "run": OccurrenceTrigger.RUN_NOW,
-    "backfill": OccurrenceTrigger.BACKFILL,
-}
 
 
 def render_entry(entry: LedgerEntry) -> dict[str, Any]:
@@ -51,7 +45,7 @@ def render_entry(entry: LedgerEntry) -> dict[str, Any]:
             retry_count=entry.retry_count,
             repeat_count=entry.repeat_count,
             occurrence_time=entry.occurrence,
-            trigger=_TRIGGERS.get(entry.trigger),
+            trigger=wire_trigger(entry.trigger),
             execution_tag=entry.execution_id,
             reason=entry.reason,
             attempts=entry.attempts,

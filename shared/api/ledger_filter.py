@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import bad_request
-from ..model import JobExecutionStatus, to_utc
+from ..model import JobExecutionStatus, parse_instant_text
 from .common import query_value
 from .http import ApiRequest
 
@@ -43,9 +43,9 @@ class LedgerFilter:
 
 def _instant(text: str) -> datetime:
     try:
-        return to_utc(datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00")))
+        return parse_instant_text(text)
     except ValueError as exc:
-        raise bad_request(f"'{text[:40]}' is not an ISO 8601 date-time. {_USAGE}", "$filter") from exc
+        raise bad_request(f"{text[:40]!r} is not an ISO 8601 date-time ({exc}). {_USAGE}", "$filter") from exc
 
 
 def ledger_filter(request: ApiRequest) -> LedgerFilter:

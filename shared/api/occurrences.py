@@ -3,10 +3,12 @@
 - GET .../jobs/{job}/occurrences?count=N&from=...: the next N occurrences (1-1000, default 10) that fire at or
   after `from` (an ISO 8601 instant, default now), as the dispatcher will fire them (jobstate/preview.py), each
   with `occurrenceTime`, `fireTime` and `notes` (`{code, message}`: DstGap, DstFold, EndByCount, EndByEndTime,
-  OneShot, MissedRunPolicy); `notes` beside `value` speak of the job (a Disabled job fires nothing).
-- PUT or PATCH .../jobs/{job}?whatIf=true (or the header `x-ms-what-if: true`): validates exactly as the write
-  would (every refusal is the write's own error), writes nothing, and answers 200 with `job` (the job as it would
-  be stored and answered), `changeType` (Create or Modify) and the job's next occurrences as above.
+  OneShot, MissedRunPolicy); `notes` beside `value` speak of the job (a Disabled job fires nothing; an endless
+  series stops at 9999-12-31T23:59:59Z, the calendar's end: EndOfCalendar). `from` is read as a job body's
+  instants are (model/instants.py `parse_instant_text`).
+- PUT or PATCH .../jobs/{job}?whatIf=true (or the header `x-ms-what-if: true`, what_if.py): validates exactly as
+  the write would (every refusal is the write's own error), writes nothing, and answers 200 with `job` (the job as
+  it would be stored and answered), `changeType` (Create or Modify) and the job's next occurrences as above.
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from .. import jobstate, lifecycle
 from ..errors import bad_request
-from ..model import JobState, format_utc, to_utc
+from ..model import JobState, format_utc, parse_instant_text
 from ..records import JobRecord
 from .common import query_value, require_api_version
 from .http import ApiRequest, ApiResponse
-from .newer import require_newer
+from .newer import is_newer, require_newer
 from .paths import job_key
 from .render import render_job
 
@@ -29,23 +31,6 @@ if TYPE_CHECKING:
 
 MAX_COUNT = 1000
 DEFAULT_COUNT = 10
-WHAT_IF_HEADER = "x-ms-what-if"
-
-
-def wants_what_if(request: ApiRequest) -> bool:
-    """The request asks for a what-if (query `whatIf=true` or header `x-ms-what-if: true`); 400 for another value,
-    and for an api-version without what-if (a write must never happen because the flag was not understood)."""
-    values = [query_value(request, "whatIf")]
-    values += [v for k, v in request.headers.items() if k.lower() == WHAT_IF_HEADER]
-    given = [v.strip().lower() for v in values if v is not None]
-    if not given:
-        return False
-    if any(v not in ("true", "false") for v in given):
-        raise bad_request("whatIf must be true or false.", "whatIf")
-    if "true" not in given:
-        return False
-    require_newer(request, "whatIf")
-    return True
 
 
 def _count(request: ApiRequest) -> int:
@@ -62,9 +47,9 @@ def _from(request: ApiRequest) -> datetime | None:
     if text is None or not text.strip():
         return None
     try:
-        return to_utc(datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00")))
+        return parse_instant_text(text)
     except ValueError as exc:
-        raise bad_request("from must be an ISO 8601 date-time.", "from") from exc
+        raise bad_request(f"from must be an ISO 8601 date-time ({exc}).", "from") from exc
 
 
 def preview_body(record: JobRecord, now: datetime, count: int, since: datetime | None) -> dict[str, Any]:
@@ -102,3 +87,14 @@ def what_if_answer(rt: Runtime, request: ApiRequest, record: JobRecord, created:
             "occurrences": preview_body(record, now, _count(request), _from(request)),
         },
     )
+
+
+def refuse_preview_terms(request: ApiRequest) -> None:
+    """`count` and `from` shape a what-if's occurrences only: on a newer-version job write that is carried out,
+    nothing would apply them, so they are refused rather than ignored (2016-03-01 never knew them and stays as
+    the old service answered)."""
+    if not is_newer(request):
+        return
+    for name in ("count", "from"):
+        if query_value(request, name) is not None:
+            raise bad_request(f"{name} applies to a what-if only (whatIf=true); nothing was written.", name)

@@ -1,16 +1,19 @@
 """The API's operation table: every operation once, with its HTTP method, its route, its handler and what the
-OpenAPI document says of it.
+OpenAPI documents say of it.
 
 Everything else derives from this table: function_app.py binds each route with the methods listed here and
-looks the operation up with `operation_at`; `api.handle` dispatches by operation name; openapi.py builds its
-paths from the documented operations; the test suite's in-process server routes with `routes()`.
-tests/api/test_operation_table.py checks that function_app.py's indexed HTTP routes are exactly these.
+looks the operation up with `operation_at`; `api.handle` dispatches by operation name; openapi.py builds both
+OpenAPI documents from it (2016-03-01's: the operations `since` it; the newest: every operation); the test
+suite's in-process server routes with `routes()`. tests/api/test_operation_table.py checks that function_app.py's
+indexed HTTP routes are exactly these; tests/api/test_openapi_complete.py that the documents say what the
+handlers read (query parameters, headers, bodies) and the api-versions refuse what their document leaves out.
 
 Routes are Functions route templates under /api (`{name}` parameters, no leading slash).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -23,8 +26,21 @@ from ..model import (
     JobHistoryListResult,
     JobListResult,
 )
-from ..model.versions import DOCUMENTED, STABLE
+from ..model.versions import DOCUMENTED, PREVIEW, STABLE
 from ..runtime import Runtime
+from .answers import (
+    BackfillRequest,
+    BackfillResult,
+    HealthReport,
+    JobCollectionWhatIf,
+    JobDeleteWhatIf,
+    JobWhatIf,
+    OccurrencePreview,
+    OpenApiDocument,
+    RoleAssignment,
+    RoleAssignmentCreateParameters,
+    RoleAssignmentListResult,
+)
 from .backfill import backfill
 from .collections import (
     delete_collection,
@@ -37,8 +53,9 @@ from .collections import (
     put_collection,
 )
 from .http import ApiRequest, ApiResponse
-from .jobs import delete_job, get_job, list_history, list_jobs, patch_job, put_job, run_job
+from .jobs import delete_job, get_job, list_attempts, list_history, list_jobs, patch_job, put_job, run_job
 from .occurrences import list_occurrences
+from .role_assignments import API_VERSIONS as ROLE_API_VERSIONS
 from .role_assignments import (
     create_role_assignment,
     delete_role_assignment,
@@ -65,20 +82,63 @@ FILTERED_PAGING = ("$top", "$skip", "$filter", "$skiptoken")
 
 @dataclass(frozen=True)
 class Operation:
-    name: str  # the OpenAPI operationId; role assignments have one name at three scopes, OpenApi_Get one per document
+    name: str  # shared by role assignments at three scopes (operation_id tells them apart), and by OpenApi_Get
     method: str
     route: str
     handler: Handler | None = None  # None: answered by api.handle itself (OpenApi_Get, Health_Get)
     body: type[BaseModel] | None = None
-    responses: Mapping[str, type[BaseModel] | None] = field(default_factory=dict)  # 2xx status -> body model
-    query: tuple[str, ...] = ()  # query parameters beyond api-version
-    newer_query: tuple[str, ...] = ()  # query parameters only the newer api-version's document shows
-    documented: bool = True  # in our OpenAPI documents (the 15 operations of Microsoft.Scheduler)
+    responses: Mapping[str, type[BaseModel] | None] = field(default_factory=dict)  # status -> body model (None: empty)
+    query: tuple[str, ...] = ()  # query parameters beyond api-version, in every api-version that serves it
+    newer_query: tuple[str, ...] = ()  # query parameters only the newer api-version serves (an older one refuses them)
+    # The api-version that added it; None: served beside our api-versions (role assignments take Microsoft.
+    # Authorization's, OpenAPI and health none), described by the newest document only.
+    since: str | None = STABLE
+    api_versions: tuple[str, ...] | None = None  # None: the document's api-version; (): none is read
+    what_if: type[BaseModel] | None = None  # a write whose handler answers a what-if (what_if.py): its dry-run answer
+    operation_id: str = ""  # the OpenAPI operationId when `name` is not unique
 
     @property
     def path(self) -> str:
         """The route as an OpenAPI path (relative to the server URL, which ends in /api)."""
         return f"/{self.route}"
+
+    @property
+    def documented(self) -> bool:
+        """In 2016-03-01's OpenAPI document: the 15 operations of the published spec."""
+        return self.since == STABLE
+
+
+# Role assignments as Microsoft.Authorization serves them (role_assignments.py), at each scope (_at_scope).
+_ROLE_ASSIGNMENTS = (
+    # $top and $skip are refused there (ARM's role assignments take neither): the list pages by nextLink only.
+    Operation("RoleAssignments_ListForScope", "GET", ROLES, list_role_assignments, query=("$filter", "$skiptoken")),
+    Operation("RoleAssignments_Get", "GET", ROLE, get_role_assignment),
+    Operation("RoleAssignments_Create", "PUT", ROLE, create_role_assignment, body=RoleAssignmentCreateParameters),
+    Operation("RoleAssignments_Delete", "DELETE", ROLE, delete_role_assignment),
+)
+_ROLE_ANSWERS: dict[str, Mapping[str, type[BaseModel] | None]] = {
+    "RoleAssignments_ListForScope": {"200": RoleAssignmentListResult},
+    "RoleAssignments_Get": {"200": RoleAssignment},
+    "RoleAssignments_Create": {"201": RoleAssignment},
+    "RoleAssignments_Delete": {"200": RoleAssignment, "204": None},
+}
+
+
+def _at_scope(scope: str, kind: str) -> tuple[Operation, ...]:
+    """The role assignment operations at one scope (`kind` names it in their operationIds)."""
+    return tuple(
+        dataclasses.replace(
+            op,
+            route=f"{scope}/{op.route}",
+            responses=_ROLE_ANSWERS[op.name],
+            since=None,
+            api_versions=ROLE_API_VERSIONS,
+            operation_id=op.name.replace("ForScope", f"For{kind}")
+            if op.method == "GET" and op.route == ROLES
+            else f"{op.name}At{kind}",
+        )
+        for op in _ROLE_ASSIGNMENTS
+    )
 
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -106,6 +166,7 @@ OPERATIONS: tuple[Operation, ...] = (
         put_collection,
         body=JobCollectionDefinition,
         responses={"200": JobCollectionDefinition, "201": JobCollectionDefinition},
+        what_if=JobCollectionWhatIf,
     ),
     Operation(
         "JobCollections_Patch",
@@ -114,6 +175,7 @@ OPERATIONS: tuple[Operation, ...] = (
         patch_collection,
         body=JobCollectionDefinition,
         responses={"200": JobCollectionDefinition},
+        what_if=JobCollectionWhatIf,
     ),
     Operation("JobCollections_Delete", "DELETE", COLLECTION, delete_collection, responses={"200": None}),
     Operation("JobCollections_Enable", "POST", f"{COLLECTION}/enable", enable_collection, responses={"200": None}),
@@ -126,12 +188,28 @@ OPERATIONS: tuple[Operation, ...] = (
         put_job,
         body=JobDefinition,
         responses={"200": JobDefinition, "201": JobDefinition},
+        newer_query=("count", "from"),  # of a what-if's occurrences
+        what_if=JobWhatIf,
     ),
-    Operation("Jobs_Patch", "PATCH", JOB, patch_job, body=JobDefinition, responses={"200": JobDefinition}),
-    Operation("Jobs_Delete", "DELETE", JOB, delete_job, responses={"200": None}),
+    Operation(
+        "Jobs_Patch",
+        "PATCH",
+        JOB,
+        patch_job,
+        body=JobDefinition,
+        responses={"200": JobDefinition},
+        newer_query=("count", "from"),
+        what_if=JobWhatIf,
+    ),
+    Operation("Jobs_Delete", "DELETE", JOB, delete_job, responses={"200": None}, what_if=JobDeleteWhatIf),
     Operation("Jobs_Run", "POST", f"{JOB}/run", run_job, responses={"200": None}, newer_query=("overlapPolicy",)),
     Operation(
-        "Jobs_List", "GET", f"{COLLECTION}/jobs", list_jobs, responses={"200": JobListResult}, query=FILTERED_PAGING
+        "Jobs_List",
+        "GET",
+        f"{COLLECTION}/jobs",
+        list_jobs,
+        responses={"200": JobListResult},
+        query=FILTERED_PAGING,
     ),
     Operation(
         "Jobs_ListJobHistory",
@@ -141,29 +219,63 @@ OPERATIONS: tuple[Operation, ...] = (
         responses={"200": JobHistoryListResult},
         query=FILTERED_PAGING,
     ),
-    # Newer api-version only (2026-12-01-preview): not in the 2016-03-01 document; the newer version's
-    # OpenAPI document (issue 26, item 1) lists them.
+    # Newer api-version only (2026-12-01-preview): an older one refuses them (400 naming the version).
     Operation(
-        "Jobs_ListOccurrences", "GET", f"{JOB}/occurrences", list_occurrences, query=("count", "from"), documented=False
+        "Jobs_ListAttempts",
+        "GET",
+        f"{JOB}/attempts",
+        list_attempts,
+        responses={"200": JobHistoryListResult},
+        query=FILTERED_PAGING,
+        since=PREVIEW,
     ),
-    Operation("Jobs_Backfill", "POST", f"{JOB}/backfill", backfill, documented=False),
+    Operation(
+        "Jobs_ListOccurrences",
+        "GET",
+        f"{JOB}/occurrences",
+        list_occurrences,
+        responses={"200": OccurrencePreview},
+        query=("count", "from"),
+        since=PREVIEW,
+    ),
+    Operation(
+        "Jobs_Backfill",
+        "POST",
+        f"{JOB}/backfill",
+        backfill,
+        body=BackfillRequest,
+        responses={"200": BackfillResult},
+        query=("overlapPolicy",),
+        since=PREVIEW,
+        what_if=BackfillResult,
+    ),
+    *_at_scope(SUBSCRIPTION, "Subscription"),
+    *_at_scope(GROUP, "ResourceGroup"),
+    *_at_scope(COLLECTION, "JobCollection"),
     *(
-        operation
-        for scope in (SUBSCRIPTION, GROUP, COLLECTION)
-        for operation in (
-            Operation(
-                "RoleAssignments_ListForScope", "GET", f"{scope}/{ROLES}", list_role_assignments, documented=False
-            ),
-            Operation("RoleAssignments_Get", "GET", f"{scope}/{ROLE}", get_role_assignment, documented=False),
-            Operation("RoleAssignments_Create", "PUT", f"{scope}/{ROLE}", create_role_assignment, documented=False),
-            Operation("RoleAssignments_Delete", "DELETE", f"{scope}/{ROLE}", delete_role_assignment, documented=False),
+        Operation(
+            "OpenApi_Get",
+            "GET",
+            route,
+            responses={"200": OpenApiDocument},
+            since=None,
+            api_versions=(),
+            operation_id="OpenApi_Get" if version == STABLE else f"OpenApi_Get_{version.replace('-', '_')}",
         )
+        for route, version in OPENAPI_ROUTES.items()
     ),
-    *(Operation("OpenApi_Get", "GET", route, documented=False) for route in OPENAPI_ROUTES),
-    Operation("Health_Get", "GET", "health", documented=False),
+    Operation(
+        "Health_Get",
+        "GET",
+        "health",
+        responses={"200": HealthReport, "503": HealthReport},
+        since=None,
+        api_versions=(),
+    ),
 )
 
 HANDLERS: dict[str, Handler] = {op.name: op.handler for op in OPERATIONS if op.handler is not None}
+WHAT_IF_OPERATIONS = frozenset(op.name for op in OPERATIONS if op.what_if is not None)
 
 
 def routes() -> dict[str, dict[str, str]]:

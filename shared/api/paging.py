@@ -90,6 +90,11 @@ def next_link(rt: Runtime, request: ApiRequest, kind: str, position: Any, query:
     capped the list."""
     if position is None or query_value(request, "$top") is not None:
         return None
+    return continuation_link(rt, request, kind, position, query)
+
+
+def continuation_link(rt: Runtime, request: ApiRequest, kind: str, position: Any, query: str = "") -> str:
+    """Absolute URL of the page starting at `position`, for a list that takes no `$top`."""
     token = continuation.seal(rt.settings, rt.clock.now(), _binding(request, kind, query), position)
     kept = [(k, v) for k, v in request.query.items() if k.lower() not in {"$skiptoken", "$skip"}]
     kept.append(("$skiptoken", token))

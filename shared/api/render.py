@@ -11,8 +11,10 @@ from ..keys import COLLECTION_TYPE, HISTORY_TYPE, JOB_TYPE, JobKey
 from ..model import (
     JobCollectionDefinition,
     JobDefinition,
+    JobExecutionStatus,
     JobHistoryDefinition,
     JobHistoryProperties,
+    OccurrenceTrigger,
 )
 from ..model.versions import ApiVersion, hide
 from ..records import CollectionRecord, HistoryRecord, JobRecord
@@ -53,7 +55,24 @@ def history_document(key: JobKey, entry_id: str, properties: JobHistoryPropertie
     ).to_wire()
 
 
-def render_history(record: HistoryRecord) -> dict[str, Any]:
+_TRIGGERS = {
+    "schedule": OccurrenceTrigger.SCHEDULE,
+    "run": OccurrenceTrigger.RUN_NOW,
+    "backfill": OccurrenceTrigger.BACKFILL,
+}
+
+
+def wire_trigger(trigger: str) -> OccurrenceTrigger | None:
+    """An occurrence's trigger (occurrence.Trigger's value, as stored) as the newer api-version names it."""
+    return _TRIGGERS.get(trigger)
+
+
+def render_history(record: HistoryRecord, identity: bool = False) -> dict[str, Any]:
+    """An attempt or a note, as 2016-03-01 history lists it; with `identity` (the newer api-version's attempts),
+    an attempt also names its occurrence as its ledger entry does: `executionTag` (every attempt's row holds it),
+    `occurrenceTime` and `trigger` (rows written since they are kept). A note names none."""
+    attempt = identity and record.status != JobExecutionStatus.POSTPONED
+    known = attempt and record.occurrence is not None
     return history_document(
         record.key,
         record.history_id,
@@ -66,5 +85,8 @@ def render_history(record: HistoryRecord) -> dict[str, Any]:
             message=record.message,
             retry_count=record.retry_count,
             repeat_count=record.repeat_count,
+            occurrence_time=record.occurrence if known else None,
+            trigger=wire_trigger(record.trigger) if known else None,
+            execution_tag=record.execution_id if attempt and record.execution_id else None,
         ),
     )

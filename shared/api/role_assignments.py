@@ -25,7 +25,7 @@ from ..store import RoleAssignmentRecord
 from .access import scope_of
 from .common import query_value, read_json
 from .http import ApiRequest, ApiResponse
-from .paging import MAX_PAGE, PageRequest, next_link, resume, skiptoken
+from .paging import MAX_PAGE, PageRequest, continuation_link, resume, skiptoken
 
 API_VERSIONS = (
     "2022-04-01",
@@ -96,14 +96,26 @@ def delete_role_assignment(rt: Runtime, request: ApiRequest) -> ApiResponse:
     return ApiResponse(204) if record is None else ApiResponse(200, render(record))
 
 
-def _properties(request: ApiRequest) -> tuple[str, str, str]:
+def _once(members: dict[str, Any], where: str) -> None:
+    """400 for a member named twice in different cases: which of them would be meant is anyone's guess."""
+    seen: set[str] = set()
+    for key in members:
+        if fold_case(key) in seen:
+            raise bad_request(f"The member {key[:100]!r} is given twice (property names ignore case).", where)
+        seen.add(fold_case(key))
+
+
+def _properties(request: ApiRequest, subscription: str) -> tuple[str, str, str]:
     """(role id, principal id, principal type) from a PUT body; 400 naming the bad property."""
     body = read_json(request)
+    _once(body, "")
     properties = body.get("properties")
     if not isinstance(properties, dict):
         raise bad_request("The role assignment needs its properties.", "properties")
+    _once(properties, "properties")
     definition = properties.get("roleDefinitionId")
-    role = role_of(definition) if isinstance(definition, str) else None
+    # Exactly a role's id (auth/roles.py): `../../../roleDefinitions/{Owner's id}` names no role.
+    role = role_of(definition, subscription) if isinstance(definition, str) else None
     if role is None:
         raise ApiError(
             400,
@@ -126,13 +138,16 @@ def create_role_assignment(rt: Runtime, request: ApiRequest) -> ApiResponse:
     _version(request)
     scope, subscription = scope_of(request)
     name = _name(request)
-    role_id, principal, kind = _properties(request)
+    role_id, principal, kind = _properties(request, subscription)
     wanted = Assignment(subscription, scope, name, role_id, principal, kind)
     return ApiResponse(201, render(assign(rt, wanted, created_by=request.caller)))
 
 
 def list_role_assignments(rt: Runtime, request: ApiRequest) -> ApiResponse:
     _version(request)
+    for unapplied in ("$top", "$skip"):  # ARM's roleAssignments list takes neither; a cap not applied is refused
+        if query_value(request, unapplied) is not None:
+            raise bad_request(f"{unapplied} is not supported by this list; follow nextLink instead.", unapplied)
     scope, subscription = scope_of(request)
     text = query_value(request, "$filter")
     principal: str | None = None
@@ -157,7 +172,7 @@ def list_role_assignments(rt: Runtime, request: ApiRequest) -> ApiResponse:
     found = found[: page.size]
     body: dict[str, Any] = {"value": [render(r) for r in found]}
     if more:
-        body["nextLink"] = next_link(rt, request, "roleAssignments", list(_position(found[-1])), query)
+        body["nextLink"] = continuation_link(rt, request, "roleAssignments", list(_position(found[-1])), query)
     return ApiResponse(200, body)
 
 

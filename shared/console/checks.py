@@ -7,9 +7,11 @@ Contract:
   in the api-version the console speaks (the newest; shared/wire_members.py): the API ignores them, and
   the console's editor shows them as warnings. 400 for a body that is not such an object.
 - `limits(body)`: `{"collections": [definition, ...]}` (at most 200) answers `{"value": [{"sku", "maxJobs",
-  "planMaxJobs", "minInterval", "minIntervalSeconds", "outboundAuthentication"}]}` per collection: what the
-  API enforces (the plan's limits tightened by the collection's quota, shared/lifecycle/quotas.py), or
-  `{"error": {...}}` for a definition the API would not accept.
+  "planMaxJobs", "minInterval", "minIntervalSeconds", "outboundAuthentication", "retention", "words"}]}` per
+  collection: what the API enforces (the plan's limits tightened by the collection's quota,
+  shared/lifecycle/quotas.py; the history it keeps, shared/retention.py), or `{"error": {...}}` for a definition
+  the API would not accept. `words` (`jobs`, `recurrence`, `auth`, `retention`) says them as the console and
+  `scheduler collections show` both print them (`collection_limits`, one rule for both).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..model import JobCollectionDefinition
+from ..model import JobCollectionDefinition, format_duration
+from ..model.extensions import DEFAULT_RETENTION
 from ..model.versions import NEWEST
 from ..wire_members import unknown_members
 
@@ -60,9 +63,48 @@ def _words(seconds: int) -> str:
     return f"{seconds} seconds"
 
 
-def limits(body: bytes) -> tuple[int, dict[str, Any]]:
+def _retention(definition: JobCollectionDefinition) -> dict[str, Any]:
+    kept = (definition.properties.history_retention if definition.properties else None) or DEFAULT_RETENTION
+    entries, age = kept.effective_max_entries, int(kept.effective_max_age.total_seconds())
+    failed = int(kept.effective_failure_max_age.total_seconds())
+    words = f"the newest {entries} entries per job, none older than {_words(age)}"
+    return {
+        "maxEntriesPerJob": entries,
+        "maxAge": format_duration(kept.effective_max_age),
+        "failureMaxAge": format_duration(kept.effective_failure_max_age),
+        "words": words + (f" (failed ones: {_words(failed)})" if failed != age else ""),
+    }
+
+
+def collection_limits(definition: JobCollectionDefinition) -> dict[str, Any]:
+    """What the API enforces on the collection, in numbers and in words."""
     from ..lifecycle.quotas import SKU_LIMITS, limits_of, sku_of
 
+    effective = limits_of(definition)
+    seconds = int(effective.min_gap.total_seconds())
+    plan_max = SKU_LIMITS[sku_of(definition)].max_jobs
+    plan = f"the {effective.sku.value} plan"
+    retention = _retention(definition)
+    return {
+        "sku": effective.sku.value,
+        "maxJobs": effective.max_jobs,
+        "planMaxJobs": plan_max,
+        "minInterval": _words(seconds),
+        "minIntervalSeconds": seconds,
+        "outboundAuthentication": effective.outbound_auth,
+        "retention": {k: v for k, v in retention.items() if k != "words"},
+        "words": {
+            "jobs": f"{effective.max_jobs} (maxJobCount; {plan} allows {plan_max})"
+            if effective.max_jobs < plan_max
+            else f"{effective.max_jobs} ({plan})",
+            "recurrence": f"at most once every {_words(seconds)}",
+            "auth": "allowed" if effective.outbound_auth else f"not allowed on {plan}",
+            "retention": retention["words"],
+        },
+    }
+
+
+def limits(body: bytes) -> tuple[int, dict[str, Any]]:
     document = _read(body)
     collections = document.get("collections") if isinstance(document, dict) else None
     if not isinstance(collections, list) or len(collections) > _MAX_COLLECTIONS:
@@ -82,16 +124,5 @@ def limits(body: bytes) -> tuple[int, dict[str, Any]]:
             message = f"collections[{index}].{where}: {first['msg']}"
             answers.append({"error": {"code": "BadRequest", "message": message}})
             continue
-        effective = limits_of(definition)
-        seconds = int(effective.min_gap.total_seconds())
-        answers.append(
-            {
-                "sku": effective.sku.value,
-                "maxJobs": effective.max_jobs,
-                "planMaxJobs": SKU_LIMITS[sku_of(definition)].max_jobs,
-                "minInterval": _words(seconds),
-                "minIntervalSeconds": seconds,
-                "outboundAuthentication": effective.outbound_auth,
-            }
-        )
+        answers.append(collection_limits(definition))
     return 200, {"value": answers}

@@ -11,6 +11,8 @@ Contract of `handle(method, path, url, body)` (`path` is what follows `console/`
   it needs no credentials and can leak nothing;
 - POST ``check`` and ``limits``: the members of a job or collection document the API would ignore, and
   collections' effective limits (shared/console/checks.py); stateless in the same way;
+- POST ``attempts``: given a job's ledger entries and its 2016-03-01 history, which attempts belong to which
+  occurrence (shared/console/attempts.py, the rule `scheduler jobs history` uses too); stateless as well;
 - anything else: 404 (the shell for an unknown page would hide mistakes in shared links).
 The shell and assets hold no data, so they are served without a key; every datum comes from the API, in its
 newest api-version (named in a meta element of the shell), which shows every extension. The
@@ -31,7 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..model.versions import NEWEST
-from . import checks
+from . import attempts, checks
 from .schedule import MAX_OCCURRENCES, ScheduleError, describe, upcoming
 from .signin import SignIn
 
@@ -169,6 +171,8 @@ def handle(
     if verb == "POST" and path in ("check", "limits"):
         status, answer = checks.members(body) if path == "check" else checks.limits(body)
         return _json(status, answer)
+    if verb == "POST" and path == "attempts":
+        return _json(*attempts.answer(body))
     if verb != "GET":
         return _error(405, "InvalidHttpVerb", f"{verb} is not supported here.")
     if path.startswith("assets/"):

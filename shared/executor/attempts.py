@@ -3,7 +3,8 @@
 The batch (batch.py) checks each occurrence's job (`jobs_of`) and claims its attempts before their second,
 a transaction per collection (`prepared`: the job may run and this delivery holds the claim; a duplicate
 stops here), then calls `fire` at the second: check the job and
-its collection may run now (the collection's state read at that second, collection_gate.py), run the
+its collection may run now (the job read again at that second unless the attempt is a scheduled occurrence's
+first, job_gate.py; the collection's state read at that second, collection_gate.py), run the
 action, and decide what follows (`jobstate.decide`: a retry, the error action). What `fire` returns goes to
 the recorder (recorder.py) at once: history, the follow-up, and the job's status under its ETag
 (`jobstate.after_attempt`), which also marks the attempt done. What the job becomes is shared/jobstate's to
@@ -17,6 +18,7 @@ limits.py), holding no thread, so the actions in flight are bounded by settings,
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -38,6 +40,7 @@ from ..store import Claim, Expired, Store
 from ..telemetry import attempt_done, occurrence_skipped, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
 from .collection_gate import CollectionGate
+from .job_gate import JobGate, rechecked
 from .limits import Admitted, Deferral, Limits
 from .not_run import record_not_run, record_superseded
 from .overlap_turn import OverlapTurn
@@ -60,7 +63,7 @@ class Prepared:
 
 @dataclass(frozen=True)
 class Expiring:
-    """An attempt whose claim another runner's lapsed lease holds: `take_over` once TAKEOVER_WAIT has passed."""
+    """An attempt whose claim another runner's lapsed lease holds: `take_over` once `takeover_wait` has passed."""
 
     message: OccurrenceMessage
     job: JobRecord
@@ -84,6 +87,7 @@ class Attempts:
         self.settings = settings
         self.guards = guards
         self.io = io  # runs a blocking (storage) call on the executor's pool and awaits it
+        self.jobs = JobGate(store, clock, io)  # the job at the second, for all but a scheduled first attempt
         self.collections = CollectionGate(store, io)  # the collection's state at the second
         self.overlap = OverlapTurn(store, clock, io)  # the overlap policy at an occurrence's first attempt
         self.polling = Polling(store, clock, actions, io)  # long-running completion (202 and poll)
@@ -126,7 +130,7 @@ class Attempts:
         return Prepared(message, job, claim)
 
     def take_over(self, expiring: Expiring, guard: Guard) -> Prepared | None:
-        """After TAKEOVER_WAIT: the attempt, unless its runner showed it is alive (or another worker took it)."""
+        """After `takeover_wait`: the attempt, unless its runner showed it is alive (or another worker took it)."""
         claim = self.store.claims.take_over(expiring.expired, self.guards.lease_until(guard.batch))
         if claim is None:
             log.info("occurrence %s is running elsewhere; duplicate dropped", expiring.message.claim_id)
@@ -142,9 +146,10 @@ class Attempts:
         fired = False
         try:
             candidate: JobRecord | None = job
-            if claim.taken_over:
-                # Read fresh (its recent_claims): its first runner may have finished it.
-                candidate = await self.io(self._current_job, message)
+            if claim.taken_over or rechecked(message):
+                # Read at its second (job_gate.py): a delete, disable or redefinition since its batch's read drops
+                # it; a taken-over attempt's first runner may have finished it (its recent_claims).
+                candidate = await self.jobs.current(message)
                 if candidate is not None and is_done(candidate, message.claim_id):
                     candidate = None  # its first runner finished it, then died before the claim said so
             refused = await self._refusal(candidate, message) if candidate is not None else None
@@ -173,7 +178,8 @@ class Attempts:
                 if admitted is not None:  # its slot is kept while its work is polled
                     await self.limits.release(admitted, done.next_due if isinstance(done, GoesOn) else None)
             if not isinstance(done, Fired):
-                await self.io(persist, lambda: self.store.claims.complete(claim), message.claim_id)
+                complete = functools.partial(self.store.claims.complete, claim)
+                await self.io(persist, self.store.timings, complete, message.claim_id)
                 guard.drop(claim.claim_id)
                 return None
             return done
@@ -185,13 +191,6 @@ class Attempts:
                 with contextlib.suppress(Exception):
                     await self.io(self.store.claims.release, claim)
             raise
-
-    def _current_job(self, message: OccurrenceMessage) -> JobRecord | None:
-        """The job, unless it was deleted or redefined after this occurrence was planned."""
-        job = self.store.jobs.get(message.job)
-        if job is None or job.generation != message.generation:
-            return None
-        return job
 
     async def _refusal(self, job: JobRecord, message: OccurrenceMessage) -> _Refused | None:
         """None when the job's state (jobstate.may_run) and its collection's, read at this second, let this

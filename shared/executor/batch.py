@@ -1,15 +1,15 @@
 """The executor's entry point: one queue message, a batch of occurrences due at (about) the same second.
 
 Per delivery, in order:
-1. a batch due more than EARLY_HOP ahead goes back to the queue (long delays hop in steps of 7 days);
+1. a batch due more than `early_hop` ahead goes back to the queue (long delays hop in steps of 7 days);
 2. one watchdog for the whole batch (shared/leases.py; the one its sender queued before it, on a first
    delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing;
 3. before the second: the batch's jobs are read together (a query per 14 jobs of one collection) and every
    attempt claimed, in one entity-group transaction per 100 of one collection (store/claims.py), together
-   with those of the other batches the process received at the same moment (gathered.py), on the executor's
-   pool (the message turned visible a few seconds early for this, see store/queue.py); an attempt a runner
-   that may be dead holds is watched for TAKEOVER_WAIT (a coroutine's sleep, all of them at once, no thread
-   held) and then taken over;
+   with those of the other batches the process received at the same moment (gathered.py: the first waits
+   `batch_gather` for the others), on the executor's pool (the message turned visible a few seconds early for
+   this, see store/queue.py); an attempt a runner that may be dead holds is watched for `takeover_wait` (a
+   coroutine's sleep, all of them at once, no thread held) and then taken over;
 4. at each occurrence's second: the claimed attempts fire side by side (attempts.py), each action a
    coroutine under the process's action limits (shared/actions/limits.py: in flight, per target host);
 5. each attempt, as soon as its action returns and whatever its siblings still do, goes to the recorder
@@ -23,6 +23,11 @@ executor's pool of ATTEMPT_THREADS threads, shared by every batch of the process
 threads of its own). A storage fault in any attempt before its action fired
 fails the delivery after the others finished, so the host delivers the batch again: attempts that ended
 die at their claims, attempts of this delivery resume (the claim names the delivery).
+
+The timings are the settings' (shared/timings.py), as the store carries them; `early_hop` exceeds the queue's
+`early_visibility`, so a message that turned visible on time never hops. A second's occurrences come in one
+message per due-index shard, and a process receives them within moments of each other, seconds early: so a
+collection's jobs are read (its attempts claimed) together across the batches.
 """
 
 from __future__ import annotations
@@ -33,7 +38,6 @@ import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 from typing import TypeVar
 
 from ..actions import ActionRunner
@@ -44,7 +48,7 @@ from ..occurrence import MalformedMessage, OccurrenceBatch, OccurrenceMessage
 from ..records import JobRecord
 from ..settings import Settings
 from ..store import Claim, Expired, Store
-from ..store.claims import TAKEOVER_WAIT, Wanted
+from ..store.claims import Wanted
 from ..store.jobs import MANY_MIN
 from ..telemetry import poisoned
 from .attempts import Attempts, Expiring, Prepared
@@ -53,19 +57,10 @@ from .recorder import Recorder
 
 log = logging.getLogger(__name__)
 
-# A message that arrives earlier than this before its due time goes back to the queue (long delays are
-# split into hops of at most 7 days); a smaller lead is slept off for second-level precision. More than the
-# queue's early visibility (store/queue.py), so a message that turned visible on time never hops.
-EARLY_HOP = timedelta(seconds=8)
 # Threads of the executor's own pool: the storage round trips of every batch of the process run here (the
 # actions do not: they are coroutines). Enough that a herd's claims go side by side; few enough that the
 # process does not thrash.
 ATTEMPT_THREADS = 64
-
-# How long the first batch to read its jobs (or claim its attempts) waits for the other batches of the process
-# to want theirs, so that a collection's are read (claimed) together: a second's occurrences come in one
-# message per due-index shard, and a process receives them within moments of each other, seconds early.
-GATHER = 0.05
 
 T = TypeVar("T")
 
@@ -82,14 +77,16 @@ class Executor:
     def __init__(self, store: Store, clock: Clock, actions: ActionRunner, settings: Settings) -> None:
         self.store = store
         self.clock = clock
+        self.timings = store.timings
         self.guards = Guards(store, clock)
         self.attempts = Attempts(store, clock, actions, settings, self.guards, self._blocking)
         self.recorder = Recorder(store, clock)
+        gather = self.timings.batch_gather.total_seconds()
         self._job_reads: Gathered[CollectionKey, JobKey, JobRecord | None | _Unread] = Gathered(
-            self._blocking, self._read_together, GATHER
+            self._blocking, self._read_together, gather
         )
         self._claims: Gathered[CollectionKey, Wanted, Claim | Expired | None] = Gathered(
-            self._blocking, self._claim_together, GATHER
+            self._blocking, self._claim_together, gather
         )
         self._pool_lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
@@ -121,7 +118,7 @@ class Executor:
 
     async def run_batch(self, batch: OccurrenceBatch, runner: str, first_delivery: bool = True) -> None:
         now = self.clock.now()
-        if batch.due - now > EARLY_HOP:
+        if batch.due - now > self.timings.early_hop:
             await self._blocking(self.store.queue.send, batch, now)  # with copies of its own
             await self._blocking(self.guards.discard_copies, batch)
             return
@@ -161,7 +158,7 @@ class Executor:
         }
 
     def _read_together(self, collection: CollectionKey, keys: list[JobKey]) -> list[JobRecord | None | _Unread]:
-        """The jobs of one collection that batches asked for within GATHER: a query per 14 from MANY_MIN on,
+        """The jobs of one collection that batches asked for within `batch_gather`: a query per 14 from MANY_MIN on,
         else a read each. A job whose row the query could not read is `_Unread` (`jobs_of` reads it, and fails)."""
         wanted = list(dict.fromkeys(keys))
         if len(wanted) >= MANY_MIN:
@@ -201,13 +198,13 @@ class Executor:
         return self.store.claims.claim_each(wanted, self.clock.now())
 
     async def _attempt(self, claimed: Claimed, guard: Guard) -> None:
-        """At its second, fire a claimed attempt (one whose runner may be dead, after TAKEOVER_WAIT: taken
+        """At its second, fire a claimed attempt (one whose runner may be dead, after `takeover_wait`: taken
         over); then have it recorded at once (its claim is held until it is)."""
         if isinstance(claimed, BaseException):
             raise claimed
         prepared: Prepared | None
         if isinstance(claimed, Expiring):
-            await asyncio.sleep(TAKEOVER_WAIT)  # a live runner renews meanwhile; a dead one cannot
+            await asyncio.sleep(self.timings.takeover_wait.total_seconds())  # a live runner renews; a dead one cannot
             prepared = await self._blocking(self.attempts.take_over, claimed, guard)
         else:
             prepared = claimed

@@ -4,13 +4,14 @@ Enable, disable and delete of a collection answer once the collection's own row 
 later (shared/lifecycle/cascade.py). So the executor, not the jobs' states, is what stops a Disabled,
 Suspended or Deleted collection from running anything: every attempt asks here right before its action.
 
-The answer is a read of the collection's row that started at most FRESH seconds before the question.
-Questions asked while such a read is under way, or within FRESH of its start, share it: a herd of a
-thousand attempts of one collection costs one read, a steady load about one read per collection and
-second, whatever its rate. So an attempt whose second comes more than FRESH after a disable's answer does
-not run. A read that failed is not kept (the attempts that shared it fail before their actions, and the
-host delivers them again). The same read hands out the collection's definition (`record`): its
-maxConcurrentExecutions and targetRateLimits (shared/executor/limits.py) cost no request of their own.
+The answer is a read of the collection's row that started at most `collection_fresh` (1 s; the settings' timing,
+shared/timings.py) before the question. Questions asked while such a read is under way, or within
+`collection_fresh` of its start, share it: a herd of a thousand attempts of one collection costs one read, a steady
+load about one read per collection and second, whatever its rate. So an attempt whose second comes more than
+`collection_fresh` after a disable's answer does not run. A read that failed is not kept (the attempts that shared
+it fail before their actions, and the host delivers them again). The same read hands out the collection's
+definition (`record`): its maxConcurrentExecutions and targetRateLimits (shared/executor/limits.py) cost no request
+of their own.
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ from ..model import JobCollectionState
 from ..records import CollectionRecord
 from ..store import Store
 
-FRESH = 1.0  # seconds a collection read keeps answering after it started
-
 
 @dataclass
 class _Read:
@@ -37,10 +36,10 @@ class _Read:
 
 
 class CollectionGate:
-    def __init__(self, store: Store, io: Callable[..., Awaitable[Any]], fresh: float = FRESH) -> None:
+    def __init__(self, store: Store, io: Callable[..., Awaitable[Any]]) -> None:
         self.store = store
         self.io = io  # runs a blocking storage call off the event loop
-        self.fresh = fresh
+        self.fresh = store.timings.collection_fresh.total_seconds()  # seconds a read keeps answering
         self._reads: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[CollectionKey, _Read]] = (
             weakref.WeakKeyDictionary()
         )
@@ -70,7 +69,7 @@ class CollectionGate:
 
     async def latest(self, key: CollectionKey) -> CollectionRecord | None:
         """The collection as last read when a read ended (however long ago), else as `record` reads it: what an
-        attempt that just asked for the state uses, without a second read when FRESH ran out meanwhile."""
+        attempt that just asked for the state uses, without a second read when `fresh` ran out meanwhile."""
         loop = asyncio.get_running_loop()
         read = self._reads.get(loop, {}).get(key)
         if read is not None and read.task.done() and not read.task.cancelled() and read.task.exception() is None:

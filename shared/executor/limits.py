@@ -6,26 +6,28 @@ rows store/limits.py's; this module is their I/O shell in the executor.
 - `admit`: the attempt may start now (`Admitted`: maybe holding a slot, and how long it waited), or it must wait
   longer than a coroutine should (`Deferral`). A collection without either member costs nothing here: its
   definition comes with the state read the attempt makes anyway (collection_gate.py).
-- Concurrency: the attempts of a process asking within GATHER (a herd's, whatever its batch) ask the
+The timings named `like_this` are the settings' (shared/timings.py), as the store carries them.
+
+- Concurrency: the attempts of a process asking within `limits_gather` (a herd's, whatever its batch) ask the
   collection's gate together, one read and one write of its row, releases of answered attempts included. An
-  attempt without a slot is told its place in the line and waits here up to CONCURRENCY_WAIT
+  attempt without a slot is told its place in the line and waits here up to `concurrency_wait`
   (`_concurrency_slot`: woken at once by a slot given back in this process, else reading the row every
-  PEEK_EVERY and asking again only when the read shows a slot for its place); then it is queued again for
-  `backoff(place)` (under the line's WAITER_LEASE, so it keeps its place). Slots go out in line order on
+  `concurrency_peek` and asking again only when the read shows a slot for its place); then it is queued again
+  for `backoff(place)` (under the line's `waiter_lease`, so it keeps its place). Slots go out in line order on
   every instance. A poll of an attempt's asynchronous work asks for none: the attempt's slot is kept across
-  its polls (`release` with the next poll's due keeps it to SLOT_LEASE past that) and given back at the end.
-- Rate: the attempts asking within GATHER reserve consecutive slots of the rule's pacer in one write, in
-  due order (fire instant, then claim id). A slot within EARLY_HOP is waited for here; a later one is queued
+  its polls (`release` with the next poll's due keeps it to `slot_lease` past that) and given back at the end.
+- Rate: the attempts asking within `limits_gather` reserve consecutive slots of the rule's pacer in one write, in
+  due order (fire instant, then claim id). A slot within `early_hop` is waited for here; a later one is queued
   again with its due at the slot and marked paced (it does not reserve twice). Retries and error actions take
   slots too; the message of a concurrency wait drops its rate slot (it reserves anew when it gets a slot).
   A poll is paced by the host it polls (its Location's). Slots are paced at PACING_SHARE (97 %) of the rate,
   so a few ms of jitter never shows as one request too many in a one-second window. The attempt's last step
-  of pacing is taken on the wire (wire_turns.py): it waits here until CONNECT_LEAD before its slot, connects,
+  of pacing is taken on the wire (wire_turns.py): it waits here until `connect_lead` before its slot, connects,
   and is written when its slot has come and the rule's window in this process allows (`Admitted.before_send`,
   awaited by the action right before it writes the request).
 - `requeue`: the deferred attempt's claim given back (so the message claims it again when it comes), its
   Waiting ledger entry (first attempts of a wait longer than WAIT_SHOWN_AFTER), then its message, queued with
-  the others deferred meanwhile, a batch per second of due; the claim and the entry on a lane of
+  the others deferred within `deferral_gather`, a batch per second of due; the claim and the entry on a lane of
   DEFERRAL_THREADS threads of their own.
 """
 
@@ -44,13 +46,14 @@ from typing import Any, TypeVar
 
 from ..clock import Clock
 from ..jobstate import pacer_key, rule_for, target_host
-from ..jobstate.concurrency import SLOT_LEASE, WAITER_LEASE, Acquired, GateState, SlotRequest, worth_asking
+from ..jobstate.concurrency import Acquired, GateState, SlotRequest, worth_asking
 from ..jobstate.ledger import WAIT_SHOWN_AFTER, waiting
 from ..keys import CollectionKey
 from ..model import JobActionType, JobErrorAction, JobHistoryActionName, TargetRateLimit, WaitCause
 from ..occurrence import BATCH_MAX, OccurrenceBatch, OccurrenceMessage
 from ..records import CollectionRecord, JobRecord
 from ..store import Store
+from ..timings import Timings
 from .collection_gate import CollectionGate
 from .gathered import Gathered
 from .wire_turns import WireTurns
@@ -58,30 +61,17 @@ from .wire_turns import WireTurns
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-GATHER = 0.02  # seconds an ask waits for others to share its storage call: a herd arrives within a few ms
-# A rate slot nearer than this is waited for in the coroutine; a later one is queued (the executor's EARLY_HOP).
-EARLY_HOP = timedelta(seconds=8)
 # Requests are paced at this share of a rule's rate: slots exactly 1/rate apart would put rate + 1 requests in a
 # one-second window as soon as one of them is sent (or arrives) a millisecond late; 2 % leaves 20 ms of jitter.
 PACING_SHARE = 0.97
-# An attempt under a rate limit connects this long before its slot (its turn on the wire waits for the slot itself).
-CONNECT_LEAD = timedelta(milliseconds=100)
-QUEUE_GATHER = 0.05  # seconds a deferred message waits for others to share a queue message
 DEFERRAL_THREADS = 2  # the deferral lane (`requeue`): few, so a herd's deferrals leave the event loop its GIL
-# An attempt without a concurrency slot waits for one here this long at most (then it is queued again), reading the
-# gate row every PEEK_EVERY seconds meanwhile (a slot given back in this process wakes it at once).
-CONCURRENCY_WAIT = timedelta(seconds=15)
-PEEK_EVERY = 0.25
-BACKOFF_FIRST = 1.0  # seconds before the front of a concurrency line asks again
-BACKOFF_STEP = 0.25  # more per place behind it
-BACKOFF_MAX = 15.0  # at most: well inside WAITER_LEASE, delivery's few seconds of lateness included
-assert WAITER_LEASE.total_seconds() >= BACKOFF_MAX * 2
-assert WAITER_LEASE > CONCURRENCY_WAIT * 1.5  # a waiter here renews its place well before it lapses
 
 
-def backoff(place: int) -> timedelta:
-    """When an attempt at `place` in a concurrency line asks again: soon at the front, later behind."""
-    return timedelta(seconds=min(BACKOFF_FIRST + BACKOFF_STEP * max(place - 1, 0), BACKOFF_MAX))
+def backoff(place: int, timings: Timings) -> timedelta:
+    """When an attempt at `place` in a concurrency line asks again: soon at the front (`backoff_first`), later
+    behind (`backoff_step` more per place), at most `backoff_max`: well inside `waiter_lease`, delivery's few
+    seconds of lateness included (Timings checks it), so it keeps its place."""
+    return min(timings.backoff_first + timings.backoff_step * max(place - 1, 0), timings.backoff_max)
 
 
 @dataclass(frozen=True)
@@ -124,15 +114,19 @@ class Limits:
         self.clock = clock
         self.collections = collections
         self.io = io
-        self._gates: Gathered[CollectionKey, _GateAsk, Acquired | None] = Gathered(io, self._settle, GATHER)
+        self.timings = store.timings
+        gather = self.timings.limits_gather.total_seconds()  # a herd's asks arrive within a few ms
+        self._gates: Gathered[CollectionKey, _GateAsk, Acquired | None] = Gathered(io, self._settle, gather)
         self._pacers: Gathered[tuple[CollectionKey, str, float], SlotRequest, datetime] = Gathered(
-            io, self._reserve, GATHER
+            io, self._reserve, gather
         )
         self._deferrals = ThreadPoolExecutor(DEFERRAL_THREADS, thread_name_prefix="limits-deferral")
         # Not on the deferral lane: a message queued again must not wait behind the herd's releases and entries.
-        self._queue: Gathered[None, OccurrenceMessage, None] = Gathered(io, self._send, QUEUE_GATHER)
+        self._queue: Gathered[None, OccurrenceMessage, None] = Gathered(
+            io, self._send, self.timings.deferral_gather.total_seconds()
+        )
         self._wire = WireTurns(clock)
-        self._peeks: Gathered[CollectionKey, None, GateState] = Gathered(io, self._peek, GATHER)
+        self._peeks: Gathered[CollectionKey, None, GateState] = Gathered(io, self._peek, gather)
         # Per event loop and collection: resolved when this process gives a slot back (its waiters ask at once).
         self._signals: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[CollectionKey, asyncio.Future[None]]
@@ -155,7 +149,7 @@ class Limits:
         elif limit is not None:
             place = await self._concurrency_slot(job, message, limit)
             if isinstance(place, int):
-                due = self.clock.now() + backoff(place)
+                due = self.clock.now() + backoff(place, self.timings)
                 return Deferral(job, message.waiting(due, WaitCause.CONCURRENCY))
             cause = place
             slot = holder
@@ -168,7 +162,7 @@ class Limits:
                 if message.paced
                 else await self._pacers.ask((key, pacer_key(rule), rate), SlotRequest(holder, fire))
             )
-            if start - asked > EARLY_HOP:
+            if start - asked > self.timings.early_hop:
                 if slot is not None and message.poll is not None:
                     await self.keep(key, slot, start)
                 elif slot is not None:
@@ -176,15 +170,16 @@ class Limits:
                 return Deferral(job, message.waiting(start, WaitCause.RATE_LIMIT, paced=True))
             if start - asked > timedelta(milliseconds=1):
                 cause = cause or WaitCause.RATE_LIMIT
-            await self._sleep_until(start - CONNECT_LEAD)
+            # It connects this long before its slot (its turn on the wire waits for the slot itself).
+            await self._sleep_until(start - self.timings.connect_lead)
             before_send = self._wire_turn((key, pacer_key(rule)), rule.requests_per_second, start, holder)
         return _admitted(key, slot, message, cause, before_send)
 
     async def _concurrency_slot(self, job: JobRecord, message: OccurrenceMessage, limit: int) -> WaitCause | None | int:
         """Once the attempt holds a slot of the collection's gate: WaitCause.CONCURRENCY when it waited for it, else
-        None. Else its place in the line when it stops waiting here (CONCURRENCY_WAIT) to be queued again. While
+        None. Else its place in the line when it stops waiting here (`concurrency_wait`) to be queued again. While
         it waits, a slot given back in this process wakes it at once; one given back elsewhere is seen by a read
-        of the gate row every PEEK_EVERY (gathered with this process's other waiters): only a read that shows a
+        of the gate row every `concurrency_peek` (gathered with this process's other waiters): only a read that shows a
         slot for its place (`worth_asking`) asks (writes) again. A first attempt that waits here longer than
         WAIT_SHOWN_AFTER has its Waiting entry written meanwhile, as one queued again has."""
         key, request = job.key.collection_key, SlotRequest(message.claim_id, message.fire_instant)
@@ -193,16 +188,18 @@ class Limits:
         if request.holder in granted.granted:
             return None
         place = granted.waiting.get(request.holder, len(granted.waiting) + 1)
-        give_up = time.monotonic() + CONCURRENCY_WAIT.total_seconds()
+        timings = self.timings
+        give_up = time.monotonic() + timings.concurrency_wait.total_seconds()
         shown = False
         while time.monotonic() < give_up:
             if not shown and self.clock.now() - message.fire_instant > WAIT_SHOWN_AFTER:
                 shown = True
                 await self._deferral_lane(self._show_waiting, job, replace(message, waited_for=WaitCause.CONCURRENCY))
-            if not await self._freed(key, PEEK_EVERY):
+            if not await self._freed(key, timings.concurrency_peek.total_seconds()):
                 state = await self._peeks.ask(key, None)
                 now = self.clock.now()
-                if not worth_asking(state, limit, request.holder, now, WAITER_LEASE - CONCURRENCY_WAIT):
+                renew_within = timings.waiter_lease - timings.concurrency_wait
+                if not worth_asking(state, limit, request.holder, now, renew_within):
                     continue
             granted = await self._gates.ask(key, _Acquire(request, limit))
             assert granted is not None
@@ -240,14 +237,15 @@ class Limits:
             await self.release_slot(admitted.collection, admitted.slot)
 
     async def keep(self, collection: CollectionKey, holder: str, until: datetime) -> None:
-        """Best effort: the holder's slot held until SLOT_LEASE after `until` (its next request's due), so a slot
+        """Best effort: the holder's slot held until `slot_lease` after `until` (its next request's due), so a slot
         held across polls outlasts any pollingInterval. A slot that lapsed meanwhile (a host down longer than
         that) is gone: the work goes on without it."""
         gates = self.store.gates
         assert gates is not None, "a store with the Limits table"
         now = self.clock.now()
         try:
-            lost = await self.io(gates.renew, collection, [holder], now, max(until - now, timedelta(0)) + SLOT_LEASE)
+            lease = max(until - now, timedelta(0)) + self.timings.slot_lease
+            lost = await self.io(gates.renew, collection, [holder], now, lease)
         except Exception:
             log.exception("the concurrency slot of %s was not kept; it lapses", holder)
             return
@@ -255,7 +253,7 @@ class Limits:
             log.warning("the concurrency slot of %s had lapsed; its work goes on without one", holder)
 
     async def release_slot(self, collection: CollectionKey, holder: str) -> None:
-        """Best effort: a release that fails leaves the slot to lapse (SLOT_LEASE)."""
+        """Best effort: a release that fails leaves the slot to lapse (`slot_lease`)."""
         try:
             await self._gates.ask(collection, _Release(holder))
         except Exception:

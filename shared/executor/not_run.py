@@ -31,7 +31,7 @@ def record_superseded(store: Store, dropped: Sequence[tuple[JobRecord, Occurrenc
     ledger entries go in one write (a transaction per collection): after a disable or a redefinition every
     queued occurrence of those jobs comes here, in batches shared with other collections' occurrences, which
     a request per dropped occurrence would hold back. An occurrence its job's overlap marker still holds
-    running ends here (else it would hold the job for RUNNING_LEASE): the marker lets it go and the occurrence
+    running ends here (else it would hold the job for `running_lease`): the marker lets it go and the occurrence
     waiting for it, if any, is queued at once."""
     entries = [
         entry
@@ -47,7 +47,8 @@ def _release_superseded(store: Store, current: JobRecord, message: OccurrenceMes
     if any(r.ref.execution_id == message.execution_id for r in current.overlap.running):
         try:
             since = waiting_since(current)
-            ended, _ = store.overlap.end(current.key, message.execution_id, now, marker_until(now), current)
+            until = marker_until(now, store.timings.running_lease)
+            ended, _ = store.overlap.end(current.key, message.execution_id, now, until, current)
             if ended.released is not None:
                 store.queue.send(released_message(current.key, ended.released, since, now), now)
         except Exception:  # the marker lapses by itself: never worth running the batch again

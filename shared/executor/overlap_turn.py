@@ -2,7 +2,8 @@
 jobstate/overlap.py (docs/decisions.md, "Overlap, limits, long-running completion, spread").
 
 At the first attempt of an occurrence's main action (attempts.py, after the job's and collection's checks, before
-the action), a job whose policy is not Allow has its marker written under its ETag (`store.overlap.begin`):
+the action), a job whose policy is not Allow, or an occurrence whose request overrides the policy with Skip or
+BufferOne (`jobstate.overlap.tracked`), has its marker written under the job's ETag (`store.overlap.begin`):
 - RUN: the attempt runs with the job as written (so the recorder's write finds its ETag current);
 - SKIP: its ledger entry says SkippedByOverlap (not_run.py) and its claim is done: it never runs;
 - BUFFER: its ledger entry says Waiting (WaitingForPrevious) the first time it waits, its claim is released and
@@ -10,7 +11,8 @@ the action), a job whose policy is not Allow has its marker written under its ET
   (`first_due`): the end of the running occurrence normally releases it long before (`released_message`, sent by
   the recorder right after the write that ended the running one), so that copy is only the fallback for a lost
   release; it dies at its claim once the occurrence ran.
-An Allow job (the default) and every later attempt cost nothing here: the job is returned as it was read.
+Any other occurrence of an Allow job (the default) and every later attempt cost nothing here: the job is
+returned as it was read.
 """
 
 from __future__ import annotations
@@ -54,14 +56,15 @@ class OverlapTurn:
     async def begin(self, job: JobRecord, message: OccurrenceMessage, claim: Claim) -> JobRecord | None:
         """The job to run the attempt with, or None when the occurrence does not run now (skipped, or waiting):
         its ledger entry, claim and message are then taken care of."""
-        if not first_attempt(message) or not tracked(job):
+        if not first_attempt(message) or not tracked(job, message.overlap):
             return job
         result: JobRecord | None = await self.io(self._begin, job, message, claim)
         return result
 
     def _begin(self, job: JobRecord, message: OccurrenceMessage, claim: Claim) -> JobRecord | None:
         now = self.clock.now()
-        decision, written = self.store.overlap.begin(message.job, ref_of(message), now, marker_until(message.due), job)
+        until = marker_until(message.due, self.store.timings.running_lease)
+        decision, written = self.store.overlap.begin(message.job, ref_of(message), now, until, job)
         current = written or job
         if decision.turn == Turn.RUN:
             return current

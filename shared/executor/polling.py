@@ -13,7 +13,8 @@ the error action) and records it as any attempt: one history entry from the atte
 work's final status, its message saying how many polls it took. The attempt's concurrency slot is held from its
 first request to that end (limits.py: kept past each next poll, `GoesOn`; a poll asks for no slot of its own),
 and each poll takes a rate slot of the host it goes to (the Location's). The overlap marker is held past each next poll
-(`store.overlap.extend`, only for jobs whose overlapPolicy is not Allow): the occurrence runs while it is polled.
+(`store.overlap.extend`, only for occurrences the marker keeps, `jobstate.overlap.tracked`): the occurrence runs
+while it is polled.
 
 Queued before the claim is done: a crash between the two fires the action again (a duplicate, never a lost poll).
 """
@@ -21,6 +22,7 @@ Queued before the claim is done: a crash between the two fires the action again 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -30,12 +32,13 @@ from ..actions import Accepted, ActionResult, ActionRunner, ExecutionContext
 from ..clock import Clock
 from ..jobstate import marker_until, series_of
 from ..jobstate.overlap import tracked
-from ..model import JobErrorAction, JobExecutionStatus, JobHistoryActionName, format_duration
+from ..model import AsyncCompletion, JobErrorAction, JobExecutionStatus, JobHistoryActionName, format_duration
 from ..model.concurrency import ASYNC_MAX_INTERVAL, ASYNC_MIN_INTERVAL
 from ..occurrence import OccurrenceMessage, PollState, Trigger
 from ..records import HistoryRecord, JobRecord, LedgerEntry
 from ..store import Store
 from .overlap_turn import Blocking
+from .recorder import persist
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +86,15 @@ class Polling:
         result = await run(action, context)
         if result.accepted is None or completion is None:
             return result
-        now = self.clock.now()
-        state = PollState(result.accepted.location, result.accepted.operation, now, started, message.due)
-        return await self._next(job, message, action, state, result.accepted, now, first=True)
+        try:
+            now = self.clock.now()
+            state = PollState(result.accepted.location, result.accepted.operation, now, started, message.due)
+            return await self._next(job, message, action, state, result.accepted, now, result.message, first=True)
+        except Exception as exc:  # the action went out: record the attempt, never hand it back to fire again
+            log.exception("following the accepted work of %s failed", message.claim_id)
+            return ActionResult(
+                False, _not_followed(result.accepted.location, f"internal error: {_why(exc)}", result.message)
+            )
 
     async def _poll(
         self,
@@ -97,7 +106,7 @@ class Polling:
     ) -> ActionResult | GoesOn:
         assert action.request is not None and action.request.async_completion is not None
         deadline = action.request.async_completion.effective_deadline
-        host = urlsplit(state.location).hostname or ""
+        host = _host(state.location)
         polls = f"{state.count - 1} poll{'' if state.count == 2 else 's'}"
         if self.clock.now() >= state.accepted + deadline:
             return ActionResult(
@@ -109,9 +118,15 @@ class Polling:
         if polled.again is None:
             done = "completed" if polled.succeeded else "ended"
             return ActionResult(polled.succeeded, f"{polled.message} (the operation {done} after {state.count} polls)")
-        now = self.clock.now()
-        later = replace(state, location=polled.again.location, operation=polled.again.operation, count=state.count + 1)
-        return await self._next(job, message, action, later, polled.again, now, first=False)
+        try:
+            now = self.clock.now()
+            later = replace(
+                state, location=polled.again.location, operation=polled.again.operation, count=state.count + 1
+            )
+            return await self._next(job, message, action, later, polled.again, now, polled.message, first=False)
+        except Exception as exc:  # the poll went out: end the work recorded, never poll the same answer again
+            log.exception("following the work of %s after a poll failed", message.claim_id)
+            return ActionResult(False, _not_followed(state.location, f"internal error: {_why(exc)}", polled.message))
 
     async def _next(
         self,
@@ -121,27 +136,32 @@ class Polling:
         state: PollState,
         accepted: Accepted,
         now: datetime,
+        answered: str,
         first: bool,
-    ) -> GoesOn:
-        """Queue the poll `state` after the target's Retry-After (clamped) or the pollingInterval; never later than
-        the deadline, so a deadline passes on time."""
+    ) -> GoesOn | ActionResult:
+        """Queue the poll `state` (`poll_due`); a poll that cannot be queued ends the attempt, failed, with why
+        (`answered`: the history message of the answer that asked for it)."""
         assert action.request is not None and action.request.async_completion is not None
-        completion = action.request.async_completion
-        wait = completion.effective_interval
-        if accepted.retry_after is not None:
-            wait = min(max(timedelta(seconds=accepted.retry_after), ASYNC_MIN_INTERVAL), ASYNC_MAX_INTERVAL)
-        due = min(now + wait, max(state.accepted + completion.effective_deadline, now))
+        due = poll_due(action.request.async_completion, accepted.retry_after, state.accepted, now)
         following = message.polled(state, due)
-        await self.io(self._queue, job, message, following, first, now)
+        try:
+            await self.io(self._queue, job, message, following, first, now)
+        except Exception as exc:  # what storage refused (a size, a queue gone): the same send would fail again
+            log.exception("the poll of %s could not be queued", message.claim_id)
+            return ActionResult(
+                False, _not_followed(state.location, f"its poll could not be queued ({_why(exc)})", answered)
+            )
         return GoesOn(due)
 
     def _queue(
         self, job: JobRecord, message: OccurrenceMessage, following: OccurrenceMessage, first: bool, now: datetime
     ) -> None:
-        self.store.queue.send(following, now)
-        if tracked(job):
-            try:  # the occurrence runs while it is polled; else its marker lapses RUNNING_LEASE after this poll
-                self.store.overlap.extend(job.key, message.execution_id, marker_until(following.due))
+        # Waited out through a storage outage, as the record of an attempt is (recorder.persist): the action went out.
+        persist(self.store.timings, lambda: self.store.queue.send(following, now), following.claim_id)
+        if tracked(job, message.overlap):
+            try:  # the occurrence runs while it is polled; else its marker lapses `running_lease` after this poll
+                until = marker_until(following.due, self.store.timings.running_lease)
+                self.store.overlap.extend(job.key, message.execution_id, until)
             except Exception:
                 log.exception("the overlap marker of occurrence %s was not held for its polls", message.claim_id)
         if first and message.action == JobHistoryActionName.MAIN_ACTION:
@@ -150,6 +170,39 @@ class Polling:
             except Exception:  # a record of a state, rewritten by the attempt's end: never worth running it again
                 log.exception("the Running entry of occurrence %s was not written", message.claim_id)
         log.info("%s accepted the work of %s; polling %s", message.claim_id, job.key.resource_id, following.claim_id)
+
+
+def poll_due(completion: AsyncCompletion, retry_after: float | None, accepted: datetime, now: datetime) -> datetime:
+    """When the next poll is due: after the target's Retry-After (clamped to PT1S-PT1H; any number, however large)
+    or else the pollingInterval, and never past the deadline (counted from the first 202), so it passes on time."""
+    wait = completion.effective_interval
+    if retry_after is not None and not math.isnan(retry_after):
+        low, high = ASYNC_MIN_INTERVAL.total_seconds(), ASYNC_MAX_INTERVAL.total_seconds()
+        wait = timedelta(seconds=min(max(retry_after, low), high))  # clamped before it becomes a time span
+    return min(now + wait, max(accepted + completion.effective_deadline, now))
+
+
+def _why(exc: Exception) -> str:
+    """A storage error's code (RequestBodyTooLarge, QueueNotFound), else the exception's type; never its text."""
+    code = getattr(exc, "error_code", None)
+    return str(code) if code else type(exc).__name__
+
+
+def _not_followed(location: str, why: str, answered: str) -> str:
+    """The history message of work whose polling could not go on (`answered`: the last answer's): its outcome is
+    unknown."""
+    host = _host(location)
+    return (
+        f"Http Action - Host '{host}' accepted the work, but it could not be followed: {why}; its outcome is unknown. "
+        f"{answered}"
+    )
+
+
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:  # a URL no poll could follow (shared/actions/accepted.py refuses those at the 202)
+        return ""
 
 
 def _running(job: JobRecord, message: OccurrenceMessage, following: OccurrenceMessage) -> LedgerEntry:

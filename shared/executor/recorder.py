@@ -5,8 +5,9 @@ An attempt is done once its job lists it (`JobRecord.recent_claims`, written wit
 `jobstate.after_attempt`): a worker that takes the attempt over after a crash then only marks it done. So
 what an action answered must reach its job at once, not when the slowest action of its batch has answered
 (up to the action deadline later): a crash in between would run every fast attempt of the batch again.
-`record` takes an attempt as its action returns and hands back a future; the recorder waits WINDOW for more
-answers, then writes all it holds:
+`record` takes an attempt as its action returns and hands back a future; the recorder waits `record_window` for
+more answers (short against the second within which an answer must be durable, issue 23; long against the few
+milliseconds between the answers of a herd), then writes all it holds:
 
 1. the history rows (keyed by attempt: writing one again overwrites it), one entity-group transaction per
    collection's ATTEMPTS_PER_GROUP attempts (store/history.py), and the follow-up messages (a retry, the
@@ -19,8 +20,10 @@ answers, then writes all it holds:
 Each step comes before the one that depends on it, so a crash between them repeats a step, never loses one.
 Storage requests per attempt: 1/k history write and 1/k job write when k jobs of one collection answered
 within a window (one each when attempts were written alone). Every write is retried through storage faults
-for up to RECORD_PATIENCE (the batch's guard keeps the claims meanwhile); an attempt whose record cannot be
-written fails its own future, not the others'.
+for up to `record_patience` (the batch's guard keeps the claims meanwhile): giving up would hand the attempt back
+and run the action again, so a storage outage is waited out instead; an attempt whose record cannot be written
+fails its own future, not the others'. The timings are the settings' (shared/timings.py), as the store carries
+them.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
@@ -47,20 +50,15 @@ from ..store.history import ATTEMPTS_PER_GROUP
 from ..store.job_updates import Updated, update_together
 from ..store.tables import chunks, grouped
 from ..store.transaction import MAX_OPERATIONS
+from ..timings import Timings
 from .released import released_message, waiting_since
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-# How long the first answer waits for others to share its write: short against the second within which an
-# answer must be durable (issue 23), long against the few milliseconds between the answers of a herd.
-WINDOW = 0.2
 # Writes side by side: the history rows of a herd's window (one per job, each in its own partition).
 RECORD_THREADS = 16
 FLUSHES = 4  # windows written side by side
-# After the action ran, its record is written with retries for this long (seconds): giving up would hand
-# the attempt back and run the action again, so a storage outage is waited out instead.
-RECORD_PATIENCE = 300.0
 TRANSIENT = {408, 429, 500, 502, 503, 504}  # storage answers worth retrying
 
 
@@ -88,13 +86,14 @@ class Fired:
         return after_attempt(record, attempt_of(self.message), self.outcome, self.history.start_time, self.succeeded)
 
 
-def persist(step: Callable[[], object], what: str) -> None:
-    """Run a write after an action, retrying storage faults for up to RECORD_PATIENCE.
+def persist(timings: Timings, step: Callable[[], object], what: str) -> None:
+    """Run a write after an action, retrying storage faults for up to `record_patience` (the first retry after
+    `record_retry_first`, each next one twice as late, up to `record_retry_max`).
 
     Every write is idempotent (history rows are keyed by attempt, a follow-up's duplicate dies at its claim,
     the job update checks recent_claims), so repeating one whose answer was lost is harmless."""
-    deadline = time.monotonic() + RECORD_PATIENCE
-    delay = 0.2
+    deadline = time.monotonic() + timings.record_patience.total_seconds()
+    delay, most = timings.record_retry_first.total_seconds(), timings.record_retry_max.total_seconds()
     while True:
         try:
             step()
@@ -105,7 +104,7 @@ def persist(step: Callable[[], object], what: str) -> None:
                 raise
             log.warning("recording %s failed (%s); retrying", what, type(error).__name__)
             time.sleep(delay)
-            delay = min(delay * 2, 2.0)
+            delay = min(delay * 2, most)
 
 
 @dataclass
@@ -121,6 +120,8 @@ class Recorder:
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
+        self.timings = store.timings
+        self._window = self.timings.record_window.total_seconds()
         self._pending: list[_Pending] = []
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -128,7 +129,7 @@ class Recorder:
         self._flushes = ThreadPoolExecutor(FLUSHES, thread_name_prefix="record-window")
 
     def record(self, fired: Fired) -> Future[None]:
-        """Record the attempt within about WINDOW; the future ends when its job says it is done."""
+        """Record the attempt within about `record_window`; the future ends when its job says it is done."""
         pending = _Pending(fired)
         with self._changed:
             self._pending.append(pending)
@@ -143,7 +144,7 @@ class Recorder:
             with self._changed:
                 self._changed.wait_for(lambda: bool(self._pending))
                 first = self._pending[0].at
-            time.sleep(max(first + WINDOW - time.monotonic(), 0.0))
+            time.sleep(max(first + self._window - time.monotonic(), 0.0))
             with self._changed:
                 taken, self._pending = self._pending, []
             # Written beside the windows before it, still being written: a slow write (a herd's, a storage
@@ -189,12 +190,12 @@ class Recorder:
         """The history of attempts of one collection, in one transaction; then what follows each."""
         try:
             records = [(pending.fired.history, pending.fired.message.due) for pending in group]
-            persist(lambda: self.store.history.add_group(records), group[0].fired.message.claim_id)
+            persist(self.timings, lambda: self.store.history.add_group(records), group[0].fired.message.claim_id)
             for pending in group:
                 follow_up = pending.fired.follow_up
                 if follow_up is not None:
                     send = functools.partial(self._send, follow_up)
-                    persist(send, pending.fired.message.claim_id)
+                    persist(self.timings, send, pending.fired.message.claim_id)
         except BaseException as error:
             for pending in group:
                 if not pending.future.done():
@@ -208,14 +209,15 @@ class Recorder:
         """One collection's jobs in one transaction; those changed meanwhile (the dispatcher advanced them, an API
         write) read again together and written in another (store/job_updates.py); one still changing, alone."""
         now = self.clock.now()
-        changes = [(_Change(attempts, now), attempts) for attempts in request]
+        lease = self.timings.running_lease
+        changes = [(_Change(attempts, now, lease), attempts) for attempts in request]
         answers: list[Updated] = []
 
         def write() -> None:
             answers[:] = update_together(self.store.jobs, [(a[0].fired.job, change) for change, a in changes])
 
         try:
-            persist(write, f"{len(changes)} job(s) of {request[0][0].fired.message.job.collection_key}")
+            persist(self.timings, write, f"{len(changes)} job(s) of {request[0][0].fired.message.job.collection_key}")
         except BaseException as error:
             for _, attempts in changes:
                 _settle(attempts, error)
@@ -223,7 +225,8 @@ class Recorder:
         for (change, attempts), answer in zip(changes, answers, strict=True):
             if isinstance(answer, ConcurrencyError):
                 try:  # still changing: alone, re-read at each lost race
-                    persist(functools.partial(self._update, attempts, change), attempts[0].fired.message.claim_id)
+                    update = functools.partial(self._update, attempts, change)
+                    persist(self.timings, update, attempts[0].fired.message.claim_id)
                 except BaseException as error:
                     _settle(attempts, error)
                     continue
@@ -252,7 +255,8 @@ class Recorder:
         release is lost comes back by itself when its place lapses (overlap_turn.py)."""
         for message in change.released:
             try:
-                persist(functools.partial(self.store.queue.send, message, self.clock.now()), message.claim_id)
+                send = functools.partial(self.store.queue.send, message, self.clock.now())
+                persist(self.timings, send, message.claim_id)
             except Exception:
                 log.exception("the release of occurrence %s was not queued; it comes back by itself", message.claim_id)
 
@@ -261,11 +265,12 @@ class _Change:
     """The change of a job's status by its attempts, in the order they answered (None: nothing to count), with
     its overlap marker settled by each (`jobstate.settled`: an end lets the occurrence go and releases the one
     waiting, a retry or poll holds it). `released`: the messages to queue once the write landed (of the latest
-    application: it may be applied again after a lost race)."""
+    application: it may be applied again after a lost race). `lease`: the timings' `running_lease`."""
 
-    def __init__(self, attempts: list[_Pending], now: datetime) -> None:
+    def __init__(self, attempts: list[_Pending], now: datetime, lease: timedelta) -> None:
         self.attempts = attempts
         self.now = now
+        self.lease = lease
         self.released: list[OccurrenceMessage] = []
 
     def __call__(self, record: JobRecord) -> JobRecord | None:
@@ -278,7 +283,8 @@ class _Change:
                 continue
             since = waiting_since(after)
             follow_up = fired.follow_up.due if fired.follow_up is not None else None
-            end = settled(after, fired.message.execution_id, fired.outcome.kind.ends_occurrence, follow_up, self.now)
+            ends = fired.outcome.kind.ends_occurrence
+            end = settled(after, fired.message.execution_id, ends, follow_up, self.now, self.lease)
             if end.released is not None:
                 self.released.append(released_message(after.key, end.released, since, self.now))
             updated = end.job or after

@@ -31,7 +31,6 @@ from .ledger import let_go, not_run, resumed, skipped_by_overlap, superseded, wa
 from .missed import MISSED_AFTER, CatchUp, catch_up
 from .outcome import AttemptOutcome, Outcome, decide
 from .overlap import (
-    RUNNING_LEASE,
     Begun,
     Ended,
     Turn,
@@ -67,7 +66,6 @@ from .spread import fire_instant, offset_of, spread_offset
 from .view import FINISHED_JOB_AGE, expired, status
 
 __all__ = [
-    "RUNNING_LEASE",
     "Acquired",
     "Begun",
     "Ended",

@@ -1,5 +1,5 @@
 """A collection's concurrency limit (`maxConcurrentExecutions`) as slot arithmetic: leases with expiry and a line
-of waiters served in due order. Pure; store/gate.py keeps one state per collection and applies these under its
+of waiters served in due order. Pure; store/limits.py keeps one state per collection and applies these under its
 ETag, so the limit holds across every instance.
 
 Rules (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
@@ -14,6 +14,9 @@ Rules (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
   its due;
 - a waiter need not write to learn whether its turn came: `worth_asking` tells, from the state as read, whether
   asking again could grant it a slot (or must renew its place); a waiting instance reads the row until it does.
+
+How long a slot and a place are held (`lease_for`, `wait_for`) are the settings' timings `slot_lease` and
+`waiter_lease` (shared/timings.py), which the store hands in.
 """
 
 from __future__ import annotations
@@ -22,10 +25,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-# How long a slot is held without renewal: longer than an attempt's deadline (60 s) with room to spare.
-SLOT_LEASE = timedelta(minutes=2)
-# How long a waiter keeps its place without asking again: a few of its tries (phase 2 retries every few seconds).
-WAITER_LEASE = timedelta(seconds=30)
 MAX_WAITERS = 2000  # the line kept in one state; more are told their place but not kept (they ask again)
 
 
@@ -69,10 +68,11 @@ def acquire(
     limit: int,
     requests: Sequence[SlotRequest],
     now: datetime,
-    lease_for: timedelta = SLOT_LEASE,
-    wait_for: timedelta = WAITER_LEASE,
+    lease_for: timedelta,
+    wait_for: timedelta,
 ) -> Acquired:
-    """Slots for the requests, as many as are free and theirs in the line's order; the rest join the line."""
+    """Slots for the requests, as many as are free and theirs in the line's order; the rest join the line. A slot
+    granted or renewed holds for `lease_for`, a place in the line for `wait_for`."""
     leases = {lease.holder: lease for lease in state.held(now)}
     asking = {r.holder: r for r in sorted(requests, key=lambda r: (r.due, r.holder))}
     for holder in asking.keys() & leases.keys():  # asking again for a slot it holds: renewed
@@ -123,7 +123,7 @@ def released(state: GateState, holders: Iterable[str], now: datetime) -> GateSta
 
 
 def renewed(
-    state: GateState, holders: Iterable[str], now: datetime, lease_for: timedelta = SLOT_LEASE
+    state: GateState, holders: Iterable[str], now: datetime, lease_for: timedelta
 ) -> tuple[GateState, frozenset[str]]:
     """The holders' slots held for `lease_for` more, and the holders whose slot had lapsed (they hold none now:
     their work goes on, but the slot may have gone to another)."""

@@ -112,11 +112,9 @@ def not_run(job: JobRecord, occurrence: datetime, trigger: Trigger, reason: Ledg
 
 def superseded(job: JobRecord, occurrence: datetime, trigger: Trigger, now: datetime) -> LedgerEntry | None:
     """The entry of an occurrence queued for an earlier definition of `job` (its generation was replaced), or
-    None when the job as it is now runs that occurrence itself (re-queued under the new generation) or it was
-    not a scheduled occurrence."""
-    if trigger != Trigger.SCHEDULE:
-        return None
-    if job.state == JobState.ENABLED:
+    None when the job as it is now runs that occurrence itself (re-queued under the new generation). A run-now
+    or backfilled occurrence is never queued again: it ends here, JobDisabled or JobChanged."""
+    if job.state == JobState.ENABLED and trigger == Trigger.SCHEDULE:
         planned = job.dispatched_occurrence == occurrence or (
             job.next_execution_time is not None
             and job.next_execution_time <= occurrence

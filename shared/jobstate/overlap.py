@@ -7,10 +7,12 @@ Rules (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
 - `on_occurrence` is the table: `Allow` (or no policy) runs always; `Skip` skips while one runs; `BufferOne`
   buffers while one runs and none waits, and skips while one already waits. An occurrence waiting counts as
   running for the ones after it (it runs next);
-- the job's `overlap` marker (records.OverlapMarker, on the job's row) is kept only for jobs whose policy is not
-  Allow: every occurrence of such a job marks itself running (a run-now or backfill that overrides the policy
-  with Allow too, so the scheduled ones after it see it), whatever its own override; a job with the Allow
-  policy keeps no marker, so an override on one of its occurrences finds nothing running;
+- the job's `overlap` marker (records.OverlapMarker, on the job's row) is kept for every occurrence of a job
+  whose policy is not Allow (a run-now or backfill that overrides the policy with Allow too, so the scheduled
+  ones after it see it), and for every occurrence whose request overrides the policy with Skip or BufferOne,
+  whatever the job's policy (`tracked`): the override applies among the occurrences the marker holds. The
+  other occurrences of an Allow job keep no marker (they cost nothing), so an override neither waits for them
+  nor holds them back;
 - `begun` decides for an occurrence at its first attempt and gives the marker to write (under the job's ETag):
   a redelivery of the running occurrence runs on (re-entrant); the waiting occurrence runs once nothing runs,
   and keeps its place as long as the running one's marker holds (`extended` holds both), after which its
@@ -18,7 +20,8 @@ Rules (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
   the job;
 - `ended` removes the occurrence and, when nothing runs any more, promotes the waiting one to running and names
   it (`Ended.released`): its writer queues it at once. A marker whose runner vanished lapses at `until`
-  (RUNNING_LEASE past the due of its latest attempt or poll: `extended`), so no crash stalls a job;
+  (the settings' `running_lease` past the due of its latest attempt or poll, shared/timings.py: `extended`), so
+  no crash stalls a job;
 - a rewrite of the job keeps what runs and drops what waits (plan.py `written`: it was queued for the old
   definition and ends JobChanged).
 """
@@ -33,9 +36,6 @@ from ..model import OverlapPolicy
 from ..records import JobRecord, OccurrenceRef, OverlapMarker, RunningOccurrence, WaitingOccurrence
 from .series import keep_series
 
-# A running occurrence's marker lapses this long after the due of its latest attempt or poll: an attempt's
-# deadline (60 s) and the claims' takeover (seconds) with room to spare, so only a vanished runner lets it lapse.
-RUNNING_LEASE = timedelta(minutes=3)
 # Occurrences one marker holds as running at once (several only through Allow overrides of run-now and backfill).
 MAX_RUNNING = 20
 
@@ -58,9 +58,11 @@ def on_occurrence(policy: OverlapPolicy | None, running: bool, waiting: bool) ->
     return Turn.BUFFER
 
 
-def tracked(job: JobRecord) -> bool:
-    """The job keeps an overlap marker: its policy is not Allow."""
-    return job.properties.overlap_policy not in (None, OverlapPolicy.ALLOW)
+def tracked(job: JobRecord, override: OverlapPolicy | None = None) -> bool:
+    """The occurrence is kept in its job's overlap marker: its job's policy is not Allow, or its request's
+    override (run-now, backfill) is not."""
+    untracked = (None, OverlapPolicy.ALLOW)
+    return job.properties.overlap_policy not in untracked or override not in untracked
 
 
 def effective_policy(job: JobRecord, override: OverlapPolicy | None) -> OverlapPolicy:
@@ -82,7 +84,7 @@ def begun(job: JobRecord, me: OccurrenceRef, now: datetime, until: datetime) -> 
     """The decision for occurrence `me` at its first attempt (due now), and the job to write. Its marker, running
     or waiting, holds to `until` (`marker_until(now)`): a waiting one asks again by then (phase 2 queues its
     message again for the running one's `until` or sooner)."""
-    if not tracked(job):
+    if not tracked(job, me.overlap):
         return Begun(Turn.RUN, None)
     marker = job.overlap
     running = live(marker, now)
@@ -140,21 +142,28 @@ def extended(job: JobRecord, execution_id: str, until: datetime) -> JobRecord | 
 
 
 def settled(
-    job: JobRecord, execution_id: str, ends_occurrence: bool, next_due: datetime | None, now: datetime
+    job: JobRecord,
+    execution_id: str,
+    ends_occurrence: bool,
+    next_due: datetime | None,
+    now: datetime,
+    lease: timedelta,
 ) -> Ended:
     """What an attempt's record does to the job's marker (applied in the same change as `after_attempt`, so it
     costs no write of its own): the occurrence ended (`Outcome.ends_occurrence`: the marker lets it go and
-    releases the waiting one), or its next attempt or poll is due at `next_due` (the marker is held past it)."""
+    releases the waiting one), or its next attempt or poll is due at `next_due` (the marker is held `lease`
+    past it)."""
     if ends_occurrence:
-        return ended(job, execution_id, now, marker_until(now))
+        return ended(job, execution_id, now, marker_until(now, lease))
     if next_due is not None:
-        return Ended(extended(job, execution_id, marker_until(next_due)))
+        return Ended(extended(job, execution_id, marker_until(next_due, lease)))
     return Ended(None)
 
 
-def marker_until(due: datetime) -> datetime:
-    """Where a running occurrence's marker lapses when its next attempt or poll is due at `due`."""
-    return due + RUNNING_LEASE
+def marker_until(due: datetime, lease: timedelta) -> datetime:
+    """Where a running occurrence's marker lapses when its next attempt or poll is due at `due`: `lease` (the
+    settings' `running_lease`) past it."""
+    return due + lease
 
 
 def _with(job: JobRecord, marker: OverlapMarker, before: OverlapMarker) -> JobRecord | None:

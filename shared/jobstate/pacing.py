@@ -16,7 +16,9 @@ go, so the jitter between the slot and the wire (a connection's set-up, a busy e
 than `n` in a one-second window, and a process behind its slots catches up within a window.
 
 Which rule paces a request (`rule_for`): the rule naming its host exactly, else the `*.` rule of the longest
-domain the host lies under; none: it is not paced. Host names compare ignoring case.
+domain the host lies under; none: it is not paced. Hosts compare as the wire names them (model/concurrency.py
+`host_key`): names in ASCII ignoring ASCII case (an internationalised name in its IDNA form, as the HTTP client
+sends it), IP addresses by their canonical text.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
-from ..keys import fold_case
 from ..model import TargetRateLimit
+from ..model.concurrency import host_key
 
 
 @dataclass(frozen=True)
@@ -78,10 +80,10 @@ def rule_for(host: str, rules: Sequence[TargetRateLimit] | None) -> TargetRateLi
     """The rule that paces requests to `host`: the exact one, else the `*.` one of the longest matching domain."""
     if not rules or not host:
         return None
-    name = fold_case(host.rstrip("."))
+    name = host_key(host.rstrip("."))
     best: TargetRateLimit | None = None
     for rule in rules:
-        pattern = fold_case(rule.host)
+        pattern = host_key(rule.host)
         if pattern == name:
             return rule
         under = pattern.startswith("*.") and name.endswith(pattern[1:]) and len(name) > len(pattern) - 1
@@ -100,5 +102,5 @@ def target_host(uri: str) -> str | None:
 
 
 def pacer_key(rule: TargetRateLimit) -> str:
-    """The name of the rule's pacer: its host, case-folded (`*.` rules pace every host under them together)."""
-    return fold_case(rule.host)
+    """The name of the rule's pacer: its host as compared (`*.` rules pace every host under them together)."""
+    return host_key(rule.host)

@@ -32,7 +32,7 @@ from ..model.extensions import RETENTION_MAX_ENTRIES, LedgerReason, MissedRunTyp
 from ..records import HistoryRecord, JobRecord, OverlapMarker
 from .missed import CatchUp, catch_up
 from .series import keep_series, series_of, start_of
-from .spread import ZERO, offset_of
+from .spread import ZERO, fires_at, offset_of
 
 FINAL_STATES = frozenset({JobState.COMPLETED, JobState.FAULTED})
 SETTABLE_STATES = frozenset({JobState.ENABLED, JobState.DISABLED})
@@ -186,8 +186,8 @@ class DispatchStep:
         arithmetic) is measured from this instant, never from the nominal occurrence."""
         catch = self.catch_up
         if catch is None or catch.policy != MissedRunType.ALL:
-            return occurrence + self.offset
-        return now + CATCH_UP_SPACING * catch.runs.index(occurrence)
+            return fires_at(occurrence, self.offset)
+        return fires_at(now, CATCH_UP_SPACING * catch.runs.index(occurrence))
 
 
 def dispatch_step(

@@ -13,6 +13,9 @@ instant, and lateness is measured from it, as the dispatcher does (the series se
 Notes of an occurrence: `DstGap` (a wall time the schedule names was skipped by a spring-forward change: it
 runs at the first instant after it), `DstFold` (its wall time repeats: it runs at the first instance only),
 `EndByCount`, `EndByEndTime`, `OneShot` (the last occurrence), `MissedRunPolicy`.
+Notes of the job: `Job<state>` (nothing fires), `MissedRunPolicy`, `NoOccurrence` (its series has ended), and
+`EndOfCalendar`: an endless series stops at the calendar's last second, 9999-12-31T23:59:59Z (instants are
+computed in years 1 to 9999), so the answer ends with the last occurrence before it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from ..records import JobRecord
 from .missed import is_missed
 from .plan import dispatch_step
 from .series import series_of
-from .spread import offset_of
+from .spread import CALENDAR_END, fires_at, offset_of
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,12 @@ class Upcoming:
     fires: datetime  # when it fires: its spread offset after `occurrence`, or later for a late or missed one
     notes: tuple[Note, ...] = ()
 
+
+END_OF_CALENDAR = Note(
+    "EndOfCalendar",
+    f"The series has no occurrence after {format_utc(CALENDAR_END)}, the end of the calendar instants are "
+    "computed in: the occurrences stop there.",
+)
 
 _ENDS = {
     "count": Note("EndByCount", "The last occurrence: the recurrence's count is reached."),
@@ -90,7 +99,7 @@ def upcoming(
     job_notes: list[Note] = []
     queued = job.dispatched_occurrence
     if queued is not None:
-        fires = queued + offset
+        fires = fires_at(queued, offset)
         if fires >= since and (job.last_execution_time is None or job.last_execution_time < fires):
             found.append(Upcoming(queued, fires, _notes(job, queued)))
     due = job.next_execution_time
@@ -120,15 +129,18 @@ def upcoming(
                 found.append(Upcoming(occurrence, fires, (note, *_notes(job, occurrence))))
         due = step.following
     series = series_of(job)
-    while due is not None and due + offset < now and len(found) < count:  # late, not missed: the next tick fires it
+    # Late, not missed: the next tick fires it.
+    while due is not None and fires_at(due, offset) < now and len(found) < count:
         if now >= since:
             found.append(Upcoming(due, now, _notes(job, due)))
         due = series.following(due)
-    if due is not None and due + offset < since:
+    if due is not None and fires_at(due, offset) < since:
         due = series.engine.first_at_or_after(since - offset) if series.recurring else None
     while due is not None and len(found) < count:
-        found.append(Upcoming(due, due + offset, _notes(job, due)))
+        found.append(Upcoming(due, fires_at(due, offset), _notes(job, due)))
         due = series.following(due)
-    if due is None and not found:
+    if due is None and series.recurring and not series.engine.is_finite:
+        job_notes.append(END_OF_CALENDAR)  # an endless series ends only there
+    elif due is None and not found:
         job_notes.append(Note("NoOccurrence", "No occurrence is left to fire."))
     return found[:count], job_notes

@@ -13,7 +13,7 @@ one occurrence never rebuild the engine's series.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from ..model import JobRecurrence
 from ..records import JobRecord
@@ -25,6 +25,8 @@ from ..recurrence import (
     Schedule,
     WeekDay,
 )
+
+_FIRST_SECOND = datetime.min.replace(tzinfo=UTC)
 
 
 def engine_recurrence(recurrence: JobRecurrence) -> Recurrence:
@@ -104,7 +106,9 @@ class JobSeries:
 
     def previous(self, occurrence: datetime) -> datetime | None:
         """The occurrence before `occurrence` (an occurrence of the series), or None when it is the first."""
-        return self.engine.last_at_or_before(occurrence - timedelta(seconds=1)) if self.recurring else None
+        if not self.recurring or occurrence <= _FIRST_SECOND:  # nothing comes before the calendar's first second
+            return None
+        return self.engine.last_at_or_before(occurrence - timedelta(seconds=1))
 
     def dst_shift(self, occurrence: datetime) -> str | None:
         """ "gap" or "fold" when a DST change moved the occurrence off its wall time (recurrence/series.py)."""

@@ -10,19 +10,22 @@ Rules (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
   window (the hash is uniform), not at random on each run as a jitter would be;
 - only the fire instant moves: the occurrence's identity (execution id, `occurrenceTime`, repeat count, the
   `expectedExecutionTime` header) stays its nominal time. Lateness, missed runs and the executor's wait are
-  measured from the fire instant (plan.py `DispatchStep.due_of`, which the dispatcher queues the message at).
+  measured from the fire instant (plan.py `DispatchStep.due_of`, which the dispatcher queues the message at);
+- an occurrence in the window's reach of the calendar's end fires no later than its last second,
+  9999-12-31T23:59:59Z (`fires_at`): nothing is ever due after it.
 A run-now or backfill occurrence is not spread: it runs when asked (its due is chosen by its request).
 """
 
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from ..keys import JobKey, fold_case
 from ..records import JobRecord
 
 ZERO = timedelta(0)
+CALENDAR_END = datetime.max.replace(microsecond=0, tzinfo=UTC)  # the last second an occurrence can have
 
 
 def spread_offset(job: JobKey, window: timedelta | None) -> timedelta:
@@ -39,6 +42,11 @@ def offset_of(job: JobRecord) -> timedelta:
     return spread_offset(job.key, job.properties.spread_window)
 
 
+def fires_at(occurrence: datetime, offset: timedelta) -> datetime:
+    """`offset` after `occurrence`, but no later than the calendar's last second."""
+    return occurrence + offset if occurrence <= CALENDAR_END - offset else max(occurrence, CALENDAR_END)
+
+
 def fire_instant(job: JobKey, occurrence: datetime, window: timedelta | None) -> datetime:
     """When the nominal `occurrence` fires: at its job's offset after it."""
-    return occurrence + spread_offset(job, window)
+    return fires_at(occurrence, spread_offset(job, window))

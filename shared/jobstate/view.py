@@ -18,7 +18,7 @@ from typing import Protocol
 from ..model import JobState, JobStatus
 from ..records import JobRecord
 from .plan import FINAL_STATES
-from .spread import offset_of
+from .spread import fires_at, offset_of
 
 FINISHED_JOB_AGE = timedelta(days=60)
 
@@ -33,13 +33,13 @@ def status(job: JobRecord, now: datetime) -> JobStatus | None:
     if (
         queued is not None
         and job.state == JobState.ENABLED
-        and (job.last_execution_time is None or job.last_execution_time < queued + offset)
-        and (queued + offset > now or upcoming is None)
+        and (job.last_execution_time is None or job.last_execution_time < fires_at(queued, offset))
+        and (fires_at(queued, offset) > now or upcoming is None)
     ):
         upcoming = queued
     return JobStatus(
         last_execution_time=job.last_execution_time,
-        next_execution_time=upcoming + offset if upcoming is not None else None,
+        next_execution_time=fires_at(upcoming, offset) if upcoming is not None else None,
         execution_count=job.execution_count,
         failure_count=job.failure_count,
         faulted_count=job.faulted_count,

@@ -39,10 +39,17 @@ class Backfilled:
 
 
 def backfill_job(
-    rt: Runtime, key: JobKey, since: datetime, until: datetime, overlap: OverlapPolicy | None = None
+    rt: Runtime,
+    key: JobKey,
+    since: datetime,
+    until: datetime,
+    overlap: OverlapPolicy | None = None,
+    *,
+    what_if: bool = False,
 ) -> list[Backfilled]:
     """Queue the job's occurrences in [since, until); what was queued, oldest first. `overlap` overrides the job's
-    overlap policy for them (nothing is stored)."""
+    overlap policy for them (nothing is stored). With `what_if`, every check is made and nothing is queued: what
+    would be queued."""
     now = rt.clock.now()
     if since >= until:
         raise InvalidDefinition("from must be before to.", "from")
@@ -74,6 +81,6 @@ def backfill_job(
         )
         for index, occurrence in enumerate(found)
     ]
-    for part in chunks(messages, PER_MESSAGE):
+    for part in chunks(messages, PER_MESSAGE) if not what_if else ():
         rt.store.queue.send(OccurrenceBatch(tuple(part)), now)
     return [Backfilled(m.occurrence, m.due, m.execution_id) for m in messages]

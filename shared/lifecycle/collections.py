@@ -116,6 +116,7 @@ def _save(
     definition: JobCollectionDefinition,
     state: JobCollectionState,
     existing: CollectionRecord | None,
+    what_if: bool = False,
 ) -> CollectionRecord:
     _check_plan(rt, key, definition, existing)
     record = CollectionRecord(
@@ -125,6 +126,8 @@ def _save(
         job_count=existing.job_count if existing else 0,
         etag=existing.etag if existing else None,
     )
+    if what_if:
+        return record
     try:
         if existing is None:
             rt.store.collections.insert(record)
@@ -142,14 +145,18 @@ def put_collection(
     key: CollectionKey,
     definition: JobCollectionDefinition,
     keep: Callable[[dict[str, Any], dict[str, Any]], None] | None = None,
+    *,
+    what_if: bool = False,
 ) -> CollectionRecord:
     """Create or replace a collection; an absent state changes nothing. `keep(incoming, stored)` is the caller's
     rule for what of the stored document a replace keeps although the request left it out (the API's: what its
     api-version does not know). A collection whose delete is still queued is created anew once that delete is
-    finished here (as if it had finished before)."""
+    finished here (as if it had finished before). With `what_if`, every check is made and nothing is written
+    or queued: the collection as it would be stored (its etag None when it would be created)."""
     existing = rt.store.collections.get(key)
     if existing is not None and existing.state == JobCollectionState.DELETED:
-        finish_delete(rt, existing)
+        if not what_if:
+            finish_delete(rt, existing)
         existing = None
     if existing is not None and keep is not None:
         document = definition.to_document()
@@ -157,11 +164,14 @@ def put_collection(
         definition = validate(JobCollectionDefinition, document)
     default = existing.state if existing else JobCollectionState.ENABLED
     stored, state = _prepare(key, definition, existing, default)
-    return _save(rt, key, stored, state, existing)
+    return _save(rt, key, stored, state, existing, what_if)
 
 
-def patch_collection(rt: Runtime, key: CollectionKey, patch: dict[str, Any]) -> CollectionRecord:
-    """Merge a partial definition document (canonical member names: tags, sku, quota, state) into the stored one."""
+def patch_collection(
+    rt: Runtime, key: CollectionKey, patch: dict[str, Any], *, what_if: bool = False
+) -> CollectionRecord:
+    """Merge a partial definition document (canonical member names: tags, sku, quota, state) into the stored one;
+    with `what_if`, nothing is written or queued (put_collection)."""
     existing = rt.store.collections.get(key)
     if existing is None or existing.state == JobCollectionState.DELETED:
         raise CollectionNotFound(key)
@@ -176,4 +186,4 @@ def patch_collection(rt: Runtime, key: CollectionKey, patch: dict[str, Any]) -> 
         merged["tags"] = patch["tags"]  # ARM convention: PATCH replaces the tag set as a whole
     definition = validate(JobCollectionDefinition, merged)
     stored, state = _prepare(key, definition, existing, existing.state)
-    return _save(rt, key, stored, state, existing)
+    return _save(rt, key, stored, state, existing, what_if)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..keys import JobKey
 from ..model import JobCollectionState
+from ..records import JobRecord
 from ..store import ConcurrencyError, Store
 from ..store.readable import UnreadableEntity
 from .errors import CollectionNotFound
@@ -43,17 +44,21 @@ def purge_job(
     return removed
 
 
-def delete_job(rt: Runtime, key: JobKey) -> None:
+def delete_job(rt: Runtime, key: JobKey, *, what_if: bool = False) -> JobRecord | None:
     """DELETE job; JobNotFound when there is none (CollectionNotFound when its collection is missing or
-    Deleted). A stored job that cannot be read is removed by key."""
+    Deleted). A stored job that cannot be read is removed by key. The job removed (None: the unreadable one);
+    with `what_if`, the same checks and answer, and nothing is removed."""
     try:
         record = rt.store.jobs.get(key)
     except UnreadableEntity:
-        purge_job(rt.store, key)
-        return
+        if not what_if:
+            purge_job(rt.store, key)
+        return None
     if record is None:
         raise missing_job(rt, key)
     collection = rt.store.collections.get(key.collection_key)
     if collection is None or collection.state == JobCollectionState.DELETED:
         raise CollectionNotFound(key.collection_key)  # its collection's queued purge removes it (cascade.py)
-    purge_job(rt.store, record.key, due=record.next_execution_time)
+    if not what_if:
+        purge_job(rt.store, record.key, due=record.next_execution_time)
+    return record

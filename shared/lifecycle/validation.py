@@ -43,11 +43,19 @@ _REQUIRED_AUTH = {
 
 
 def add_months(instant: datetime, months: int) -> datetime:
-    """The same wall time `months` later, clamped to the month's last day (Jan 31 + 1 month = Feb 28/29)."""
+    """The same wall time `months` later, clamped to the month's last day (Jan 31 + 1 month = Feb 28/29).
+    ValueError past year 9999 (`horizon` measures the span there)."""
     total = instant.month - 1 + months
     year, month = instant.year + total // 12, total % 12 + 1
     day = min(instant.day, calendar.monthrange(year, month)[1])
     return instant.replace(year=year, month=month, day=day)
+
+
+def horizon(now: datetime) -> timedelta:
+    """The span of HORIZON_MONTHS from `now`. Within them of year 9999's end it is measured 400 years earlier
+    (the Gregorian calendar repeats every 400 years), so the span stays defined where its end is not."""
+    base = now if now.year <= 9999 - 2 else now.replace(year=now.year - 400)
+    return add_months(base, HORIZON_MONTHS) - base
 
 
 def validate_authentication(auth: HttpAuthentication, path: str) -> None:
@@ -68,7 +76,7 @@ def validate_authentication(auth: HttpAuthentication, path: str) -> None:
 def validate_retry(policy: RetryPolicy | None, path: str, now: datetime) -> None:
     if policy is None:
         return
-    longest = add_months(now, HORIZON_MONTHS) - now
+    longest = horizon(now)
     for name, value in (("retryInterval", policy.retry_interval), ("maxRetryInterval", policy.max_retry_interval)):
         if value is not None and not MIN_RETRY_INTERVAL <= value <= longest:
             raise Invalid(f"{name} must be from 15 seconds to 18 months.", f"{path}.{name}")
@@ -172,10 +180,10 @@ def validate_job(properties: JobProperties, now: datetime, kept: datetime | None
     if properties.action.error_action is not None:
         validate_action(properties.action.error_action, "properties.action.errorAction", now)
     start = properties.start_time
-    if start is not None and start > add_months(now, HORIZON_MONTHS):
+    if start is not None and start - now > horizon(now):
         raise Invalid("startTime must be at most 18 months ahead.", "properties.startTime")
     within = properties.expect_success_within
-    if within is not None and not MIN_EXPECTATION <= within <= add_months(now, HORIZON_MONTHS) - now:
+    if within is not None and not MIN_EXPECTATION <= within <= horizon(now):
         # Checked after every dispatcher tick: a shorter one could not be told from a tick's own delay.
         raise Invalid("expectSuccessWithin must be from 1 minute to 18 months.", "properties.expectSuccessWithin")
     recurrence = properties.recurrence

@@ -43,7 +43,7 @@ from .extensions import (
     OccurrenceTrigger,
 )
 from .history import JobHistoryDefinition, JobHistoryProperties
-from .instants import Instant, UtcDateTime, format_utc, to_utc
+from .instants import Instant, UtcDateTime, format_utc, parse_instant_text, to_utc
 from .job import JobDefinition, JobProperties, JobStatus
 from .lists import ErrorDetail, ErrorResponse, JobCollectionListResult, JobHistoryListResult, JobListResult
 from .recurrence import JobRecurrence, JobRecurrenceSchedule, JobRecurrenceScheduleMonthlyOccurrence

@@ -14,6 +14,11 @@ Rules (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
 - collection `maxConcurrentExecutions`: the most occurrences of its jobs that run at once, across instances;
 - collection `targetRateLimits`: per target host (exact, or `*.` and a domain for its subdomains), the most
   requests per second the collection's Http actions send it; requests beyond wait for their slot.
+
+Values are strict (issue 36): numbers are JSON numbers, never booleans (`true` is not 1) or strings, and the
+limits' hosts are ASCII as DNS carries them (an internationalised name in its `xn--` form, `host_key`): Unicode
+case folding would make the Kelvin sign, `ſ`, `İ` or `ı` alias or hide ASCII letters, and such a host never
+matches what the HTTP client sends.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import re
 from datetime import timedelta
 from typing import Annotated
 
+import idna
 from pydantic import Field, field_validator
 
 from ..keys import fold_case
@@ -46,7 +52,7 @@ MIN_REQUESTS_PER_SECOND = 0.01  # one request every 100 seconds
 MAX_REQUESTS_PER_SECOND = 1000.0
 
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
-_HOST = re.compile(rf"^(?:\*\.)?{_LABEL}(?:\.{_LABEL})*$", re.IGNORECASE)
+_HOST = re.compile(rf"(?:\*\.)?{_LABEL}(?:\.{_LABEL})*", re.IGNORECASE | re.ASCII)
 
 
 class WaitCause(CaseInsensitiveEnum):
@@ -103,16 +109,39 @@ class AsyncCompletion(WireModel):
 
 
 def valid_host(host: str) -> bool:
-    """A DNS host name (optionally `*.` and a domain), or an IP address; no scheme, port, path or trailing dot."""
-    if len(host) > 253:
+    """An ASCII DNS host name (optionally `*.` and a domain), or an IP address without a zone; no scheme, port,
+    path or trailing dot."""
+    if len(host) > 253 or not host.isascii():
         return False
     if _HOST.fullmatch(host):
         return True
     try:
-        ipaddress.ip_address(host)
+        ipaddress.ip_address(host if "%" not in host else "")
     except ValueError:
         return False
     return True
+
+
+def ascii_form(host: str) -> str | None:
+    """The ASCII (IDNA, `xn--`) form of an internationalised host name as HTTP clients send it, or None when it
+    has none."""
+    wildcard, name = ("*.", host[2:]) if host.startswith("*.") else ("", host)
+    try:
+        return wildcard + idna.encode(name, uts46=True).decode("ascii")
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return None
+
+
+def host_key(host: str) -> str:
+    """What two hosts are compared by: an IP address in its canonical text, a name in ASCII lower case (a
+    non-ASCII name as the HTTP client sends it: its IDNA form)."""
+    try:
+        return ipaddress.ip_address(host).compressed
+    except ValueError:
+        pass
+    if not host.isascii():
+        host = ascii_form(host) or host
+    return fold_case(host)
 
 
 class TargetRateLimit(WireModel):
@@ -124,6 +153,10 @@ class TargetRateLimit(WireModel):
     @field_validator("host")
     @classmethod
     def _host(cls, value: str) -> str:
+        if not value.isascii():
+            written = ascii_form(value)
+            hint = f" ({written!r} here)" if written is not None and valid_host(written) else ""
+            raise ValueError(f"host must be written in ASCII: an internationalised name in its IDNA form{hint}.")
         if not valid_host(value):
             raise ValueError(
                 "host must be a host name such as api.example.com (or *.example.com for its subdomains), or an IP "
@@ -131,26 +164,29 @@ class TargetRateLimit(WireModel):
             )
         return value
 
-    @field_validator("requests_per_second")
+    @field_validator("requests_per_second", mode="before")
     @classmethod
-    def _rate(cls, value: float) -> float:
-        if isinstance(value, bool) or not MIN_REQUESTS_PER_SECOND <= value <= MAX_REQUESTS_PER_SECOND:
+    def _rate(cls, value: object) -> float:
+        # Before pydantic's own parsing, which would read `true` as 1.0 and "5" as 5.0.
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ValueError("requestsPerSecond must be a number from 0.01 to 1000.")
+        if not MIN_REQUESTS_PER_SECOND <= value <= MAX_REQUESTS_PER_SECOND:
             raise ValueError("requestsPerSecond must be a number from 0.01 to 1000.")
         return value
 
 
-MaxConcurrentExecutions = Annotated[int, Field(ge=1, le=MAX_CONCURRENT_EXECUTIONS)]
+MaxConcurrentExecutions = Annotated[int, Field(ge=1, le=MAX_CONCURRENT_EXECUTIONS, strict=True)]
 
 
 def unique_hosts(limits: list[TargetRateLimit] | None) -> list[TargetRateLimit] | None:
-    """The rules, refused when there are too many or two name the same host (hosts ignore case)."""
+    """The rules, refused when there are too many or two name the same host (`host_key`)."""
     if limits is None:
         return None
     if len(limits) > MAX_RATE_LIMITS:
         raise ValueError(f"at most {MAX_RATE_LIMITS} target rate limits.")
     seen: set[str] = set()
     for limit in limits:
-        folded = fold_case(limit.host)
+        folded = host_key(limit.host)
         if folded in seen:
             raise ValueError(f"the host {limit.host} is named twice.")
         seen.add(folded)

@@ -10,6 +10,7 @@ Rules (docs/decisions.md, "Missed runs, backfill, the ledger"):
   and `maxRuns` belong to `All` only;
 - `historyRetention`: the newest `maxEntriesPerJob` entries per job (of its attempts and, apart, of its
   occurrences), none older than `maxAge`; failed ones are kept until `failureMaxAge` whatever the count.
+Their numbers are strict in every api-version (issue 36): `"maxRuns": true` is not 1.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class MissedRunPolicy(WireModel):
             "All only: missed occurrences older than this before now are skipped (default P1D, at most P60D)."
         ),
     )
-    max_runs: Annotated[int, Field(ge=1, le=ALL_MAX_RUNS)] | None = Field(
+    max_runs: Annotated[int, Field(ge=1, le=ALL_MAX_RUNS, strict=True)] | None = Field(
         default=None, alias="maxRuns", description="All only: the most missed occurrences that run (default 10)."
     )
 
@@ -72,7 +73,7 @@ class MissedRunPolicy(WireModel):
 
 
 class HistoryRetention(WireModel):
-    max_entries_per_job: Annotated[int, Field(ge=1, le=RETENTION_MAX_ENTRIES)] | None = Field(
+    max_entries_per_job: Annotated[int, Field(ge=1, le=RETENTION_MAX_ENTRIES, strict=True)] | None = Field(
         default=None, alias="maxEntriesPerJob", description="Newest entries kept per job (1-1000, default 1000)."
     )
     max_age: Duration | None = Field(

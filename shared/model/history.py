@@ -21,10 +21,22 @@ class JobHistoryProperties(WireModel):
     message: str | None = None
     retry_count: int | None = Field(default=None, alias="retryCount")
     repeat_count: int | None = Field(default=None, alias="repeatCount")
-    # Newer api-version only (extensions.py HISTORY_PATHS): the occurrence ledger.
-    occurrence_time: UtcDateTime | None = Field(default=None, alias="occurrenceTime")
-    trigger: OccurrenceTrigger | None = None
-    execution_tag: str | None = Field(default=None, alias="executionTag")
+    # Newer api-version only (versions.py EXTENSIONS): the occurrence ledger's members. The first three also name
+    # an attempt's occurrence in the attempts list (GET .../attempts), equal to that occurrence's ledger entry's.
+    occurrence_time: UtcDateTime | None = Field(
+        default=None,
+        alias="occurrenceTime",
+        description="The occurrence's nominal instant (on an attempt: where its row was written with it).",
+    )
+    trigger: OccurrenceTrigger | None = Field(
+        default=None, description="What made the occurrence (on an attempt: where its row was written with it)."
+    )
+    execution_tag: str | None = Field(
+        default=None,
+        alias="executionTag",
+        description="The occurrence's identity, which its actions carried (x-ms-execution-tag); on an attempt: its "
+        "occurrence's.",
+    )
     reason: LedgerReason | None = None
     attempts: int | None = None
     # Newer api-version only (issue 27): how long the occurrence waited after its instant before its first attempt,

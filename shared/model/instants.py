@@ -10,6 +10,10 @@ dropped. Scheduling stays to the second (the recurrence engine floors every inst
 Hand-written on top of pydantic's parser on purpose: Python's datetime stops at the microsecond. The tick
 rides along on `Instant.extra` (tenths of a microsecond, 0-9), as `Ticks` carries it for durations;
 arithmetic and `replace` give it up (the sub-microsecond part does not matter to scheduling).
+
+An instant sent outside a body (a query parameter, a backfill bound: `parse_instant_text`) is read by the same
+parser, and as strictly: ISO 8601 text alone, no Unix seconds, nothing before or after it (no whitespace, no NUL
+or other control character).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import PlainSerializer, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic import PlainSerializer, TypeAdapter, ValidationError, ValidatorFunctionWrapHandler, WrapValidator
 
 # The fraction of an instant's time of day (`23:55:25.5648511`, or with a comma): its 7th digit is the tick.
 _FRACTION = re.compile(r"\d\d:\d\d:\d\d[.,](\d+)")
@@ -103,3 +107,18 @@ def format_utc(value: datetime) -> str:
 
 
 UtcDateTime = Annotated[datetime, WrapValidator(parse_instant), PlainSerializer(format_utc, return_type=str)]
+
+_TEXT = TypeAdapter(UtcDateTime)
+_DATE_FIRST = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")  # the parser also takes digits alone as Unix seconds
+
+
+def parse_instant_text(text: object) -> datetime:
+    """An ISO 8601 instant given as text outside a body (normalised to UTC, its tick kept); ValueError with the
+    reason otherwise."""
+    if not isinstance(text, str) or not _DATE_FIRST.match(text):
+        raise ValueError("not an ISO 8601 date-time")
+    try:
+        return _TEXT.validate_python(text)
+    except ValidationError as exc:
+        outside = any(e["type"] == "value_error" for e in exc.errors())
+        raise ValueError("outside the years 1 to 9999 in UTC" if outside else "not an ISO 8601 date-time") from None

@@ -28,6 +28,7 @@ DAY = 86_400
 CYCLE_MONTHS = 4_800
 CYCLE_DAYS = 146_097
 _UNIX_ORDINAL = date(1970, 1, 1).toordinal()
+_LAST_ORDINAL = date.max.toordinal()
 _YEAR0_DAY = date(2000, 1, 1).toordinal() - _UNIX_ORDINAL - 5 * CYCLE_DAYS  # day number of 0000-01-01
 
 
@@ -51,12 +52,17 @@ def weekday(day: int) -> int:
 
 
 def civil(day: int) -> tuple[int, int, int]:
-    """(year, month, day-of-month) of a day number, also before year 1 (year 0, -1, ...)."""
-    if day + _UNIX_ORDINAL < 1:  # `date` stops at 0001-01-01; a search may step a day before a startTime there
-        year, month, day_of_month = civil(day + CYCLE_DAYS)
-        return year - 400, month, day_of_month
-    d = date.fromordinal(day + _UNIX_ORDINAL)
-    return d.year, d.month, d.day
+    """(year, month, day-of-month) of a day number, also before year 1 (year 0, -1, ...) and after 9999."""
+    # `date` stops at 0001-01-01 and 9999-12-31; a search near them may step a day past them (a wall clock
+    # ahead of UTC reads year 10000 at 9999-12-31T23:59Z), and the calendar repeats every 400 years.
+    ordinal = day + _UNIX_ORDINAL
+    shift = 0  # whole 400-year cycles moved into date's range (negative: moved back)
+    if ordinal < 1:
+        shift = -((ordinal - 1) // CYCLE_DAYS)
+    elif ordinal > _LAST_ORDINAL:
+        shift = (_LAST_ORDINAL - ordinal) // CYCLE_DAYS
+    d = date.fromordinal(ordinal + shift * CYCLE_DAYS)
+    return d.year - 400 * shift, d.month, d.day
 
 
 def month_index(year: int, month: int) -> int:

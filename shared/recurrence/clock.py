@@ -6,6 +6,12 @@ an instant follows docs/decisions.md: a wall time inside a spring-forward gap
 runs at the first instant after the gap, a repeated wall time runs at its
 first instance. That mapping is monotonic (never decreasing), which lets the
 series search on the wall-clock axis and convert only the answer.
+
+Instants run from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (`FIRST_INSTANT`, `LAST_INSTANT`: what a
+datetime holds). Wall times may lie a few hours beyond (9999-12-31T23:59Z reads 10000-01-01T13:59 in
+Pacific/Kiritimati), where no datetime reaches: within two days of either end a zone's offset is taken as
+the one in force two days inside (no zone changes its clocks in the last days of December or the first
+of January there), so every mapping stays defined up to the calendar's ends.
 """
 
 from __future__ import annotations
@@ -16,7 +22,15 @@ from zoneinfo import ZoneInfo
 
 from .calendar_math import DAY, civil
 
-__all__ = ["UtcClock", "ZoneClock", "ceil_seconds", "floor_seconds", "from_seconds"]
+__all__ = [
+    "FIRST_INSTANT",
+    "LAST_INSTANT",
+    "UtcClock",
+    "ZoneClock",
+    "ceil_seconds",
+    "floor_seconds",
+    "from_seconds",
+]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NAIVE_EPOCH = datetime(1970, 1, 1)
@@ -44,6 +58,17 @@ def floor_seconds(dt: datetime) -> int:
 def ceil_seconds(dt: datetime) -> int:
     """Unix seconds of ``dt`` rounded up to a whole second."""
     return -((_EPOCH - _aware(dt)) // _SECOND)
+
+
+FIRST_INSTANT = floor_seconds(datetime.min)
+LAST_INSTANT = floor_seconds(datetime.max)
+# Where a zone's local time is still a datetime whatever its offset (offsets stay well within a day).
+_SAFE_FIRST = FIRST_INSTANT + 2 * DAY
+_SAFE_LAST = LAST_INSTANT - 2 * DAY
+
+
+def _safe(x: int) -> int:
+    return min(max(x, _SAFE_FIRST), _SAFE_LAST)
 
 
 def from_seconds(x: int) -> datetime:
@@ -78,7 +103,7 @@ class ZoneClock(UtcClock):
         self.zone = zone
 
     def _offset(self, x: int) -> int:
-        return _offset_seconds(datetime.fromtimestamp(x, self.zone))
+        return _offset_seconds(datetime.fromtimestamp(_safe(x), self.zone))
 
     def _transition(self, lo: int, hi: int) -> int:
         """First instant in (lo, hi] with the offset in force at ``hi`` (one change assumed)."""
@@ -95,6 +120,8 @@ class ZoneClock(UtcClock):
         return x + self._offset(x)
 
     def wall_bound(self, x: int) -> int:
+        if x != _safe(x):
+            return x + self._offset(x)
         local = datetime.fromtimestamp(x, self.zone)
         offset = _offset_seconds(local)
         if not local.fold:
@@ -107,6 +134,8 @@ class ZoneClock(UtcClock):
         return change + earlier - 1
 
     def to_instant(self, w: int) -> int:
+        if w != _safe(w):
+            return w - self._offset(w)
         local = (_NAIVE_EPOCH + timedelta(seconds=w)).replace(tzinfo=self.zone)
         before = _offset_seconds(local)
         after = _offset_seconds(local.replace(fold=1))
@@ -120,7 +149,7 @@ class ZoneClock(UtcClock):
         first, last = civil(lo // DAY)[0], civil(hi // DAY)[0]
         return tuple(
             gap
-            for year in range(max(first, 1), min(last, 9998) + 1)
+            for year in range(max(first, 1), min(last, 9999) + 1)
             for gap in _gaps_in_year(self, year)
             if lo <= gap[0] <= hi
         )
@@ -137,7 +166,7 @@ def _gaps_in_year(clock: ZoneClock, year: int) -> tuple[tuple[int, int, int], ..
     # zoneinfo does not expose its transition list, so probe the offset weekly
     # and bisect each change; cached per zone and year.
     lo = floor_seconds(datetime(year, 1, 1, tzinfo=UTC))
-    hi = floor_seconds(datetime(year + 1, 1, 1, tzinfo=UTC))
+    hi = floor_seconds(datetime(year + 1, 1, 1, tzinfo=UTC)) if year < 9999 else LAST_INSTANT
     probes = [*range(lo, hi, _PROBE_STEP), hi]
     found = []
     previous, previous_offset = probes[0], clock._offset(probes[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from .clock import UtcClock, ZoneClock, ceil_seconds, floor_seconds, from_seconds
+from .clock import FIRST_INSTANT, LAST_INSTANT, UtcClock, ZoneClock, ceil_seconds, floor_seconds, from_seconds
 from .errors import RecurrenceError
 from .expansion import expand
 from .model import Recurrence
@@ -15,7 +15,6 @@ __all__ = ["OccurrenceSeries"]
 
 _UTC = UtcClock()
 _NAIVE_EPOCH = datetime(1970, 1, 1)
-_LAST_SECOND = floor_seconds(datetime.max.replace(tzinfo=None)) - 2 * 86_400  # keeps zone offsets in range
 
 
 class OccurrenceSeries:
@@ -37,7 +36,9 @@ class OccurrenceSeries:
     * ``end_time`` is inclusive; with ``count`` too, whichever ends first wins;
     * ``recurrence=None`` is a one-shot series: the single occurrence
       ``start_time`` (``count_origin`` does not apply);
-    * naive datetimes, in arguments and in ``recurrence.end_time``, mean UTC.
+    * naive datetimes, in arguments and in ``recurrence.end_time``, mean UTC;
+    * the calendar ends at 9999-12-31T23:59:59Z: no occurrence lies after it (the search answers None there,
+      as at the end of a finite series), and a ``count`` reaching past it ends nothing.
 
     Raises :class:`RecurrenceError` for an invalid recurrence, an ``endTime``
     before ``start_time``, or a schedule that can never fire for this start.
@@ -99,10 +100,11 @@ class OccurrenceSeries:
         if self._pattern is None:
             return self._start if x < self._start else None
         x = max(x, self._start - 1)
-        slot = self._pattern.next_slot(self._clock.wall_bound(x))
-        if slot is None or slot > _LAST_SECOND:
+        if x >= LAST_INSTANT:
             return None
-        return self._clock.to_instant(slot)
+        slot = self._pattern.next_slot(self._clock.wall_bound(x))
+        instant = None if slot is None else self._clock.to_instant(slot)
+        return None if instant is None or instant > LAST_INSTANT else instant
 
     def _upto(self, x: int) -> int | None:
         """Last occurrence <= x, not before startTime."""
@@ -110,7 +112,7 @@ class OccurrenceSeries:
             return self._start if x >= self._start else None
         if x < self._start:
             return None
-        slot = self._pattern.prev_slot(self._clock.wall_bound(min(x, _LAST_SECOND)))
+        slot = self._pattern.prev_slot(self._clock.wall_bound(min(x, LAST_INSTANT)))
         if slot is None:
             return None
         instant = self._clock.to_instant(slot)
@@ -136,10 +138,9 @@ class OccurrenceSeries:
         pattern, clock = self._pattern, self._clock
         rank = pattern.rank(clock.wall_bound(self._origin - 1)) + k
         while True:
-            slot = pattern.select(rank)
-            if slot > _LAST_SECOND:
+            instant = clock.to_instant(pattern.select(rank))
+            if instant > LAST_INSTANT:
                 return None
-            instant = clock.to_instant(slot)
             found = self._count(self._origin, instant)
             if found >= k:
                 return instant
@@ -203,10 +204,13 @@ class OccurrenceSeries:
         if pattern is None or not isinstance(clock, ZoneClock):
             return None
         x = floor_seconds(occurrence)
+        wall_seconds = clock.wall(x)
+        if not FIRST_INSTANT <= wall_seconds <= LAST_INSTANT:
+            return None  # a wall time beyond the calendar's ends, where no zone changes its clocks
         for _, first_skipped, after in clock.gaps(x, x):
             if pattern.rank(after - 1) - pattern.rank(first_skipped - 1) > 0:
                 return "gap"
-        wall = (_NAIVE_EPOCH + timedelta(seconds=clock.wall(x))).replace(tzinfo=clock.zone)
+        wall = (_NAIVE_EPOCH + timedelta(seconds=wall_seconds)).replace(tzinfo=clock.zone)
         if wall.utcoffset() != wall.replace(fold=1).utcoffset():
             return "fold"
         return None

@@ -35,11 +35,24 @@ def load_zone(name: object) -> ZoneInfo:
         raise RecurrenceError("timeZone", "timeZone must be a non-empty IANA time zone name")
     # Only IANA names: ZoneInfo also opens host files such as "localtime", whose meaning varies by machine.
     if name not in _iana_names():
-        raise RecurrenceError("timeZone", f"unknown time zone {name!r}: use an IANA name such as 'Europe/London'")
+        raise RecurrenceError("timeZone", f"unknown time zone {name!r}: {_zone_hint(name)}")
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
         raise RecurrenceError("timeZone", f"unknown time zone {name!r}") from exc
+
+
+def _zone_hint(name: str) -> str:
+    """What to write instead: the IANA name differing only in case, or how to turn a Windows zone name into one."""
+    folded = {known.casefold(): known for known in _iana_names()}
+    if (known := folded.get(name.strip().casefold())) is not None:
+        return f"names are case-sensitive: did you mean {known!r}?"
+    if name.strip().endswith(" Standard Time"):
+        return (
+            "a Windows zone name; use its IANA name (Unicode CLDR's windowsZones table maps them: "
+            "'W. Europe Standard Time' is 'Europe/Berlin')"
+        )
+    return "use an IANA name such as 'Europe/London'"
 
 
 # Files a system zone directory holds beside the IANA zones; available_timezones() may list them.

@@ -13,6 +13,7 @@ from datetime import datetime
 from azure.core.exceptions import ResourceExistsError
 
 from ..settings import ConfigurationError, Settings
+from ..timings import Timings
 from .claims import Claim, ClaimStore, Expired
 from .clients import queue_service, table_service
 from .collections import CollectionStore
@@ -64,6 +65,9 @@ class Store:
     queue: OccurrenceQueue
     dispatch: DispatchQueue
     role_assignments: RoleAssignmentStore
+    # The settings' timings (shared/timings.py): the queues and claims apply them, and every component built over
+    # the store (dispatcher, executor, leases) reads them here, so one process runs on one set.
+    timings: Timings
 
     # Every table of every storage account (ensure_ready creates them); empty means the repositories' own.
     tables: tuple[Table, ...] = ()
@@ -99,7 +103,7 @@ class Store:
         jobs = [JobStore(table(a, "Jobs"), keyring, expectations) for a in range(len(services))]
         due = [DueIndex(table(a, "Due"), state, settings.due_shards, a) for a in range(len(services))]
         history = [HistoryStore(table(a, "History")) for a in range(len(services))]
-        claims = [ClaimStore(table(a, "AttemptClaims")) for a in range(len(services))]
+        claims = [ClaimStore(table(a, "AttemptClaims"), settings.timings) for a in range(len(services))]
         limits = table(0, "Limits")
         single = len(services) == 1
         return cls(
@@ -111,12 +115,14 @@ class Store:
             queue=OccurrenceQueue(
                 queues.get_queue_client(settings.occurrence_queue, **base64_text()),
                 queues.get_queue_client(f"{settings.occurrence_queue}-poison", **base64_text()),
+                settings.timings,
             ),
-            dispatch=DispatchQueue(queues.get_queue_client(settings.dispatch_queue, **base64_text())),
+            dispatch=DispatchQueue(queues.get_queue_client(settings.dispatch_queue, **base64_text()), settings.timings),
             role_assignments=RoleAssignmentStore(table(0, "RoleAssignments")),
+            timings=settings.timings,
             tables=tuple(made),
             expectations=expectations,
-            gates=ConcurrencyGates(limits),
+            gates=ConcurrencyGates(limits, settings.timings),
             pacers=HostPacers(limits),
         )
 

@@ -8,11 +8,14 @@ A claim names its runner: the delivery (queue message) that took it. Per deliver
 - another runner's live lease: a concurrent duplicate; stop;
 - another runner's expired lease: that runner may be dead (`try_claim` says `Expired`). It is taken over
   (`take_over`) only once it is provably gone: its lease is not renewed during one more renewal period
-  (TAKEOVER_WAIT, which the caller waits out, all of a batch's expired claims at once) while this worker
-  reaches storage (a live runner renews every RENEW_EVERY and retries every second when storage comes
-  back). The takeover is ETag-guarded, so only one worker wins.
+  (`takeover_wait`, which the caller waits out, all of a batch's expired claims at once) while this worker
+  reaches storage (a live runner renews every `renew_every` and retries every `renewal_retry` when storage
+  comes back). The takeover is ETag-guarded, so only one worker wins.
 A live runner renews its lease (see `renew`), so a crashed worker's attempt is taken over within
-LEASE + TAKEOVER_WAIT of its last renewal, and a slow attempt keeps its claim for as long as it runs.
+`claim_lease` + `takeover_wait` of its last renewal, and a slow attempt keeps its claim for as long as it runs.
+The timings are the settings' (shared/timings.py: by default a 6 s lease renewed every 2 s, so a dead runner's
+attempts come back about 10 s after its last renewal, its watchdog's second included: short, so what a crash
+held runs again within seconds (issue 23), long enough that a runner alive on a busy machine renews well inside).
 
 Layout: a claim is a row of its job's collection partition (the jobs table's partition key), keyed
 `<job>|<claim id>`, so the claims of a batch are taken (`claim_each`) and renewed (`renew_group`) in one
@@ -29,23 +32,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from ..keys import JobKey
+from ..timings import Timings
 from .history import delete_rows
 from .keys import job_partition, job_rows, job_rows_end
 from .tables import ConcurrencyError, Table, as_datetime, grouped
 from .transaction import MAX_OPERATIONS
-
-# A dead runner's attempts come back LEASE + 1 s (its watchdog) + TAKEOVER_WAIT after its last renewal,
-# about 10 s: short, so what a crash held runs again within seconds (issue 23), long enough that a runner
-# alive on a busy machine renews well inside it.
-LEASE = timedelta(seconds=6)
-RENEW_EVERY = 2.0  # seconds; a third of the lease, so two renewals may fail before the lease runs out
-# How long a claimant watches an expired lease before taking it: longer than a renewal period, so a runner
-# that is alive (for instance, retrying its bookkeeping through a storage outage; a failed renewal is retried
-# every second) shows itself first.
-TAKEOVER_WAIT = RENEW_EVERY + 1.0
 
 
 @dataclass(frozen=True)
@@ -98,8 +92,9 @@ def claim_groups(items: Iterable[tuple[JobKey, str]]) -> list[list[tuple[JobKey,
 
 
 class ClaimStore:
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, timings: Timings) -> None:
         self.table = table
+        self.lease = timings.claim_lease  # a claim taken without a lease of its own holds this long
 
     def _entity(self, job: JobKey, claim_id: str, runner: str, lease_until: datetime) -> dict[str, object]:
         return {
@@ -114,8 +109,8 @@ class ClaimStore:
         self, job: JobKey, claim_id: str, now: datetime, runner: str = "", lease_until: datetime | None = None
     ) -> Claim | Expired | None:
         """The claim if `runner` may run the attempt now; None if it ran or is running elsewhere; Expired when
-        another runner's lease ran out (`take_over` after TAKEOVER_WAIT)."""
-        entity = self._entity(job, claim_id, runner, lease_until or now + LEASE)
+        another runner's lease ran out (`take_over` after `takeover_wait`)."""
+        entity = self._entity(job, claim_id, runner, lease_until or now + self.lease)
         for _ in range(3):
             try:
                 return Claim(job, claim_id, self.table.insert(entity), runner)
@@ -135,7 +130,7 @@ class ClaimStore:
         return None
 
     def take_over(self, expired: Expired, lease_until: datetime) -> Claim | None:
-        """After TAKEOVER_WAIT: the claim, when nobody wrote it meanwhile (a live runner would have renewed it);
+        """After `takeover_wait`: the claim, when nobody wrote it meanwhile (a live runner would have renewed it);
         None when it was renewed, finished or taken by another worker."""
         entity = self._entity(expired.job, expired.claim_id, expired.runner, lease_until)
         again = self.table.get(claim_partition(expired.job), claim_row(expired.job, expired.claim_id))

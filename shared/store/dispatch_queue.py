@@ -8,9 +8,11 @@ traceparent of the tick that sent it), Base64 like every queue the app triggers 
 Handling one is idempotent (entries already dispatched are gone, stale ones are dropped), so a
 duplicate or a redelivery after a crash costs one partition query and changes nothing.
 
-A task sent `guarded` is preceded by its watchdog: a hidden copy, visible TASK_WATCHDOG_AFTER later, that the
-task's handler takes over (shared/leases.py), so a host dying with the task in hand hides its entries for
-seconds, not for the host's ten-minute receive visibility.
+A task sent `guarded` is preceded by its watchdog: a hidden copy, visible `task_watchdog_after` later (10 s; the
+timings are the settings', shared/timings.py), that the task's handler takes over (shared/leases.py) and renews
+every `renew_every` while it lives: long enough for a busy handler to take it over, short enough that the minute a
+dead host was dispatching ahead is dispatched well before it begins; so a host dying with the task in hand hides
+its entries for seconds, not for the host's ten-minute receive visibility.
 """
 
 from __future__ import annotations
@@ -19,18 +21,13 @@ import contextlib
 import json
 import math
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
 
 from azure.core.exceptions import ResourceExistsError
 from azure.storage.queue import QueueClient
 
 from ..telemetry.propagation import current_traceparent
+from ..timings import Timings
 from .queue import Receipt
-
-# A dispatch task's watchdog turns visible this long after it was sent or last renewed (every RENEW_EVERY
-# while its handler lives): long enough for a busy handler to take it over, short enough that the minute a
-# dead host was dispatching ahead is dispatched well before it begins.
-TASK_WATCHDOG_AFTER = timedelta(seconds=10)
 
 
 class MalformedTask(ValueError):
@@ -88,8 +85,12 @@ class ShardTask:
 
 
 class DispatchQueue:
-    def __init__(self, client: QueueClient) -> None:
+    def __init__(self, client: QueueClient, timings: Timings) -> None:
         self.client = client  # made with queue.base64_text(), as the occurrence queue's
+        self.watchdog_after = timings.task_watchdog_after.total_seconds()
+        # A task nobody took by then is not lost: every tick also sweeps the buckets behind its window for entries
+        # left there (Dispatcher.fan_out).
+        self.time_to_live = math.ceil(timings.dispatch_task_ttl.total_seconds())
 
     def ensure_exists(self) -> None:
         with contextlib.suppress(ResourceExistsError):
@@ -97,18 +98,20 @@ class DispatchQueue:
 
     def send(self, task: ShardTask, guarded: bool = True, delay: float = 0.0) -> None:
         """Enqueue a task, visible after `delay` seconds; `guarded`: after its watchdog, which the task names
-        (visible TASK_WATCHDOG_AFTER after the task)."""
+        (visible `task_watchdog_after` after the task)."""
         if guarded:
-            watchdog = self.send_hidden(task, delay + TASK_WATCHDOG_AFTER.total_seconds()).reference()
+            watchdog = self.send_hidden(task, delay + self.watchdog_after).reference()
             task = replace(task, watchdog=watchdog)
-        # An hour to live: a task nobody took by then is not lost, because every tick also sweeps the
-        # buckets behind its window for entries left there (Dispatcher.fan_out).
-        self.client.send_message(task.to_json(), visibility_timeout=math.ceil(delay) or None, time_to_live=3600)
+        self.client.send_message(
+            task.to_json(), visibility_timeout=math.ceil(delay) or None, time_to_live=self.time_to_live
+        )
 
     def send_hidden(self, task: ShardTask, seconds: float) -> Receipt:
         """A copy of the task (naming no watchdog) visible only after `seconds`: a watchdog; its receipt."""
         sent = self.client.send_message(
-            replace(task, watchdog=None).to_json(), visibility_timeout=math.ceil(seconds), time_to_live=3600
+            replace(task, watchdog=None).to_json(),
+            visibility_timeout=math.ceil(seconds),
+            time_to_live=self.time_to_live,
         )
         return Receipt(sent.id, sent.pop_receipt)
 

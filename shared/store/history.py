@@ -209,6 +209,8 @@ def _entity(record: HistoryRecord) -> Entity:
         "Message": record.message,
         "RetryCount": record.retry_count,
         "RepeatCount": record.repeat_count,
+        # The occurrence the attempt belongs to (its ledger row's): the newer api-version's attempts show it.
+        **({"Occurrence": record.occurrence, "Trigger": record.trigger} if record.occurrence is not None else {}),
     }
 
 
@@ -228,6 +230,8 @@ def _record(job: JobKey, e: Entity) -> HistoryRecord:
         retry_count=int(e.get("RetryCount", 0)),
         repeat_count=int(e.get("RepeatCount", 0)),
         history_id=str(e["RowKey"]).split("|", 1)[-1],
+        occurrence=as_datetime(e.get("Occurrence")),  # None on a note, and on rows written before it was kept
+        trigger=str(e.get("Trigger") or "schedule"),
     )
 
 

@@ -28,7 +28,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from ..jobstate.concurrency import (
-    SLOT_LEASE,
     Acquired,
     GateState,
     Lease,
@@ -40,6 +39,7 @@ from ..jobstate.concurrency import (
 )
 from ..jobstate.pacing import pace
 from ..keys import CollectionKey
+from ..timings import Timings
 from .keys import escape, job_partition
 from .tables import ConcurrencyError, Entity, Table, as_int, int64
 
@@ -119,17 +119,19 @@ def gate_entity(state: GateState) -> Entity:
 class ConcurrencyGates:
     """One gate per collection: its maxConcurrentExecutions held across every instance."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, timings: Timings) -> None:
         self.table = table
+        self.slot_lease = timings.slot_lease
+        self.waiter_lease = timings.waiter_lease
 
     def acquire(
         self, collection: CollectionKey, limit: int, requests: Sequence[SlotRequest], now: datetime
     ) -> Acquired:
-        """Slots for the requests (attempts about to start): the granted ones hold a slot for SLOT_LEASE; the
-        others are told their place in the line, which they keep for WAITER_LEASE (ask again before it ends)."""
+        """Slots for the requests (attempts about to start): the granted ones hold a slot for `slot_lease`; the
+        others are told their place in the line, which they keep for `waiter_lease` (ask again before it ends)."""
 
         def change(entity: Entity | None) -> tuple[Entity, Acquired]:
-            done = acquire(gate_state(entity), limit, requests, now)
+            done = acquire(gate_state(entity), limit, requests, now, self.slot_lease, self.waiter_lease)
             return gate_entity(done.state), done
 
         return _update(self.table, _GATE, job_partition(collection), change)[0]
@@ -147,7 +149,8 @@ class ConcurrencyGates:
         gone = list(done)
 
         def change(entity: Entity | None) -> tuple[Entity, Acquired]:
-            answer = acquire(released(gate_state(entity), gone, now), limit, requests, now)
+            state = released(gate_state(entity), gone, now)
+            answer = acquire(state, limit, requests, now, self.slot_lease, self.waiter_lease)
             return gate_entity(answer.state), answer
 
         return _update(self.table, _GATE, job_partition(collection), change)[0]
@@ -162,13 +165,14 @@ class ConcurrencyGates:
         _update(self.table, _GATE, job_partition(collection), change)
 
     def renew(
-        self, collection: CollectionKey, holders: Iterable[str], now: datetime, lease_for: timedelta = SLOT_LEASE
+        self, collection: CollectionKey, holders: Iterable[str], now: datetime, lease_for: timedelta | None = None
     ) -> frozenset[str]:
-        """The holders' slots held for `lease_for` more; the holders whose slot had lapsed meanwhile."""
+        """The holders' slots held for `lease_for` (else `slot_lease`) more; the holders whose slot had lapsed
+        meanwhile."""
         wanted = list(holders)
 
         def change(entity: Entity | None) -> tuple[Entity, frozenset[str]]:
-            state, lost = renewed(gate_state(entity), wanted, now, lease_for)
+            state, lost = renewed(gate_state(entity), wanted, now, self.slot_lease if lease_for is None else lease_for)
             return gate_entity(state), lost
 
         return _update(self.table, _GATE, job_partition(collection), change)[0]

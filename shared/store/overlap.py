@@ -5,8 +5,9 @@ Why on the job's row and not a row of its own: the executor reads the job before
 recorder writes it after every attempt (its counters, under its ETag, in transactions of up to 100 jobs of a
 collection), so checking the marker costs nothing, and the release at an occurrence's end rides on the write
 that ends it (`jobstate.ended` applied in the same change). Only the start of an occurrence of a job whose
-policy is not Allow costs one more write of the job (`OverlapMarkers.begin`); Allow jobs (the default) keep no
-marker and pay nothing. A row of its own would cost a read per attempt and a write per end for every job.
+policy is not Allow (or of one a Skip or BufferOne override queued) costs one more write of the job
+(`OverlapMarkers.begin`); the other occurrences of Allow jobs (the default) keep no marker and pay nothing. A row
+of its own would cost a read per attempt and a write per end for every job.
 
 Stored as one compact JSON property of the job row, `Overlap` (overlap_codec.py).
 """

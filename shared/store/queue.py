@@ -1,19 +1,23 @@
 """The occurrence queue: the dispatcher and the API put occurrences here; the queue trigger runs them.
 
 Messages are Base64, the Functions host's default `messageEncoding`. Each carries an occurrence batch
-(shared/occurrence.py) and is made visible EARLY_VISIBILITY before its due second, so the executor has read
-and claimed the batch's occurrences when the second comes and only fires them then. The queue caps visibility at
-7 days; a message due later runs early, sees that, and is sent again for the rest (see executor).
+(shared/occurrence.py) and is made visible `early_visibility` before its due second (5 s; the timings are the
+settings', shared/timings.py): the trigger's poller (which backs off to its maxPollingInterval on an empty queue)
+finds it, and the executor reads the jobs and claims a herd of a thousand (two storage round trips each, side by
+side) before the second; then it sleeps off the rest. The queue caps visibility at 7 days; a message due later
+runs early, sees that, and is sent again for the rest (see executor).
 
 Every batch due within those 7 days is preceded by its watchdog (shared/leases.py): a hidden copy, visible
-WATCHDOG_AFTER past the batch's last second, whose receipt the batch carries. Its first delivery takes the
-copy over (renews it while it runs, deletes it at the end), so it costs what a watchdog sent by the
-executor costs, and it also covers the time before any worker holds the batch: a receive whose answer was
-lost hides the batch for the host's ten minutes, but not its watchdog. The watchdog's own receive may be
-lost too; so before it goes a *backstop*, a second copy visible BACKSTOP_AFTER past the batch's second,
-which the batch and the watchdog both name and whichever delivery runs the batch deletes at its end. Two
-lost receives in a row cost a batch BACKSTOP_AFTER, not ten minutes. A batch costs three sends (backstop,
-watchdog, batch) and, at its end, two deletes besides the host's own.
+`watchdog_after` past the batch's last second (`watchdog_margin` after the claims' leases would run out
+unrenewed, claims.py, so whoever receives it finds them expired), whose receipt the batch carries. Its first
+delivery takes the copy over (renews it while it runs, deletes it at the end), so it costs what a watchdog sent by
+the executor costs, and it also covers the time before any worker holds the batch: a receive whose answer was
+lost hides the batch for the host's ten minutes, but not its watchdog. The watchdog's own receive may be lost too;
+so before it goes a *backstop*, a second copy visible `backstop_after` past the batch's second (well after the
+watchdog would have run the batch, well inside the minute a batch whose receive and whose watchdog's receive were
+both lost may wait, issue 23), which the batch and the watchdog both name and whichever delivery runs the batch
+deletes at its end. Two lost receives in a row cost a batch `backstop_after`, not ten minutes. A batch costs three
+sends (backstop, watchdog, batch) and, at its end, two deletes besides the host's own.
 """
 
 from __future__ import annotations
@@ -28,22 +32,11 @@ from azure.core.exceptions import ResourceExistsError
 from azure.storage.queue import QueueClient, TextBase64DecodePolicy, TextBase64EncodePolicy
 
 from ..occurrence import OccurrenceBatch, OccurrenceMessage
-from .claims import LEASE
+from ..timings import Timings
 
 Sendable = OccurrenceMessage | OccurrenceBatch
 
 MAX_VISIBILITY = timedelta(days=7) - timedelta(minutes=1)
-# Messages turn visible this much before they are due: the trigger's poller (which backs off to its
-# maxPollingInterval on an empty queue) finds them, and the executor reads the jobs and claims a herd of a
-# thousand (two storage round trips each, side by side) before the second; then it sleeps off the rest.
-EARLY_VISIBILITY = timedelta(seconds=5)
-# A watchdog turns visible this long after its batch's (last) second: one second after the claims' leases
-# would run out unrenewed (claims.py), so whoever receives it finds them expired.
-WATCHDOG_AFTER = LEASE + timedelta(seconds=1)
-# The backstop turns visible this long after the batch's (last) second: well after the watchdog would have
-# run the batch (WATCHDOG_AFTER, plus a takeover's few seconds), well inside the minute a batch whose receive
-# and whose watchdog's receive were both lost may wait (issue 23).
-BACKSTOP_AFTER = timedelta(seconds=20)
 
 
 def base64_text() -> dict[str, Any]:
@@ -52,22 +45,23 @@ def base64_text() -> dict[str, Any]:
     return {"message_encode_policy": TextBase64EncodePolicy(), "message_decode_policy": TextBase64DecodePolicy()}
 
 
-def watchdog_delay(batch: OccurrenceBatch, now: datetime) -> float:
-    """Seconds from `now` that a batch's watchdog stays hidden: WATCHDOG_AFTER past its last second, or past
-    now when that has gone (where the claims' leases then end, plus a second)."""
-    return (max(batch.last_due, now) + WATCHDOG_AFTER - now).total_seconds()
+def watchdog_delay(batch: OccurrenceBatch, now: datetime, timings: Timings) -> float:
+    """Seconds from `now` that a batch's watchdog stays hidden: `watchdog_after` past its last second, or past
+    now when that has gone (where the claims' leases then end, plus the watchdog's margin)."""
+    return (max(batch.last_due, now) + timings.watchdog_after - now).total_seconds()
 
 
-def backstop_delay(batch: OccurrenceBatch, now: datetime) -> float:
-    """Seconds from `now` that a batch's backstop stays hidden: BACKSTOP_AFTER past its last second or now."""
-    return (max(batch.last_due, now) + BACKSTOP_AFTER - now).total_seconds()
+def backstop_delay(batch: OccurrenceBatch, now: datetime, timings: Timings) -> float:
+    """Seconds from `now` that a batch's backstop stays hidden: `backstop_after` past its last second or now."""
+    return (max(batch.last_due, now) + timings.backstop_after - now).total_seconds()
 
 
 class OccurrenceQueue:
-    def __init__(self, client: QueueClient, poison: QueueClient) -> None:
+    def __init__(self, client: QueueClient, poison: QueueClient, timings: Timings) -> None:
         """Both clients made with `base64_text()`."""
         self.client = client
         self.poison_client = poison
+        self.timings = timings
 
     def ensure_exists(self) -> None:
         for client in (self.client, self.poison_client):
@@ -82,11 +76,13 @@ class OccurrenceQueue:
         """Enqueue, visible just before `message.due` (at once when that has passed), never expiring; within
         7 days, after its backstop and its watchdog (the batch names both)."""
         batch = message.bare() if isinstance(message, OccurrenceBatch) else OccurrenceBatch((message,))
-        delay = min(max(batch.due - now - EARLY_VISIBILITY, timedelta(0)), MAX_VISIBILITY)
+        delay = min(max(batch.due - now - self.timings.early_visibility, timedelta(0)), MAX_VISIBILITY)
         # A batch due beyond 7 days hops back (executor) and is sent anew, with its copies, nearer its second.
-        if backstop_delay(batch, now) <= MAX_VISIBILITY.total_seconds():
-            backstop = self.send_hidden(batch, backstop_delay(batch, now)).reference()
-            watchdog = self.send_hidden(replace(batch, backstop=backstop), watchdog_delay(batch, now)).reference()
+        hidden = backstop_delay(batch, now, self.timings)
+        if hidden <= MAX_VISIBILITY.total_seconds():
+            backstop = self.send_hidden(batch, hidden).reference()
+            watchdog_in = watchdog_delay(batch, now, self.timings)
+            watchdog = self.send_hidden(replace(batch, backstop=backstop), watchdog_in).reference()
             batch = replace(batch, watchdog=watchdog, backstop=backstop)
         self.client.send_message(batch.to_json(), visibility_timeout=int(delay.total_seconds()), time_to_live=-1)
 

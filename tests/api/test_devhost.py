@@ -25,7 +25,7 @@ def hosted(azurite, monkeypatch) -> Iterator[LocalHost]:
     suffix = uuid.uuid4().hex[:10]
     monkeypatch.setenv("AzureWebJobsStorage", azurite.connection_string)
     monkeypatch.setenv("SCHEDULER_TABLE_PREFIX", f"h{suffix}")
-    monkeypatch.setenv("SCHEDULER_ALLOW_PRIVATE_TARGETS", "true")
+    monkeypatch.setenv("SCHEDULER_PRIVATE_TARGETS", "loopback")
     monkeypatch.setenv("SCHEDULER_AUTH", "none")  # the routing of every operation; keys: tests/operate/test_key_mode.py
     with LocalHost(REPO, load_settings=False) as host:
         yield host

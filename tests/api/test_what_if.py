@@ -136,6 +136,27 @@ def test_what_if_needs_the_newer_api_version_and_a_boolean(rt: Runtime) -> None:
     assert storage(rt) == before
 
 
+def test_count_and_from_without_what_if_are_refused_and_nothing_is_written(rt: Runtime) -> None:
+    """They shape a what-if's occurrences only: a write carried out would ignore them, so it is refused."""
+    body = {"properties": {"action": ACTION, "recurrence": {"frequency": "Hour"}}}
+    before = storage(rt)
+    for method, name in (("PUT", "x"), ("PATCH", "existing")):
+        for query in ({"count": "5"}, {"from": "2026-03-02T00:00:00Z"}, {"whatIf": "false", "count": "5"}):
+            answer = call(
+                rt,
+                "Jobs_CreateOrUpdate" if method == "PUT" else "Jobs_Patch",
+                method,
+                name,
+                body,
+                query={**NEWER, **query},
+            )
+            assert answer.status == 400, (method, query, answer.body)
+            assert answer.body["error"]["message"].startswith(next(iter(set(query) - {"whatIf"})))
+    assert storage(rt) == before
+    kept = call(rt, "Jobs_CreateOrUpdate", "PUT", "x", body, query={"api-version": "2016-03-01", "count": "5"})
+    assert kept.status == 201  # the old service never knew them and ignored unknown query parameters
+
+
 @settings(
     max_examples=25,
     deadline=None,

@@ -15,7 +15,8 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 # Lowest first. A unit is a top-level module or package of shared/.
 FLOORS: list[set[str]] = [
-    {"keys", "clock", "errors", "model", "recurrence", "settings", "retry"},  # values and rules of the wire
+    # values and rules of the wire
+    {"keys", "clock", "errors", "model", "recurrence", "settings", "timings", "private_targets", "retry"},
     {"telemetry", "wire_members"},  # telemetry records only what it is handed
     {"records", "occurrence"},
     {"jobstate"},  # what a job becomes: pure

@@ -116,7 +116,7 @@ def scheduler(azurite, issuer: LocalIssuer) -> Iterator[Scheduler]:
     with pytest.MonkeyPatch.context() as env:
         env.setenv("AzureWebJobsStorage", azurite.connection_string)
         env.setenv("SCHEDULER_TABLE_PREFIX", f"auth{uuid.uuid4().hex[:10]}")
-        env.setenv("SCHEDULER_ALLOW_PRIVATE_TARGETS", "true")
+        env.setenv("SCHEDULER_PRIVATE_TARGETS", "loopback")
         for name, value in issuer.environment(OWNER).items():
             env.setenv(name, value)
         with LocalHost(REPO, load_settings=False) as host:

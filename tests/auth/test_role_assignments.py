@@ -164,3 +164,12 @@ def test_without_authentication_the_api_still_manages_assignments(runtime: Runti
     assert put.status == 201 and put.body["properties"]["createdBy"] is None
     got = api.handle("RoleAssignments_Get", api.ApiRequest("GET", url, route, ROLES_API), runtime)
     assert got.status == 200 and got.body == put.body
+
+
+def test_a_list_cap_or_offset_it_would_not_apply_is_refused(scheduler: Scheduler) -> None:
+    """The list pages by nextLink only: a `$top` or `$skip` would be ignored (a client asking for 5 would get 100
+    and no nextLink), so each is a 400 naming it."""
+    for name, value in (("$top", "5"), ("$skip", "1"), ("$TOP", "5")):
+        answer = scheduler.as_(OWNER, "GET", f"/subscriptions/{SUB}/{ASSIGNMENTS}", params={**ROLES_API, name: value})
+        assert answer.status_code == 400, (name, answer.text)
+        assert name.lower() in answer.json()["error"]["message"].lower()

@@ -82,8 +82,8 @@ def test_webapp_shaped_template_imports_with_set_for_reference(cli, host_url: st
     ]
     # The quickstart's retryPolicy under request is ignored by the API (so the job retries 4 x 30 s): said.
     assert (
-        "warning: resources[2].resources[0].properties.action.request.retryPolicy: not a member of HttpRequest, "
-        "so the API ignores it (did you mean 'properties.action.retryPolicy'?)"
+        "warning: resources[2].resources[0].properties.action.request.retryPolicy: not a member of HttpRequest: "
+        "2016-03-01 ignores it, the newer api-version refuses it (did you mean 'properties.action.retryPolicy'?)"
     ) in what_if.stderr
 
     applied = _rows(cli("-o", "json", *args))

@@ -35,9 +35,11 @@ def test_jobs_create_and_update_warn_about_ignored_members(cli, tmp_path: Path) 
     created = cli("jobs", "create", "-g", RG, "-c", JC, "-n", "typo", "-f", str(job))
     assert created.exit_code == 1
     assert created.stderr.splitlines()[:2] == [
-        "warning: properties.recurence: not a member of JobProperties, so the API ignores it "
+        "warning: properties.recurence: not a member of JobProperties: 2016-03-01 ignores it, "
+        "the newer api-version refuses it "
         "(did you mean 'recurrence'?)",
-        "warning: properties.action.request.retryPolicy: not a member of HttpRequest, so the API ignores it "
+        "warning: properties.action.request.retryPolicy: not a member of HttpRequest: 2016-03-01 ignores it, "
+        "the newer api-version refuses it "
         "(did you mean 'properties.action.retryPolicy'?)",
     ]
     assert "properties.recurence: the member is not part of JobProperties" in created.stderr  # refused: 400
@@ -62,7 +64,7 @@ def test_collections_create_from_a_file_warns_too(cli, tmp_path: Path) -> None:
     made = cli("collections", "create", "-g", RG, "-c", "members-file", "-f", str(body))
     assert made.exit_code == 1
     assert made.stderr.startswith(
-        "warning: properties.quota.maxJobs: not a member of JobCollectionQuota, so the "
-        "API ignores it (did you mean 'maxJobCount'?)\n"
+        "warning: properties.quota.maxJobs: not a member of JobCollectionQuota: 2016-03-01 ignores it, "
+        "the newer api-version refuses it (did you mean 'maxJobCount'?)\n"
     )
     assert "properties.quota.maxJobs: the member is not part of JobCollectionQuota" in made.stderr

@@ -126,7 +126,8 @@ def test_job_page_runs_now_and_shows_the_new_history_entry(site: str, browser) -
     lateness = _cell(browser.find_element(By.ID, "history-table"), "Lateness")
     assert lateness.endswith(" s") and abs(float(lateness[:-2]) - late) < 0.051, (lateness, late)
     chart = browser.find_element(By.CSS_SELECTOR, "#history svg[role='img']")
-    assert "1 attempts: 1 succeeded" in chart.find_element(By.TAG_NAME, "desc").get_attribute("textContent")
+    summary = chart.find_element(By.TAG_NAME, "desc").get_attribute("textContent")
+    assert "1 attempt of 1 occurrence: 1 succeeded" in summary
     assert browser.find_element(By.ID, "status").text.startswith("New history entry: Completed")
     screenshot(browser, "console-job")
 

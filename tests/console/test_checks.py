@@ -63,8 +63,16 @@ def test_limits_are_the_plans_tightened_by_the_quota() -> None:
         "minInterval": "1 hour",
         "minIntervalSeconds": 3600,
         "outboundAuthentication": False,
+        "retention": {"maxEntriesPerJob": 1000, "maxAge": "P60D", "failureMaxAge": "P60D"},
+        "words": {
+            "jobs": "5 (the Free plan)",
+            "recurrence": "at most once every 1 hour",
+            "auth": "not allowed on the Free plan",
+            "retention": "the newest 1000 entries per job, none older than 60 days",
+        },
     }
     assert (standard["sku"], standard["maxJobs"], standard["minInterval"]) == ("Standard", 50, "1 minute")
     assert (premium["maxJobs"], premium["minInterval"]) == (1000, "2 hours")  # a quota never loosens the plan
+    assert premium["words"]["jobs"] == "1000 (the P20Premium plan)"
     assert wrong["error"]["code"] == "BadRequest" and wrong["error"]["message"].startswith("collections[3].properties")
     assert _post("limits", {"collections": "no"})[0] == 400

@@ -156,7 +156,8 @@ def test_the_api_refusal_is_shown_at_the_field_and_the_json_tab_warns(site: str,
     )
     warned = wait_until(lambda: browser.find_element(By.CSS_SELECTOR, "#job-json-warnings li"), what="the warning")
     assert warned.text == (
-        "properties.recurence: not a member of JobProperties, so the API ignores it (did you mean 'recurrence'?)"
+        "properties.recurence: not a member of JobProperties: 2016-03-01 ignores it, "
+        "the newer api-version refuses it (did you mean 'recurrence'?)"
     )
     screenshot(browser, "console-job-form-json-warning")
     browser.find_element(By.ID, "tab-form").click()  # the JSON's document drives the form again: no recurrence

@@ -1,13 +1,14 @@
-"""A shard's occurrences due within BATCH_SPAN of each other share one queue message (a steady load spread over the
-seconds then costs a message, a watchdog and a backstop per few seconds, not per second), up to BATCH_MAX each;
-a same-second herd is still cut into messages of BATCH_MAX, and every occurrence keeps its own second."""
+"""A shard's occurrences due within the batch span (shared/timings.py `batch_span`) of each other share one queue
+message (a steady load spread over the seconds then costs a message, a watchdog and a backstop per few seconds, not
+per second), up to BATCH_MAX each; a same-second herd is still cut into messages of BATCH_MAX, and every occurrence
+keeps its own second."""
 
 from __future__ import annotations
 
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from shared.dispatcher import BATCH_SPAN, Dispatcher
+from shared.dispatcher import Dispatcher
 from shared.keys import JobKey
 from shared.occurrence import BATCH_MAX, OccurrenceBatch, OccurrenceMessage, batches
 from shared.runtime import Runtime
@@ -49,7 +50,7 @@ def test_a_tick_queues_a_shards_spread_seconds_in_messages_of_batch_span(setting
     rt = Runtime.create(dataclasses.replace(settings, due_shards=1), clock)
     make_collection(rt)
     first = clock.now().replace(second=0, microsecond=0) + timedelta(minutes=2, seconds=10)
-    per_message = int(BATCH_SPAN.total_seconds()) + 1
+    per_message = int(rt.settings.timings.batch_span.total_seconds()) + 1
     for n in range(2 * per_message):
         due = first + timedelta(seconds=n)
         body = {"properties": {"startTime": due.isoformat(), "action": HTTP_ACTION}}

@@ -9,19 +9,21 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.dispatcher import SPREAD_MARGIN, Dispatcher, spread_delay
+from shared.dispatcher import Dispatcher, spread_delay
 from shared.keys import CollectionKey
 from shared.occurrence import OccurrenceMessage
 from shared.records import JobRecord
 from shared.runtime import Runtime
 from shared.store import DispatchQueue, JobStore, OccurrenceQueue, Store, bucket_of
 from shared.store.dispatch_queue import ShardTask
+from shared.timings import Timings
 from tests.support.clock import ManualClock
 from tests.support.scheduler_client import JC, RG, SUB, call, drain_dispatch, make_collection
 
 ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
 JOBS = 40
-# A message per due second, as a tick sends with no BATCH_SPAN: the queue's message count then counts occurrences.
+# A message per due second, as a tick sends with no batch span (shared/timings.py `batch_span`): the queue's
+# message count then counts occurrences.
 PER_SECOND = timedelta(0)
 
 
@@ -215,15 +217,16 @@ def test_lowering_the_shard_count_strands_no_entry(rt, clock, settings) -> None:
 def test_the_minute_ahead_turns_visible_shard_by_shard_leaving_a_margin_before_it() -> None:
     tick = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
     ahead, current = bucket_of(tick + timedelta(minutes=1)), bucket_of(tick)
-    spread = timedelta(seconds=30)
-    assert [spread_delay(ahead, shard, 4, tick, spread) for shard in range(4)] == [0.0, 7.5, 15.0, 22.5]
-    # A tick 20 s late spreads over what leaves SPREAD_MARGIN before the minute ahead begins.
+    spread, margin = timedelta(seconds=30), Timings().spread_margin
+    assert [spread_delay(ahead, shard, 4, tick, spread, margin) for shard in range(4)] == [0.0, 7.5, 15.0, 22.5]
+    # A tick 20 s late spreads over what leaves the margin before the minute ahead begins.
     late = tick + timedelta(seconds=20)
-    room = (timedelta(seconds=40) - SPREAD_MARGIN).total_seconds()
-    assert [spread_delay(ahead, shard, 4, late, spread) for shard in range(4)] == [room * s / 4 for s in range(4)]
-    assert spread_delay(ahead, 3, 4, tick + timedelta(seconds=40), spread) == 0.0  # too late to spread
-    assert spread_delay(current, 3, 4, tick, spread) == 0.0  # the minute running now (the overlap): at once
-    assert spread_delay(ahead, 3, 4, tick, timedelta(0)) == 0.0
+    room = (timedelta(seconds=40) - margin).total_seconds()
+    spread_late = [spread_delay(ahead, shard, 4, late, spread, margin) for shard in range(4)]
+    assert spread_late == [room * s / 4 for s in range(4)]
+    assert spread_delay(ahead, 3, 4, tick + timedelta(seconds=40), spread, margin) == 0.0  # too late to spread
+    assert spread_delay(current, 3, 4, tick, spread, margin) == 0.0  # the minute running now (the overlap): at once
+    assert spread_delay(ahead, 3, 4, tick, timedelta(0), margin) == 0.0
 
 
 def test_a_spread_tick_hides_later_shards_and_still_dispatches_everything_once(settings, clock: ManualClock) -> None:

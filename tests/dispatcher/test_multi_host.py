@@ -41,7 +41,7 @@ def hosts(tmp_path: Path) -> Iterator[list[str]]:
                     **os.environ,
                     "AzureWebJobsStorage": azurite.connection_string,
                     "SCHEDULER_DUE_SHARDS": "4",
-                    "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+                    "SCHEDULER_PRIVATE_TARGETS": "loopback",
                     "SCHEDULER_TABLE_PREFIX": "multihost",
                 }
                 log = (tmp_path / f"host{i}.log").open("w")

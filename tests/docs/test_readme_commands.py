@@ -72,7 +72,10 @@ def test_the_first_job_block_runs_as_written(host_url: str, tmp_path: Path) -> N
     assert "exit code 1" in out
     assert out.count("create ") >= 3 and out.count("created ") >= 3  # the sample template: what-if, then for real
     assert "echo: POST /ping -> 200 OK (job ping)" in ran.stderr
-    assert (tmp_path / "my-jobs.json").exists() and "Traceback" not in ran.stderr
+    assert "Traceback" not in ran.stderr
+    # The block writes its files in a folder of its own (mktemp -d), never in the checkout it runs from.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".venv", "devhost", "docs"]
+    assert re.search(r"Exported job collection my-jobs and \d+ jobs? to \S+/my-jobs\.json", out)
     assert "Backfill of ping: queued" in out and out.count("T09:00:00Z") >= 4  # Mondays and Fridays of 14 days
 
 

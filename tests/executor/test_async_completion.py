@@ -19,6 +19,7 @@ from shared.actions import Accepted, ActionRunner, ExecutionContext
 from shared.keys import JobKey
 from shared.model import PREVIEW_API_VERSION, JobAction, JobExecutionStatus
 from shared.occurrence import OccurrenceMessage, Trigger
+from shared.private_targets import PrivateTargets
 from shared.runtime import Runtime
 from shared.settings import Settings
 from tests.executor.peers.servers import Hit, Server, serve
@@ -173,7 +174,7 @@ def test_a_location_the_egress_guard_refuses_fails_with_a_clear_message(settings
     """The guard's own policy (private targets not allowed): the poll is refused before any packet is sent."""
     listener = serve(lambda hit: (200, {}, b""))
     try:
-        runner = ActionRunner.from_settings(replace(settings, allow_private_targets=False))
+        runner = ActionRunner.from_settings(replace(settings, private_targets=PrivateTargets()))
         action = JobAction.model_validate(
             {
                 "type": "Https",
@@ -260,6 +261,7 @@ def test_an_azure_async_operation_is_polled_until_its_status_body_says_it_ended(
         (b"{}", False, True),
         (b"not json", False, True),
         (b'["a list"]', False, True),
+        (b"[" * 2000, False, True),  # nested past the JSON parser's depth (RecursionError): unreadable, not a crash
     ],
 )
 def test_an_azure_async_operation_status_body_decides(

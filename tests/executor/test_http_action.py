@@ -9,6 +9,7 @@ from dataclasses import replace
 from shared.actions.base import MAX_BODY_BYTES
 from shared.actions.http import HttpTarget
 from shared.model import JobErrorAction
+from shared.private_targets import PrivateTargets
 from shared.settings import Settings
 from tests.executor.peers.servers import serve
 from tests.executor.peers.tls import TestCA
@@ -80,22 +81,25 @@ def test_a_slow_target_times_out(settings: Settings) -> None:
     assert result.message == "Http Action - Request to host '127.0.0.1' timed out after 0.5 s"
 
 
-def test_connection_refused_is_a_failed_attempt(settings: Settings) -> None:
+def test_connection_refused_is_a_failed_attempt_that_says_nothing_listens(settings: Settings) -> None:
     server = serve(lambda hit: (200, {}, b""))
     url = server.url
     server.close()
     result = HttpTarget(settings).run(http_action(url), context())
     assert not result.succeeded
-    assert result.message == "Http Action - Request to host '127.0.0.1' failed: ConnectionError"
+    assert result.message == (
+        "Http Action - Request to host '127.0.0.1' failed: "
+        "ConnectionError (connection refused: nothing listens on the target's port)"
+    )
 
 
 def test_private_targets_are_refused_unless_allowed(settings: Settings, http_target) -> None:
-    strict = HttpTarget(replace(settings, allow_private_targets=False))
+    strict = HttpTarget(replace(settings, private_targets=PrivateTargets()))
     for url in (http_target.url, http_target.url.replace("127.0.0.1", "localhost")):
         result = strict.run(http_action(url), context())
         assert not result.succeeded
         assert "was refused" in result.message and "resolves to an internal address" in result.message
-        assert "SCHEDULER_ALLOW_PRIVATE_TARGETS=true" in result.message
+        assert "the entry 'loopback'" in result.message and "SCHEDULER_PRIVATE_TARGETS allows it" in result.message
     assert http_target.requests == []  # refused before a byte was sent
     assert HttpTarget(settings).run(http_action(http_target.url), context()).succeeded
 

@@ -1,9 +1,10 @@
 """An attempt that outlives its claim's lease runs once: its runner renews the lease (and hides its watchdog)
 while the action runs, so neither a duplicate delivery nor the watchdog takes the attempt over.
 
-Real Azurite, a real local HTTP target that answers after LEASE + TAKEOVER_WAIT + a margin: were the renewal
-broken, a duplicate arriving just after the first lease ran out would take the attempt over (after watching
-it unrenewed for TAKEOVER_WAIT) while the first action still runs, and the target would see two requests.
+Real Azurite, a real local HTTP target that answers after the claim's lease + the takeover's wait + a margin
+(shared/timings.py): were the renewal broken, a duplicate arriving just after the first lease ran out would take
+the attempt over (after watching it unrenewed for the takeover's wait) while the first action still runs, and the
+target would see two requests.
 A second runtime plays a second host polling the same queue.
 """
 
@@ -20,13 +21,13 @@ from azure.storage.queue import QueueMessage
 from shared.occurrence import OccurrenceBatch
 from shared.runtime import Runtime
 from shared.settings import Settings
-from shared.store.claims import LEASE, TAKEOVER_WAIT
-from shared.store.queue import WATCHDOG_AFTER
+from shared.timings import Timings
 from tests.executor.peers.servers import Server, ok, serve
 from tests.executor.support import history, job_status, make_collection, put_job
 
+TIMINGS = Timings()  # the settings fixture's
 # Only as long as a broken renewal needs to show: the takeover's wait ends before the action does.
-ACTION_SECONDS = LEASE.total_seconds() + TAKEOVER_WAIT + 2.0
+ACTION_SECONDS = (TIMINGS.claim_lease + TIMINGS.takeover_wait).total_seconds() + 2.0
 
 
 class SecondHost:
@@ -113,14 +114,14 @@ def test_an_attempt_longer_than_its_lease_runs_once_despite_duplicates_and_its_w
         # under the first lease, one just after that lease would have run out without its renewals.
         _sleep_until(due + timedelta(seconds=2))
         first.store.queue.client.send_message(message.content)
-        _sleep_until(due + LEASE + timedelta(seconds=0.5))
+        _sleep_until(due + TIMINGS.claim_lease + timedelta(seconds=0.5))
         first.store.queue.client.send_message(message.content)
         runner.join(ACTION_SECONDS + 30)
         assert not runner.is_alive()
         first.store.queue.client.delete_message(message)  # the host deletes a message that succeeded
-        # A watchdog left behind turns visible WATCHDOG_AFTER past the last renewal, which came at most
-        # RENEW_EVERY before the end: the second host, still polling, would receive it by then.
-        time.sleep(WATCHDOG_AFTER.total_seconds() + 1.0)
+        # A watchdog left behind turns visible `watchdog_after` past the last renewal, which came at most
+        # `renew_every` before the end: the second host, still polling, would receive it by then.
+        time.sleep(TIMINGS.watchdog_after.total_seconds() + 1.0)
     finally:
         second.stop()
         runner.join(30)

@@ -12,8 +12,8 @@ from dataclasses import replace
 import pytest
 
 from shared.actions.http import HttpTarget
-from shared.actions.network import is_internal
 from shared.model import JobErrorAction
+from shared.private_targets import PrivateTargets, is_internal
 from shared.settings import Settings
 from tests.executor.peers.raw import AcceptCounter
 from tests.executor.peers.servers import ok, serve, server_tls
@@ -56,7 +56,7 @@ def listener() -> Iterator[AcceptCounter]:
 
 @pytest.fixture
 def guarded(settings: Settings) -> HttpTarget:
-    return HttpTarget(replace(settings, allow_private_targets=False))
+    return HttpTarget(replace(settings, private_targets=PrivateTargets()))
 
 
 def test_no_loopback_spelling_gets_a_connection_with_the_guard_on(guarded: HttpTarget, listener: AcceptCounter) -> None:
@@ -102,7 +102,7 @@ def test_the_listener_does_count_when_private_targets_are_allowed(settings: Sett
 
 def test_oauth_token_endpoints_are_guarded_the_same_way(settings: Settings, listener: AcceptCounter) -> None:
     authority = f"http://127.1:{listener.port}"
-    target = HttpTarget(replace(settings, allow_private_targets=False, aad_authority_host=authority))
+    target = HttpTarget(replace(settings, private_targets=PrivateTargets(), aad_authority_host=authority))
     auth = {
         "type": "ActiveDirectoryOAuth",
         "tenant": "contoso.onmicrosoft.com",

@@ -52,7 +52,9 @@ def occurrence(at: datetime, generation: int) -> OccurrenceMessage:
 
 def mark_running(rt: Runtime, message: OccurrenceMessage, now: datetime) -> None:
     """`message`'s first attempt marked its occurrence running, and its runner is still at its action (or died)."""
-    decided, _ = rt.store.overlap.begin(KEY, ref_of(message), now, marker_until(message.due))
+    decided, _ = rt.store.overlap.begin(
+        KEY, ref_of(message), now, marker_until(message.due, rt.settings.timings.running_lease)
+    )
     assert decided.turn == Turn.RUN
 
 
@@ -76,7 +78,7 @@ def test_a_waiter_whose_release_was_lost_runs_from_its_fallback_copy_when_its_pl
     mark_running(rt, first, first.due)  # then its runner vanished: no end, so no release, ever
     # The next occurrence, delivered late (so its fallback copy is due within seconds of real time): it waits.
     second = occurrence(T, generation)
-    clock.current = marker_until(T) - timedelta(seconds=2)
+    clock.current = marker_until(T, rt.settings.timings.running_lease) - timedelta(seconds=2)
     rt.executor.run(second)
     assert target.hits == []
     assert ledger(rt)[T].status == JobExecutionStatus.WAITING

@@ -18,6 +18,7 @@ import pytest
 from shared.actions.outbound import Deadline, OutboundError, exchange
 from shared.executor.wire_turns import WireTurns
 from shared.jobstate import window_of
+from shared.private_targets import PrivateTargets
 from tests.executor.peers.servers import ok, serve
 
 
@@ -36,7 +37,7 @@ def send(port: int, method: str, body: bytes | None, turn: object) -> None:
             "/paced",
             {},
             body,
-            allow_private=True,
+            private_targets=PrivateTargets.parse("loopback"),
             ssl_context=ssl.create_default_context(),
             deadline=Deadline(30),
             max_body=100,
@@ -103,7 +104,7 @@ def test_turns_under_one_rule_reach_the_target_spaced_and_in_slot_order() -> Non
             f"/{i:02d}",
             {},
             b"x",
-            allow_private=True,
+            private_targets=PrivateTargets.parse("loopback"),
             ssl_context=ssl.create_default_context(),
             deadline=Deadline(60),
             max_body=100,

@@ -84,7 +84,8 @@ def test_a_bad_or_missing_sas_fails_without_leaking_it(settings: Settings) -> No
     forged = sas.replace("sig=", "sig=AAAA")
     target = StorageQueueTarget(settings)
     result = target.run(queue_action(name, forged), context())
-    assert result.message.endswith("failed: 403 AuthenticationFailed") and "sig=" not in result.message
+    assert "failed: 403 AuthenticationFailed. Locally, `scheduler local queue-sas " in result.message
+    assert "sig=" not in result.message and forged.split("sig=")[1] not in result.message
     assert not target.run(queue_action(name, None), context()).succeeded
     assert read_back(settings, name) == []
 

@@ -21,10 +21,13 @@ from shared.keys import JobKey
 from shared.model import JobProperties, OverlapPolicy
 from shared.occurrence import Trigger, execution_id
 from shared.records import JobRecord, OccurrenceRef
+from shared.timings import Timings
 
 T0 = datetime(2026, 3, 4, 10, 0, tzinfo=UTC)
 KEY = JobKey("sub", "rg", "jc", "slow")
 MINUTE = timedelta(minutes=1)
+SECOND = timedelta(seconds=1)
+LEASE = Timings().running_lease  # a running occurrence's marker, as the settings hold it by default
 
 
 def job(policy: str | None) -> JobRecord:
@@ -77,13 +80,13 @@ def run_timeline(policy: str | None) -> dict[str, Any]:
         now = T0 + timedelta(seconds=second)
         if kind == "end":
             in_flight -= 1
-            done = jobstate.ended(record, ref(occurrence).execution_id, now, jobstate.marker_until(now))
+            done = jobstate.ended(record, ref(occurrence).execution_id, now, jobstate.marker_until(now, LEASE))
             record = done.job or record
             if done.released is not None:  # its writer queues it at once: it starts now
                 heapq.heappush(queue, (second, 1, "start", done.released.occurrence))
             continue
         if kind == "due":
-            decision = jobstate.begun(record, ref(occurrence), now, jobstate.marker_until(now))
+            decision = jobstate.begun(record, ref(occurrence), now, jobstate.marker_until(now, LEASE))
             record = decision.job or record
             if decision.turn == Turn.SKIP:
                 skipped.append(int((occurrence - T0).total_seconds()))
@@ -91,7 +94,7 @@ def run_timeline(policy: str | None) -> dict[str, Any]:
             if decision.turn == Turn.BUFFER:
                 continue
         else:  # a released occurrence starts: it is the running one already, and its begun says so
-            assert jobstate.begun(record, ref(occurrence), now, jobstate.marker_until(now)).turn == Turn.RUN
+            assert jobstate.begun(record, ref(occurrence), now, jobstate.marker_until(now, LEASE)).turn == Turn.RUN
         started[int((occurrence - T0).total_seconds())] = second
         in_flight += 1
         most = max(most, in_flight)
@@ -138,12 +141,12 @@ def test_a_redelivery_runs_on_and_a_lapsed_marker_frees_the_job() -> None:
 
 def test_a_retry_extends_the_marker_and_only_its_end_releases_the_waiting_one() -> None:
     record = job("BufferOne")
-    record = jobstate.begun(record, ref(T0), T0, jobstate.marker_until(T0)).job or record
+    record = jobstate.begun(record, ref(T0), T0, jobstate.marker_until(T0, LEASE)).job or record
     extended = jobstate.extended(record, ref(T0).execution_id, T0 + timedelta(hours=1))
     assert extended is not None and extended.overlap.running[0].until == T0 + timedelta(hours=1)
     assert jobstate.extended(extended, ref(T0).execution_id, T0) is None  # already held longer
     later = T0 + timedelta(minutes=10)  # its retry waits; the next occurrence is due
-    buffered = jobstate.begun(extended, ref(later), later, jobstate.marker_until(later))
+    buffered = jobstate.begun(extended, ref(later), later, jobstate.marker_until(later, LEASE))
     assert buffered.turn == Turn.BUFFER and buffered.job is not None
     assert buffered.job.overlap.waiting is not None
     assert jobstate.begun(buffered.job, ref(later), later, later).turn == Turn.BUFFER  # asks again: still waits
@@ -164,8 +167,16 @@ def test_overrides_and_rewrites() -> None:
     buffered = ref(T0 + 2 * MINUTE, Trigger.BACKFILL, OverlapPolicy.BUFFER_ONE)
     waits = jobstate.begun(decision.job, buffered, T0 + 2 * MINUTE, T0 + 2 * MINUTE).job
     assert waits is not None and waits.overlap.waiting is not None
-    # An Allow job keeps no marker, so an override finds nothing running.
-    assert jobstate.begun(job(None), ref(T0, Trigger.RUN_NOW, OverlapPolicy.SKIP), T0, T0).job is None
+    # On an Allow job, an override keeps the marker for its occurrences: the next one it overrides sees it; an
+    # occurrence without an override (or with Allow) neither marks itself nor is held back.
+    allow = job(None)
+    assert jobstate.begun(allow, ref(T0, Trigger.SCHEDULE), T0, T0 + MINUTE).job is None
+    assert jobstate.begun(allow, ref(T0, Trigger.RUN_NOW, OverlapPolicy.ALLOW), T0, T0 + MINUTE).job is None
+    first = jobstate.begun(allow, ref(T0, Trigger.BACKFILL, OverlapPolicy.SKIP), T0, T0 + MINUTE)
+    assert first.turn == Turn.RUN and first.job is not None and len(first.job.overlap.running) == 1
+    second = ref(T0 + SECOND, Trigger.BACKFILL, OverlapPolicy.SKIP)
+    assert jobstate.begun(first.job, second, T0 + SECOND, T0 + MINUTE).turn == Turn.SKIP
+    assert jobstate.begun(first.job, ref(T0 + SECOND), T0 + SECOND, T0 + MINUTE) == jobstate.Begun(Turn.RUN, None)
     # A rewrite keeps what runs and drops what waits (it was queued for the old definition).
     rewritten = jobstate.written(KEY, waits.properties, waits.state, waits, T0 + 3 * MINUTE, T0)
     assert rewritten.overlap.running == waits.overlap.running and rewritten.overlap.waiting is None
@@ -185,36 +196,38 @@ def test_the_ledger_names_a_skip_and_a_wait() -> None:
 
 
 def test_settled_ends_or_extends_in_the_recorders_change() -> None:
-    record = jobstate.begun(job("BufferOne"), ref(T0), T0, jobstate.marker_until(T0)).job
+    record = jobstate.begun(job("BufferOne"), ref(T0), T0, jobstate.marker_until(T0, LEASE)).job
     assert record is not None
     record = jobstate.begun(record, ref(T0 + MINUTE), T0 + MINUTE, T0 + MINUTE).job
     assert record is not None and record.overlap.waiting is not None
     retry_due = T0 + timedelta(minutes=30)
-    held = jobstate.settled(record, ref(T0).execution_id, False, retry_due, T0 + MINUTE)
+    held = jobstate.settled(record, ref(T0).execution_id, False, retry_due, T0 + MINUTE, LEASE)
     assert held.released is None and held.job is not None
-    assert held.job.overlap.running[0].until == jobstate.marker_until(retry_due)
-    assert jobstate.settled(record, ref(T0).execution_id, False, None, T0).job is None
-    done = jobstate.settled(held.job, ref(T0).execution_id, True, None, T0 + 2 * MINUTE)
+    assert held.job.overlap.running[0].until == jobstate.marker_until(retry_due, LEASE)
+    assert jobstate.settled(record, ref(T0).execution_id, False, None, T0, LEASE).job is None
+    done = jobstate.settled(held.job, ref(T0).execution_id, True, None, T0 + 2 * MINUTE, LEASE)
     assert done.released == ref(T0 + MINUTE)
 
 
 def test_a_lost_waiter_lapses_instead_of_blocking_the_job() -> None:
     record = jobstate.begun(job("BufferOne"), ref(T0), T0, T0 + timedelta(hours=2)).job  # a long run
     assert record is not None
-    record = jobstate.begun(record, ref(T0 + MINUTE), T0 + MINUTE, jobstate.marker_until(T0 + MINUTE)).job
+    record = jobstate.begun(record, ref(T0 + MINUTE), T0 + MINUTE, jobstate.marker_until(T0 + MINUTE, LEASE)).job
     assert record is not None and record.overlap.waiting is not None
     # It keeps its place as long as the running one's marker holds (two hours here), asking again or not.
     assert record.overlap.waiting.until == T0 + timedelta(hours=2)
     later = T0 + 2 * MINUTE
-    assert jobstate.begun(record, ref(later), later, jobstate.marker_until(later)).turn == Turn.SKIP  # one waits
-    again = jobstate.begun(record, ref(T0 + MINUTE), later, jobstate.marker_until(later))  # the waiter asks again
+    assert jobstate.begun(record, ref(later), later, jobstate.marker_until(later, LEASE)).turn == Turn.SKIP  # one waits
+    again = jobstate.begun(
+        record, ref(T0 + MINUTE), later, jobstate.marker_until(later, LEASE)
+    )  # the waiter asks again
     assert again.turn == Turn.BUFFER and again.job is None  # nothing to change
     longer = jobstate.extended(record, ref(T0).execution_id, T0 + timedelta(hours=3))  # a retry an hour later
     assert longer is not None and longer.overlap.waiting is not None
     assert longer.overlap.waiting.until == T0 + timedelta(hours=3)  # held as long as what it waits for
     lost = T0 + timedelta(hours=2, minutes=1)  # the runner vanished, and the waiter's message was lost too
-    decision = jobstate.begun(record, ref(lost), lost, jobstate.marker_until(lost))
+    decision = jobstate.begun(record, ref(lost), lost, jobstate.marker_until(lost, LEASE))
     assert decision.turn == Turn.RUN and decision.job is not None
     assert [r.ref for r in decision.job.overlap.running] == [ref(lost)] and decision.job.overlap.waiting is None
-    done = jobstate.ended(record, ref(T0).execution_id, lost, jobstate.marker_until(lost))
+    done = jobstate.ended(record, ref(T0).execution_id, lost, jobstate.marker_until(lost, LEASE))
     assert done.released is None and done.job is not None and not done.job.overlap  # nothing lapsed is promoted

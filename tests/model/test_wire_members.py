@@ -46,7 +46,8 @@ def test_every_unknown_member_is_named_by_its_path_with_what_was_meant() -> None
         ),  # the 2016-03-01 swagger spells it so
     ]  # case-insensitive names, read-only members (id, status) and free-form maps (headers) are not unknown
     assert unknown_members(JOB, SCHEMAS, "JobDefinition")[0].message() == (
-        "properties.recurence: not a member of JobProperties, so the API ignores it (did you mean 'recurrence'?)"
+        "properties.recurence: not a member of JobProperties: 2016-03-01 ignores it, "
+        "the newer api-version refuses it (did you mean 'recurrence'?)"
     )
 
 

@@ -70,14 +70,14 @@ def test_scheduler_settings() -> None:
         {
             "AzureWebJobsStorage": "UseDevelopmentStorage=true",
             "REGION_NAME": "West Europe",
-            "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+            "SCHEDULER_PRIVATE_TARGETS": "loopback",
             "SCHEDULER_QUEUE_ENDPOINT": "http://127.0.0.1:10001/{account}",
         }
     )
     assert settings.region == "West Europe"
-    assert settings.allow_private_targets
+    assert settings.private_targets.loopback
     assert settings.queue_endpoint_template == "http://127.0.0.1:10001/{account}"
-    assert not Settings.from_environment({"AzureWebJobsStorage": "UseDevelopmentStorage=true"}).allow_private_targets
+    assert not Settings.from_environment({"AzureWebJobsStorage": "UseDevelopmentStorage=true"}).private_targets.loopback
 
 
 def test_the_dispatch_spread_is_whole_seconds_up_to_thirty() -> None:

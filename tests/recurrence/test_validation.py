@@ -78,6 +78,8 @@ START = datetime(2024, 1, 10, 12, 25, tzinfo=UTC)
         (Recurrence(F.DAY, time_zone="Mars/Olympus_Mons"), "timeZone", "unknown time zone"),
         (Recurrence(F.DAY, time_zone="../../etc/passwd"), "timeZone", "unknown time zone"),
         (Recurrence(F.DAY, time_zone=""), "timeZone", "IANA"),
+        (Recurrence(F.DAY, time_zone="europe/berlin"), "timeZone", "did you mean 'Europe/Berlin'?"),
+        (Recurrence(F.DAY, time_zone="W. Europe Standard Time"), "timeZone", "a Windows zone name; use its IANA"),
     ],
 )
 def test_invalid_recurrence(recurrence: Recurrence, path: str, message: str) -> None:

@@ -33,7 +33,7 @@ def host(azurite: Azurite, second_azurite: Azurite, tmp_path: Path) -> Iterator[
         **os.environ,
         "AzureWebJobsStorage": azurite.connection_string,
         "SCHEDULER_STORAGE_ACCOUNTS": second_azurite.connection_string,
-        "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+        "SCHEDULER_PRIVATE_TARGETS": "loopback",
         "SCHEDULER_TABLE_PREFIX": f"h{uuid.uuid4().hex[:8]}",
         "SCHEDULER_AUTH": "none",
     }

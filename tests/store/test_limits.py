@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from shared.jobstate import SlotRequest, Turn
-from shared.jobstate.concurrency import SLOT_LEASE, GateState, Lease, Waiter
+from shared.jobstate.concurrency import GateState, Lease, Waiter
 from shared.keys import CollectionKey, JobKey
 from shared.model import JobProperties, OverlapPolicy
 from shared.occurrence import Trigger, execution_id
@@ -77,7 +77,7 @@ def test_a_crashed_instances_slots_come_back_and_the_line_is_kept(stores: list[S
     assert first.acquire(COLLECTION, 1, [SlotRequest("crashed", NOW)], NOW).granted == ("crashed",)
     waits = second.acquire(COLLECTION, 1, [SlotRequest("next", NOW + timedelta(seconds=1))], NOW)
     assert waits.waiting == {"next": 1}
-    later = NOW + SLOT_LEASE + timedelta(seconds=1)  # the crashed instance never renewed nor released
+    later = NOW + stores[0].timings.slot_lease + timedelta(seconds=1)  # the crashed instance never renewed nor released
     assert second.acquire(COLLECTION, 1, [SlotRequest("next", NOW)], later).granted == ("next",)
     assert second.renew(COLLECTION, ["next", "crashed"], later) == frozenset({"crashed"})
 

@@ -131,7 +131,7 @@ def crash_environment(azurite: Azurite, table_prefix: str, **settings: str) -> d
     return {
         **os.environ,
         "AzureWebJobsStorage": azurite.connection_string,
-        "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+        "SCHEDULER_PRIVATE_TARGETS": "loopback",
         "SCHEDULER_TABLE_PREFIX": table_prefix,
         "PYTHONUNBUFFERED": "1",
         **settings,

@@ -24,7 +24,7 @@ def local_host(azurite: Azurite, **settings: str) -> Iterator[str]:
         **os.environ,
         "AzureWebJobsStorage": azurite.connection_string,
         "SCHEDULER_TABLE_PREFIX": f"h{uuid.uuid4().hex[:10]}",
-        "SCHEDULER_ALLOW_PRIVATE_TARGETS": "true",
+        "SCHEDULER_PRIVATE_TARGETS": "loopback",
         "REGION_NAME": "local",
         **settings,
     }

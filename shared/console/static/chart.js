@@ -1,6 +1,7 @@
-// Runs over time as inline SVG: x = when the attempt started, y = lateness (start minus expected);
-// success, failure and other outcomes differ in shape as well as colour, and the chart carries a text
-// summary for screen readers (the table below it holds every value).
+// Attempts over time as inline SVG (every attempt: the first, each retry, the error action): x = when it
+// started, y = lateness (start minus when it was due); success, failure and other outcomes differ in shape as
+// well as colour, and the chart carries a text summary for screen readers (the table below it holds every
+// value). Its counts are attempts, as the job's counters are.
 import { h, seconds, when } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -19,14 +20,18 @@ function mark(x, y, status, label) {
   return s("rect", { x: x - 4, y: y - 4, width: 8, height: 8, fill: "#8a8a8a" }, title);
 }
 
-export function historyChart(entries) {
-  const runs = entries.map((e) => e.properties || {}).filter((p) => p.startTime)
+export function historyChart(groups) {
+  const runs = groups.flatMap((g) => g.attempts).map((e) => e.properties || {}).filter((p) => p.startTime)
     .map((p) => ({ ...p, at: Date.parse(p.startTime),
-      late: p.expectedExecutionTime ? Date.parse(p.startTime) - Date.parse(p.expectedExecutionTime) : 0 }));
+      // A backfilled occurrence's instant is in the past by design: its start says nothing of lateness.
+      late: p.expectedExecutionTime && p.trigger !== "Backfill"
+        ? Date.parse(p.startTime) - Date.parse(p.expectedExecutionTime) : 0 }));
   const ok = runs.filter((r) => r.status === "Completed").length;
   const failed = runs.filter((r) => r.status === "Failed").length;
   const worst = runs.reduce((m, r) => Math.max(m, r.late), 0);
-  const summary = `${runs.length} attempts: ${ok} succeeded, ${failed} failed, ${runs.length - ok - failed} other;`
+  const occurrences = groups.filter((g) => g.attempts.length).length;
+  const summary = `${runs.length} attempt${runs.length === 1 ? "" : "s"} of ${occurrences} occurrence`
+    + `${occurrences === 1 ? "" : "s"}: ${ok} succeeded, ${failed} failed, ${runs.length - ok - failed} other;`
     + ` largest lateness ${seconds(worst)}.`;
   const figure = h("figure", {});
   if (!runs.length) {
@@ -40,7 +45,7 @@ export function historyChart(entries) {
   const y = (late) => H - PAD.bottom - (Math.max(0, late) / yMax) * (H - PAD.top - PAD.bottom);
   const svg = s("svg", { class: "chart", viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img",
     "aria-labelledby": "chart-title chart-desc" },
-  s("title", { id: "chart-title" }, "Runs over time and their lateness"),
+  s("title", { id: "chart-title" }, "Attempts over time and their lateness"),
   s("desc", { id: "chart-desc" }, summary),
   s("line", { x1: PAD.left, y1: H - PAD.bottom, x2: W - PAD.right, y2: H - PAD.bottom, stroke: "#8a8a8a" }),
   s("line", { x1: PAD.left, y1: PAD.top, x2: PAD.left, y2: H - PAD.bottom, stroke: "#8a8a8a" }),
@@ -50,7 +55,7 @@ export function historyChart(entries) {
   s("text", { x: PAD.left, y: H - 12, "font-size": 11 }, when(new Date(t0).toISOString())),
   s("text", { x: W - PAD.right, y: H - 12, "font-size": 11, "text-anchor": "end" }, when(new Date(t1).toISOString())),
   ...runs.map((r) => mark(x(r.at), y(r.late), r.status,
-    `${when(r.startTime)}: ${r.status || "?"} (${r.actionName || "action"}), late ${seconds(r.late)}`)));
+    `${when(r.startTime)}: ${r.status || "?"} (${r.actionName || "action"}, retry ${r.retryCount || 0}), late ${seconds(r.late)}`)));
   figure.append(svg,
     h("figcaption", { class: "legend" }, h("span", {}, "● completed"), h("span", {}, "✕ failed"),
       h("span", {}, "■ other (postponed, callback)"), h("span", {}, summary)));

@@ -1,14 +1,16 @@
 // Create or edit a job with a form: its state, action (type and fields, headers, body, authentication),
-// retry policy, error action, schedule, overlap policy and spread window, with a live preview of the next occurrences from the engine; the
-// JSON as an advanced tab. Both tabs edit one document, which is PUT as it stands. The API validates it: its
-// error is shown at the field (or, in the JSON tab, at the line) of the property it names. The JSON tab also
-// lists every member the API would ignore (it ignores unknown members, as the old service did). Secrets left
-// out of an edit are kept by the API.
+// retry policy, error action, schedule, overlap policy and spread window, success expectation and missed-run
+// policy, with a live preview of the next occurrences from the engine; the JSON as an advanced tab. Both tabs
+// edit one document, which is PUT as it stands; a new job's name already taken is refused (that PUT would
+// replace the job). The API validates it: its error is shown at the field (or, in the JSON tab, at the line) of
+// the property it names. The JSON tab also lists every member the API would ignore (it ignores unknown members,
+// as the old service did). Secrets left out of an edit are kept by the API.
 import { ApiFailure, call, consoleBase, unknownMembers } from "./api.js";
 import { announce, h, show } from "./dom.js";
 import { locate } from "./json-locate.js";
 import { actionFields, retryFields } from "./form-action.js";
 import { put } from "./form-fields.js";
+import { expectFields } from "./form-expect.js";
 import { overlapFields } from "./form-overlap.js";
 import { schedulePreview, scheduleFields } from "./form-schedule.js";
 
@@ -121,7 +123,8 @@ export async function renderJobForm(ids, jobName) {
         h("label", {}, toggle, " When the action fails after its retries, run another action"),
         ...(errorAction ? actionFields(ctx, ["properties", "action", "errorAction"], "error", true) : [])),
       h("fieldset", { id: "schedule-set" }, h("legend", {}, "Schedule"), ...scheduleFields(ctx)),
-      h("fieldset", { id: "overlap-set" }, h("legend", {}, "Overlap and spread"), ...overlapFields(ctx)));
+      h("fieldset", { id: "overlap-set" }, h("legend", {}, "Overlap and spread"), ...overlapFields(ctx)),
+      h("fieldset", { id: "expect-set" }, h("legend", {}, "Expected success and missed runs"), ...expectFields(ctx)));
     if (focusId) document.getElementById(focusId)?.focus();
     ctx.previews();
   };
@@ -175,6 +178,13 @@ export async function renderJobForm(ids, jobName) {
     }
     const jobPath = `${ids.path}/jobs/${encodeURIComponent(wanted)}`;
     try {
+      // A new job's name already taken is refused, not replaced (PUT would overwrite it), as `scheduler jobs
+      // create` refuses it; editing replaces on purpose.
+      const taken = !editing && await call("GET", jobPath).then(() => true, (error) => {
+        if (error.status === 404) return false;
+        throw error;
+      });
+      if (taken) throw new ApiFailure(409, "Conflict", `name: a job '${wanted}' already exists in ${ids.collection}.`);
       await call("PUT", jobPath, { body });
       announce("Saved.");
       location.href = `${consoleBase()}${jobPath}`;

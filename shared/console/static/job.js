@@ -1,13 +1,14 @@
 // One job: actions (enable, disable, run now, edit, delete with confirmation), its definition with
-// secrets shown as set / not set, its overlap policy and spread, the next 10 occurrences from the engine, the
-// occurrences that run, wait or were skipped by the overlap policy (from the ledger), and its history with
-// lateness and a chart. "Run now" polls the history until the new entry appears.
+// secrets shown as set / not set, its overlap policy and spread, its success expectation and missed-run policy,
+// the next 10 occurrences from the engine, the occurrences that run, wait or were skipped by the overlap policy
+// (from the ledger), and its history: each occurrence with every attempt under it (history.js), with lateness
+// and a chart. "Run now" polls the history until the new entry appears.
 import { call, consoleBase, schedules } from "./api.js";
 import { historyChart } from "./chart.js";
-import { announce, confirmAction, failure, folded, h, seconds, show, stateBadge, table } from "./dom.js";
+import { announce, confirmAction, failure, folded, h, show, stateBadge, table } from "./dom.js";
+import { historyTable, loadLedger, placeAttempts, readHistory } from "./history.js";
 import { zoned } from "./zones.js";
 
-const HISTORY_TOP = 50;
 // The API never returns a write-only secret, so the page can only infer whether one is set. It requires these
 // for each HTTP authentication type (shared/lifecycle/validation.py): a stored job therefore has them.
 const REQUIRED_SECRETS = {
@@ -54,18 +55,13 @@ function target(action) {
   return action.type || "—";
 }
 
-function historyTable(entries, zone) {
-  const rows = entries.map((e) => {
-    const p = e.properties || {};
-    const late = p.startTime && p.expectedExecutionTime ? Date.parse(p.startTime) - Date.parse(p.expectedExecutionTime) : null;
-    return [zoned(p.startTime, zone), h("span", { class: `outcome-${(p.status || "").toLowerCase()}` }, p.status || "—"),
-      zoned(p.expectedExecutionTime, zone), late === null ? "—" : seconds(late), p.actionName || "—",
-      String(p.retryCount ?? 0), String(p.repeatCount ?? "—"), folded(p.message)];
-  });
-  const t = table(`The latest ${entries.length} history entries, newest first`,
-    ["Started", "Status", "Expected", "Lateness", "Action", "Retry", "Repeat", "Message"], rows, [3, 5, 6]);
-  t.id = "history-table";
-  return t;
+function missedRunWords(policy) {
+  const kind = (policy || {}).type || "Latest";
+  if (/^skip$/i.test(kind)) return "Skip: occurrences missed while the scheduler could not run them do not run";
+  if (/^all$/i.test(kind)) {
+    return `All: the latest ${policy.maxRuns || 10} missed occurrences of the last ${policy.window || "P1D"} run, oldest first`;
+  }
+  return `${policy ? "Latest" : "Latest (default)"}: the latest missed occurrence runs once`;
 }
 
 function overlapWords(policy) {
@@ -88,11 +84,6 @@ function overlapTable(entries, zone) {
   return t;
 }
 
-async function loadHistory(jobPath) {
-  const page = await call("GET", `${jobPath}/history`, { query: { $top: HISTORY_TOP } });
-  return (page.value || []).slice(0, HISTORY_TOP);
-}
-
 function section(id, title, ...content) {
   return h("section", { "aria-labelledby": `${id}-heading`, id },
     h("h2", { id: `${id}-heading` }, title), ...content);
@@ -105,7 +96,9 @@ export async function renderJob(ids) {
   let job;
   let history;
   try {
-    [job, history] = await Promise.all([call("GET", jobPath), loadHistory(jobPath)]);
+    const [read, lists] = await Promise.all([call("GET", jobPath), readHistory(jobPath)]);
+    job = read;
+    history = await placeAttempts(lists, (job.properties || {}).action);
   } catch (error) {
     show(heading, failure(error, "Could not read the job"));
     return;
@@ -139,12 +132,12 @@ export async function renderJob(ids) {
     await renderJob(ids);
   });
   const runNow = () => act("Run now", async () => {
-    const before = history.length ? history[0].name : null;
+    const before = history.occurrences.length ? history.occurrences[0].name : null;
     await call("POST", `${jobPath}/run`);
     announce("Run requested; waiting for its history entry…");
     for (let i = 0; i < 60; i += 1) {
       await new Promise((resolve) => { setTimeout(resolve, 1000); });
-      const latest = await loadHistory(jobPath);
+      const latest = await loadLedger(jobPath, 1);
       if (latest.length && latest[0].name !== before) {
         await renderJob(ids);
         announce(`New history entry: ${(latest[0].properties || {}).status}.`);
@@ -191,10 +184,13 @@ export async function renderJob(ids) {
       h("dt", {}, "Overlap policy"), h("dd", { id: "overlap-policy" }, overlapWords(p.overlapPolicy)),
       h("dt", {}, "Spread window"), h("dd", { id: "spread-window" }, p.spreadWindow
         ? `${p.spreadWindow}: each occurrence fires at a fixed offset inside it` : "— (on time)"),
+      h("dt", {}, "Expect success within"), h("dd", { id: "expect-success-within" }, p.expectSuccessWithin
+        ? `${p.expectSuccessWithin}: longer without a success, the job counts as silent` : "— (no expectation)"),
+      h("dt", {}, "Missed-run policy"), h("dd", { id: "missed-run-policy" }, missedRunWords(p.missedRunPolicy)),
       h("dt", {}, "Next run"), h("dd", {}, unreported ? "— (the job is disabled)" : zoned(status.nextExecutionTime, zone)),
       h("dt", {}, "Last run"), h("dd", {}, unreported ? "not reported while the job is disabled"
         : zoned(status.lastExecutionTime, zone)),
-      h("dt", {}, "Runs / failures / faulted"),
+      h("dt", { title: "All time: attempts (each retry and error action counts), failed attempts, faulted occurrences" }, "Attempts / failed / faulted"),
       h("dd", { id: "counters" }, unreported
         ? "Not reported while the job is disabled: the API returns no status for a disabled job. Its history below lists its runs."
         : `${status.executionCount ?? 0} / ${status.failureCount ?? 0} / ${status.faultedCount ?? 0}`)),
@@ -204,8 +200,8 @@ export async function renderJob(ids) {
       spread ? h("p", { class: "muted", id: "spread-note" }, `When they fire: each at the job's fixed offset inside its spread window (${p.spreadWindow}).`) : null,
       occurrences.length ? h("ol", { class: "occurrences" }, occurrences.map((o) => h("li", {}, zoned(o, zone))))
         : h("p", { class: "muted" }, "None: the schedule has no occurrence left.")),
-    section("overlap", "Running, waiting and skipped", overlapTable(history, zone)),
-    section("history", "History", historyChart(history), historyTable(history, zone)),
+    section("overlap", "Running, waiting and skipped", overlapTable(history.occurrences, zone)),
+    section("history", "History", historyChart(history.groups), historyTable(history.groups, zone)),
     section("definition", "Definition",
       secrets.length ? table("Secrets (values are never shown)", ["Property", "Set?"], secrets) : h("p", { class: "muted" }, "No secrets."),
       h("pre", { class: "json", tabindex: "0", "aria-label": "Job definition as JSON" }, JSON.stringify(definition, null, 2))),

@@ -24,19 +24,16 @@ async function lastOutcome(ids, name) {
   }
 }
 
-// What the API enforces: the plan's limits, tightened by the collection's quota (never "no limit").
-export function limitWords(limits, quota = {}) {
-  if (!limits || limits.error) return { jobs: "?", recurrence: "?", auth: "?" };
-  const plan = `the ${limits.sku} plan`;
-  const jobs = quota.maxJobCount && quota.maxJobCount < limits.planMaxJobs
-    ? `${limits.maxJobs} (maxJobCount; ${plan} allows ${limits.planMaxJobs})` : `${limits.maxJobs} (${plan})`;
-  return { jobs, recurrence: `at most once every ${limits.minInterval}`,
-    auth: limits.outboundAuthentication ? "allowed" : `not allowed on ${plan}` };
+// What the API enforces: the plan's limits, tightened by the collection's quota (never "no limit"), and the
+// history it keeps, in the server's words (shared/console/checks.py: `scheduler collections show` says the same).
+export function limitWords(limits) {
+  if (!limits || limits.error || !limits.words) return { jobs: "?", recurrence: "?", auth: "?", retention: "?" };
+  return limits.words;
 }
 
 function collectionSummary(collection, ids, limits, count) {
   const p = collection.properties || {};
-  const words = limitWords(limits, p.quota || {});
+  const words = limitWords(limits);
   return h("dl", { class: "props" },
     h("dt", {}, "State"), h("dd", {}, stateBadge(p.state)),
     h("dt", {}, "SKU"), h("dd", {}, (p.sku || {}).name || "Standard"),
@@ -44,6 +41,7 @@ function collectionSummary(collection, ids, limits, count) {
     h("dt", {}, "Jobs"), h("dd", { id: "max-jobs" }, count === null ? `at most ${words.jobs}` : `${count} of at most ${words.jobs}`),
     h("dt", {}, "Each job runs"), h("dd", { id: "min-interval" }, words.recurrence),
     h("dt", {}, "Outbound authentication"), h("dd", {}, words.auth),
+    h("dt", {}, "History kept"), h("dd", { id: "history-kept" }, words.retention),
     h("dt", {}, "Concurrent executions"), h("dd", { id: "max-concurrent" }, p.maxConcurrentExecutions
       ? `at most ${p.maxConcurrentExecutions} at once, across every instance` : "no limit"),
     h("dt", {}, "Target rate limits"), h("dd", { id: "rate-limits" }, (p.targetRateLimits || []).length

@@ -1,5 +1,6 @@
 """Raw TCP peers on loopback for the outbound tests: a listener that only counts accepted connections, a
-server that records every connection's bytes as HTTP/1.1 framing reads them, and a trickling server."""
+server that records every connection's bytes as HTTP/1.1 framing reads them, a trickling server, and a server
+answering fixed bytes."""
 
 from __future__ import annotations
 
@@ -142,6 +143,32 @@ class Trickler:
                     connection.sendall(bytes([byte]))
             except OSError:
                 self.closed_at = time.monotonic()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class RawReply:
+    """Answers every connection with `reply`, bytes as they are (what http.server would not write); counts them."""
+
+    def __init__(self, reply: bytes) -> None:
+        self.reply, self.requests = reply, 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                connection, _ = self.sock.accept()
+            except OSError:
+                return
+            with connection:
+                data = b""
+                while b"\r\n\r\n" not in data and (chunk := connection.recv(65536)):
+                    data += chunk
+                self.requests += 1
+                connection.sendall(self.reply)
 
     def close(self) -> None:
         self.sock.close()

@@ -1,0 +1,103 @@
+"""`scheduler jobs create|update`: a job from flags (job_flags.py), a JSON file, or both (each flag sets its
+members over the file's), with the newer api-version's options (concurrency.py). `create` refuses a name already
+taken unless `--replace`: a replace (PUT) resets what the command does not set. `update` is a PATCH (absent members
+are kept, secrets included); its flags are applied over the stored job (its frequency, its time zone, the members
+they remove). `register(app)` adds them to the `jobs` group (main.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from .client import USAGE_ERROR, CliError
+from .concurrency import (
+    ExpectOption,
+    MissedRunOption,
+    OverlapOption,
+    ReplaceOption,
+    SpreadOption,
+    job_members,
+)
+from .context import guarded, options
+from .job_flags import JobFlags, apply_flags, job_flag_options, require_target
+from .jobs import Collection, Group, Name, _definition, _path, _saved
+
+
+@guarded
+@job_flag_options()
+def create(
+    ctx: typer.Context,
+    flags: JobFlags,
+    group: str = Group,
+    collection: str = Collection,
+    name: str = Name,
+    file: Path = typer.Option(None, "--file", "-f", help="JSON file (`-` for standard input); the flags win."),
+    overlap: str | None = OverlapOption,
+    spread: str | None = SpreadOption,
+    expect: str | None = ExpectOption,
+    missed: str | None = MissedRunOption,
+    replace: bool = ReplaceOption,
+) -> None:
+    """Create a job (PUT) from flags (--uri, --every, --at, --on...), or from a JobDefinition (or its properties) in
+    JSON, or both: each flag sets its members over the file's. An existing job only with --replace (`update`
+    changes some of its properties)."""
+    require_target(file is not None, flags)
+    body = _definition(ctx, file) if file is not None else {"properties": {}}
+    apply_flags(body["properties"], flags)
+    job_members(body["properties"], overlap, spread, expect, missed)
+    client, path = options(ctx).client(), _path(ctx, group, collection, name)
+    existed = client.exists(path)
+    if existed and not replace:
+        raise CliError(
+            "Conflict",
+            f"job '{name}' already exists in job collection '{collection}': `scheduler jobs update` changes some "
+            f"of its properties (PATCH); `create --replace` replaces it (what the file leaves out goes back to its "
+            f"default)",
+        )
+    _saved(ctx, client.call("PUT", path, body), "replaced" if existed else "created")
+
+
+@guarded
+@job_flag_options()
+def update(
+    ctx: typer.Context,
+    flags: JobFlags,
+    group: str = Group,
+    collection: str = Collection,
+    name: str = Name,
+    file: Path = typer.Option(None, "--file", "-f", help="JSON file (`-` for standard input)."),
+    overlap: str | None = OverlapOption,
+    spread: str | None = SpreadOption,
+    expect: str | None = ExpectOption,
+    missed: str | None = MissedRunOption,
+) -> None:
+    """Change some properties of a job from JSON and the options (PATCH: absent members are kept, secrets
+    included); each flag sets its members over the file's."""
+    if file is None and not flags.given() and overlap is None and spread is None and expect is None and missed is None:
+        raise CliError(
+            "NothingToChange",
+            "pass --file, a flag of the target, schedule or retry (--uri, --every, --retry...), --overlap-policy, "
+            "--spread-window, --expect-success-within or --missed-run-policy",
+            USAGE_ERROR,
+        )
+    body = _definition(ctx, file) if file is not None else {"properties": {}}
+    client, path = options(ctx).client(), _path(ctx, group, collection, name)
+    if flags.given():  # over the stored job: its frequency, zone and members to remove
+        apply_flags(body["properties"], flags, (client.call("GET", path) or {}).get("properties") or {})
+    job_members(body["properties"], overlap, spread, expect, missed)
+    job = client.call("PATCH", path, body)
+    _saved(ctx, job, "updated")
+
+
+_EXAMPLES = {
+    "create": "scheduler jobs create -g my-rg -c my-jobs -n ping --uri http://127.0.0.1:8080/ping --on Mon,Fri "
+    "--at 09:00 --time-zone Europe/London",
+    "update": "scheduler jobs update -g my-rg -c my-jobs -n ping --overlap-policy Skip -f patch.json",
+}
+
+
+def register(app: typer.Typer) -> None:
+    for function, name in ((create, "create"), (update, "update")):
+        app.command(name, epilog=f"Example: {_EXAMPLES[name]}")(function)

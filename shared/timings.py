@@ -1,0 +1,203 @@
+"""Every timing of the pipeline's own mechanisms, in one place: leases, watchdogs, the backstop, the dispatcher's
+batch span and margins, the executor's gathering windows, the limits' waits and leases, the recorder's window
+and patience. docs/operate.md ("Timings") lists each field with its default and what it trades.
+
+`Settings.timings` holds them (the defaults, or SCHEDULER_TIMING_<FIELD>_SECONDS: shared/settings.py);
+`Store.from_settings` hands them to the store, and every component built over the store (dispatcher, executor,
+recorder, limits, leases, queues) reads them there, so one process runs on one set. A test that wants short
+windows passes `Settings(timings=Timings(...))`. Values the wire contract fixes (retry and polling clamps, the
+attempt's 60 s deadline), what users see of a rule (an occurrence missed when 2 minutes late, catch-ups 1 s apart,
+a wait shown in the ledger past 5 s: shared/jobstate), the minute tick and the storage SDK's timeouts are not
+timings of ours and stay where they are.
+
+The timings depend on each other (a renewal must come before a lease runs out, a backstop after the watchdog's
+takeover, ...): `__post_init__` checks every such relationship and raises a ValueError naming the fields.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+from datetime import timedelta
+
+PREFIX, SUFFIX = "SCHEDULER_TIMING_", "_SECONDS"  # SCHEDULER_TIMING_<FIELD>_SECONDS overrides a field
+_MOST = 86_400.0  # seconds an override may name at most: no timing of ours comes near a day
+_ZERO = timedelta(0)
+# The documented limit of one attempt (shared/actions/http.py TIMEOUT_SECONDS), a wire-contract value: the leases
+# that must outlast an attempt are checked against it.
+ATTEMPT_DEADLINE = timedelta(seconds=60)
+# The longest a dispatch task stays hidden after its send: its spread (SCHEDULER_DISPATCH_SPREAD_SECONDS, at most 30 s).
+_TASK_DELAY = timedelta(minutes=1)
+
+# Zero would stop a mechanism (a lease that is never held, a loop that never sleeps); the others may be 0 s.
+_POSITIVE = frozenset(
+    {
+        "claim_lease",
+        "renew_every",
+        "renewal_retry",
+        "renewer_poll",
+        "watchdog_margin",
+        "task_watchdog_after",
+        "early_hop",
+        "concurrency_peek",
+        "backoff_first",
+        "record_retry_first",
+    }
+)
+
+
+def _s(seconds: float) -> timedelta:
+    return timedelta(seconds=seconds)
+
+
+@dataclass(frozen=True)
+class Timings:
+    # Claims and watchdogs (store/claims.py, leases.py, store/queue.py, store/dispatch_queue.py).
+    claim_lease: timedelta = _s(6)  # a claim's lease past its batch's second, or past its last renewal
+    renew_every: timedelta = _s(2)  # how often a live holder renews its claims and watchdogs
+    renewal_retry: timedelta = _s(1)  # a failed renewal is tried again this soon
+    renewer_poll: timedelta = _s(0.5)  # how often the renewer thread looks for renewals due
+    watchdog_margin: timedelta = _s(1)  # a batch's watchdog turns visible this long after the claims' lease ends
+    backstop_after: timedelta = _s(20)  # a batch's backstop turns visible this long after its (last) second
+    task_watchdog_after: timedelta = _s(10)  # a dispatch task's watchdog, after its send or last renewal
+    dispatch_task_ttl: timedelta = _s(3600)  # a dispatch task nobody took by then expires (later ticks sweep)
+    # The queue and the executor's entry (store/queue.py, executor/batch.py).
+    early_visibility: timedelta = _s(5)  # an occurrence message turns visible this much before its second
+    early_hop: timedelta = _s(8)  # a batch (or a rate slot) further ahead than this goes back to the queue
+    # The dispatcher (dispatcher.py).
+    batch_span: timedelta = _s(3)  # a shard's occurrences due within this of each other share a message
+    spread_margin: timedelta = _s(25)  # the spread of the minute ahead's dispatch ends this long before it
+    dispatch_overlap: timedelta = _s(120)  # buckets re-read behind the watermark (whole minutes)
+    # Gathering windows: how long a first asker waits for others to share its storage call.
+    batch_gather: timedelta = _s(0.05)  # batches' job reads and claims (executor/batch.py)
+    job_gather: timedelta = _s(0.01)  # job reads at the second (executor/job_gate.py)
+    collection_fresh: timedelta = _s(1)  # a collection read answers for this long (executor/collection_gate.py)
+    limits_gather: timedelta = _s(0.02)  # gate and pacer asks (executor/limits.py)
+    deferral_gather: timedelta = _s(0.05)  # deferred messages queued together (executor/limits.py)
+    # The limits (executor/limits.py, jobstate/concurrency.py).
+    connect_lead: timedelta = _s(0.1)  # a paced request connects this long before its slot
+    concurrency_wait: timedelta = _s(15)  # a wait for a concurrency slot in the coroutine, at most
+    concurrency_peek: timedelta = _s(0.25)  # a waiter reads the gate row this often
+    backoff_first: timedelta = _s(1)  # the front of a concurrency line queued again asks this much later
+    backoff_step: timedelta = _s(0.25)  # more per place behind it
+    backoff_max: timedelta = _s(15)  # at most
+    slot_lease: timedelta = _s(120)  # a concurrency slot held without renewal
+    waiter_lease: timedelta = _s(30)  # a place in a concurrency line kept without asking again
+    # Overlap (jobstate/overlap.py): a running occurrence's marker lapses this long after its latest due.
+    running_lease: timedelta = _s(180)
+    # The recorder (executor/recorder.py).
+    record_window: timedelta = _s(0.2)  # the first answer waits this long for others to share its write
+    record_patience: timedelta = _s(300)  # a record is retried through storage faults this long
+    record_retry_first: timedelta = _s(0.2)  # its first retry after this, doubling
+    record_retry_max: timedelta = _s(2)  # up to this
+
+    @property
+    def watchdog_after(self) -> timedelta:
+        """A batch's watchdog turns visible this long after its (last) second: once its claims' leases ran out."""
+        return self.claim_lease + self.watchdog_margin
+
+    @property
+    def takeover_wait(self) -> timedelta:
+        """How long a claimant watches an expired lease before taking it: a renewal period and a retry, so a
+        runner that is alive (a failed renewal is retried every `renewal_retry`) shows itself first."""
+        return self.renew_every + self.renewal_retry
+
+    @property
+    def backstop_gap(self) -> timedelta:
+        """How far the backstop stays behind the watchdog; a renewal pushes it when it comes nearer than half."""
+        return self.backstop_after - self.watchdog_after
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str]) -> Timings:
+        """The defaults, with each SCHEDULER_TIMING_<FIELD>_SECONDS of `env` (a number of seconds) in its field's
+        place. A name that is no field, a value that is no number of seconds, or timings that contradict each other
+        are refused: a ValueError that names the setting or the fields."""
+        changes: dict[str, timedelta] = {}
+        for key, text in env.items():
+            if not key.startswith(PREFIX) or not text.strip():
+                continue
+            name = key[len(PREFIX) : -len(SUFFIX)].lower() if key.endswith(SUFFIX) else ""
+            if name not in FIELDS:
+                raise ValueError(f"{key} names no timing (docs/operate.md, Timings, lists them)")
+            try:
+                seconds = float(text.strip())
+            except ValueError:
+                seconds = math.nan
+            if not 0 <= seconds <= _MOST:  # NaN included
+                raise ValueError(f"{key} must be a number of seconds from 0 to {_MOST:g}")
+            changes[name] = timedelta(seconds=seconds)
+        return cls(**changes)
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if not isinstance(value, timedelta):
+                raise ValueError(f"timings: {item.name} must be a time span, not {type(value).__name__}")
+            if value < _ZERO or (value == _ZERO and item.name in _POSITIVE):
+                raise ValueError(
+                    f"timings: {item.name} must be {'more than' if item.name in _POSITIVE else 'at least'} 0 s"
+                )
+        broken = [why for holds, why in self._relations() if not holds]
+        if broken:
+            raise ValueError("timings: " + "; ".join(broken))
+
+    def _relations(self) -> Iterator[tuple[bool, str]]:
+        renewal = self.renew_every + self.renewer_poll  # the longest between two renewals of a live holder
+        yield (
+            self.claim_lease >= 3 * self.renew_every,
+            "claim_lease must be at least 3 x renew_every (two renewals may fail before a lease runs out)",
+        )
+        yield (
+            self.backstop_after > self.watchdog_after + self.takeover_wait,
+            "backstop_after must exceed claim_lease + watchdog_margin + renew_every + renewal_retry (the watchdog "
+            "and its takeover come first)",
+        )
+        yield (
+            self.backstop_gap / 2 > renewal,
+            "half of backstop_after - claim_lease - watchdog_margin must exceed renew_every + renewer_poll (a "
+            "renewal pushes the backstop before it turns visible)",
+        )
+        yield (
+            self.task_watchdog_after > renewal,
+            "task_watchdog_after must exceed renew_every + renewer_poll (a live task renews it before it shows)",
+        )
+        yield (
+            self.dispatch_task_ttl > self.task_watchdog_after + _TASK_DELAY,
+            "dispatch_task_ttl must exceed task_watchdog_after + 60 s (a task's delay and its watchdog's visibility "
+            "lie within its time to live)",
+        )
+        yield (
+            self.early_hop > self.early_visibility,
+            "early_hop must exceed early_visibility (a message that turned visible on time never hops)",
+        )
+        yield (
+            self.spread_margin > self.task_watchdog_after,
+            "spread_margin must exceed task_watchdog_after (a dead host's dispatch task comes back before its minute)",
+        )
+        yield (
+            self.dispatch_overlap % timedelta(minutes=1) == _ZERO,
+            "dispatch_overlap must be whole minutes (the due index's buckets)",
+        )
+        yield (
+            self.waiter_lease >= 2 * self.backoff_max,
+            "waiter_lease must be at least 2 x backoff_max (a waiter queued again asks before its place lapses)",
+        )
+        yield (
+            self.waiter_lease > 1.5 * self.concurrency_wait,
+            "waiter_lease must exceed 1.5 x concurrency_wait (a waiter renews its place well before it lapses)",
+        )
+        yield (self.backoff_first <= self.backoff_max, "backoff_first must not exceed backoff_max")
+        yield (self.record_retry_first <= self.record_retry_max, "record_retry_first must not exceed record_retry_max")
+        yield (
+            self.slot_lease > ATTEMPT_DEADLINE,
+            "slot_lease must exceed an attempt's deadline (60 s): only a vanished holder lets its slot lapse",
+        )
+        yield (
+            self.running_lease > ATTEMPT_DEADLINE + self.watchdog_after + self.takeover_wait,
+            "running_lease must exceed an attempt's deadline (60 s) + claim_lease + watchdog_margin + renew_every + "
+            "renewal_retry (only a vanished runner lets its marker lapse)",
+        )
+
+
+FIELDS = tuple(item.name for item in fields(Timings))
