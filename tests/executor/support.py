@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from azure.storage.queue import QueueMessage
 
 from shared.actions import ExecutionContext
 from shared.keys import JobKey
@@ -81,3 +85,29 @@ def history(rt: Runtime, name: str) -> list[HistoryRecord]:
         records += page
         if token is None:
             return records
+
+
+class QueueTrigger:
+    """The occurrence queue's trigger as the host plays it: every visible message handed to the executor on a
+    thread of its own (a held action does not stop the next message), then deleted."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        queue = self.rt.store.queue.client
+        while not self.stopped.is_set():
+            for message in queue.receive_messages(visibility_timeout=120):
+                threading.Thread(target=self._handle, args=(message,), daemon=True).start()
+            time.sleep(0.05)
+
+    def _handle(self, message: QueueMessage) -> None:
+        self.rt.executor.handle(message.content)
+        self.rt.store.queue.client.delete_message(message)
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join(10)

@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 
@@ -24,6 +23,7 @@ from shared.records import LedgerEntry
 from shared.runtime import Runtime
 from shared.settings import Settings
 from tests.executor.peers.servers import Hit, Server, serve
+from tests.executor.support import QueueTrigger
 from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
 
 NEWER = {"api-version": PREVIEW_API_VERSION}
@@ -54,32 +54,6 @@ class SlowTarget:
         with self.lock:
             self.in_flight -= 1
         return 200, {"Content-Type": "text/plain"}, b"done"
-
-
-class QueueTrigger:
-    """The occurrence queue's trigger as the host plays it: each visible message handed to the executor on a thread
-    of its own (a held action does not stop the next message), then deleted."""
-
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        queue = self.rt.store.queue.client
-        while not self.stopped.is_set():
-            for message in queue.receive_messages(visibility_timeout=120):
-                threading.Thread(target=self._handle, args=(message,), daemon=True).start()
-            time.sleep(0.05)
-
-    def _handle(self, message: Any) -> None:
-        self.rt.executor.handle(message.content)
-        self.rt.store.queue.client.delete_message(message)
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.thread.join(10)
 
 
 @pytest.fixture

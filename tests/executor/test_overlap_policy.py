@@ -22,6 +22,7 @@ from shared.records import LedgerEntry
 from shared.runtime import Runtime
 from shared.settings import Settings
 from tests.executor.peers.servers import Hit, Server, serve
+from tests.executor.support import QueueTrigger
 from tests.support.clock import ManualClock
 from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
 
@@ -54,32 +55,6 @@ class HoldingTarget:
 
     def let_go(self, occurrence: str) -> None:
         self.gates.setdefault(occurrence, threading.Event()).set()
-
-
-class QueueTrigger:
-    """The occurrence queue's trigger as the host plays it: every visible message handed to the executor on a
-    thread of its own (a held action does not stop the next message), then deleted."""
-
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        queue = self.rt.store.queue.client
-        while not self.stopped.is_set():
-            for message in queue.receive_messages(visibility_timeout=120):
-                threading.Thread(target=self._handle, args=(message,), daemon=True).start()
-            time.sleep(0.05)
-
-    def _handle(self, message: object) -> None:
-        self.rt.executor.handle(message.content)  # type: ignore[attr-defined]
-        self.rt.store.queue.client.delete_message(message)  # type: ignore[arg-type]
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.thread.join(10)
 
 
 def wait_until(condition: Callable[[], bool], what: str) -> None:
