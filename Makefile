@@ -35,8 +35,12 @@ browser:
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium chromium-driver; \
 	else echo "The console tests need Debian's chromium and chromium-driver: sudo apt-get install chromium chromium-driver" >&2; exit 1; fi
 
+# Tests run on TEST_WORKERS processes (pytest-xdist), each with its own Azurite: most tests wait on real
+# seconds (a watchdog, a minute tick, a poll), not on CPU, so even 2 cores carry several at once.
+TEST_WORKERS ?= 4
+
 unit: setup browser
-	$(PY) -m pytest --durations=25  # the 25 slowest tests, printed at the end (CI shows them)
+	$(PY) -m pytest -n $(TEST_WORKERS) --durations=25  # the 25 slowest tests, printed at the end (CI shows them)
 
 infra-check:
 	bash infra/check.sh

@@ -32,10 +32,11 @@ KEY = JobKey(SUB, RG, JC, "j")
 
 class AsyncTarget:
     """An asynchronous API: POST /work answers 202 with Location /status/<n> and Retry-After 1; the status
-    answers 202 until its `polls`-th GET, then `final`."""
+    answers 202 (with Retry-After `status_retry_after`) until its `polls`-th GET, then `final`."""
 
-    def __init__(self, polls: int = 5, final: int = 200, location: bool = True) -> None:
+    def __init__(self, polls: int = 5, final: int = 200, location: bool = True, status_retry_after: int = 1) -> None:
         self.polls, self.final, self.location = polls, final, location
+        self.status_retry_after = status_retry_after
         self.lock = threading.Lock()
         self.server: Server = serve(self._answer)
 
@@ -47,7 +48,7 @@ class AsyncTarget:
             done = len(self.gets()) >= self.polls
         if done:
             return self.final, {"Content-Type": "text/plain"}, b"the work is done"
-        return 202, {"Retry-After": "1", "Location": "/status/1"}, b"still working"
+        return 202, {"Retry-After": str(self.status_retry_after), "Location": "/status/1"}, b"still working"
 
     def posts(self) -> list[Hit]:
         return [hit for hit in list(self.server.hits) if hit.method == "POST"]
@@ -113,7 +114,8 @@ def test_a_202_polled_five_times_is_one_occurrence_with_the_final_status(runtime
 
 
 def test_the_ledger_shows_the_occurrence_running_while_it_is_polled(runtime: Runtime) -> None:
-    slow = AsyncTarget(polls=1000)
+    # After its first poll the work asks for a minute: the next poll's message stays hidden, so the drain ends.
+    slow = AsyncTarget(polls=1000, status_retry_after=60)
     try:
         create_job(runtime, slow.server.url, {})
         queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
@@ -236,8 +238,8 @@ def test_an_azure_async_operation_is_polled_until_its_status_body_says_it_ended(
     runtime: Runtime, final: str, status: JobExecutionStatus
 ) -> None:
     operation = OperationTarget(["InProgress", "Running", final])
-    try:
-        create_job(runtime, operation.server.url, {})
+    try:  # the operation's answers carry no Retry-After: the pollingInterval paces the polls
+        create_job(runtime, operation.server.url, {"pollingInterval": "PT1S"})
         queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
         drain(runtime, 60, until=lambda: ended(runtime))
         assert [get.path for get in operation.gets()] == ["/operations/1"] * 3  # never the Location
