@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from shared import jobstate
-from shared.dispatcher import dispatch_horizon
+from shared.dispatcher import TICK, dispatch_horizon
 from shared.keys import JobKey
 from shared.model import JobProperties, JobState
 from shared.records import JobRecord
@@ -96,6 +96,7 @@ def dispatched(
     horizon of its last tick (every occurrence before it was queued, unless `limit` was reached)."""
     fired: list[tuple[datetime, datetime]] = []
     now = horizon = since
+    last_tick = (until - timedelta(microseconds=1)).replace(second=0, microsecond=0)
     while now < until and len(fired) < limit:
         horizon = dispatch_horizon(now)
         while (
@@ -106,7 +107,12 @@ def dispatched(
             step = jobstate.dispatch_step(record, record.next_execution_time, now)
             fired += [(o, max(step.due_of(o, now), now)) for o in step.queued]
             record = jobstate.advanced(record, step)
-        now = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+        following = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+        # The ticks before the one whose horizon passes the next occurrence queue nothing (the loop above does not
+        # run): go straight to the last of them, or to the month's last tick, whose horizon is returned.
+        upcoming = record.next_execution_time if record.state == JobState.ENABLED else None
+        idle_until = last_tick if upcoming is None else upcoming.replace(second=0, microsecond=0) - 2 * TICK
+        now = max(following, min(idle_until, last_tick))
     return fired[:limit], horizon
 
 
