@@ -40,7 +40,7 @@ browser:
 TEST_WORKERS ?= 4
 
 unit: setup browser
-	$(PY) -m pytest -n $(TEST_WORKERS) --durations=25  # the 25 slowest tests, printed at the end (CI shows them)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25  # the 25 slowest tests, printed at the end (CI shows them)
 
 infra-check:
 	bash infra/check.sh

@@ -12,7 +12,9 @@ counts, and the ids of silent jobs (shown by shared/api/health.py only where the
 
 The heartbeat is watched from outside the process that writes it: GET /api/health answers 503 once it is
 older than two intervals, and an availability test and an alert rule in infra/ watch that answer and the
-heartbeat metric.
+heartbeat metric. A host that has not ticked since it began serving is held to its own start instead
+(`Snapshot.behind`): it cannot have made a tick before it ran, so a heartbeat or a backlog left from before
+it does not fail it until two intervals after its start (the problems still say what was seen).
 
 Backlog: due-index entries whose minute has already passed. The dispatcher works a minute ahead and
 deletes each entry it dispatches, so on a healthy deployment this is 0 right after a tick; anything else
@@ -74,6 +76,7 @@ class Snapshot:
     watermark: datetime | None = None  # where ticks have got to (set once when the store was first made ready)
     clock_skew: timedelta | None = None  # the host's clock minus storage's, about (None: not measured)
     silence: Silence = field(default_factory=Silence)  # the jobs past their expectation, as the last tick found
+    host_started: datetime | None = None  # when the host that answers began serving (None: not known)
 
     @property
     def since_last_tick(self) -> timedelta | None:
@@ -84,9 +87,19 @@ class Snapshot:
         return self.now - self.oldest_overdue if self.oldest_overdue else None
 
     @property
+    def fresh(self) -> bool:
+        """The answering host has not ticked yet: it began serving after the last heartbeat, or there is none."""
+        return self.host_started is not None and (self.last_tick is None or self.last_tick < self.host_started)
+
+    @property
     def behind(self) -> bool:
         """The dispatcher is behind: no heartbeat for two intervals (none ever, once the store has been ready
-        that long), or an occurrence overdue for two intervals."""
+        that long), or an occurrence overdue for two intervals. A host that has not ticked yet is held to its own
+        start instead: the heartbeat's age and the backlog were left by whatever ran before it (a host stopped
+        for an hour, the development storage of yesterday's run), and its first tick comes within an interval."""
+        if self.fresh:
+            assert self.host_started is not None
+            return self.now - self.host_started > BEHIND_AFTER
         if self.last_tick is None:
             started = self.watermark + HEARTBEAT_INTERVAL if self.watermark else None
             stopped = started is None or self.now - started > BEHIND_AFTER
@@ -154,7 +167,9 @@ def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> Tick
     return observation
 
 
-def snapshot(store: Store, now: datetime) -> Snapshot:
+def snapshot(store: Store, now: datetime, host_started: datetime | None = None) -> Snapshot:
+    """What the heartbeat row, the due index, the poison queue and the clock say at `now`, as seen by a host
+    that began serving at `host_started` (runtime.py; None: not known, no host is spared its first tick)."""
     entity = store.due.state.get(_PARTITION, _ROW) or {}
     duration = entity.get("DurationSeconds")
     late = overdue(store, now)
@@ -169,6 +184,7 @@ def snapshot(store: Store, now: datetime) -> Snapshot:
         watermark=store.due.watermark(),
         clock_skew=store.due.state.clock_skew(),
         silence=recorded(store.due.state),
+        host_started=host_started,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from datetime import datetime
 
 from .actions import ActionRunner
 from .clock import Clock, SystemClock
@@ -11,6 +12,7 @@ from .dispatcher import Dispatcher
 from .executor import Executor
 from .settings import Settings
 from .store import Store
+from .store.storage import Storage
 
 
 @dataclass
@@ -20,18 +22,31 @@ class Runtime:
     store: Store
     dispatcher: Dispatcher
     executor: Executor
+    # When this process began serving (the runtime is built on its first use): health does not hold the ticks
+    # before it against this host (shared/health.py). None: unknown (a runtime assembled by hand).
+    started: datetime | None = None
 
     @classmethod
-    def create(cls, settings: Settings, clock: Clock | None = None, actions: ActionRunner | None = None) -> Runtime:
+    def create(
+        cls,
+        settings: Settings,
+        clock: Clock | None = None,
+        actions: ActionRunner | None = None,
+        storage: Storage | None = None,
+    ) -> Runtime:
+        """`storage`: where the store's tables and queues are (shared/store/storage.py); the settings' accounts
+        when None, a `MemoryStorage` on the same clock for a run in memory."""
         clock = clock or SystemClock()
-        store = Store.from_settings(settings)
-        store.ensure_ready(clock.now())
+        store = Store.from_settings(settings, storage)
+        started = clock.now()
+        store.ensure_ready(started)
         return cls(
             settings=settings,
             clock=clock,
             store=store,
             dispatcher=Dispatcher(store, clock, settings.dispatch_spread),
             executor=Executor(store, clock, actions or ActionRunner.from_settings(settings), settings),
+            started=started,
         )
 
 

@@ -12,10 +12,13 @@ from pathlib import Path
 import pytest
 
 from devhost.azurite import Azurite
+from shared.clock import SystemClock
 from shared.private_targets import PrivateTargets
 from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
+from shared.store.memory import MemoryStorage
 from shared.store.sealing import new_key_material
+from shared.store.storage import Storage
 from tests.executor.peers.servers import Hit, Server, serve
 from tests.support.clock import ManualClock
 
@@ -56,8 +59,23 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def runtime(settings: Settings) -> Runtime:
-    return Runtime.create(settings)
+def storage() -> Storage | None:
+    """Where a test's deployment keeps its tables and queues: None is the session's Azurite (through the settings'
+    connection string). A folder of logic tests (a conftest.py) overrides it with `memory_storage`."""
+    return None
+
+
+@pytest.fixture
+def memory_storage() -> MemoryStorage:
+    """Tables and queues in memory (shared/store/memory, held to Azurite's behaviour by tests/store/contract), on
+    the real clock as Azurite's queues are: a runtime on a ManualClock still sees messages turn visible in real
+    seconds."""
+    return MemoryStorage(SystemClock())
+
+
+@pytest.fixture
+def runtime(settings: Settings, storage: Storage | None) -> Runtime:
+    return Runtime.create(settings, storage=storage)
 
 
 @dataclass

@@ -6,8 +6,10 @@ storage's, with `problems`, one sentence each. Status:
 - `Healthy` (200): nothing to say;
 - `Degraded` (200): something to look at that does not stop jobs from running on time (poisoned messages, a
   backlog younger than two intervals, a skewed clock, no tick yet on a store made ready moments ago);
-- `Unhealthy` (503): the dispatcher is behind (no heartbeat for two intervals, or an occurrence overdue that
-  long; `dispatcher.behind`), or storage cannot be reached. A load balancer probe or an availability test
+- `Unhealthy` (503, with Retry-After): the dispatcher is behind (no heartbeat for two intervals, or an
+  occurrence overdue that long; `dispatcher.behind`; a host that has not ticked yet is held to its own start,
+  shared/health.py), or storage cannot be reached (any passing storage fault, store/failures.py; a bug is
+  not one, and reaches the API's boundary as a 500). A load balancer probe or an availability test
   (infra/modules/availability.bicep) catches it by the status alone.
 `silentJobs` lists the jobs past their expectation of success as the last tick found them
 (shared/expectations.py `record`): `count`, `checkedAt` and, longest silent first, up to 20 `jobs`, each with its
@@ -31,11 +33,16 @@ from ..expectations import Silence
 from ..health import BEHIND_AFTER, HEARTBEAT_INTERVAL, problems, snapshot
 from ..model import format_duration, format_utc
 from ..runtime import Runtime
-from .http import ApiResponse
+from ..store.failures import passing
+from .http import STORAGE_RETRY_AFTER, ApiResponse
 
 log = logging.getLogger(__name__)
 
 _NO_STORE = {"Cache-Control": "no-store"}
+# A 503 says when to ask again: storage's outage as every route says it (http.py); a dispatcher behind cannot
+# change before its next tick.
+_UNREACHABLE = {**_NO_STORE, "Retry-After": str(STORAGE_RETRY_AFTER)}
+_BEHIND = {**_NO_STORE, "Retry-After": str(int(HEARTBEAT_INTERVAL.total_seconds()))}
 
 
 def _seconds(span: timedelta | None) -> float | None:
@@ -69,10 +76,12 @@ def _silent_jobs(silence: Silence, now: datetime, named: bool) -> dict[str, Any]
 def health_response(runtime: Callable[[], Runtime]) -> ApiResponse:
     try:
         rt = runtime()
-        found = snapshot(rt.store, rt.clock.now())
-    except Exception:  # any failure to reach storage is the answer, not an error
-        log.warning("health check: storage is not reachable", exc_info=True)
-        return ApiResponse(503, {"status": "Unhealthy", "storage": {"reachable": False}}, _NO_STORE)
+        found = snapshot(rt.store, rt.clock.now(), rt.started)
+    except Exception as error:
+        if not passing(error):
+            raise  # a bug is not an unreachable storage: the boundary answers 500 and logs it
+        log.warning("health check: storage is not reachable: %s", type(error).__name__)
+        return ApiResponse(503, {"status": "Unhealthy", "storage": {"reachable": False}}, _UNREACHABLE)
     said = problems(found)
     since = found.since_last_tick
     body: dict[str, Any] = {
@@ -98,4 +107,4 @@ def health_response(runtime: Callable[[], Runtime]) -> ApiResponse:
         "problems": said,
         "silentJobs": _silent_jobs(found.silence, found.now, named=rt.settings.auth.mode == "none"),
     }
-    return ApiResponse(503 if found.behind else 200, body, _NO_STORE)
+    return ApiResponse(503, body, _BEHIND) if found.behind else ApiResponse(200, body, _NO_STORE)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
+from azure.core.exceptions import AzureError
 
 from ..auth.assignments import AssignmentError, AssignmentExists, AssignmentNotFound, AssignmentUpdateNotPermitted
 from ..errors import ApiError
@@ -26,6 +26,7 @@ from ..lifecycle.errors import (
     LifecycleError,
     QuotaExceeded,
 )
+from ..store.failures import passing
 from ..store.readable import UnreadableEntity
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,8 @@ def _common_headers() -> dict[str, str]:
 def run_operation(
     operation: Callable[[ApiRequest], ApiResponse], request: ApiRequest, name: str = "an operation"
 ) -> ApiResponse:
-    """Run one API operation; ApiError becomes its ARM error, anything else a bare 500 (logged, no trace out).
+    """Run one API operation; ApiError becomes its ARM error, a passing storage fault (store/failures.py) a 503 with
+    Retry-After, anything else a bare 500 (logged, no trace out).
 
     The log names the operation (`name`, ours), never the URL or any other raw input: a client's bytes
     (line breaks included) must not reach the service log.
@@ -104,17 +106,12 @@ def run_operation(
                 }
             },
         )
-    except (ServiceRequestError, ServiceResponseError) as error:  # storage unreachable, or no answer
-        response = _storage_unavailable(name, error)
-    except HttpResponseError as error:
-        if (error.status_code or 0) < 500:
-            log.exception("unhandled storage error in %s", name)
-            response = _internal_error()
-        else:  # storage answered ServerBusy / InternalError / ServiceUnavailable: a dependency outage
+    except Exception as error:  # the boundary: never leak a stack trace to the client
+        if passing(error):  # storage unreachable, its answer lost or cut, busy, or a race: the client retries
             response = _storage_unavailable(name, error)
-    except Exception:  # the boundary: never leak a stack trace to the client
-        log.exception("unhandled error in %s", name)
-        response = _internal_error()
+        else:
+            log.exception("unhandled %s in %s", "storage error" if isinstance(error, AzureError) else "error", name)
+            response = _internal_error()
     return ApiResponse(response.status, response.body, {**_common_headers(), **response.headers})
 
 
@@ -133,7 +130,8 @@ def _internal_error() -> ApiResponse:
 
 
 def _storage_unavailable(name: str, error: Exception) -> ApiResponse:
-    """503 with Retry-After, as ARM answers a dependency outage (ARM clients retry it)."""
+    """503 with Retry-After, as ARM answers a dependency outage (ARM clients retry it). Logged by the error's
+    type alone: its text may quote keys, which hold the caller's names."""
     log.warning("storage unavailable in %s: %s", name, type(error).__name__)
     return ApiResponse(
         503,

@@ -86,10 +86,14 @@ def get_assignment(rt: Runtime, subscription: str, scope: str, name: str) -> Rol
 
 
 def remove_assignment(rt: Runtime, subscription: str, scope: str, name: str) -> RoleAssignmentRecord | None:
-    """Remove the assignment at `scope`; the removed assignment, or None when there was none to remove."""
+    """Remove the assignment at `scope`; the removed assignment, or None when there was none to remove.
+
+    The one read is what was there: a delete that then finds nothing was answered by another delete, or by the
+    storage client's repeat of this one after its answer was lost (the row is gone either way, so this call's
+    caller is told what it removed, not "there was none")."""
     record = find_assignment(rt, subscription, scope, name)
-    if record is None or not rt.store.role_assignments.delete(subscription, record.name):
-        return None
+    if record is not None:
+        rt.store.role_assignments.delete(subscription, record.name)
     return record
 
 

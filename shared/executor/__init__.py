@@ -12,6 +12,8 @@
 - recorder.py: an attempt's outcome made durable moments after its action answered (`after_attempt`),
   written together with whatever else answered meanwhile.
 - not_run.py: the ledger entries of occurrences the executor drops.
+- missed_turn.py: an occurrence queued before an outage that comes missed, decided by its job's missed-run
+  policy (jobstate/late.py), as the dispatcher decides the ones it finds missed.
 """
 
 from .batch import Executor

@@ -2,9 +2,9 @@
 
 The batch (batch.py) checks each occurrence's job (`jobs_of`) and claims its attempts before their second,
 a transaction per collection (`prepared`: the job may run and this delivery holds the claim; a duplicate
-stops here), then calls `fire` at the second: check the job and
-its collection may run now (the job read again at that second unless the attempt is a scheduled occurrence's
-first, job_gate.py; the collection's state read at that second, collection_gate.py), run the
+stops here), then calls `fire` at the second: check the job and its collection may run now (the job read again
+at that second unless the attempt is a scheduled occurrence's first, job_gate.py; the collection's state read at
+that second, collection_gate.py) and that a late one's missed-run policy runs it (missed_turn.py), run the
 action, and decide what follows (`jobstate.decide`: a retry, the error action). What `fire` returns goes to
 the recorder (recorder.py) at once: history, the follow-up, and the job's status under its ETag
 (`jobstate.after_attempt`), which also marks the attempt done. What the job becomes is shared/jobstate's to
@@ -42,6 +42,7 @@ from ..telemetry.propagation import current_traceparent
 from .collection_gate import CollectionGate
 from .job_gate import JobGate, rechecked
 from .limits import Admitted, Deferral, Limits
+from .missed_turn import MissedTurn
 from .not_run import record_not_run, record_superseded
 from .overlap_turn import OverlapTurn
 from .polling import GoesOn, Polling, covering
@@ -89,6 +90,7 @@ class Attempts:
         self.io = io  # runs a blocking (storage) call on the executor's pool and awaits it
         self.jobs = JobGate(store, clock, io)  # the job at the second, for all but a scheduled first attempt
         self.collections = CollectionGate(store, io)  # the collection's state at the second
+        self.missed = MissedTurn(store, clock, io)  # the missed-run policy at a late occurrence's first attempt
         self.overlap = OverlapTurn(store, clock, io)  # the overlap policy at an occurrence's first attempt
         self.polling = Polling(store, clock, actions, io)  # long-running completion (202 and poll)
         self.limits = Limits(store, clock, self.collections, io)  # its concurrency and rate limits (issue 27)
@@ -160,7 +162,9 @@ class Attempts:
                 await self.io(self.store.claims.complete, claim)
                 guard.drop(claim.claim_id)
                 return None
-            candidate = await self.overlap.begin(candidate, message, claim)  # its job's overlap policy
+            # Its job's missed-run policy when it came missed (queued before an outage), then its overlap policy.
+            late = await self.missed.let_go(candidate, message, claim)
+            candidate = None if late else await self.overlap.begin(candidate, message, claim)
             if candidate is None:
                 guard.drop(claim.claim_id)
                 return None

@@ -1,8 +1,9 @@
 """The ledger entries the executor writes for occurrences it does not run (jobstate/ledger.py says what they
 hold): an occurrence queued for a definition since replaced, and one whose job or collection may not run it
-when its second comes, and one its job's overlap policy skips or holds back (overlap_turn.py). Only on those
-paths: an occurrence that runs costs nothing here (its attempt writes its entry). Best effort: a storage fault
-here is logged, never a reason to deliver the batch again.
+when its second comes, and one its job's overlap policy skips or holds back (overlap_turn.py), and one that
+came missed and its job's missed-run policy lets go (missed_turn.py). Only on those paths: an occurrence that
+runs costs nothing here (its attempt writes its entry). Best effort: a storage fault here is logged, never a
+reason to deliver the batch again.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
-from ..jobstate import Attempt, marker_until, may_run, not_run, superseded
+from ..jobstate import Attempt, LetGo, let_go_queued, marker_until, may_run, not_run, superseded
 from ..model import JobCollectionState, JobHistoryActionName, JobState, LedgerReason
 from ..occurrence import OccurrenceMessage
 from ..records import JobRecord, LedgerEntry
@@ -59,6 +60,12 @@ def record_overlap_entry(store: Store, entry: LedgerEntry, message: OccurrenceMe
     """The ledger entry of an occurrence its job's overlap policy skipped (SkippedByOverlap) or holds back
     (Waiting, WaitingForPrevious)."""
     _write(store, [entry], message.claim_id)
+
+
+def record_let_go(store: Store, job: JobRecord, message: OccurrenceMessage, late: LetGo, now: datetime) -> None:
+    """The ledger entry of a queued occurrence that came missed and its job's missed-run policy let go (SkippedByPolicy,
+    or Postponed into the latest occurrence due)."""
+    _write(store, [let_go_queued(job, message.occurrence, late, now)], message.claim_id)
 
 
 def record_not_run(

@@ -12,6 +12,8 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
   `while_disabled`).
 - preview.py: the next occurrences as the dispatcher will fire them, with notes (`upcoming`).
 - missed.py: the missed-run policy (Skip, Latest, All) of a dispatch that finds the job behind (`catch_up`).
+- late.py: the same policy for an occurrence queued before an outage that reaches the executor missed
+  (`let_go_late` -> `LetGo`, and `completed` when it was its series' last).
 - attempt.py: may this attempt run (`may_run`), and the job after it (`after_attempt`).
 - outcome.py: what follows an attempt (`decide` -> `AttemptOutcome`).
 - view.py: the status the API shows (`status`) and when a finished job expires (`expired`).
@@ -27,7 +29,8 @@ Table tests of the whole lifecycle without storage: tests/jobstate/.
 
 from .attempt import RECENT_CLAIMS, Attempt, after_attempt, is_done, may_run
 from .concurrency import Acquired, GateState, SlotRequest, acquire, released, renewed, worth_asking
-from .ledger import let_go, not_run, resumed, skipped_by_overlap, superseded, waiting, while_disabled
+from .late import LetGo, completed, let_go_late
+from .ledger import let_go, let_go_queued, not_run, resumed, skipped_by_overlap, superseded, waiting, while_disabled
 from .missed import MISSED_AFTER, CatchUp, catch_up
 from .outcome import AttemptOutcome, Outcome, decide
 from .overlap import (
@@ -101,6 +104,10 @@ __all__ = [
     "catch_up",
     "upcoming",
     "let_go",
+    "let_go_late",
+    "let_go_queued",
+    "LetGo",
+    "completed",
     "not_run",
     "resumed",
     "superseded",

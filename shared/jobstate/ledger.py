@@ -6,7 +6,8 @@ entry from whoever let it go (docs/decisions.md, "Missed runs, backfill, the led
   latest under Latest, SkippedByPolicy under Skip and All);
 - the executor, for an occurrence it may not run when its second comes (`not_run`: the job or its collection
   Disabled, the collection Suspended) or that was queued for a definition since replaced (`superseded`,
-  JobChanged, or JobDisabled when the replacement disabled the job);
+  JobChanged, or JobDisabled when the replacement disabled the job), and for one queued before an outage that
+  reached its second missed and its missed-run policy let go (`let_go_queued`, late.py: as `let_go` says it);
 - the lifecycle, when a Disabled job is enabled again (`resumed`, `while_disabled`: the occurrences its series
   had while it was Disabled, JobDisabled or CollectionDisabled, the newest `limit` of them);
 - the executor, for an occurrence its job's overlap policy skips (`skipped_by_overlap`, SkippedByOverlap), and for
@@ -34,6 +35,7 @@ from ..model import (
 from ..model.extensions import RETENTION_MAX_ENTRIES
 from ..occurrence import Trigger, execution_id
 from ..records import JobRecord, LedgerEntry, OccurrenceRef
+from .late import LetGo
 from .plan import DispatchStep
 from .series import series_of
 
@@ -87,22 +89,31 @@ def let_go(job: JobRecord, step: DispatchStep, now: datetime) -> list[LedgerEntr
     caught = step.catch_up
     if caught is None or not caught.let_go:
         return []
-    policy = job.properties.missed_run_policy
-    if caught.policy == MissedRunType.LATEST:
-        why = (
-            f"Missed while the scheduler could not run it; the Latest missed-run policy ran the latest missed "
-            f"occurrence, {format_utc(caught.latest)}, in its place."
-        )
-    elif caught.policy == MissedRunType.SKIP:
-        why = "Missed while the scheduler could not run it; skipped by the missed-run policy Skip."
-    else:
-        assert policy is not None
-        why = (
-            f"Missed while the scheduler could not run it; the missed-run policy All runs the latest "
-            f"{policy.effective_max_runs} missed occurrences of the last {format_duration(policy.effective_window)} "
-            f"and skipped this one."
-        )
+    why = _missed_why(job, caught.policy, caught.latest)
     return [entry(job, occurrence, Trigger.SCHEDULE, caught.reason, why, now) for occurrence in caught.let_go]
+
+
+def let_go_queued(job: JobRecord, occurrence: datetime, late: LetGo, now: datetime) -> LedgerEntry:
+    """The entry of a queued occurrence that reached its second missed and its missed-run policy let go (late.py)."""
+    return entry(job, occurrence, Trigger.SCHEDULE, late.reason, _missed_why(job, late.policy, late.latest), now)
+
+
+def _missed_why(job: JobRecord, kind: MissedRunType, latest: datetime) -> str:
+    """Why a missed occurrence did not run, naming the policy (and under Latest the occurrence run in its place)."""
+    if kind == MissedRunType.LATEST:
+        return (
+            f"Missed while the scheduler could not run it; the Latest missed-run policy ran the latest missed "
+            f"occurrence, {format_utc(latest)}, in its place."
+        )
+    if kind == MissedRunType.SKIP:
+        return "Missed while the scheduler could not run it; skipped by the missed-run policy Skip."
+    policy = job.properties.missed_run_policy
+    assert policy is not None
+    return (
+        f"Missed while the scheduler could not run it; the missed-run policy All runs the latest "
+        f"{policy.effective_max_runs} missed occurrences of the last {format_duration(policy.effective_window)} "
+        f"and skipped this one."
+    )
 
 
 def not_run(job: JobRecord, occurrence: datetime, trigger: Trigger, reason: LedgerReason, now: datetime) -> LedgerEntry:

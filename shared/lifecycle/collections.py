@@ -8,6 +8,7 @@ A change between Enabled and Disabled cascades to the jobs like POST enable/disa
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..jobstate import FINAL_STATES, series_of
@@ -16,6 +17,7 @@ from ..model import JobCollectionDefinition, JobCollectionProperties, JobCollect
 from ..records import CollectionRecord
 from ..recurrence import RecurrenceError
 from ..store import ConcurrencyError
+from ..store.failures import answer_lost
 from .cascade import finish_delete, queue_cascade
 from .documents import MAX_DEFINITION_BYTES, document_size, merge, validate
 from .errors import CollectionNotFound, Conflict, InvalidDefinition, QuotaExceeded
@@ -129,15 +131,31 @@ def _save(
     if what_if:
         return record
     try:
-        if existing is None:
-            rt.store.collections.insert(record)
-        else:
-            rt.store.collections.replace(record)
+        record = _write_row(rt, record, existing is None)
     except ConcurrencyError as exc:
         raise Conflict("The job collection was changed by another request; retry.") from exc
     if existing is not None and existing.state != state:
         queue_cascade(rt, record.key, state)
     return record
+
+
+def _write_row(rt: Runtime, record: CollectionRecord, create: bool) -> CollectionRecord:
+    """The collection's row inserted (`create`) or replaced under its ETag: the record as stored. When storage may
+    have applied the write although it failed (its answer was lost), or a replace met a changed row (under lost
+    answers, often the storage client's repeat of this replace finding what its first try wrote), the row is read
+    again, and the write is done when it holds this record (as lifecycle/writes.py does for jobs). A concurrent
+    replace with the very same record counts as done too: what is stored is what the caller asked for."""
+    try:
+        return rt.store.collections.insert(record) if create else rt.store.collections.replace(record)
+    except Exception as error:
+        # A replace's repeat by the storage client meets the row its lost first try wrote (412); a create is not
+        # repeated (a POST), so its "exists" is another create's, which keeps its 201 alone.
+        if not answer_lost(error) and (create or not isinstance(error, ConcurrencyError)):
+            raise
+        stored = rt.store.collections.get(record.key)
+        if stored is None or replace(stored, etag=None) != replace(record, etag=None):
+            raise
+        return stored
 
 
 def put_collection(

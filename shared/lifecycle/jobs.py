@@ -17,6 +17,7 @@ from ..keys import JobKey
 from ..model import HttpAuthenticationType, JobDefinition, JobProperties, JobState
 from ..records import CollectionRecord, JobRecord
 from ..store import ConcurrencyError
+from ..store.failures import passing
 from .certificates import describe_pfx
 from .documents import MAX_DEFINITION_BYTES, carry_secrets, document_size, drop_stale_secrets, merge, validate
 from .errors import Conflict, InvalidDefinition, JobNotFound
@@ -97,10 +98,25 @@ def write_job(
 
     try:
         return _store(rt, record, None, now, reserve)
-    except BaseException:
-        if reserved:
+    except BaseException as error:
+        if reserved and not _maybe_stored(rt, record, error):
             release_job(rt, key.collection_key)
         raise
+
+
+def _maybe_stored(rt: Runtime, record: JobRecord, error: BaseException) -> bool:
+    """Whether a create that failed may have stored its job all the same: storage failed (store/failures.py) after
+    the row's write, or the write's answer was lost. A refusal (the row exists: another create's) stored nothing.
+    Its place in the count is given back only for a job known not stored; when that cannot be told (storage still
+    failing), the count stays one too high, which may refuse a create early but never lets the collection exceed
+    its quota."""
+    if not passing(error):
+        return False
+    try:
+        found = rt.store.jobs.get(record.key)
+    except Exception:
+        return True
+    return found is not None and found.generation == record.generation
 
 
 def _store(

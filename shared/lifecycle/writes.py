@@ -8,6 +8,9 @@ change a job's definition.
 Contract:
 - the record carries a new `generation` (jobstate.new_generation), so occurrences queued for the old
   definition are dropped;
+- a write whose answer storage lost, or whose storage client's repeat met the row its first try wrote, is
+  recognised by reading the row back (`_write_row`): the caller is never told "changed by another request"
+  of its own write;
 - an Enabled job is planned (jobstate.planned) and has a due-index entry at its `next_execution_time`;
 - a Disabled, Completed or Faulted job has no `next_execution_time` and no due-index entry;
 - the entry of the replaced record (at `existing.next_execution_time`) is removed, unless the new record is
@@ -25,6 +28,8 @@ from typing import TYPE_CHECKING
 from ..dispatcher import dispatch_horizon
 from ..jobstate import planned, resumed
 from ..records import JobRecord
+from ..store import ConcurrencyError
+from ..store.failures import answer_lost
 from .parallel import side_by_side
 
 if TYPE_CHECKING:
@@ -59,7 +64,7 @@ def store_job(
         add_entry()
     else:
         side_by_side(alongside, add_entry)
-    record = rt.store.jobs.insert(record) if existing is None else rt.store.jobs.replace(record)
+    record = _write_row(rt, record, existing is None)
     if old_due is not None and old_due != first:
         rt.store.due.remove(record.key, old_due)
     if existing is not None:  # enabled again: the ledger names the occurrences it had while Disabled
@@ -70,3 +75,26 @@ def store_job(
         # A lost race leaves the record as written: whoever won re-planned or will dispatch it.
         record = rt.dispatcher.dispatch(record, first, now) or record
     return record
+
+
+def _write_row(rt: Runtime, record: JobRecord, create: bool) -> JobRecord:
+    """The job's row inserted (`create`) or replaced under the ETag `record` carries: the record as stored.
+
+    When storage may have applied the write although it failed (its answer was lost, store/failures.py), or a
+    replace met a row changed under it (under lost answers, often the storage client's repeat of this very replace
+    finding the row its first try wrote), the row is read again: the write is done when it holds this record (its
+    generation is new with every write, so it is this write's or an identical one's). Otherwise the failure
+    stands: ConcurrencyError, or the storage error for the API to answer 503. (A create whose answer was lost
+    while an identical create of the same second won counts as done too: both keep a place, one too many, the
+    safe side of the count, lifecycle/job_count.py.)"""
+    try:
+        return rt.store.jobs.insert(record) if create else rt.store.jobs.replace(record)
+    except Exception as error:
+        # A replace's repeat by the storage client meets the row its lost first try wrote (412); a create is not
+        # repeated (a POST), so its "exists" is another create's, which must keep its 201 and its place alone.
+        if not answer_lost(error) and (create or not isinstance(error, ConcurrencyError)):
+            raise
+        stored = rt.store.jobs.landed(record)
+        if stored is None:
+            raise
+        return stored

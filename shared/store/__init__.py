@@ -15,7 +15,6 @@ from azure.core.exceptions import ResourceExistsError
 from ..settings import ConfigurationError, Settings
 from ..timings import Timings
 from .claims import Claim, ClaimStore, Expired
-from .clients import queue_service, table_service
 from .collections import CollectionStore
 from .dispatch_queue import DispatchQueue
 from .due import DueEntry, DueIndex, bucket_of, bucket_start
@@ -24,10 +23,11 @@ from .history import HistoryStore
 from .jobs import JobStore
 from .limits import ConcurrencyGates, HostPacers
 from .overlap import OverlapMarkers
-from .queue import OccurrenceQueue, base64_text
+from .queue import OccurrenceQueue
 from .role_assignments import RoleAssignmentRecord, RoleAssignmentStore
 from .routing import RoutedClaims, RoutedCollections, RoutedDue, RoutedHistory, RoutedJobs
 from .sealing import Keyring
+from .storage import AzureStorage, Storage
 from .tables import ConcurrencyError, Table, read_modify_write
 
 __all__ = [
@@ -84,28 +84,28 @@ class Store:
         return OverlapMarkers(self.jobs)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Store:
+    def from_settings(cls, settings: Settings, storage: Storage | None = None) -> Store:
         """The repositories over the primary account, or routed over every account of
-        SCHEDULER_STORAGE_ACCOUNTS (routing.py); queues, watermark and role assignments on the primary."""
-        queues = queue_service(settings.storage)
-        prefix = settings.table_prefix
-        services = [table_service(account) for account in (settings.storage, *settings.data_accounts)]
+        SCHEDULER_STORAGE_ACCOUNTS (routing.py); queues, watermark and role assignments on the primary.
+        `storage`: where the tables and queues are (storage.py); the settings' accounts when None."""
+        storage = storage or AzureStorage(settings)
+        accounts = range(1 + len(settings.data_accounts))
         made: list[Table] = []
 
         def table(account: int, name: str) -> Table:
-            made.append(Table(services[account].get_table_client(f"{prefix}{name}")))
+            made.append(storage.table(account, f"{settings.table_prefix}{name}"))
             return made[-1]
 
         keyring = keyring_of(settings)
         state = table(0, "State")
         expectations = ExpectationIndex(state)
-        collections = [CollectionStore(table(a, "Collections")) for a in range(len(services))]
-        jobs = [JobStore(table(a, "Jobs"), keyring, expectations) for a in range(len(services))]
-        due = [DueIndex(table(a, "Due"), state, settings.due_shards, a) for a in range(len(services))]
-        history = [HistoryStore(table(a, "History")) for a in range(len(services))]
-        claims = [ClaimStore(table(a, "AttemptClaims"), settings.timings) for a in range(len(services))]
+        collections = [CollectionStore(table(a, "Collections")) for a in accounts]
+        jobs = [JobStore(table(a, "Jobs"), keyring, expectations) for a in accounts]
+        due = [DueIndex(table(a, "Due"), state, settings.due_shards, a) for a in accounts]
+        history = [HistoryStore(table(a, "History")) for a in accounts]
+        claims = [ClaimStore(table(a, "AttemptClaims"), settings.timings) for a in accounts]
         limits = table(0, "Limits")
-        single = len(services) == 1
+        single = len(accounts) == 1
         return cls(
             collections=collections[0] if single else RoutedCollections(collections),
             jobs=jobs[0] if single else RoutedJobs(jobs),
@@ -113,11 +113,11 @@ class Store:
             history=history[0] if single else RoutedHistory(history),
             claims=claims[0] if single else RoutedClaims(claims),
             queue=OccurrenceQueue(
-                queues.get_queue_client(settings.occurrence_queue, **base64_text()),
-                queues.get_queue_client(f"{settings.occurrence_queue}-poison", **base64_text()),
+                storage.queue(settings.occurrence_queue),
+                storage.queue(f"{settings.occurrence_queue}-poison"),
                 settings.timings,
             ),
-            dispatch=DispatchQueue(queues.get_queue_client(settings.dispatch_queue, **base64_text()), settings.timings),
+            dispatch=DispatchQueue(storage.queue(settings.dispatch_queue), settings.timings),
             role_assignments=RoleAssignmentStore(table(0, "RoleAssignments")),
             timings=settings.timings,
             tables=tuple(made),

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import requests
+from azure.core.exceptions import ServiceResponseError
 from azure.core.pipeline.transport import RequestsTransport
 from azure.data.tables import TableServiceClient
 from azure.storage.queue import LinearRetry, QueueServiceClient
@@ -58,6 +59,25 @@ class PooledTransport(RequestsTransport):
         for adapter in session.adapters.values():
             if isinstance(adapter, HTTPAdapter):
                 adapter.init_poolmanager(self._connections, self._connections)
+
+    def send(self, request: Any, **kwargs: Any) -> Any:
+        """The answer, or ServiceResponseError (retried as a lost answer) when the connection closed inside its
+        headers: http.client takes the close for their end, so such an answer reads as a whole one with no
+        length and an empty body, which the SDKs' deserializers fail on with AttributeError or TypeError."""
+        response = super().send(request, **kwargs)
+        if _cut_in_its_headers(request.method, response.status_code, response.headers):
+            response.internal_response.close()  # requests' own response, under either kind azure-core wraps
+            raise ServiceResponseError(message="storage's answer ended inside its headers")
+        return response
+
+
+def _cut_in_its_headers(method: str, status: int, headers: Any) -> bool:
+    # Storage frames every answer that has a body by its length or in chunks (never by closing the connection);
+    # a header cut part-way keeps what came of its value ("Transfer-Encoding: chu").
+    if method.upper() == "HEAD" or status < 200 or status in (204, 304):
+        return False
+    length = str(headers.get("Content-Length") or "")
+    return not length.isdigit() and not str(headers.get("Transfer-Encoding") or "").lower().endswith("chunked")
 
 
 def _transport() -> RequestsTransport:

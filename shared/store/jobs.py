@@ -70,6 +70,17 @@ class JobStore:
         self._mirror(stored)
         return stored
 
+    def landed(self, record: JobRecord) -> JobRecord | None:
+        """After a write of `record` whose outcome is not known (its answer was lost, or the storage client's
+        repeat of it met a changed row, which may be the one its first try wrote): the record as stored when the
+        row holds exactly `record` (its ETag aside; a write's generation is new, so that is this write or an
+        identical one), else None."""
+        stored = self.get(record.key)
+        if stored is None or replace(stored, etag=None) != replace(record, etag=None):
+            return None
+        self._mirror(stored)
+        return stored
+
     def _mirror(self, record: JobRecord) -> None:
         if self.expectations is not None and record.expect_success_within is not None:
             self.expectations.mirror(record)

@@ -29,10 +29,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from azure.core.exceptions import ResourceExistsError
-from azure.storage.queue import QueueClient, TextBase64DecodePolicy, TextBase64EncodePolicy
+from azure.storage.queue import TextBase64DecodePolicy, TextBase64EncodePolicy
 
 from ..occurrence import OccurrenceBatch, OccurrenceMessage
 from ..timings import Timings
+from .queue_client import MessageQueue
 
 Sendable = OccurrenceMessage | OccurrenceBatch
 
@@ -57,8 +58,8 @@ def backstop_delay(batch: OccurrenceBatch, now: datetime, timings: Timings) -> f
 
 
 class OccurrenceQueue:
-    def __init__(self, client: QueueClient, poison: QueueClient, timings: Timings) -> None:
-        """Both clients made with `base64_text()`."""
+    def __init__(self, client: MessageQueue, poison: MessageQueue, timings: Timings) -> None:
+        """Both Base64 text queues (`base64_text()` for azure QueueClients; storage.py)."""
         self.client = client
         self.poison_client = poison
         self.timings = timings

@@ -28,9 +28,9 @@ from azure.core.exceptions import ResourceNotFoundError
 from ..keys import CollectionKey
 from ..settings import Settings
 from . import Store
-from .clients import table_service
 from .keys import job_partition
 from .routing import account_of
+from .storage import AzureStorage, Storage
 from .tables import Entity, Table, chunks
 
 
@@ -42,20 +42,22 @@ class Moves:
     claims: int = 0
 
 
-def rebalance(settings: Settings, apply: bool) -> Moves:
-    """Move (or with `apply` False, count) every collection that lies outside its home account."""
+def rebalance(settings: Settings, apply: bool, storage: Storage | None = None) -> Moves:
+    """Move (or with `apply` False, count) every collection that lies outside its home account (of `storage`;
+    the settings' accounts when None)."""
+    storage = storage or AzureStorage(settings)
     if apply:
-        Store.from_settings(settings).ensure_ready(datetime.now(UTC))  # a new account has no tables yet
-    services = [table_service(account) for account in (settings.storage, *settings.data_accounts)]
+        Store.from_settings(settings, storage).ensure_ready(datetime.now(UTC))  # a new account has no tables yet
+    accounts = 1 + len(settings.data_accounts)
 
     def table(account: int, name: str) -> Table:
-        return Table(services[account].get_table_client(f"{settings.table_prefix}{name}"))
+        return storage.table(account, f"{settings.table_prefix}{name}")
 
     moves = Moves()
-    for source in range(len(services)):
+    for source in range(accounts):
         for row in _all(table(source, "Collections"), ["Subscription", "ResourceGroup", "Name"]):
             key = CollectionKey(row["Subscription"], row["ResourceGroup"], row["Name"])
-            home = account_of(key, len(services))
+            home = account_of(key, accounts)
             if home == source:
                 continue
             moves.collections += 1

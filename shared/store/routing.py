@@ -68,8 +68,9 @@ class NotRoutedError(RuntimeError):
     """A repository method that does not know which account to use (see the module's contract)."""
 
 
-class _Unrouted(Table):
-    """Stands for a repository's table whose rows are spread over accounts."""
+class _Unrouted:
+    """Stands for a repository's table whose rows are spread over accounts: every `Table` method raises (no
+    base class, so none is inherited; `__getattr__` answers them all)."""
 
     def __init__(self, kind: str) -> None:  # no client on purpose
         self.kind = kind
@@ -173,6 +174,9 @@ class RoutedJobs(JobStore):
 
     def replace(self, record: JobRecord) -> JobRecord:
         return self._at(record.key.collection_key).replace(record)
+
+    def landed(self, record: JobRecord) -> JobRecord | None:
+        return self._at(record.key.collection_key).landed(record)
 
     def get_many(self, collection: CollectionKey, keys: list[JobKey]) -> dict[JobKey, JobRecord | None]:
         return self._at(collection).get_many(collection, keys)

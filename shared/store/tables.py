@@ -1,23 +1,32 @@
-"""Thin, typed access to one table: the ETag rules and error mapping every repository shares.
+"""The table contract every repository is written against, and the helpers they share.
 
-`Table` is sealed: its SDK client is private, so every table operation of the app goes through the few
-methods below (and the ETag loop of every read-modify-write through `read_modify_write`).
+`Table` is a protocol: the one seam between the repositories and Table Storage. Its implementations are
+`AzureTable` (azure_table.py, the service through the SDK: what the app runs on) and `MemoryTable`
+(memory/table.py, for tests and benchmarks); tests/store/contract runs the same tests against both, on Azurite.
+Every table operation of the app goes through the methods below, and the ETag loop of every read-modify-write
+through `read_modify_write`.
+
+What every implementation keeps:
+- An entity is a dict with `PartitionKey` and `RowKey`; a read hands its ETag beside the properties, under
+  "etag" (a write leaves that key, and None values, out: the service stores no nulls).
+- Values read back as the SDK reads them from the service: str, bool, float, UUID, bytes, an Int32 as int, an
+  Int64 as `EntityProperty(value, EdmType.INT64)` (`int64`, `as_int`), a datetime as timezone-aware UTC.
+- Every write gives the entity a new ETag; a write made under an ETag that no longer matches (or that expects
+  no entity where one is) raises `ConcurrencyError`.
+- Queries answer in PartitionKey, then RowKey order (ordinal), filtered with the OData subset the store sends.
+- An entity-group transaction (the *_batch methods) holds at most `MAX_OPERATIONS` operations of one partition,
+  each row once: it is done whole or not at all.
 """
 
 from __future__ import annotations
 
-import contextlib
-import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from datetime import datetime, timedelta
-from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from azure.core import MatchConditions
-from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
-from azure.data.tables import EdmType, EntityProperty, TableClient, UpdateMode
+from azure.data.tables import EdmType, EntityProperty
 
-from .transaction import MAX_OPERATIONS, TransactionRefused, submit
+from .transaction import TransactionRefused
 
 Entity = dict[str, Any]
 R = TypeVar("R")
@@ -32,80 +41,42 @@ class BatchFailed(Exception):
     """An entity-group transaction was refused as a whole (e.g. one of its entities was missing)."""
 
 
-class Table:
-    def __init__(self, client: TableClient) -> None:
-        self._client = client
-
+class Table(Protocol):
     @property
     def name(self) -> str:
-        return str(self._client.table_name)
+        """The table's name in its storage account."""
+        ...
 
     def ensure_exists(self) -> None:
-        """Create the table if it is missing."""
-        with contextlib.suppress(ResourceExistsError):
-            self._client.create_table()
+        """Create the table if it is missing. Until then every operation answers as the service does for a
+        missing table: reads find nothing (`get` None, `delete` False), the rest raise ResourceNotFoundError."""
+        ...
 
     def get(self, partition: str, row: str) -> Entity | None:
-        try:
-            entity = self._client.get_entity(partition, row)
-        except ResourceNotFoundError:
-            return None
-        found = dict(entity)
-        found["etag"] = entity.metadata["etag"]
-        return found
+        """The entity with its "etag", or None."""
+        ...
 
     def clock_skew(self) -> timedelta | None:
-        """This machine's clock minus the service's, from the Date header of a cheap read (a missing row).
-
-        The header has whole seconds, so the answer is good to about a second plus half the round trip;
-        None when the service sent no usable Date."""
-        dates: list[str] = []
-
-        def hook(response: Any) -> None:
-            dates.append(str(response.http_response.headers.get("Date") or ""))
-
-        started = time.time()
-        with contextlib.suppress(ResourceNotFoundError):
-            self._client.get_entity("~clock", "~clock", raw_response_hook=hook)
-        ended = time.time()
-        try:
-            served = parsedate_to_datetime(dates[-1]).timestamp() + 0.5  # somewhere in that second
-        except (IndexError, TypeError, ValueError):
-            return None
-        return timedelta(seconds=round((started + ended) / 2 - served, 1))
+        """This machine's clock minus the service's, about (None when it cannot be told)."""
+        ...
 
     def insert(self, entity: Entity) -> str:
         """Create; ConcurrencyError when it exists. Returns the new ETag."""
-        try:
-            return str(self._client.create_entity(_clean(entity))["etag"])
-        except ResourceExistsError as exc:
-            raise ConcurrencyError("entity already exists") from exc
+        ...
 
     def replace(self, entity: Entity, etag: str) -> str:
-        """Replace only if unchanged since `etag` was read; ConcurrencyError otherwise."""
-        try:
-            result = self._client.update_entity(
-                _clean(entity), mode=UpdateMode.REPLACE, etag=etag, match_condition=MatchConditions.IfNotModified
-            )
-        except (ResourceModifiedError, ResourceNotFoundError) as exc:
-            raise ConcurrencyError("entity changed or vanished") from exc
-        return str(result["etag"])
+        """Replace only if unchanged since `etag` was read; ConcurrencyError when it changed or vanished.
+        Returns the new ETag."""
+        ...
 
     def upsert(self, entity: Entity) -> None:
-        self._client.upsert_entity(_clean(entity), mode=UpdateMode.REPLACE)
+        """Create or replace, whatever is there."""
+        ...
 
     def delete(self, partition: str, row: str, etag: str | None = None) -> bool:
-        """Delete; True if this call removed the entity, False if it was not there."""
-        try:
-            if etag:
-                self._client.delete_entity(partition, row, etag=etag, match_condition=MatchConditions.IfNotModified)
-            else:
-                self._client.delete_entity(partition, row)
-        except ResourceModifiedError as exc:
-            raise ConcurrencyError("entity changed") from exc
-        except ResourceNotFoundError:
-            return False
-        return True
+        """Delete (only if unchanged since `etag` when given: ConcurrencyError otherwise); True if this call
+        removed the entity, False if it was not there."""
+        ...
 
     def query(
         self,
@@ -114,97 +85,71 @@ class Table:
         select: list[str] | None = None,
         page_size: int | None = None,
     ) -> Iterator[Entity]:
-        """Every matching entity, read lazily `page_size` a request (the service's 1,000 when None)."""
-        found = self._client.query_entities(
-            query_filter, parameters=parameters, select=select, results_per_page=page_size
-        )
-        for entity in found:
-            item = dict(entity)
-            item["etag"] = entity.metadata.get("etag")
-            yield item
+        """Every matching entity, in key order, read lazily `page_size` a request (the service's 1,000 when
+        None); only the `select`ed properties (and "etag") when given. `@name` words of the filter are
+        `parameters` (str, int, bool, datetime). The filter is checked, and a missing table raises, on the
+        first read."""
+        ...
 
     def count(self, query_filter: str, parameters: dict[str, Any] | None, limit: int) -> int:
         """How many entities match, counted no further than `limit` (reading keys only)."""
-        total = 0
-        for _ in self._client.query_entities(
-            query_filter, parameters=parameters, select=["RowKey"], results_per_page=min(limit, 1000)
-        ):
-            total += 1
-            if total >= limit:
-                break
-        return total
+        ...
 
     def page(
         self, query_filter: str, parameters: dict[str, Any], size: int, continuation: Any = None
     ) -> tuple[list[Entity], Any]:
-        """One server page of at most `size` entities, and the continuation token for the next (None at the end)."""
-        pages = self._client.query_entities(query_filter, parameters=parameters, results_per_page=size).by_page(
-            continuation_token=continuation
-        )
-        try:
-            items = [dict(e) | {"etag": e.metadata.get("etag")} for e in next(pages)]
-        except StopIteration:
-            return [], None
-        # by_page() is typed as a plain iterator; it returns an azure.core PageIterator, which has the token.
-        return items, getattr(pages, "continuation_token", None)
+        """One page of at most `size` matching entities from `continuation` (None: the first), and the token of
+        the next page: a dict of str (JSON-safe), None when nothing matching follows."""
+        ...
 
     def upsert_batch(self, entities: list[Entity]) -> None:
-        """Upsert (replace) up to 100 entities of one partition in one entity-group transaction."""
-        submit(self._client, [("upsert", _clean(e), {"mode": UpdateMode.REPLACE}) for e in entities])
+        """Upsert (replace) 1 to 100 entities of one partition in one entity-group transaction. A refused
+        transaction raises `TransactionRefused` (the operation's index and status); entities of two partitions
+        ValueError, before anything is sent."""
+        ...
 
     def insert_batch(self, entities: list[Entity], attempts: int = 3) -> list[str | None]:
         """Create up to 100 entities of one partition in one entity-group transaction: the ETag of each, or None
-        for one that exists (or was left unwritten after `attempts` transactions: see `replace_batch`)."""
-        return self._each_once(len(entities), lambda i: ("create", _clean(entities[i])), attempts)
+        for one that exists (or was left unwritten after `attempts` transactions: see `each_once`)."""
+        ...
 
     def replace_batch(self, entities: list[tuple[Entity, str]], attempts: int = 2) -> list[str | None]:
         """Replace up to 100 entities of one partition, each only if unchanged since its ETag, in one entity-group
-        transaction: the new ETag of each, or None for one not written. A transaction is all or nothing, so when
-        entity `i` changed or vanished it is sent again without it, `attempts` times in all; what is still
-        unwritten then is None too (for its writer's own read-modify-write: each try builds the whole body again,
-        about 60 microseconds of CPU per entity, transaction.py)."""
-        return self._each_once(
-            len(entities),
-            lambda i: (
-                "update",
-                _clean(entities[i][0]),
-                {"mode": UpdateMode.REPLACE, "etag": entities[i][1], "match_condition": MatchConditions.IfNotModified},
-            ),
-            attempts,
-        )
-
-    def _each_once(self, count: int, operation: Callable[[int], tuple[Any, ...]], attempts: int) -> list[str | None]:
-        """Operations 0..count-1 in one transaction; one the service refuses (exists, changed, vanished) is left
-        out and the rest sent again, `attempts` transactions in all. The new ETags; None for what was not done."""
-        results: list[str | None] = [None] * count
-        pending = list(range(count))
-        for _ in range(attempts if count else 0):
-            try:
-                answers = submit(self._client, [operation(i) for i in pending])
-            except TransactionRefused as exc:
-                if exc.status_code not in (404, 409, 412) or not 0 <= exc.index < len(pending):
-                    raise
-                del pending[exc.index]  # left to its writer's own operation
-                if not pending:
-                    break
-                continue
-            for i, answer in zip(pending, answers, strict=True):
-                results[i] = str(answer)
-            break
-        return results
+        transaction: the new ETag of each, or None for one not written (changed, vanished, or left unwritten
+        after `attempts` transactions: see `each_once`)."""
+        ...
 
     def delete_batch(self, partition: str, rows: list[str]) -> None:
-        """Delete up to 100 rows of one partition in one entity-group transaction; BatchFailed when one of them
-        is missing (then nothing was deleted)."""
-        try:
-            submit(self._client, [("delete", {"PartitionKey": partition, "RowKey": row}) for row in rows])
-        except TransactionRefused as exc:
-            raise BatchFailed(str(exc)) from exc
+        """Delete 1 to 100 rows of one partition in one entity-group transaction; BatchFailed when the service
+        refused one of them (missing, or named twice): then nothing was deleted."""
+        ...
 
     def delete_partition(self, partition: str) -> None:
-        rows = [e["RowKey"] for e in self.query("PartitionKey eq @pk", {"pk": partition}, select=["RowKey"])]
-        for batch in chunks(rows, MAX_OPERATIONS):
-            self.delete_batch(partition, batch)
+        """Delete every row of the partition, 100 a transaction."""
+        ...
+
+
+def each_once(count: int, submit: Callable[[list[int]], list[str | None]], attempts: int) -> list[str | None]:
+    """Operations 0..count-1 in one transaction (`submit` sends those of the indexes given, in order, and
+    answers their ETags); one the service refuses (exists, changed, vanished: 409, 412, 404) is left out and
+    the rest sent again, `attempts` transactions in all. The new ETags; None for what was not done (for its
+    writer's own read-modify-write). Any other refusal raises."""
+    results: list[str | None] = [None] * count
+    pending = list(range(count))
+    for _ in range(attempts if count else 0):
+        try:
+            answers = submit(pending)
+        except TransactionRefused as exc:
+            if exc.status_code not in (404, 409, 412) or not 0 <= exc.index < len(pending):
+                raise
+            del pending[exc.index]  # left to its writer's own operation
+            if not pending:
+                break
+            continue
+        for i, answer in zip(pending, answers, strict=True):
+            results[i] = str(answer)
+        break
+    return results
 
 
 def read_modify_write(
@@ -238,11 +183,6 @@ def read_modify_write(
                 pause(attempt)
             record = read()
     raise ConcurrencyError(f"the entity kept changing ({attempts} attempts)")
-
-
-def _clean(entity: Entity) -> Entity:
-    # Table Storage cannot store nulls, and our ETag travels beside the entity, not in it.
-    return {k: v for k, v in entity.items() if v is not None and k != "etag"}
 
 
 def as_datetime(value: Any) -> datetime | None:

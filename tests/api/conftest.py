@@ -25,6 +25,8 @@ from werkzeug.wrappers import Request, Response
 from shared import api
 from shared.api.operations import routes
 from shared.runtime import Runtime
+from shared.store.memory import MemoryStorage
+from shared.store.storage import Storage
 from tests.support.scheduler_client import api_call, encoded
 
 SUB, RG = "sub-api", "rg-api"
@@ -197,3 +199,10 @@ class InProcess:
 @pytest.fixture
 def inproc(runtime: Runtime) -> InProcess:
     return InProcess(runtime)
+
+
+@pytest.fixture
+def storage(memory_storage: MemoryStorage) -> Storage | None:
+    """The API's logic runs on the memory store (held to Azurite's behaviour by tests/store/contract); a module
+    that tests what storage does (an outage, lost answers) asks for Azurite with a `storage` fixture of its own."""
+    return memory_storage

@@ -5,10 +5,20 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from shared.keys import CollectionKey
 from shared.retention import Retention
 from shared.runtime import Runtime
+from shared.store.storage import Storage
 from tests.support.scheduler_client import JC, RG, SUB, call
+
+
+@pytest.fixture
+def storage() -> Storage | None:
+    """Azurite: the races these tests start (concurrent creates and deletes) need its real round trips to overlap."""
+    return None
+
 
 ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
 

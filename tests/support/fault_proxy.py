@@ -10,6 +10,8 @@ Modes (`proxy.mode`, changeable at any time; new data follows the new mode):
 - "drop": forward the request, let storage apply it, then reset the connection instead of answering
   (the client sees a reset after its request was delivered).
 - "reset": reset every connection as soon as it is accepted (nothing reaches storage).
+- "cut": forward each connection's answers up to `proxy.cut_after` bytes, then reset it: an answer longer than
+  that arrives cut part-way (its headers and the start of its body), after storage applied the request.
 - "down": refuse connections (the listening socket is closed), like storage being gone.
 
 `drop_ratio` (0..1) makes "drop" apply to that share of answers, and "reset" to that share of new
@@ -44,7 +46,9 @@ class FaultProxy:
         self.mode = "pass"
         self.latency = 0.0
         self.drop_ratio = 1.0
+        self.cut_after = 4096
         self.dropped = 0
+        self.resets = 0  # connections reset at accept ("reset" mode)
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
@@ -64,7 +68,7 @@ class FaultProxy:
 
     def set_mode(self, mode: str) -> None:
         """Switch mode; "down" closes the listener and every open connection, leaving "down" listens again."""
-        assert mode in ("pass", "latency", "drop", "reset", "down"), mode
+        assert mode in ("pass", "latency", "drop", "reset", "down", "cut"), mode
         with self._lock:
             was_down = self.mode == "down"
             self.mode = mode
@@ -94,6 +98,7 @@ class FaultProxy:
             except OSError:
                 return
             if self.mode == "down" or (self.mode == "reset" and self._random.random() < self.drop_ratio):
+                self.resets += self.mode == "reset"
                 _reset(client)
                 continue
             try:
@@ -108,11 +113,17 @@ class FaultProxy:
             threading.Thread(target=self._pump, args=(upstream, client, True), daemon=True).start()
 
     def _pump(self, source: socket.socket, sink: socket.socket, answers: bool) -> None:
+        forwarded = 0
         try:
             while True:
                 data = source.recv(65536)
                 if not data:
                     break
+                if answers and self.mode == "cut" and forwarded + len(data) > self.cut_after:
+                    sink.sendall(data[: max(self.cut_after - forwarded, 0)])
+                    self.dropped += 1
+                    break  # the rest of the answer is thrown away
+                forwarded += len(data)
                 if answers and self.mode == "latency":
                     time.sleep(self.latency)
                 if answers and self.mode == "drop" and self._random.random() < self.drop_ratio:
@@ -150,14 +161,18 @@ class StorageFaults:
     def __iter__(self) -> Iterator[FaultProxy]:
         return iter(self.proxies.values())
 
-    def set_mode(self, mode: str, latency: float = 0.0, drop_ratio: float = 1.0) -> None:
+    def set_mode(self, mode: str, latency: float = 0.0, drop_ratio: float = 1.0, cut_after: int = 4096) -> None:
         for proxy in self:
-            proxy.latency, proxy.drop_ratio = latency, drop_ratio
+            proxy.latency, proxy.drop_ratio, proxy.cut_after = latency, drop_ratio, cut_after
             proxy.set_mode(mode)
 
     @property
     def dropped(self) -> int:
         return sum(proxy.dropped for proxy in self)
+
+    @property
+    def resets(self) -> int:
+        return sum(proxy.resets for proxy in self)
 
     def close(self) -> None:
         for proxy in self:
