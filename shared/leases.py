@@ -23,13 +23,17 @@ claims (a task is idempotent: a second run finds what the first queued and advan
 minute timer sends a watchdog before each task of the minute it dispatches ahead, the handler takes it
 over (or sends one when the task found entries and names none), renews it while it dispatches, deletes it
 at the end. A host dying in a dispatch task leaves its entries to the watchdog, `task_watchdog_after` later.
+A collection's cascade task (shared/lifecycle/cascade.py) is guarded alike: its sender sends its watchdog first
+(store/dispatch_queue.py `send_kept`), and its handler holds the watchdog while a page of jobs runs and the next
+page is queued (`watching`); a page is idempotent, so a watchdog that brings it back after a death runs it again.
+`TaskWatchdogs` knows a task only as a `WatchedTask`: one that names its watchdog and can be written without it.
 
 Costs, per batch: three sends by its sender (backstop, watchdog, batch) and two deletes at its end, whatever
 its size; for batches that run longer than `renew_every` past their second, one table transaction per 100
-claims of one collection and one queue operation per renewal. Per dispatch task with entries: about three
-queue operations. A failed renewal (storage unreachable) is retried every `renewal_retry` until the work ends.
-One renewer thread per kind looks for renewals due every `renewer_poll`. The timings are the settings'
-(shared/timings.py).
+claims of one collection and one queue operation per renewal. Per dispatch task with entries, or page of a
+cascade: about three queue operations. A failed renewal (storage unreachable) is retried every `renewal_retry`
+until the work ends. One renewer thread per kind looks for renewals due every `renewer_poll`. The timings are the
+settings' (shared/timings.py).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -50,7 +54,7 @@ from .clock import Clock
 from .occurrence import OccurrenceBatch
 from .store import Claim, Store
 from .store.claims import claim_groups
-from .store.dispatch_queue import ShardTask
+from .store.dispatch_queue import WatchedTask
 from .store.queue import Receipt, backstop_delay, watchdog_delay
 from .timings import Timings
 
@@ -60,7 +64,8 @@ log = logging.getLogger(__name__)
 # process holding a herd of slow actions (a thousand claims, possibly of a thousand collections) renews them
 # all well within `renew_every`, where one request at a time (5-10 ms each in a region) would let leases lapse.
 RENEWAL_THREADS = 16
-RENEWERS = 8  # items (batches, dispatch tasks) renewed side by side, each then its claims' groups side by side
+# Items (batches, dispatch and cascade tasks) renewed side by side, each then its claims' groups side by side.
+RENEWERS = 8
 
 
 class _Held(Protocol):
@@ -265,9 +270,9 @@ class Guards:
 
 @dataclass(eq=False)
 class TaskWatch:
-    """A dispatch task in the hands of this process, and its watchdog."""
+    """A task of the dispatch queue (a dispatch or a cascade task) in the hands of this process, and its watchdog."""
 
-    task: ShardTask
+    task: WatchedTask
     watchdog: Receipt
     next_renewal: float  # when its renewal is due (monotonic)
     renewing: threading.Lock = field(default_factory=threading.Lock)
@@ -275,14 +280,14 @@ class TaskWatch:
 
 
 class TaskWatchdogs:
-    """Opens, renews and closes the watchdogs of dispatch tasks."""
+    """Opens, renews and closes the watchdogs of the dispatch queue's tasks."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.timings = store.timings
         self._renewer: _Renewer[TaskWatch] = _Renewer(self.renew, "dispatch-renewer", self.timings)
 
-    def open(self, task: ShardTask) -> TaskWatch:
+    def open(self, task: WatchedTask) -> TaskWatch:
         """Take the task's watchdog over (hidden anew: the task may have waited for a worker) or send one."""
         hidden = self.timings.task_watchdog_after.total_seconds()
         if task.watchdog is not None:
@@ -293,6 +298,21 @@ class TaskWatchdogs:
         self._renewer.add(watch)
         return watch
 
+    @contextlib.contextmanager
+    def watching(self, task: WatchedTask) -> Iterator[TaskWatch]:
+        """The task's watchdog held while the block runs; closed when it ends or raises (a fault: the host delivers
+        the task again), abandoned when the process is going away (cancelled: the watchdog brings the task back)."""
+        watch = self.open(task)
+        try:
+            yield watch
+        except Exception:
+            self.close(watch)
+            raise
+        except BaseException:
+            self.abandon(watch)
+            raise
+        self.close(watch)
+
     def abandon(self, watch: TaskWatch) -> None:
         """The process is going away mid-task: stop renewing, and leave the watchdog to bring the task back."""
         self._renewer.discard(watch)
@@ -301,11 +321,12 @@ class TaskWatchdogs:
         self._renewer.discard(watch)
         try:
             self.store.dispatch.delete(watch.watchdog)
-        except Exception as error:  # it turns up later, finds the entries dispatched, and costs one query
-            log.warning("could not delete the watchdog of dispatch task %s: %s", watch.task, type(error).__name__)
+        except Exception as error:  # it turns up later, finds the work done, and costs a query or two
+            log.warning("could not delete the watchdog of task %s: %s", watch.task, type(error).__name__)
 
-    def drop(self, task: ShardTask) -> None:
-        """A task that found nothing to dispatch: its sender's watchdog is not needed."""
+    def drop(self, task: WatchedTask) -> None:
+        """A task with nothing to do (no entries to dispatch, a cascade overtaken): its sender's watchdog is not
+        needed."""
         if task.watchdog is not None:
             with contextlib.suppress(Exception):
                 self.store.dispatch.delete(Receipt(*task.watchdog))
@@ -314,10 +335,10 @@ class TaskWatchdogs:
         try:
             watch.watchdog = self._rehide(watch.watchdog, watch.task)
         except Exception as error:
-            log.warning("renewing the watchdog of dispatch task %s failed: %s", watch.task, type(error).__name__)
+            log.warning("renewing the watchdog of task %s failed: %s", watch.task, type(error).__name__)
             raise
 
-    def _rehide(self, watchdog: Receipt, task: ShardTask) -> Receipt:
+    def _rehide(self, watchdog: Receipt, task: WatchedTask) -> Receipt:
         hidden = self.timings.task_watchdog_after.total_seconds()
         try:
             return self.store.dispatch.hide(watchdog, hidden)

@@ -60,7 +60,7 @@ class Timings:
     renewer_poll: timedelta = _s(0.5)  # how often the renewer thread looks for renewals due
     watchdog_margin: timedelta = _s(1)  # a batch's watchdog turns visible this long after the claims' lease ends
     backstop_after: timedelta = _s(20)  # a batch's backstop turns visible this long after its (last) second
-    task_watchdog_after: timedelta = _s(10)  # a dispatch task's watchdog, after its send or last renewal
+    task_watchdog_after: timedelta = _s(10)  # a dispatch or cascade task's watchdog, after its send or last renewal
     dispatch_task_ttl: timedelta = _s(3600)  # a dispatch task nobody took by then expires (later ticks sweep)
     # The queue and the executor's entry (store/queue.py, executor/batch.py).
     early_visibility: timedelta = _s(5)  # an occurrence message turns visible this much before its second

@@ -11,11 +11,21 @@ time, each page queueing the task for the next:
 - Deleted: every job is purged (purge.py), then the collection's row goes.
 
 A task whose collection has since moved to another state stops: that move queued its own. Every step is
-idempotent, so a page repeated after a crash or a duplicate task changes nothing. Until a task reaches
-them, the collection's jobs keep their old state in storage (a GET may show it for a few seconds), but
-nothing of a collection that is not Enabled runs: the executor reads the collection's state at each
-occurrence's second (shared/executor/collection_gate.py). A collection being deleted is not found by the
-API; a PUT that creates it again first finishes the delete (`finish_delete`).
+idempotent (a page reads only the jobs still in the old state, or still there), so a page repeated after a crash
+or a duplicate task changes nothing. Until a task reaches them, the collection's jobs keep their old state in
+storage (a GET may show it for a few seconds), but nothing of a collection that is not Enabled runs: the executor
+reads the collection's state at each occurrence's second (shared/executor/collection_gate.py). A collection being
+deleted is not found by the API; a PUT that creates it again first finishes the delete (`finish_delete`).
+
+A host that dies mid-page does not leave the jobs' state stale for the trigger's ten-minute receive visibility.
+Each task is sent after a hidden copy of it, its watchdog, which it names (store/dispatch_queue.py `send_kept`);
+the page's handler takes the watchdog over, renews it while the page runs and the next page is queued, and then
+deletes it (shared/leases.py `TaskWatchdogs`). After a death, the copy turns visible `task_watchdog_after` later
+and a live host runs the page again. The task the dead host held still comes back when its receive runs out, and
+runs its page once more: the cascade is done by then and it finds nothing left to move, or it moves what a page of
+the cascade would, and both chains end at the last page. (A job whose own state was changed against its
+collection's meanwhile, say one job disabled in an Enabled collection, is moved back by that late page, as by a
+cascade queued then.)
 """
 
 from __future__ import annotations
@@ -24,13 +34,14 @@ import asyncio
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .. import jobstate
 from ..keys import CollectionKey
 from ..model import JobCollectionState
 from ..records import CollectionRecord
+from ..store.dispatch_queue import named_watchdog
 from .purge import purge_job
 from .states import set_collection_state, set_job_state
 
@@ -50,6 +61,7 @@ class CascadeTask:
     key: CollectionKey
     state: JobCollectionState  # Enabled, Disabled or Deleted
     after: str | None = None  # the page cursor (Enabled / Disabled)
+    watchdog: tuple[str, str] | None = field(default=None, compare=False)  # (message id, pop receipt)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -57,8 +69,17 @@ class CascadeTask:
                 "cascade": self.state.value,
                 "collection": [self.key.subscription, self.key.resource_group, self.key.collection],
                 "after": self.after,
-            },
+            }
+            | ({"w": list(self.watchdog)} if self.watchdog else {}),
             separators=(",", ":"),
+        )
+
+    def with_watchdog(self, watchdog: tuple[str, str] | None) -> CascadeTask:
+        return replace(self, watchdog=watchdog)
+
+    def __str__(self) -> str:
+        return f"cascade of collection {self.key.collection} to {self.state.value}" + (
+            f" after {self.after}" if self.after else ""
         )
 
     @classmethod
@@ -71,13 +92,15 @@ class CascadeTask:
         if not isinstance(data, dict) or "cascade" not in data:
             return None
         subscription, group, name = data["collection"]
-        return cls(CollectionKey(subscription, group, name), JobCollectionState(data["cascade"]), data.get("after"))
+        key = CollectionKey(subscription, group, name)
+        return cls(key, JobCollectionState(data["cascade"]), data.get("after"), named_watchdog(data.get("w")))
 
 
 def queue_cascade(rt: Runtime, key: CollectionKey, state: JobCollectionState, after: str | None = None) -> None:
-    """Queue the work that carries `state` to the collection's jobs (nothing for a state without any)."""
+    """Queue the work that carries `state` to the collection's jobs (nothing for a state without any), after its
+    watchdog."""
     if state in jobstate.COLLECTION_CASCADE or state == JobCollectionState.DELETED:
-        rt.store.dispatch.send_text(CascadeTask(key, state, after).to_json())
+        rt.store.dispatch.send_kept(CascadeTask(key, state, after))
 
 
 async def handle_dispatch_message_async(rt: Runtime, text: str) -> None:
@@ -97,11 +120,18 @@ def handle_dispatch_message(rt: Runtime, text: str) -> None:
 
 
 def run_task(rt: Runtime, task: CascadeTask) -> None:
-    """One page of a cascade, then the task for the next page, if any. Raises on storage faults (the trigger
-    delivers the message again)."""
+    """One page of a cascade, then the task for the next page, if any, under the task's watchdog. Raises on storage
+    faults (the trigger delivers the message again)."""
     record = rt.store.collections.get(task.key)
     if record is None or record.state != task.state:
+        rt.dispatcher.watchdogs.drop(task)
         return  # gone, or moved on: the move that followed queued its own work
+    with rt.dispatcher.watchdogs.watching(task):  # until the next page is queued: a death runs this page again
+        _run_page(rt, record, task)
+
+
+def _run_page(rt: Runtime, record: CollectionRecord, task: CascadeTask) -> None:
+    log.info("collection %s: a page of its %s cascade", record.key.collection, task.state.value)
     if task.state == JobCollectionState.DELETED:
         if not _purge_page(rt, record):
             queue_cascade(rt, record.key, task.state)

@@ -1,23 +1,34 @@
 """Enable, disable and delete of a collection answer once the collection's row says so; its jobs follow after
 the answer, from tasks on the dispatch queue (shared/lifecycle/cascade.py), a page of jobs per task. Until
-they do, nothing of the collection runs: the executor reads the collection's state at the second."""
+they do, nothing of the collection runs: the executor reads the collection's state at the second. A task held by
+a host that died is brought back by its watchdog within `task_watchdog_after`, not the host's ten-minute receive
+(a whole host killed mid-cascade: tests/api/test_collection_cascade_crash.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared import lifecycle
 from shared.keys import CollectionKey, JobKey
-from shared.lifecycle.cascade import PAGE
+from shared.lifecycle.cascade import PAGE, CascadeTask
 from shared.model import JobState
 from shared.runtime import Runtime
+from shared.settings import Settings
+from shared.store.storage import Storage
+from shared.timings import Timings
 from tests.executor.peers.servers import Server, ok, serve
 from tests.support.scheduler_client import JC, RG, SUB, call, drain, make_collection, settle
 
 KEY = CollectionKey(SUB, RG, JC)
 JOBS = PAGE + 20  # more than one page: the cascade continues itself
+WATCHDOG = timedelta(seconds=4)  # task_watchdog_after, short (the default is 10 s)
+MARGIN = 10.0  # seconds for the trigger to take the copy up and the pages to run, on a busy machine
+HOST_RECEIVE = 600  # the host's receive visibility (devhost/queues.py): what a dead host's task waits out
 
 
 @pytest.fixture
@@ -51,6 +62,7 @@ def _states(rt: Runtime) -> set[JobState]:
 
 
 def _queued(rt: Runtime) -> int:
+    """Messages on the dispatch queue, hidden ones (watchdogs) too."""
     return rt.store.dispatch.client.get_queue_properties().approximate_message_count
 
 
@@ -60,9 +72,11 @@ def test_disable_and_enable_answer_first_and_the_jobs_follow_page_by_page(runtim
     answer = call(runtime, "JobCollections_Disable", "POST")
     assert (answer.status, answer.body) == (200, None)
     assert call(runtime, "JobCollections_Get", "GET").body["properties"]["state"] == "Disabled"
-    assert _states(runtime) == {JobState.ENABLED} and _queued(runtime) == 1  # nothing per job yet
+    # Nothing per job yet: the task, and its watchdog hidden behind it.
+    assert _states(runtime) == {JobState.ENABLED} and _queued(runtime) == 2
     assert settle(runtime) == 2  # two pages: the first task queued the second
     assert _states(runtime) == {JobState.DISABLED}
+    assert _queued(runtime) == 0  # each page's handler deleted its watchdog
     assert call(runtime, "JobCollections_Enable", "POST").status == 200
     settle(runtime)
     assert _states(runtime) == {JobState.ENABLED}
@@ -125,3 +139,55 @@ def test_a_collection_created_again_before_its_purge_ran_starts_empty(runtime: R
     assert call(runtime, "Jobs_List", "GET").body["value"] == []
     settle(runtime)  # the queued purge finds a live collection and leaves it alone
     assert runtime.store.collections.get(KEY) is not None
+
+
+@pytest.fixture
+def short(settings: Settings, storage: Storage | None) -> Runtime:
+    """A runtime whose dispatch-queue tasks' watchdogs turn visible `WATCHDOG` after their send or last renewal."""
+    return Runtime.create(replace(settings, timings=Timings(task_watchdog_after=WATCHDOG)), storage=storage)
+
+
+def _trigger_until(rt: Runtime, done: Callable[[], bool], within: float) -> float:
+    """Play the dispatch trigger (receive as the host does, handle, delete) until `done()`; the seconds it took."""
+    queue, started = rt.store.dispatch.client, time.monotonic()
+    while not done() and time.monotonic() - started < within:
+        for message in queue.receive_messages(max_messages=32, visibility_timeout=HOST_RECEIVE):
+            lifecycle.handle_dispatch_message(rt, message.content)
+            queue.delete_message(message)
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def test_a_cascade_task_whose_host_died_before_handling_it_is_done_by_its_watchdog(short: Runtime) -> None:
+    make_collection(short, "P20Premium")
+    _jobs(short)
+    assert call(short, "JobCollections_Disable", "POST").status == 200
+    # The host received the task (hidden for its ten minutes) and died before its handler began.
+    (held,) = short.store.dispatch.client.receive_messages(max_messages=32, visibility_timeout=HOST_RECEIVE)
+    took = _trigger_until(short, lambda: _states(short) == {JobState.DISABLED}, WATCHDOG.total_seconds() + MARGIN)
+    assert _states(short) == {JobState.DISABLED}, took
+    assert took <= WATCHDOG.total_seconds() + MARGIN
+    assert _queued(short) == 1  # the held task alone: every copy's handler deleted its watchdog
+    # Ten minutes on, the held task comes back: the cascade is done, its page finds nothing and queues nothing.
+    lifecycle.handle_dispatch_message(short, held.content)
+    short.store.dispatch.client.delete_message(held)
+    assert _queued(short) == 0 and _states(short) == {JobState.DISABLED}
+
+
+def test_a_cascade_page_held_past_its_watchdog_time_keeps_it_hidden_and_a_death_brings_it_back(
+    short: Runtime,
+) -> None:
+    make_collection(short, "P20Premium")
+    _jobs(short)
+    assert call(short, "JobCollections_Disable", "POST").status == 200
+    (held,) = short.store.dispatch.client.receive_messages(max_messages=32, visibility_timeout=HOST_RECEIVE)
+    task = CascadeTask.from_json(held.content)
+    assert task is not None and task.watchdog is not None  # sent after its watchdog
+    watch = short.dispatcher.watchdogs.open(task)  # what the handler does first (run_task)
+    time.sleep(2 * WATCHDOG.total_seconds())  # a page that runs long: its renewals keep the watchdog hidden
+    assert short.store.dispatch.client.peek_messages(max_messages=32) == []
+    short.dispatcher.watchdogs.abandon(watch)  # the process goes away mid-page: no more renewals
+    took = _trigger_until(short, lambda: _states(short) == {JobState.DISABLED}, WATCHDOG.total_seconds() + MARGIN)
+    assert _states(short) == {JobState.DISABLED}, took
+    assert took <= WATCHDOG.total_seconds() + MARGIN
+    print(f"done {took:.1f} s after the handler's death (task_watchdog_after {WATCHDOG.total_seconds():g} s)")
