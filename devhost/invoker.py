@@ -7,7 +7,9 @@ min(32, CPUs + 4)) shared by every trigger, and `async def` functions run on one
 thread waits for the result. So a queue trigger may hand over batchSize + newBatchThreshold messages at
 once, but no more `def` invocations run at a time than the worker's pool allows, whatever the trigger.
 On failure the traceback is logged once, here, and the exception propagates. Invocations log
-"Executing/Executed 'Functions.<name>'" like the host.
+"Executing/Executed 'Functions.<name>'" like the host. An invocation that `stop()` cancels (Ctrl-C while it runs
+or waits for the pool) logs one line, "Cancelled 'Functions.<name>' ...: the host stopped while it ran", no
+traceback, and its CancelledError propagates.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from typing import Any
 
 from devhost.indexing import FunctionInfo
@@ -114,6 +116,15 @@ class Invoker:
                 result = self._run_coroutine(function.user_function(**kwargs))
             else:
                 result = self._run_sync(function.user_function, kwargs)
+        except (CancelledError, asyncio.CancelledError):
+            # stop() cancelled it (Ctrl-C): an expected end, said in one line, not a failure's traceback.
+            log.warning(
+                "Cancelled 'Functions.%s' (Id=%s, Duration=%dms): the host stopped while it ran, so it was cut short",
+                function.name,
+                invocation_id,
+                (time.monotonic() - started) * 1000,
+            )
+            raise
         except BaseException:
             log.exception(
                 "Executed 'Functions.%s' (Failed, Id=%s, Duration=%dms)",

@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 
 from .client import USAGE_ERROR, ApiClient, CliError
 from .output import error_line
+from .times import job_zone
 
 try:  # recent Typer ships its own copy of Click and does not re-export UsageError; older Typer runs on Click
     from typer._click import Context
@@ -42,6 +43,11 @@ class Options:
     token: str | None
     functions_key: str | None
     output: Output
+    times_in: str | None = None  # --times-in: every time shown in this zone ("UTC" for UTC); None: each job's
+
+    def zone(self, job: Any) -> str | None:
+        """Where a job's times are shown: --times-in, else the job's own zone (None: UTC)."""
+        return None if self.times_in == "UTC" else self.times_in or job_zone(job)
 
     def client(self) -> ApiClient:
         return ApiClient(self.endpoint, self.token, self.functions_key)

@@ -27,6 +27,7 @@ from .client import ApiClient
 from .context import guarded, options
 from .jobs import Collection, Group, Name, _path
 from .output import emit_json, emit_message, emit_table
+from .times import labelled, same_day
 
 PAGE = 100  # the API's largest page
 MOST_ATTEMPTS = 1000  # a job keeps at most 1,000 attempts (shared/retention.py)
@@ -79,12 +80,6 @@ def _label(p: dict[str, Any]) -> str:
     return f"retry {retry}" if retry else "attempt 1"
 
 
-def _short(value: Any) -> str:
-    """An instant without its fraction and zone (the columns say UTC): one token, never folded."""
-    when = _time(value)
-    return when.strftime("%Y-%m-%d %H:%M:%S") if when else "-"
-
-
 def _what_came(p: dict[str, Any], attempts: list[dict[str, Any]]) -> str:
     if not attempts:
         return cut(p.get("message")) if p.get("message") else "-"
@@ -96,16 +91,15 @@ def _what_came(p: dict[str, Any], attempts: list[dict[str, Any]]) -> str:
     return said
 
 
-def _started(value: Any, on: Any) -> str:
+def _started(value: Any, on: Any, zone: str | None) -> str:
     """When an attempt started: its time of day on its occurrence's date, else date and time."""
-    started, day = _time(value), _time(on)
-    if started is None:
+    if _time(value) is None:
         return "-"
-    return started.strftime("%H:%M:%S" if day and day.date() == started.date() else "%Y-%m-%d %H:%M:%S")
+    return labelled(value, zone, date=not same_day(value, on, zone))
 
 
 def _rows(
-    groups: list[AttemptGroup], occurrences: list[Any], attempts: list[Any], ledger: bool
+    groups: list[AttemptGroup], occurrences: list[Any], attempts: list[Any], ledger: bool, zone: str | None
 ) -> list[tuple[Any, ...]]:
     width = 7 if ledger else 6
     rows: list[tuple[Any, ...]] = []
@@ -116,7 +110,7 @@ def _rows(
             p = occurrences[g.occurrence].get("properties") or {}
             at = p.get("occurrenceTime") or p.get("expectedExecutionTime")
             waited = f"{p['waited']} ({p.get('waitedFor')})" if p.get("waited") else "-"
-            head = (_short(at), p.get("trigger") or "-")
+            head = (labelled(at, zone), p.get("trigger") or "-")
             status = p.get("status")
             if ledger:
                 rows.append((*head, status, p.get("reason") or "-", waited, "", _what_came(p, tried)))
@@ -126,7 +120,7 @@ def _rows(
         else:
             rows.append(("?", "not in the ledger", *[""] * (width - 2)))
         for a in tried:
-            label, status, started = f"  {_label(a)}", a.get("status"), _started(a.get("startTime"), at)
+            label, status, started = f"  {_label(a)}", a.get("status"), _started(a.get("startTime"), at, zone)
             if ledger:
                 rows.append(("", label, status, "", "", started, cut(a.get("message"))))
             else:
@@ -177,16 +171,16 @@ def _show(ctx: typer.Context, path: str, name: str, top: int, filter_: str | Non
         )
         return
     columns = (
-        ["Occurrence (UTC)", "Attempt", "Status", "Reason", "Waited", "Started (UTC)", "Message"]
+        ["Occurrence", "Attempt", "Status", "Reason", "Waited", "Started", "Message"]
         if ledger
-        else ["Occurrence (UTC)", "Attempt", "Status", "Started (UTC)", "Lateness", "Message"]
+        else ["Occurrence", "Attempt", "Status", "Started", "Lateness", "Message"]
     )
     title = "Ledger" if ledger else "History"
     emit_table(
         f"{title} of {name}: each occurrence, newest first, and its attempts",
         columns,
-        _rows(groups, occurrences, attempts, ledger),
-        nowrap=(0, 1, 2, 5) if ledger else (0, 1, 2, 3, 4),
+        _rows(groups, occurrences, attempts, ledger, options(ctx).zone(job)),
+        nowrap=(1, 2) if ledger else (1, 2, 4),  # times wrap at their spaces: they name a zone
     )
     emit_message(_summary(groups, attempts, job))
 

@@ -4,7 +4,7 @@ history.py)."""
 from __future__ import annotations
 
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from .client import USAGE_ERROR, CliError, collection_path, job_path
 from .concurrency import RunOverlapOption, async_words, missed_run_words, overlap_words
 from .context import guarded, options, read_json
 from .output import emit_fields, emit_json, emit_message, emit_table, warn
+from .times import instant, labelled
 
 app = typer.Typer(help="Jobs of a collection.", no_args_is_help=True)
 
@@ -51,7 +52,21 @@ def _path(ctx: typer.Context, group: str, collection: str, name: str) -> str:
     return job_path(options(ctx).require_subscription(), group, collection, name)
 
 
+def past_end(ctx: typer.Context, job: dict[str, Any] | None) -> str | None:
+    """The warning for a job whose recurrence ends before now: the API stores it Completed (as the old service
+    did), and it never runs."""
+    properties = (job or {}).get("properties") or {}
+    end = instant((properties.get("recurrence") or {}).get("endTime"))
+    if end is None or end > datetime.now(UTC):
+        return None
+    return (
+        f"its end time, {labelled(end, options(ctx).zone(job))}, is in the past, so the job will never run "
+        f"(state {properties.get('state') or 'Completed'}); set a later end (--end) or none (--end '')"
+    )
+
+
 def _saved(ctx: typer.Context, job: dict[str, Any], verb: str) -> None:
+    warn([w for w in [past_end(ctx, job)] if w])
     if options(ctx).json:
         emit_json(job)
     else:
@@ -81,14 +96,15 @@ def list_jobs(
     for job in jobs:
         p = job.get("properties") or {}
         s = p.get("status") or {}
+        zone = opts.zone(job)
         rows.append(
             (
                 short_name(job),
                 p.get("state"),
                 words(p),
                 overlap_words(p),
-                s.get("nextExecutionTime", "-"),
-                s.get("lastExecutionTime", "-"),
+                labelled(s.get("nextExecutionTime"), zone),
+                labelled(s.get("lastExecutionTime"), zone),
                 f"{s.get('executionCount', 0)}/{s.get('failureCount', 0)}/{s.get('faultedCount', 0)}",
             )
         )
@@ -109,6 +125,7 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection, n
         return
     p = job.get("properties") or {}
     s = p.get("status") or {}
+    zone = options(ctx).zone(job)
     action = p.get("action") or {}
     target = (action.get("request") or {}).get("uri") or (action.get("queueMessage") or {}).get("queueName") or ""
     emit_fields(
@@ -117,15 +134,15 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection, n
             ("id", job.get("id")),
             ("state", p.get("state")),
             ("schedule", words(p)),
-            ("start time", p.get("startTime")),
+            ("start time", labelled(p.get("startTime"), zone)),
             ("action", f"{action.get('type', '?')} {target}".strip()),
             ("overlap policy", p.get("overlapPolicy") or "Allow"),
             ("spread window", p.get("spreadWindow") or "-"),
             ("expect success within", p.get("expectSuccessWithin") or "- (no expectation)"),
             ("missed-run policy", missed_run_words(p)),
             ("async completion", async_words(action)),
-            ("next run", s.get("nextExecutionTime")),
-            ("last run", s.get("lastExecutionTime")),
+            ("next run", labelled(s.get("nextExecutionTime"), zone)),
+            ("last run", labelled(s.get("lastExecutionTime"), zone)),
             (
                 "attempts / failed / faulted occurrences",
                 f"{s.get('executionCount', 0)} / {s.get('failureCount', 0)} / {s.get('faultedCount', 0)}",

@@ -23,6 +23,7 @@ from .importer import import_resources
 from .job_flags import SCHEDULE, JobFlags, apply_flags, job_flag_options
 from .output import emit_json, emit_message, emit_table, warn
 from .template import Ask
+from .times import labelled, legacy_zone_warnings, times_in_option
 
 app = typer.Typer(
     name="scheduler",
@@ -63,8 +64,17 @@ def root(
     output: Output = typer.Option(
         Output.table, "--output", "-o", metavar="table|json", help="table or json (also accepted after the command)."
     ),
+    times_in: str = typer.Option(
+        None,
+        "--times-in",
+        envvar="SCHEDULER_TIMES_IN",
+        metavar="ZONE",
+        callback=times_in_option,
+        help="Show times in this IANA zone, or UTC (default: each job's own time zone, else UTC; -o json keeps "
+        "the API's UTC).",
+    ),
 ) -> None:
-    ctx.obj = Options(endpoint, subscription, token, functions_key, output)
+    ctx.obj = Options(endpoint, subscription, token, functions_key, output, times_in)
 
 
 def _properties(document: Any) -> dict[str, Any]:
@@ -107,6 +117,7 @@ def next_occurrences(
         raise CliError("InvalidJson", f"--recurrence: {error}", USAGE_ERROR) from None
     p = _properties(document)
     apply_flags(p, flags)
+    warn(legacy_zone_warnings(p))
     now = datetime.now(UTC)
     begin = p.get("startTime") or now
     since = after.replace(tzinfo=after.tzinfo or UTC) if after else now
@@ -120,7 +131,8 @@ def next_occurrences(
         emit_json({"description": words, "occurrences": instants})
         return
     emit_message(words)
-    emit_table(None, ["#", "Occurrence (UTC)"], list(enumerate(instants, 1)))
+    zone = options(ctx).zone(p)
+    emit_table(None, ["#", "Occurrence"], [(i, labelled(t, zone)) for i, t in enumerate(instants, 1)])
 
 
 def _asker(file: Path) -> Ask | None:

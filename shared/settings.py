@@ -262,6 +262,9 @@ class Settings:
     trusted_ca_file: str | None = None
     # SCHEDULER_TIMING_<FIELD>_SECONDS: the pipeline's leases, watchdogs and windows (shared/timings.py).
     timings: Timings = Timings()
+    # AzureWebJobs.dispatcher.Disabled: the Functions host's switch for the minute timer (app-wide, so no instance
+    # ticks); health then spares no host its first tick (shared/health.py).
+    dispatcher_disabled: bool = False
 
     @property
     def uses_development_storage(self) -> bool:
@@ -291,6 +294,7 @@ class Settings:
             actions_per_host=_slots(env, "SCHEDULER_ACTIONS_PER_HOST", DEFAULT_ACTIONS_PER_HOST),
             trusted_ca_file=(env.get("SCHEDULER_TRUSTED_CA_FILE") or "").strip() or None,
             timings=_timings(env),
+            dispatcher_disabled=(env.get("AzureWebJobs.dispatcher.Disabled") or "").strip().lower() in ("true", "1"),
         )
 
 

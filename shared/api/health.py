@@ -76,7 +76,8 @@ def _silent_jobs(silence: Silence, now: datetime, named: bool) -> dict[str, Any]
 def health_response(runtime: Callable[[], Runtime]) -> ApiResponse:
     try:
         rt = runtime()
-        found = snapshot(rt.store, rt.clock.now(), rt.started)
+        # A host whose timer is switched off will not tick: it is not spared the ticks it could not yet have made.
+        found = snapshot(rt.store, rt.clock.now(), None if rt.settings.dispatcher_disabled else rt.started)
     except Exception as error:
         if not passing(error):
             raise  # a bug is not an unreachable storage: the boundary answers 500 and logs it

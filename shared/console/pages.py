@@ -13,6 +13,8 @@ Contract of `handle(method, path, url, body)` (`path` is what follows `console/`
   collections' effective limits (shared/console/checks.py); stateless in the same way;
 - POST ``attempts``: given a job's ledger entries and its 2016-03-01 history, which attempts belong to which
   occurrence (shared/console/attempts.py, the rule `scheduler jobs history` uses too); stateless as well;
+- POST ``backfill``: the job page's backfill form as the API requests it sends, a what-if and the run
+  (shared/console/backfill.py); stateless as well;
 - anything else: 404 (the shell for an unknown page would hide mistakes in shared links).
 The shell and assets hold no data, so they are served without a key; every datum comes from the API, in its
 newest api-version (named in a meta element of the shell), which shows every extension. The
@@ -33,7 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..model.versions import NEWEST
-from . import attempts, checks
+from . import attempts, backfill, checks
 from .schedule import MAX_OCCURRENCES, ScheduleError, describe, upcoming
 from .signin import SignIn
 
@@ -173,6 +175,8 @@ def handle(
         return _json(status, answer)
     if verb == "POST" and path == "attempts":
         return _json(*attempts.answer(body))
+    if verb == "POST" and path == "backfill":
+        return _json(*backfill.answer(body, now or datetime.now(UTC)))
     if verb != "GET":
         return _error(405, "InvalidHttpVerb", f"{verb} is not supported here.")
     if path.startswith("assets/"):

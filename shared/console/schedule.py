@@ -23,6 +23,7 @@ from ..jobstate import engine_recurrence
 from ..model.job import JobProperties
 from ..model.recurrence import JobRecurrence, JobRecurrenceSchedule
 from ..recurrence import OccurrenceSeries, RecurrenceError
+from ..recurrence.validation import load_zone
 
 MAX_OCCURRENCES = 100
 _ORDINALS = {
@@ -142,10 +143,10 @@ def describe(start: Any, recurrence: Any) -> str:
     if rec is None:
         return f"once at {start_time:%Y-%m-%d %H:%M} UTC" if start_time else "once, immediately"
     zone_name = rec.time_zone or "UTC"
-    try:
-        zone = ZoneInfo(zone_name)
-    except (KeyError, ValueError, OSError):
-        raise ScheduleError("properties.recurrence.timeZone", f"unknown time zone '{zone_name}'") from None
+    try:  # the API's own check, whose message names the zone most likely meant
+        zone = load_zone(rec.time_zone) if rec.time_zone else ZoneInfo("UTC")
+    except RecurrenceError as error:
+        raise ScheduleError("properties.recurrence.timeZone", error.message) from None
     local_start = start_time.astimezone(zone) if start_time else None
     frequency, interval = rec.frequency.value.lower(), rec.interval or 1
     schedule = rec.schedule if rec.schedule is not None and not rec.schedule.is_empty() else None
@@ -176,6 +177,6 @@ def describe(start: Any, recurrence: Any) -> str:
         )
     if rec.count is not None:
         phrase += f", {rec.count} time{'s' if rec.count != 1 else ''}"
-    if rec.end_time is not None:
-        phrase += f", until {rec.end_time:%Y-%m-%d %H:%M} UTC"
+    if rec.end_time is not None:  # in the schedule's zone, as its times are
+        phrase += f", until {rec.end_time.astimezone(zone):%Y-%m-%d %H:%M} {zone_name}"
     return phrase

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from functools import cache
 from typing import TypeGuard
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import RecurrenceError
 from .model import Frequency, MonthlyOccurrence, Recurrence, Schedule, WeekDay
+from .zone_names import iana_names, zone_hint
 
 __all__ = ["INTERVAL_LIMITS", "load_zone", "validate_recurrence"]
 
@@ -34,38 +34,12 @@ def load_zone(name: object) -> ZoneInfo:
     if not isinstance(name, str) or not name.strip():
         raise RecurrenceError("timeZone", "timeZone must be a non-empty IANA time zone name")
     # Only IANA names: ZoneInfo also opens host files such as "localtime", whose meaning varies by machine.
-    if name not in _iana_names():
-        raise RecurrenceError("timeZone", f"unknown time zone {name!r}: {_zone_hint(name)}")
+    if name not in iana_names():
+        raise RecurrenceError("timeZone", f"unknown time zone {name!r}: {zone_hint(name)}")
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
         raise RecurrenceError("timeZone", f"unknown time zone {name!r}") from exc
-
-
-def _zone_hint(name: str) -> str:
-    """What to write instead: the IANA name differing only in case, or how to turn a Windows zone name into one."""
-    folded = {known.casefold(): known for known in _iana_names()}
-    if (known := folded.get(name.strip().casefold())) is not None:
-        return f"names are case-sensitive: did you mean {known!r}?"
-    if name.strip().endswith(" Standard Time"):
-        return (
-            "a Windows zone name; use its IANA name (Unicode CLDR's windowsZones table maps them: "
-            "'W. Europe Standard Time' is 'Europe/Berlin')"
-        )
-    return "use an IANA name such as 'Europe/London'"
-
-
-# Files a system zone directory holds beside the IANA zones; available_timezones() may list them.
-_HOST_ENTRIES = frozenset({"localtime", "posixrules", "Factory"})
-
-
-@cache
-def _iana_names() -> frozenset[str]:
-    return frozenset(
-        name
-        for name in available_timezones()
-        if name not in _HOST_ENTRIES and not name.startswith(("posix/", "right/"))
-    )
 
 
 def _check_int(value: object, path: str, low: int, high: int, allow_zero: bool = True) -> None:

@@ -54,3 +54,28 @@ def test_preview_what_if_backfill_and_ledger(cli, host_url: str, tmp_path: Path)
     assert ledger.exit_code == 0 and "Ledger of hourly" in ledger.stdout
     refused = cli("jobs", "backfill", *flags, "--from", until, "--to", since)
     assert refused.exit_code == 1 and refused.stderr.startswith("error: BadRequest (HTTP 400)")
+
+
+def test_what_if_takes_the_flags_of_create_and_update_and_writes_nothing(cli, host_url: str) -> None:
+    assert cli("collections", "create", "-g", RG, "-c", JC, "--location", "westus").exit_code in (0, 1)
+    flags = ["-g", RG, "-c", JC, "-n", "dry"]
+    schedule = ["--every", "1d", "--at", "09:00", "--time-zone", "Europe/Berlin", "--overlap-policy", "Skip"]
+    asked = cli("-o", "json", "jobs", "what-if", *flags, "--uri", f"{host_url}/openapi.json", *schedule)
+    assert asked.exit_code == 0, asked.stderr
+    answer = json.loads(asked.stdout)
+    assert answer["changeType"] == "Create"
+    properties = answer["job"]["properties"]
+    assert properties["recurrence"]["timeZone"] == "Europe/Berlin" and properties["overlapPolicy"] == "Skip"
+    assert properties["action"]["request"] == {"uri": f"{host_url}/openapi.json", "method": "GET"}
+    assert len(answer["occurrences"]["value"]) == 10
+    assert cli("jobs", "show", *flags).exit_code == 1  # nothing was written
+
+    incomplete = cli("jobs", "what-if", *flags, "--every", "1d")
+    assert incomplete.exit_code == 2 and incomplete.stderr.startswith("error: IncompleteJob: a job needs a target")
+
+    assert cli("jobs", "create", *flags, "--uri", f"{host_url}/openapi.json", *schedule).exit_code == 0
+    patched = cli("jobs", "what-if", *flags, "--patch", "--every", "2h", "--at", ":30", "--count", "3")
+    assert patched.exit_code == 0, patched.stderr
+    assert "What-if: Modify job dry" in patched.stdout and "Europe/Berlin (" in patched.stdout  # its zone is kept
+    stored = json.loads(cli("-o", "json", "jobs", "show", *flags).stdout)["properties"]["recurrence"]
+    assert stored["frequency"].lower() == "day"  # unchanged

@@ -86,6 +86,7 @@ def test_jobs_page_lists_the_job_with_its_schedule_in_words(site: str, browser) 
     wait_until(lambda: "ping" in _text(browser) and "Europe/London" in _text(browser), what="the jobs table")
     assert browser.current_url.split("?")[0] == f"{site}/console/{COLLECTION}"
     assert "every Monday and Friday at 09:00 Europe/London" in _text(browser)
+    assert "null" not in _text(browser).split()  # an absent note under the table is nothing, not "null"
     select = browser.find_element(By.ID, "state-filter")
     assert browser.find_element(By.CSS_SELECTOR, "label[for='state-filter']").text == "Filter by state"
     assert browser.find_element(By.ID, "state-filter-form").get_attribute("aria-label") == "Filter jobs"

@@ -2,11 +2,14 @@
 a job created without writing JSON (action type and fields, a header, the body, Basic authentication, retry,
 an error action, a weekly schedule at a time in a time zone) with the live preview from the engine; edited
 back through the same form, secrets kept; the API's refusal shown at the field it names; the JSON tab
-warning about a member the API ignores, and its changes carried back to the form."""
+warning about a member the API ignores, and its changes carried back to the form; the preview beside the schedule's
+fields, in sight while they change at 1366x768, week days dropped with a daily frequency, and nothing shown as
+"null" under a preview's error; a save with an end already past saying the job will never run."""
 
 from __future__ import annotations
 
 import base64
+import json
 
 import pytest
 import requests
@@ -15,7 +18,7 @@ from selenium.webdriver.support.select import Select
 
 from shared.model.versions import NEWEST
 
-from .browser import screenshot, wait_until
+from .browser import reset_width, screenshot, set_width, wait_until
 from .conftest import V
 
 COLLECTION = "subscriptions/form-sub/resourceGroups/form-rg/providers/Microsoft.Scheduler/jobCollections/forms"
@@ -163,3 +166,65 @@ def test_the_api_refusal_is_shown_at_the_field_and_the_json_tab_warns(site: str,
     browser.find_element(By.ID, "tab-form").click()  # the JSON's document drives the form again: no recurrence
     kind = wait_until(lambda: browser.find_element(By.ID, "schedule-kind"), what="the form again")
     assert Select(kind).first_selected_option.get_attribute("value") == "once"
+
+
+def _in_view(browser, element_id: str) -> bool:
+    """The element's top is inside the window (not above it, not below its bottom edge)."""
+    return browser.execute_script(
+        "const r = document.getElementById(arguments[0]).getBoundingClientRect();"
+        "return r.top >= 0 && r.top < window.innerHeight && r.bottom > 0;",
+        element_id,
+    )
+
+
+def test_the_schedule_preview_stays_in_sight_and_days_go_with_a_weekly_frequency(site: str, browser) -> None:
+    set_width(browser, 1366, 768)
+    try:
+        browser.get(f"{site}/console/{COLLECTION}?action=create")
+        wait_until(lambda: browser.find_element(By.ID, "preview-list"), what="the form and its preview")
+        assert browser.find_element(By.ID, "day-monday").is_selected()  # the template: Monday and Friday
+        for field in ("schedule-frequency", "schedule-times", "schedule-zone", "job-start", "schedule-end"):
+            browser.execute_script("document.getElementById(arguments[0]).scrollIntoView({block: 'center'});", field)
+            assert _in_view(browser, "schedule-preview"), f"the preview is out of sight while editing {field}"
+        screenshot(browser, "console-job-form-preview-beside")
+
+        _choose(browser, "schedule-frequency", "Day")
+        wait_until(
+            lambda: browser.find_element(By.ID, "preview-words").text == "every day at 09:00 Europe/London",
+            what="a daily preview",
+        )
+        assert not browser.find_elements(By.ID, "day-monday")  # no week days with a daily frequency
+        browser.find_element(By.ID, "tab-json").click()
+        document = json.loads(browser.find_element(By.ID, "job-json").get_attribute("value"))
+        assert document["properties"]["recurrence"]["schedule"] == {"hours": [9], "minutes": [0]}
+        assert _in_view(browser, "schedule-preview")  # beside the JSON too
+        browser.find_element(By.ID, "tab-form").click()
+        _choose(browser, "schedule-frequency", "Week")
+        wait_until(lambda: browser.find_elements(By.ID, "day-monday"), what="the week days again")
+        assert not browser.find_element(By.ID, "day-monday").is_selected()  # cleared, not kept out of sight
+
+        _type(browser, "schedule-zone", "europe/london")
+        error = wait_until(lambda: browser.find_element(By.ID, "preview-error"), what="the preview's error")
+        assert "did you mean 'Europe/London'?" in error.text
+        assert browser.find_element(By.ID, "schedule-preview").text.splitlines() == ["Next occurrences", error.text]
+    finally:
+        reset_width(browser)
+
+
+def test_a_job_saved_with_an_end_already_past_says_it_will_never_run(site: str, browser) -> None:
+    browser.get(f"{site}/console/{COLLECTION}?action=create")
+    wait_until(lambda: browser.find_element(By.ID, "preview-list"), what="the form")
+    _type(browser, "job-name", "ended")
+    _choose(browser, "schedule-end", "until")
+    end = wait_until(lambda: browser.find_element(By.ID, "schedule-end-time"), what="the end's field")
+    browser.execute_script(
+        "arguments[0].value = '2020-01-01T12:00'; arguments[0].dispatchEvent(new Event('input'));", end
+    )
+    browser.find_element(By.ID, "save").click()
+    warning = wait_until(lambda: browser.find_element(By.ID, "save-warning"), what="the save's warning")
+    assert warning.text.splitlines()[0] == (
+        "Saved (state completed), but its end, 2020-01-01 12:00:00 Europe/London (12:00:00 UTC), is in the past, "
+        "so the job will never run. Set a later end, or none, to run it."
+    )
+    assert browser.current_url.endswith("?action=create")  # the page stays, the message in sight
+    assert _stored(site, "ended")["state"] == "completed"

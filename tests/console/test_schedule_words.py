@@ -44,6 +44,10 @@ START = "2026-03-04T07:30:00Z"  # a Wednesday
         ),
         ({"frequency": "Hour", "schedule": {"minutes": [0, 30]}}, "every hour at minutes 0 and 30 past the hour"),
         ({"frequency": "Day", "endTime": "2026-12-31T00:00:00Z"}, "every day at 07:30 UTC, until 2026-12-31 00:00 UTC"),
+        (
+            {"frequency": "Day", "endTime": "2026-12-31T00:00:00Z", "timeZone": "America/New_York"},
+            "every day at 02:30 America/New_York, until 2026-12-30 19:00 America/New_York",
+        ),
     ],
 )
 def test_phrases(recurrence, words) -> None:

@@ -84,9 +84,10 @@ def test_health_reports_the_last_tick_and_the_backlog_anonymously(hosted: LocalH
     rt.store.queue.poison_client.clear_messages()  # the host's queue names are shared by the session's hosts
 
 
-def test_a_fresh_host_reports_a_heartbeat_older_than_two_intervals_without_failing(azurite, monkeypatch) -> None:
-    """The host began serving after that heartbeat: it could not have made the ticks missing since, so it says
-    what it saw and answers 200 (the 503 of a host that does not tick: test_an_occurrence_overdue_...)."""
+def test_a_host_whose_timer_is_switched_off_is_not_spared_its_first_tick(azurite, monkeypatch) -> None:
+    """AzureWebJobs.dispatcher.Disabled is app-wide: no instance will tick, so a heartbeat older than two intervals
+    is Unhealthy at once, however recently the host started (a fresh host whose timer runs is spared the ticks it
+    could not have made yet: tests/api/test_fresh_host_health.py)."""
     monkeypatch.setenv("AzureWebJobsStorage", azurite.connection_string)
     monkeypatch.setenv("SCHEDULER_TABLE_PREFIX", f"h{uuid.uuid4().hex[:10]}")
     monkeypatch.setenv("AzureWebJobs.dispatcher.Disabled", "true")  # the timer never fires: nothing beats
@@ -100,9 +101,9 @@ def test_a_fresh_host_reports_a_heartbeat_older_than_two_intervals_without_faili
         stopped = ManualClock(datetime.now(UTC) - timedelta(seconds=150))
         Dispatcher(rt.store, stopped).fan_out()  # the last heartbeat, two and a half intervals ago
         status, body, _ = _get(f"{host.base_url}/health")
-    assert status == 200, body
-    assert body["status"] == "Degraded" and body["storage"] == {"reachable": True}
-    assert body["dispatcher"]["behind"] is False and body["dispatcher"]["ticking"] is False
+    assert status == 503, body
+    assert body["status"] == "Unhealthy" and body["storage"] == {"reachable": True}
+    assert body["dispatcher"]["behind"] is True and body["dispatcher"]["ticking"] is False
     assert 150 <= body["dispatcher"]["secondsSinceLastTick"] < 240
     assert body["problems"][0].startswith("the dispatcher last ticked 15")
 

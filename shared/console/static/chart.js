@@ -2,7 +2,8 @@
 // started, y = lateness (start minus when it was due); success, failure and other outcomes differ in shape as
 // well as colour, and the chart carries a text summary for screen readers (the table below it holds every
 // value). Its counts are attempts, as the job's counters are.
-import { h, seconds, when } from "./dom.js";
+import { h, seconds } from "./dom.js";
+import { zoned, zonedShort } from "./zones.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const W = 720;
@@ -20,7 +21,9 @@ function mark(x, y, status, label) {
   return s("rect", { x: x - 4, y: y - 4, width: 8, height: 8, fill: "#8a8a8a" }, title);
 }
 
-export function historyChart(groups) {
+// Times in the job's zone (`zone`, its recurrence.timeZone), UTC beside; UTC alone without one.
+export function historyChart(groups, zone) {
+  const when = (iso) => zoned(iso, zone);
   const runs = groups.flatMap((g) => g.attempts).map((e) => e.properties || {}).filter((p) => p.startTime)
     .map((p) => ({ ...p, at: Date.parse(p.startTime),
       // A backfilled occurrence's instant is in the past by design: its start says nothing of lateness.
@@ -52,8 +55,8 @@ export function historyChart(groups) {
   s("text", { x: PAD.left - 6, y: PAD.top + 4, "text-anchor": "end", "font-size": 11 }, seconds(yMax)),
   s("text", { x: PAD.left - 6, y: H - PAD.bottom, "text-anchor": "end", "font-size": 11 }, "0 s"),
   s("text", { x: 12, y: H / 2, "font-size": 11, transform: `rotate(-90 12 ${H / 2})`, "text-anchor": "middle" }, "lateness"),
-  s("text", { x: PAD.left, y: H - 12, "font-size": 11 }, when(new Date(t0).toISOString())),
-  s("text", { x: W - PAD.right, y: H - 12, "font-size": 11, "text-anchor": "end" }, when(new Date(t1).toISOString())),
+  s("text", { x: PAD.left, y: H - 12, "font-size": 11 }, zonedShort(new Date(t0).toISOString(), zone)),
+  s("text", { x: W - PAD.right, y: H - 12, "font-size": 11, "text-anchor": "end" }, zonedShort(new Date(t1).toISOString(), zone)),
   ...runs.map((r) => mark(x(r.at), y(r.late), r.status,
     `${when(r.startTime)}: ${r.status || "?"} (${r.actionName || "action"}, retry ${r.retryCount || 0}), late ${seconds(r.late)}`)));
   figure.append(svg,

@@ -19,9 +19,15 @@ export function h(tag, attrs = {}, ...children) {
 
 export const main = () => document.getElementById("main");
 
+// `el`'s children become `nodes`, leaving out the absent ones (null, undefined, false): replaceChildren would
+// show them as the text "null".
+export function fill(el, ...nodes) {
+  el.replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined && n !== false));
+  return el;
+}
+
 export function show(...nodes) {
-  const m = main();
-  m.replaceChildren(...nodes);
+  fill(main(), ...nodes);
 }
 
 export function announce(message) {
@@ -44,13 +50,6 @@ export function failure(error, context) {
       + "to change."));
   }
   return box;
-}
-
-export function when(iso) {
-  if (!iso) return "—";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  return `${d.toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }
 
 export function stateBadge(state) {

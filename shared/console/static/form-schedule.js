@@ -3,7 +3,7 @@
 // next occurrences, computed by the scheduler's own engine (POST console/schedule) as the form changes.
 
 import { schedules } from "./api.js";
-import { h } from "./dom.js";
+import { fill, h } from "./dom.js";
 import { field, get, number, put } from "./form-fields.js";
 import { utcToZoned, zoned, zonedToUtc } from "./zones.js";
 
@@ -90,6 +90,17 @@ function days(ctx) {
   return h("fieldset", { class: "days-set" }, h("legend", {}, "On these week days"), h("div", { class: "days" }, boxes));
 }
 
+// The API takes week days only with a weekly frequency, and days of the month only with a monthly one: a change
+// of frequency drops those the new one cannot take (their fields are shown only with theirs), so none is sent.
+function withoutOtherDays(ctx, frequency) {
+  if (frequency !== "Week") put(ctx.doc, [...SCHEDULE, "weekDays"], undefined);
+  if (frequency !== "Month") {
+    put(ctx.doc, [...SCHEDULE, "monthDays"], undefined);
+    put(ctx.doc, [...SCHEDULE, "monthlyOccurrences"], undefined);
+  }
+  return frequency;
+}
+
 function zoneOf(ctx) {
   return get(ctx.doc, [...REC, "timeZone"]) || "UTC";
 }
@@ -138,12 +149,15 @@ export function scheduleFields(ctx) {
   }
   const schedule = get(ctx.doc, SCHEDULE) || {};
   const frequency = (FREQUENCIES.find(([f]) => f.toLowerCase() === String(get(ctx.doc, [...REC, "frequency"])).toLowerCase()) || FREQUENCIES[2])[0];
-  const end = get(ctx.doc, [...REC, "count"]) !== undefined ? "count" : get(ctx.doc, [...REC, "endTime"]) ? "until" : "never";
+  // "At a time" stays chosen while its time is still empty (`ctx.endKind`, the choice made here).
+  const end = ctx.endKind || (get(ctx.doc, [...REC, "count"]) !== undefined ? "count"
+    : get(ctx.doc, [...REC, "endTime"]) ? "until" : "never");
   return [
     runs,
     h("div", { class: "row" },
       field(ctx, "schedule-interval", "Every", [...REC, "interval"], { type: "number", parse: number, inputmode: "numeric" }),
-      field(ctx, "schedule-frequency", "Frequency", [...REC, "frequency"], { choices: FREQUENCIES, format: () => frequency })),
+      field(ctx, "schedule-frequency", "Frequency", [...REC, "frequency"], { choices: FREQUENCIES, format: () => frequency,
+        structural: true, parse: (v) => withoutOtherDays(ctx, v) })),
     textField(ctx, "schedule-times", "At these times", "properties.recurrence.schedule.hours", timesText(schedule), (text) => {
       const parsed = parseTimes(text);
       if (parsed.error) return parsed.error;
@@ -151,8 +165,8 @@ export function scheduleFields(ctx) {
       put(ctx.doc, [...SCHEDULE, "minutes"], parsed.minutes);
       return parsed.extra.length ? `Every hour is combined with every minute, so it also runs at ${parsed.extra.join(", ")}.` : null;
     }, "hh:mm, comma-separated (09:00, 17:30); :mm for minutes past every hour. Empty: the start's time."),
-    days(ctx),
-    h("div", { class: "row" },
+    frequency === "Week" ? days(ctx) : null,
+    frequency !== "Month" ? null : h("div", { class: "row" },
       textField(ctx, "schedule-month-days", "On these days of the month", "properties.recurrence.schedule.monthDays",
         [].concat(schedule.monthDays ?? []).join(", "), (text) => {
           const values = text.split(",").map((t) => t.trim()).filter(Boolean).map(Number);
@@ -171,7 +185,12 @@ export function scheduleFields(ctx) {
     h("div", { class: "row" },
       field(ctx, "schedule-end", "Ends", [...REC, "count"], { choices: [["never", "Never"], ["count", "After a number of runs"],
         ["until", "At a time"]], structural: true, format: () => end,
-      parse: (v) => { put(ctx.doc, [...REC, "endTime"], undefined); ctx.endWall = ""; return v === "count" ? 10 : undefined; } }),
+      parse: (v) => {
+        put(ctx.doc, [...REC, "endTime"], undefined);
+        ctx.endWall = "";
+        ctx.endKind = v;
+        return v === "count" ? 10 : undefined;
+      } }),
       end === "count" ? field(ctx, "schedule-count", "Runs", [...REC, "count"], { type: "number", parse: number }) : null,
       end === "until" ? instantField(ctx, "schedule-end-time", "Until", [...REC, "endTime"], "endWall") : null),
   ];
@@ -194,7 +213,7 @@ export function schedulePreview(ctx) {
     }
     if (ticket !== asked) return; // a newer change is already being previewed
     const zone = (p.recurrence || {}).timeZone;
-    box.replaceChildren(h("h2", { id: "preview-heading" }, "Next occurrences"),
+    fill(box, h("h2", { id: "preview-heading" }, "Next occurrences"),
       answer.error ? h("p", { class: "field-error", id: "preview-error" }, answer.error.message)
         : h("p", { id: "preview-words" }, answer.description),
       answer.occurrences && answer.occurrences.length

@@ -6,13 +6,14 @@
 // the property it names. The JSON tab also lists every member the API would ignore (it ignores unknown members,
 // as the old service did). Secrets left out of an edit are kept by the API.
 import { ApiFailure, call, consoleBase, unknownMembers } from "./api.js";
-import { announce, h, show } from "./dom.js";
+import { announce, fill, h, show } from "./dom.js";
 import { locate } from "./json-locate.js";
 import { actionFields, retryFields } from "./form-action.js";
 import { put } from "./form-fields.js";
 import { expectFields } from "./form-expect.js";
 import { overlapFields } from "./form-overlap.js";
 import { schedulePreview, scheduleFields } from "./form-schedule.js";
+import { zoned } from "./zones.js";
 
 function template() {
   return { properties: { state: "Enabled",
@@ -53,6 +54,15 @@ function controlFor(path) {
     if ((path === p || path.startsWith(`${p}.`) || path.startsWith(`${p}[`)) && (!best || p.length > best.dataset.path.length)) best = el;
   }
   return best;
+}
+
+// The save message of a job whose end is already past (it is saved Completed and never runs); null otherwise.
+function pastEnd(job) {
+  const p = (job && job.properties) || {};
+  const end = (p.recurrence || {}).endTime;
+  if (!end || !(Date.parse(end) <= Date.now())) return null;
+  return `Saved (state ${p.state || "Completed"}), but its end, ${zoned(end, (p.recurrence || {}).timeZone)}, is in `
+    + "the past, so the job will never run. Set a later end, or none, to run it.";
 }
 
 export async function renderJobForm(ids, jobName) {
@@ -122,7 +132,9 @@ export async function renderJobForm(ids, jobName) {
       h("fieldset", { id: "error-set" }, h("legend", {}, "Error action"),
         h("label", {}, toggle, " When the action fails after its retries, run another action"),
         ...(errorAction ? actionFields(ctx, ["properties", "action", "errorAction"], "error", true) : [])),
-      h("fieldset", { id: "schedule-set" }, h("legend", {}, "Schedule"), ...scheduleFields(ctx)),
+      // The preview sits beside the schedule's fields (under them on a narrow screen), in sight while they change.
+      h("fieldset", { id: "schedule-set" }, h("legend", {}, "Schedule"),
+        h("div", { class: "schedule-grid" }, h("div", { class: "schedule-fields" }, ...scheduleFields(ctx)), preview)),
       h("fieldset", { id: "overlap-set" }, h("legend", {}, "Overlap and spread"), ...overlapFields(ctx)),
       h("fieldset", { id: "expect-set" }, h("legend", {}, "Expected success and missed runs"), ...expectFields(ctx)));
     if (focusId) document.getElementById(focusId)?.focus();
@@ -142,10 +154,12 @@ export async function renderJobForm(ids, jobName) {
       }
       ctx.startWall = undefined;
       ctx.endWall = undefined;
+      ctx.endKind = undefined;
       ctx.rerender();
     } else {
       text.value = JSON.stringify(ctx.doc, null, 2);
       checkMembers();
+      jsonPanel.append(preview); // the form's panel, where it was, is hidden now
     }
     ctx.tab = which;
     formPanel.hidden = which !== "form";
@@ -185,7 +199,16 @@ export async function renderJobForm(ids, jobName) {
         throw error;
       });
       if (taken) throw new ApiFailure(409, "Conflict", `name: a job '${wanted}' already exists in ${ids.collection}.`);
-      await call("PUT", jobPath, { body });
+      const saved = await call("PUT", jobPath, { body });
+      const ended = pastEnd(saved);
+      if (ended) { // the API stores it Completed, as the old service did: say so before leaving the form
+        const result = document.getElementById("form-result");
+        fill(result, h("div", { class: "warnings", role: "alert", id: "save-warning", tabindex: "-1" },
+          h("p", {}, ended), h("p", {}, h("a", { href: `${consoleBase()}${jobPath}` }, "Go to the job"))));
+        result.firstChild.focus();
+        announce(`Saved, and it will never run: ${ended}`);
+        return;
+      }
       announce("Saved.");
       location.href = `${consoleBase()}${jobPath}`;
     } catch (error) {
@@ -215,7 +238,7 @@ export async function renderJobForm(ids, jobName) {
     heading,
     h("form", { id: "job-form", onsubmit: save, novalidate: true },
       h("div", { class: "field" }, h("label", { for: "job-name" }, "Job name"), name),
-      tabs, formPanel, jsonPanel, preview, h("div", { id: "form-result" }),
+      tabs, formPanel, jsonPanel, h("div", { id: "form-result" }),
       h("div", { class: "buttons" },
         h("button", { type: "submit", id: "save" }, editing ? "Save changes" : "Create job"),
         h("a", { class: "button secondary",

@@ -2,8 +2,10 @@
 // secrets shown as set / not set, its overlap policy and spread, its success expectation and missed-run policy,
 // the next 10 occurrences from the engine, the occurrences that run, wait or were skipped by the overlap policy
 // (from the ledger), and its history: each occurrence with every attempt under it (history.js), with lateness
-// and a chart. "Run now" polls the history until the new entry appears.
+// and a chart; a backfill of a past interval after a what-if (backfill.js). "Run now" polls the history until
+// the new entry appears.
 import { call, consoleBase, schedules } from "./api.js";
+import { backfillSection } from "./backfill.js";
 import { historyChart } from "./chart.js";
 import { announce, confirmAction, failure, folded, h, show, stateBadge, table } from "./dom.js";
 import { historyTable, loadLedger, placeAttempts, readHistory } from "./history.js";
@@ -201,7 +203,8 @@ export async function renderJob(ids) {
       occurrences.length ? h("ol", { class: "occurrences" }, occurrences.map((o) => h("li", {}, zoned(o, zone))))
         : h("p", { class: "muted" }, "None: the schedule has no occurrence left.")),
     section("overlap", "Running, waiting and skipped", overlapTable(history.occurrences, zone)),
-    section("history", "History", historyChart(history.groups), historyTable(history.groups, zone)),
+    section("history", "History", historyChart(history.groups, zone), historyTable(history.groups, zone)),
+    backfillSection(jobPath, zone),
     section("definition", "Definition",
       secrets.length ? table("Secrets (values are never shown)", ["Property", "Set?"], secrets) : h("p", { class: "muted" }, "No secrets."),
       h("pre", { class: "json", tabindex: "0", "aria-label": "Job definition as JSON" }, JSON.stringify(definition, null, 2))),

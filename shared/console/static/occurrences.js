@@ -3,7 +3,8 @@
 // definition (PUT ?whatIf=true: validated, answered, nothing written); and the ledger, one entry per
 // occurrence with the reason it did not run.
 import { call, consoleBase } from "./api.js";
-import { announce, failure, h, show, table, when } from "./dom.js";
+import { announce, failure, h, show, table } from "./dom.js";
+import { zoned } from "./zones.js";
 
 export const NEWER_API_VERSION = "2026-12-01-preview";
 const NEWER = { "api-version": NEWER_API_VERSION };
@@ -11,18 +12,19 @@ const LEDGER_TOP = 50;
 
 const notes = (list) => (list || []).map((n) => n.message || n.code).join(" ") || "—";
 
-function occurrencesTable(caption, answer) {
-  const rows = (answer.value || []).map((o, i) => [String(i + 1), when(o.occurrenceTime), when(o.fireTime),
-    notes(o.notes)]);
+// Times in the job's own zone (`zone`: its recurrence.timeZone), UTC beside; UTC alone without one.
+function occurrencesTable(caption, answer, zone) {
+  const rows = (answer.value || []).map((o, i) => [String(i + 1), zoned(o.occurrenceTime, zone),
+    zoned(o.fireTime, zone), notes(o.notes)]);
   return h("div", {},
     (answer.notes || []).length ? h("p", { class: "muted" }, notes(answer.notes)) : null,
     table(caption, ["#", "Occurrence", "Fires", "Notes"], rows, [0]));
 }
 
-function ledgerTable(entries) {
+function ledgerTable(entries, zone) {
   const rows = entries.map((e) => {
     const p = e.properties || {};
-    return [when(p.occurrenceTime), p.trigger || "—",
+    return [zoned(p.occurrenceTime, zone), p.trigger || "—",
       h("span", { class: `outcome-${(p.status || "").toLowerCase()}` }, p.status || "—"), p.reason || "—",
       String(p.attempts ?? 0), p.message || ""];
   });
@@ -51,6 +53,7 @@ export async function renderOccurrences(ids) {
     show(heading, failure(error, "Could not read the job"));
     return;
   }
+  const zone = ((job.properties || {}).recurrence || {}).timeZone;
   const definition = { ...(job.properties || {}) };
   delete definition.status;
   const editor = h("textarea", { id: "what-if-definition", rows: 14, spellcheck: "false",
@@ -73,7 +76,7 @@ export async function renderOccurrences(ids) {
       result.replaceChildren(
         h("p", { id: "what-if-summary" }, `${answer.changeType}: the job would be ${p.state || "?"}; `
           + "nothing was written."),
-        occurrencesTable("Its next occurrences", answer.occurrences || {}));
+        occurrencesTable("Its next occurrences", answer.occurrences || {}, (p.recurrence || {}).timeZone));
       announce("What-if done: nothing was written.");
     } catch (error) {
       result.replaceChildren(failure(error, "The write would be refused"));
@@ -83,7 +86,7 @@ export async function renderOccurrences(ids) {
   show(
     heading,
     h("p", { class: "sub" }, h("a", { href: `${consoleBase()}${jobPath}` }, "Back to the job")),
-    section("preview", "Next 10 occurrences, as they will fire", occurrencesTable("Next occurrences", preview)),
+    section("preview", "Next 10 occurrences, as they will fire", occurrencesTable("Next occurrences", preview, zone)),
     section("what-if", "What if",
       h("p", { id: "what-if-help" }, "Edit the definition and ask what would happen: the answer is the job as it "
         + "would be stored and its next occurrences. Nothing is written."),
@@ -91,6 +94,6 @@ export async function renderOccurrences(ids) {
         h("label", { for: "what-if-definition" }, "Job definition (JSON)"), editor,
         h("div", { class: "buttons" }, h("button", { type: "submit", id: "what-if-run" }, "What if"))),
       result),
-    section("ledger", "Ledger", ledgerTable(ledger.value || [])),
+    section("ledger", "Ledger", ledgerTable(ledger.value || [], zone)),
   );
 }

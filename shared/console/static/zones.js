@@ -46,6 +46,15 @@ export function zoned(iso, zone) {
   return `${dateOf(local)} ${timeOf(local)} ${zone} (${beside} UTC)`;
 }
 
+// The shorter form where space is short (a chart's axis): "2026-11-27 09:00:00 Europe/London", without UTC beside.
+export function zonedShort(iso, zone) {
+  const d = new Date(iso || "");
+  if (Number.isNaN(d.getTime())) return iso || "—";
+  const utc = isUtc(zone) || !validZone(zone);
+  const w = wall(d, utc ? "UTC" : zone);
+  return `${dateOf(w)} ${timeOf(w)} ${utc ? "UTC" : zone}`;
+}
+
 // The UTC instant ("...Z") of a wall-clock time "YYYY-MM-DDTHH:MM[:SS]" in `zone`; null when unreadable. A
 // time skipped by a clock change moves forward by the change, as the scheduler's engine does.
 export function zonedToUtc(local, zone) {
