@@ -3,7 +3,8 @@
 The client is private, so every table operation of the app goes through the methods below. Entity-group
 transactions go through transaction.py's `submit` (the envelope written by hand), so a refused one raises its
 `TransactionRefused`; the SDK's own batch builder still refuses entities of two partitions (ValueError) before
-anything is sent.
+anything is sent. Each batch call sends a transaction whose answer was lost once more, and tells the repeat's
+"exists", "changed" or "missing" from a conflict by reading its rows back (transaction_repeat.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, Re
 from azure.data.tables import TableClient, UpdateMode
 
 from .tables import BatchFailed, ConcurrencyError, Entity, Table, chunks, each_once
-from .transaction import MAX_OPERATIONS, TransactionRefused, submit
+from .transaction import MAX_OPERATIONS, TransactionRefused
+from .transaction_repeat import OnceMore
+
+# Rows read back by one query: the partition's comparison and 14 rows' (a filter may hold 15, jobs.py).
+_ROWS_PER_QUERY = 14
 
 
 class AzureTable(Table):
@@ -146,12 +151,13 @@ class AzureTable(Table):
         return items, getattr(pages, "continuation_token", None)
 
     def upsert_batch(self, entities: list[Entity]) -> None:
-        submit(self._client, [("upsert", _clean(e), {"mode": UpdateMode.REPLACE}) for e in entities])
+        self._once_more().submit([("upsert", _clean(e), {"mode": UpdateMode.REPLACE}) for e in entities])
 
     def insert_batch(self, entities: list[Entity], attempts: int = 3) -> list[str | None]:
+        once_more = self._once_more()
         return each_once(
             len(entities),
-            lambda pending: submit(self._client, [("create", _clean(entities[i])) for i in pending]),
+            lambda pending: once_more.submit([("create", _clean(entities[i])) for i in pending]),
             attempts,
         )
 
@@ -164,11 +170,12 @@ class AzureTable(Table):
             keywords = {"mode": UpdateMode.REPLACE, "etag": etag, "match_condition": MatchConditions.IfNotModified}
             return ("update", _clean(entity), keywords)
 
-        return each_once(len(entities), lambda pending: submit(self._client, [operation(i) for i in pending]), attempts)
+        once_more = self._once_more()
+        return each_once(len(entities), lambda pending: once_more.submit([operation(i) for i in pending]), attempts)
 
     def delete_batch(self, partition: str, rows: list[str]) -> None:
         try:
-            submit(self._client, [("delete", {"PartitionKey": partition, "RowKey": row}) for row in rows])
+            self._once_more().submit([("delete", {"PartitionKey": partition, "RowKey": row}) for row in rows])
         except TransactionRefused as exc:
             raise BatchFailed(str(exc)) from exc
 
@@ -176,6 +183,19 @@ class AzureTable(Table):
         rows = [e["RowKey"] for e in self.query("PartitionKey eq @pk", {"pk": partition}, select=["RowKey"])]
         for batch in chunks(rows, MAX_OPERATIONS):
             self.delete_batch(partition, batch)
+
+    def _once_more(self) -> OnceMore:
+        return OnceMore(self._client, self._rows)
+
+    def _rows(self, partition: str, rows: list[str]) -> dict[str, Entity]:
+        """The rows of the partition named, by RowKey (those found), _ROWS_PER_QUERY a query."""
+        found: dict[str, Entity] = {}
+        for some in chunks(rows, _ROWS_PER_QUERY):
+            names = {f"r{n}": row for n, row in enumerate(some)}
+            # Spaces around the parentheses: the SDK finds its @parameters by splitting the filter at spaces.
+            query = "PartitionKey eq @pk and ( " + " or ".join(f"RowKey eq @{name}" for name in names) + " )"
+            found.update((e["RowKey"], e) for e in self.query(query, {"pk": partition, **names}))
+        return found
 
 
 def _clean(entity: Entity) -> Entity:

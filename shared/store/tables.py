@@ -15,7 +15,8 @@ What every implementation keeps:
   no entity where one is) raises `ConcurrencyError`.
 - Queries answer in PartitionKey, then RowKey order (ordinal), filtered with the OData subset the store sends.
 - An entity-group transaction (the *_batch methods) holds at most `MAX_OPERATIONS` operations of one partition,
-  each row once: it is done whole or not at all.
+  each row once: it is done whole or not at all. One whose answer was lost is sent once more, and what the repeat
+  meets of the first's writes is answered as written (AzureTable: transaction_repeat.py; memory loses no answers).
 """
 
 from __future__ import annotations
@@ -133,7 +134,8 @@ def each_once(count: int, submit: Callable[[list[int]], list[str | None]], attem
     """Operations 0..count-1 in one transaction (`submit` sends those of the indexes given, in order, and
     answers their ETags); one the service refuses (exists, changed, vanished: 409, 412, 404) is left out and
     the rest sent again, `attempts` transactions in all. The new ETags; None for what was not done (for its
-    writer's own read-modify-write). Any other refusal raises."""
+    writer's own read-modify-write), or what `submit` answered None (a row found after a lost answer not to hold
+    what was written: AzureTable, transaction_repeat.py). Any other refusal raises."""
     results: list[str | None] = [None] * count
     pending = list(range(count))
     for _ in range(attempts if count else 0):
@@ -147,7 +149,7 @@ def each_once(count: int, submit: Callable[[list[int]], list[str | None]], attem
                 break
             continue
         for i, answer in zip(pending, answers, strict=True):
-            results[i] = str(answer)
+            results[i] = None if answer is None else str(answer)  # None: a row found not to hold what was written
         break
     return results
 

@@ -81,7 +81,12 @@ def test_the_first_job_block_runs_as_written(host_url: str, tmp_path: Path) -> N
 
 
 def test_the_local_sdk_snippet_runs_as_written(host_url: str) -> None:
+    # The collection the first job's block creates; made here too, since that test may run in another worker.
+    create = next(line for line in _block("sh", "## Your first job").splitlines() if "collections create" in line)
+    command = [sys.executable, "-m", "scheduler_cli", *create.split()[1:]]  # `scheduler ...`, wherever PATH points
+    where = {"SCHEDULER_ENDPOINT": host_url, "SCHEDULER_SUBSCRIPTION": "my-sub"}  # as the block exports them
+    subprocess.run(command, env={**os.environ, **where}, capture_output=True, cwd=ROOT)
     snippet = _block("python", "Locally (`make run`", "LocalCredential").replace("http://127.0.0.1:7071/api", host_url)
     ran = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert ran.returncode == 0, ran.stderr
-    assert "my-jobs Enabled" in ran.stdout  # the collection the first job's block created (same module's host)
+    assert "my-jobs Enabled" in ran.stdout

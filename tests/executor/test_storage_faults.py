@@ -3,12 +3,13 @@ fault-injecting TCP proxy (dropped answers after the request was applied, resets
 
 The queue trigger is played here by a loop with its own, clean storage link (the host's queue handling
 is the local host's business, tested in tests/devhost): it hands each message to the executor with its
-message id, deletes it on success and makes it visible again one second after a failure.
+message id, deletes it on success and makes it visible again one second after a failure (or as the host does).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -18,6 +19,7 @@ import pytest
 
 from devhost.azurite import Azurite
 from shared.keys import JobKey
+from shared.occurrence import OccurrenceBatch, OccurrenceMessage
 from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
 from tests.conftest import HttpTarget
@@ -39,7 +41,11 @@ def faulty(settings: Settings, faults: StorageFaults) -> Runtime:
     return Runtime.create(dataclasses.replace(settings, storage=proxied))
 
 
-def play_trigger(clean: Runtime, app: Runtime, seconds: float, until: Callable[[], bool]) -> dict[str, int]:
+def play_trigger(
+    clean: Runtime, app: Runtime, seconds: float, until: Callable[[], bool], retry_after: int = 1
+) -> dict[str, int]:
+    """Hand each visible message to `app`'s executor: deleted when handled, visible again `retry_after` seconds
+    after a failure (the host's visibilityTimeout, host.json, is 5 s)."""
     report = {"handled": 0, "failed": 0}
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -49,7 +55,7 @@ def play_trigger(clean: Runtime, app: Runtime, seconds: float, until: Callable[[
                 app.executor.handle(message.content, message.id)
             except Exception:  # a storage fault: the host retries the message
                 report["failed"] += 1
-                clean.store.queue.client.update_message(message, visibility_timeout=1)
+                clean.store.queue.client.update_message(message, visibility_timeout=retry_after)
                 continue
             clean.store.queue.client.delete_message(message)
             report["handled"] += 1
@@ -150,3 +156,24 @@ def test_an_outage_after_the_action_fired_is_waited_out_not_run_again(
     assert len(hits) == 1, report
     assert job_status(runtime, "outage").execution_count == 1
     assert [h.status.value for h in history(runtime, "outage")] == ["Completed"]
+
+
+def test_a_batch_whose_claim_transaction_lost_its_answer_fires_each_occurrence_once_at_its_second(
+    runtime: Runtime, faulty: Runtime, faults: StorageFaults, http_target: HttpTarget
+) -> None:
+    """The claims landed and their answer never came: the transaction is sent again, meets its own claims and takes
+    them as this delivery's, so the batch fires at its second, not after the host's retry of the message (5 s)."""
+    make_collection(runtime)
+    names = [f"claimed{i}" for i in range(4)]
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).isoformat()  # queued by hand below, not by the dispatcher
+    jobs = [put_job(runtime, n, {"action": http(f"{http_target.url}/{n}"), "startTime": tomorrow}) for n in names]
+    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=3)  # claimed about 2 s ahead of it
+    batch = OccurrenceBatch(tuple(OccurrenceMessage(j.key, due, due, generation=j.generation) for j in jobs))
+    claims = re.escape(f"{faulty.settings.table_prefix}AttemptClaims".encode())
+    faults.proxies["TableEndpoint"].drop_answers_to(rb"POST http://\S+/" + claims + rb" HTTP/1\.1")  # its creates
+    runtime.store.queue.send(batch, datetime.now(UTC))
+    report = play_trigger(runtime, faulty, 30, lambda: len(http_target.requests) >= len(names), retry_after=5)
+    assert faults.dropped == 1, report
+    assert Counter(r.path.strip("/") for r in http_target.requests) == Counter(names), report
+    late = max((r.at - due).total_seconds() for r in http_target.requests)
+    assert late < 1.0, (late, report)

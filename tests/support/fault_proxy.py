@@ -16,12 +16,18 @@ Modes (`proxy.mode`, changeable at any time; new data follows the new mode):
 
 `drop_ratio` (0..1) makes "drop" apply to that share of answers, and "reset" to that share of new
 connections, chosen at random (seeded).
+
+`drop_answers_to(pattern, count)` singles out requests, whatever the mode: the next `count` requests whose bytes
+match the regular expression `pattern` (e.g. one table's entity-group transaction) have their answers dropped
+as "drop" does (storage applied them), or, with `lands=False`, are reset before the part holding the match
+reaches storage (nothing of them is applied: the connection closed as they were sent).
 """
 
 from __future__ import annotations
 
 import contextlib
 import random
+import re
 import socket
 import struct
 import threading
@@ -40,6 +46,15 @@ def _reset(sock: socket.socket) -> None:
         sock.close()
 
 
+class _Link:
+    """One client connection's state shared by its two pumps: whether the answer to its request is to be dropped."""
+
+    def __init__(self) -> None:
+        self.doomed = False
+        self.lands = True
+        self.seen = b""  # the current request's last bytes, for a match across two reads
+
+
 class FaultProxy:
     def __init__(self, upstream_port: int, seed: int = 7) -> None:
         self.upstream_port = upstream_port
@@ -49,6 +64,9 @@ class FaultProxy:
         self.cut_after = 4096
         self.dropped = 0
         self.resets = 0  # connections reset at accept ("reset" mode)
+        self._singled: re.Pattern[bytes] | None = None
+        self._singled_left = 0
+        self._singled_lands = True
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
@@ -87,6 +105,23 @@ class FaultProxy:
         elif was_down and mode != "down":
             self._listen()
 
+    def drop_answers_to(self, pattern: bytes, count: int = 1, lands: bool = True) -> None:
+        """Drop the answers to the next `count` requests matching `pattern` (see the module's docstring)."""
+        with self._lock:
+            self._singled, self._singled_left, self._singled_lands = re.compile(pattern), count, lands
+
+    def _singles_out(self, link: _Link, data: bytes) -> bool:
+        """Whether this part of a request matches the pattern of `drop_answers_to` (counted once per request)."""
+        if self._singled is None or link.doomed:
+            return False
+        seen, link.seen = link.seen + data, (link.seen + data)[-4096:]
+        with self._lock:
+            if self._singled_left <= 0 or not self._singled.search(seen):
+                return False
+            self._singled_left -= 1
+            link.doomed, link.lands = True, self._singled_lands
+            return True
+
     def close(self) -> None:
         self._closing = True
         self.set_mode("down")
@@ -109,16 +144,25 @@ class FaultProxy:
             upstream.settimeout(None)
             with self._lock:
                 self._connections |= {client, upstream}
-            threading.Thread(target=self._pump, args=(client, upstream, False), daemon=True).start()
-            threading.Thread(target=self._pump, args=(upstream, client, True), daemon=True).start()
+            link = _Link()
+            threading.Thread(target=self._pump, args=(client, upstream, False, link), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, True, link), daemon=True).start()
 
-    def _pump(self, source: socket.socket, sink: socket.socket, answers: bool) -> None:
+    def _pump(self, source: socket.socket, sink: socket.socket, answers: bool, link: _Link) -> None:
         forwarded = 0
         try:
             while True:
                 data = source.recv(65536)
                 if not data:
                     break
+                if not answers and self._singles_out(link, data) and not link.lands:
+                    self.dropped += 1
+                    break  # the connection closes as the request is sent: storage never has it whole
+                if answers and link.doomed:
+                    self.dropped += 1
+                    break  # storage applied the singled-out request; its answer is thrown away
+                if answers:
+                    link.seen = b""  # what the client sends next is another request
                 if answers and self.mode == "cut" and forwarded + len(data) > self.cut_after:
                     sink.sendall(data[: max(self.cut_after - forwarded, 0)])
                     self.dropped += 1

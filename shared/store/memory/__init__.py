@@ -6,9 +6,10 @@ queues keep them (through the SDK) where the app could tell: ETags, transactions
 paging, the service's size limits; visibility, pop receipts and expiry of messages on the clock given.
 tests/store/contract runs the same tests against these and Azurite.
 
-Modules: errors.py (the service's refusals as the SDK raises them), values.py (what a write stores, what a read
-answers, the size limits), odata.py (filters), rows.py (a table's rows in key order), transaction.py (one write
-or transaction, all or nothing), table.py, queue.py, storage.py.
+Modules: errors.py (the service's refusals as the SDK raises them), odata.py (filters), rows.py (a table's rows
+in key order), transaction.py (one write or transaction, all or nothing), table.py, queue.py, storage.py; what a
+write stores and a read answers, and the service's size limits, are ../stored_values.py (the Azure table's lost-
+answer repeat compares with them too).
 """
 
 from .queue import MemoryQueue

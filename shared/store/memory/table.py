@@ -17,13 +17,13 @@ from typing import Any
 from urllib.parse import quote
 
 from ...clock import Clock
+from ..stored_values import Invalid, stored
 from ..tables import BatchFailed, ConcurrencyError, Entity, Table, chunks, each_once
 from ..transaction import MAX_OPERATIONS, TransactionRefused
 from .errors import bad_request, table_not_found
 from .odata import Filter, compile_filter, substitute
 from .rows import Key, Row, Rows
 from .transaction import Operation, Refused, apply
-from .values import Invalid, stored
 
 MAX_PAGE = 1000  # the service's largest page
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{2,62}")

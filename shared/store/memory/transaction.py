@@ -20,10 +20,10 @@ from typing import Any, Literal
 
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
 
+from ..stored_values import Invalid, wire_size
 from ..transaction import MAX_OPERATIONS, TransactionRefused
 from .errors import bad_request, refused, too_large
 from .rows import Key, Row, Rows
-from .values import Invalid, wire_size
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 _BY_STATUS: dict[int, type[HttpResponseError]] = {
