@@ -87,6 +87,8 @@ def test_turns_under_one_rule_reach_the_target_spaced_and_in_slot_order() -> Non
     turns = WireTurns(SystemTime())
     start = datetime.now(UTC) + timedelta(seconds=1)
     granted: list[int] = []  # the order the turns let the requests' first bytes go
+    asked: dict[int, float] = {}  # when each began to wait for its turn (monotonic)
+    went: dict[int, float] = {}  # when its turn came
 
     async def one(i: int) -> None:
         slot = start + timedelta(seconds=i / (rate * share))
@@ -95,7 +97,9 @@ def test_turns_under_one_rule_reach_the_target_spaced_and_in_slot_order() -> Non
         await asyncio.sleep(max((slot - datetime.now(UTC)).total_seconds() - lead, 0))
 
         async def turn() -> None:
+            asked[i] = time.monotonic()
             await turns.turn("rule", rate, share, slot, f"h{i:02d}")
+            went[i] = time.monotonic()
             granted.append(i)
 
         await exchange(
@@ -119,16 +123,20 @@ def test_turns_under_one_rule_reach_the_target_spaced_and_in_slot_order() -> Non
     try:
         asyncio.run(herd())
         hits = sorted(target.hits, key=lambda hit: hit.at)
-        # In slot order on the wire. The target's own clock cannot show it on a busy machine: it reads a request
-        # once its thread picks it up, and two requests 50 ms apart can swap there.
-        assert granted == list(range(30))
+        # Order and spacing as the turns let the requests' first bytes go. The target's own clock cannot show them
+        # on a busy machine: it reads a request once its thread picks it up, which can swap two 50 ms apart or
+        # bring them closer; it only shows that each arrived, and none before its slot.
         assert sorted(hit.path for hit in hits) == [f"/{i:02d}" for i in range(30)]
-        instants = [hit.at.timestamp() for hit in hits]
+        assert min(hit.at.timestamp() for hit in hits) >= start.timestamp() - 0.02
+        # In slot order among those waiting: a later slot goes first only when the earlier one was not yet
+        # connected (on a busy machine; the lead of 0.3-0.4 s is more than the executor's connect_lead).
+        assert sorted(granted) == list(range(30))
+        overtaken = [(i, j) for i in range(30) for j in range(i + 1, 30) if went[j] < went[i]]
+        assert all(asked[i] > went[j] for i, j in overtaken), overtaken
+        instants = sorted(went.values())
         half_slot = 0.5 / (rate * share)
-        # The target's own clock reads each request after its thread picked it up (a busy machine): 20 ms of slack.
-        assert all(b - a >= half_slot - 0.02 for a, b in zip(instants, instants[1:], strict=False))
+        assert all(b - a >= half_slot - 0.002 for a, b in zip(instants, instants[1:], strict=False))
         n, window = window_of(rate, share)
-        assert all(instants[i + n] - instants[i] >= window - 0.02 for i in range(len(instants) - n))
-        assert instants[0] >= start.timestamp() - 0.02  # none before its slot
+        assert all(instants[i + n] - instants[i] >= window - 0.002 for i in range(len(instants) - n))
     finally:
         target.close()
