@@ -20,8 +20,8 @@ from azure.core import MatchConditions
 from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import TableClient, UpdateMode
 
-from .tables import BatchFailed, ConcurrencyError, Entity, Table, chunks, each_once
-from .transaction import MAX_OPERATIONS, TransactionRefused
+from .tables import BatchFailed, ConcurrencyError, Entity, Table, chunks, count_rows, delete_partition_rows, each_once
+from .transaction import TransactionRefused
 from .transaction_repeat import OnceMore
 
 # Rows read back by one query: the partition's comparison and 14 rows' (a filter may hold 15, jobs.py).
@@ -128,14 +128,7 @@ class AzureTable(Table):
             yield item
 
     def count(self, query_filter: str, parameters: dict[str, Any] | None, limit: int) -> int:
-        total = 0
-        for _ in self._client.query_entities(
-            query_filter, parameters=parameters, select=["RowKey"], results_per_page=min(limit, 1000)
-        ):
-            total += 1
-            if total >= limit:
-                break
-        return total
+        return count_rows(self, query_filter, parameters, limit)
 
     def page(
         self, query_filter: str, parameters: dict[str, Any], size: int, continuation: Any = None
@@ -180,9 +173,7 @@ class AzureTable(Table):
             raise BatchFailed(str(exc)) from exc
 
     def delete_partition(self, partition: str) -> None:
-        rows = [e["RowKey"] for e in self.query("PartitionKey eq @pk", {"pk": partition}, select=["RowKey"])]
-        for batch in chunks(rows, MAX_OPERATIONS):
-            self.delete_batch(partition, batch)
+        delete_partition_rows(self, partition)
 
     def _once_more(self) -> OnceMore:
         return OnceMore(self._client, self._rows)

@@ -27,7 +27,7 @@ from typing import Any, Protocol, TypeVar
 
 from azure.data.tables import EdmType, EntityProperty
 
-from .transaction import TransactionRefused
+from .transaction import MAX_OPERATIONS, TransactionRefused
 
 Entity = dict[str, Any]
 R = TypeVar("R")
@@ -221,3 +221,20 @@ def as_int(value: Any) -> int:
     if isinstance(value, EntityProperty):
         return int(value.value)
     return int(value or 0)
+
+
+def count_rows(table: Table, query_filter: str, parameters: dict[str, Any] | None, limit: int) -> int:
+    """`Table.count` over any table: its matching rows, read by key only, counted no further than `limit`."""
+    total = 0
+    for _ in table.query(query_filter, parameters, select=["RowKey"], page_size=min(limit, 1000)):
+        total += 1
+        if total >= limit:
+            break
+    return total
+
+
+def delete_partition_rows(table: Table, partition: str) -> None:
+    """`Table.delete_partition` over any table: its rows' keys read, then deleted 100 to a transaction."""
+    rows = [e["RowKey"] for e in table.query("PartitionKey eq @pk", {"pk": partition}, select=["RowKey"])]
+    for batch in chunks(rows, MAX_OPERATIONS):
+        table.delete_batch(partition, batch)

@@ -18,8 +18,8 @@ from urllib.parse import quote
 
 from ...clock import Clock
 from ..stored_values import Invalid, stored
-from ..tables import BatchFailed, ConcurrencyError, Entity, Table, chunks, each_once
-from ..transaction import MAX_OPERATIONS, TransactionRefused
+from ..tables import BatchFailed, ConcurrencyError, Entity, Table, count_rows, delete_partition_rows, each_once
+from ..transaction import TransactionRefused
 from .errors import bad_request, table_not_found
 from .odata import Filter, compile_filter, substitute
 from .rows import Key, Row, Rows
@@ -106,12 +106,7 @@ class MemoryTable(Table):
                 return
 
     def count(self, query_filter: str, parameters: dict[str, Any] | None, limit: int) -> int:
-        total = 0
-        for _ in self.query(query_filter, parameters, select=["RowKey"], page_size=min(limit, MAX_PAGE)):
-            total += 1
-            if total >= limit:
-                break
-        return total
+        return count_rows(self, query_filter, parameters, limit)
 
     def page(
         self, query_filter: str, parameters: dict[str, Any], size: int, continuation: Any = None
@@ -144,9 +139,7 @@ class MemoryTable(Table):
             raise BatchFailed(str(exc)) from exc
 
     def delete_partition(self, partition: str) -> None:
-        rows = [e["RowKey"] for e in self.query("PartitionKey eq @pk", {"pk": partition}, select=["RowKey"])]
-        for batch in chunks(rows, MAX_OPERATIONS):
-            self.delete_batch(partition, batch)
+        delete_partition_rows(self, partition)
 
     def _write(self, operations: list[Operation]) -> list[str | None]:
         with self._lock:
