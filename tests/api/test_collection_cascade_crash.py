@@ -61,18 +61,6 @@ def states(store: Store) -> dict[str, JobState]:
     return {job.key.job: job.state for job in store.jobs.all(KEY)}
 
 
-def wait_for_log(host: CrashingHost, text: str, after: int, within: float) -> None:
-    """Until `text` is logged past offset `after` of the host's log (polled every 20 ms)."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        with host.log.open(errors="replace") as log:
-            log.seek(after)
-            if text in log.read():
-                return
-        time.sleep(0.02)
-    raise AssertionError(f"{text!r} never logged")
-
-
 def test_a_disable_cascade_killed_mid_way_is_finished_within_seconds_of_the_restart_and_nothing_runs_meanwhile(
     azurite_of_its_own: Azurite, tmp_path: Path
 ) -> None:
@@ -95,7 +83,7 @@ def test_a_disable_cascade_killed_mid_way_is_finished_within_seconds_of_the_rest
         answer = requests.post(f"{host.url}/{COLLECTION}/disable", params=V, timeout=10)
         assert answer.status_code == 200, answer.text
         disabled_at = datetime.now(UTC)
-        wait_for_log(host, "collection crash: a page of its Disabled cascade", offset, within=30)
+        host.wait_for_log("collection crash: a page of its Disabled cascade", offset, within=30)
         host.kill()
         left = [name for name, state in states(store).items() if state == JobState.ENABLED]
         assert len(left) > PAGE, "the cascade was not cut short"  # its first page had just begun

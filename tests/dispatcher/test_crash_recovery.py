@@ -41,18 +41,6 @@ def undispatched(store: Store, starts: dict[str, datetime]) -> list[str]:
     return left
 
 
-def wait_for_log(host: CrashingHost, text: str, after: int, within: float) -> None:
-    """Until `text` is logged past offset `after` of the host's log (polled every 20 ms)."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        with host.log.open(errors="replace") as log:
-            log.seek(after)
-            if text in log.read():
-                return
-        time.sleep(0.02)
-    raise AssertionError(f"{text!r} never logged")
-
-
 def test_a_dispatch_task_killed_mid_way_is_finished_within_seconds_of_the_restart(
     azurite_of_its_own: Azurite, tmp_path: Path
 ) -> None:
@@ -73,7 +61,7 @@ def test_a_dispatch_task_killed_mid_way_is_finished_within_seconds_of_the_restar
             time.sleep(((3 - now.second) % 60) + 0.5)
         offset = host.log.stat().st_size
         store.dispatch.send(ShardTask(bucket_of(minute), 0))  # what the minute tick sends for that minute
-        wait_for_log(host, "Executing 'Functions.dispatch'", offset, within=30)
+        host.wait_for_log("Executing 'Functions.dispatch'", offset, within=30)
         host.kill()
         assert undispatched(store, starts), "the task finished before the kill: nothing was cut short"
         assert not list(store.dispatch.client.peek_messages()), "the task was not received"  # hidden 10 minutes

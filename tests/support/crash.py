@@ -74,6 +74,17 @@ class CrashingHost:
     def logged(self, text: str) -> bool:
         return text in self.log.read_text(errors="replace")
 
+    def wait_for_log(self, text: str, after: int, within: float) -> None:
+        """Until `text` is logged past offset `after` of the host's log (polled every 20 ms)."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            with self.log.open(errors="replace") as log:
+                log.seek(after)
+                if text in log.read():
+                    return
+            time.sleep(0.02)
+        raise AssertionError(f"{text!r} never logged")
+
 
 class Target:
     """A local HTTP server: records each POST's path and when it arrived (monotonic), answers its first call of a
