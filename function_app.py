@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import azure.functions as func
 
-from shared import api, lifecycle, telemetry
+from shared import api, telemetry
 from shared.api.operations import COLLECTION, GROUP, JOB, OPENAPI_ROUTES, PROVIDER, ROLE, ROLES, SUBSCRIPTION
 from shared.console import pages as console_pages
+from shared.dispatch_trigger import handle_dispatch_message_async
 from shared.retention import Retention
 from shared.runtime import runtime
-from shared.settings import DISPATCH_QUEUE, OCCURRENCE_QUEUE, STORAGE_SETTING, host_checks_keys
+from shared.settings.app import DISPATCH_QUEUE, OCCURRENCE_QUEUE
+from shared.settings.auth import host_checks_keys
+from shared.settings.storage import STORAGE_SETTING
 
 telemetry.configure()  # from app settings: Application Insights, OTLP, console, or off (shared/telemetry)
 # SCHEDULER_AUTH=key: the host checks Functions keys. entra: the app checks bearer tokens (shared/auth), so
@@ -192,9 +195,9 @@ def dispatcher(timer: func.TimerRequest) -> None:
 
 @app.queue_trigger(arg_name="message", queue_name=DISPATCH_QUEUE, connection=STORAGE_SETTING)
 async def dispatch(message: func.QueueMessage) -> None:
-    # A dispatch task, or a collection's cascade queued by the API (shared/lifecycle/cascade.py). async def: the
-    # work runs on threads of its own, never on the worker's pool that the API's requests need.
-    await lifecycle.handle_dispatch_message_async(runtime(), message.get_body().decode("utf-8"))
+    # A dispatch task, or a collection's cascade queued by the API (shared/dispatch_trigger.py). async def: the
+    # work runs on a lane of the runtime's threads, never on the worker's pool that the API's requests need.
+    await handle_dispatch_message_async(runtime(), message.get_body().decode("utf-8"))
 
 
 @app.queue_trigger(arg_name="message", queue_name=OCCURRENCE_QUEUE, connection=STORAGE_SETTING)

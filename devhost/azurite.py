@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.settings import DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_ACCOUNT_NAME
+from shared.settings.storage import DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_ACCOUNT_NAME
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 AZURITE_BIN = REPO_ROOT / ".local" / "npm" / "node_modules" / ".bin" / "azurite"

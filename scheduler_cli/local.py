@@ -24,7 +24,7 @@ from typing import Any
 
 import typer
 
-from shared.settings import DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_ACCOUNT_NAME
+from shared.settings.storage import DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_ACCOUNT_NAME
 
 from .client import API_ERROR, UNREACHABLE, USAGE_ERROR, CliError
 from .context import guarded, options

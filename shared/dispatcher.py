@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
@@ -54,13 +54,13 @@ from .store import DueEntry, Store, bucket_of, bucket_start
 from .store.dispatch_queue import MalformedTask, ShardTask
 from .store.tables import chunks
 from .telemetry import occurrence_planned, traced_dispatch, traced_tick
+from .threads import DISPATCH_FANOUT, Threads
 
 log = logging.getLogger(__name__)
 
 TICK = timedelta(minutes=1)  # the timer's period and a due-index bucket's width: the schedule's, not a timing
 # Buckets read by one tick at most, so recovery from a long outage spreads over several ticks.
 MAX_BUCKETS_PER_TICK = 720
-PARALLELISM = 16
 PAGE = 500  # entries dispatched step by step together: bounds memory and the work a crash repeats
 
 
@@ -155,17 +155,27 @@ class Dispatcher:
     deletes; Azurite's queue also sweeps every deleted message's body once a minute, one by one, which stalls all
     of its storage for seconds at 100 executions/s). Each occurrence still fires at its own second. The cost: a host
     dying with the batch in hand before its first second hands it back after its last (the watchdog's time), up to
-    this much later."""
+    this much later.
+
+    `threads`: the process's (shared/threads.py): a task's job reads and advances go side by side on a share of the
+    dispatch-fanout lane, its watchdog is renewed on the dispatch-renewer's. None: threads of its own (a dispatcher
+    built by hand: tests, tools), which nothing closes."""
 
     def __init__(
-        self, store: Store, clock: Clock, spread: timedelta = timedelta(0), span: timedelta | None = None
+        self,
+        store: Store,
+        clock: Clock,
+        spread: timedelta = timedelta(0),
+        span: timedelta | None = None,
+        threads: Threads | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.spread = spread
         self.timings = store.timings
         self.span = self.timings.batch_span if span is None else span  # seconds of a shard one queue message holds
-        self.watchdogs = TaskWatchdogs(store)
+        self.threads = threads or Threads()
+        self.watchdogs = TaskWatchdogs(store, self.threads)
 
     # -- the timer: decide the tasks ------------------------------------------------------------------
 
@@ -217,9 +227,9 @@ class Dispatcher:
         now = self.clock.now()
         window = self._window(now)
         report = TickReport(buckets=window.buckets, tasks=len(window.tasks))
-        with ThreadPoolExecutor(max_workers=PARALLELISM) as pool:
-            for task in window.tasks:
-                report.add(self._dispatch_partition(task, now, pool))
+        pool = self.threads.share(DISPATCH_FANOUT)
+        for task in window.tasks:
+            report.add(self._dispatch_partition(task, now, pool))
         self.store.due.set_watermark(window.last, window.shards)
         return self._heartbeat(report, started)
 
@@ -249,8 +259,7 @@ class Dispatcher:
                 self.store.due.accounts,
             )
             return TickReport()
-        with ThreadPoolExecutor(max_workers=PARALLELISM) as pool:
-            report = self._dispatch_partition(task, self.clock.now(), pool, watched=True)
+        report = self._dispatch_partition(task, self.clock.now(), self.threads.share(DISPATCH_FANOUT), watched=True)
         report.tasks = 1
         if any(report.of(outcome) for outcome in DispatchOutcome):
             log.info(
@@ -262,9 +271,7 @@ class Dispatcher:
         return report
 
     @traced_dispatch
-    def _dispatch_partition(
-        self, task: ShardTask, now: datetime, pool: ThreadPoolExecutor, watched: bool = False
-    ) -> TickReport:
+    def _dispatch_partition(self, task: ShardTask, now: datetime, pool: Executor, watched: bool = False) -> TickReport:
         """`watched`: the task came by queue; while it has entries to dispatch, a watchdog stands in for it."""
         report = TickReport()
         entries = self.store.due.in_account(task.account).entries(task.bucket, task.shard)
@@ -287,7 +294,7 @@ class Dispatcher:
             self.watchdogs.close(watch)
         return report
 
-    def _dispatch_page(self, entries: list[DueEntry], now: datetime, pool: ThreadPoolExecutor) -> TickReport:
+    def _dispatch_page(self, entries: list[DueEntry], now: datetime, pool: Executor) -> TickReport:
         report = TickReport()
         done: list[DueEntry] = []
         plans: list[_Plan] = []
@@ -334,7 +341,7 @@ class Dispatcher:
             entry, job, step, messages, jobstate.postponed_note(job, step, now), jobstate.let_go(job, step, now)
         )
 
-    def _write(self, plans: list[_Plan], pool: ThreadPoolExecutor | None) -> None:
+    def _write(self, plans: list[_Plan], pool: Executor | None) -> None:
         """Postponed notes and the ledger entries of what they skipped, then the messages, then the following
         entries, then the jobs: a failure after any step leaves a state a later dispatch repairs (a duplicate
         message, or a stale entry)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from typing import TypeVar
 
 from . import jobstate
@@ -40,7 +40,7 @@ class _Replanned(Exception):
     """The job was rewritten (or moved) after it was planned: the dispatch lost the race."""
 
 
-def side_by_side(pool: ThreadPoolExecutor | None, fn: Callable[[T], R], items: Iterable[T]) -> list[R | Exception]:
+def side_by_side(pool: Executor | None, fn: Callable[[T], R], items: Iterable[T]) -> list[R | Exception]:
     """fn over items side by side (each costs storage round trips); an item's exception is its result."""
 
     def guarded(item: T) -> R | Exception:
@@ -52,7 +52,7 @@ def side_by_side(pool: ThreadPoolExecutor | None, fn: Callable[[T], R], items: I
     return list(pool.map(guarded, items)) if pool is not None else [guarded(item) for item in items]
 
 
-def read_jobs(store: Store, keys: list[JobKey], pool: ThreadPoolExecutor | None) -> list[JobRecord | None | Exception]:
+def read_jobs(store: Store, keys: list[JobKey], pool: Executor | None) -> list[JobRecord | None | Exception]:
     """Every key's job: read together with the other jobs of its collection, or alone."""
     found: dict[JobKey, JobRecord | None] = {}
     groups = groups_of(keys)
@@ -64,9 +64,7 @@ def read_jobs(store: Store, keys: list[JobKey], pool: ThreadPoolExecutor | None)
     return [found[key] if key in found else alone[key] for key in keys]
 
 
-def advance_jobs(
-    store: Store, planned: list[Planned], pool: ThreadPoolExecutor | None
-) -> list[JobRecord | None | Exception]:
+def advance_jobs(store: Store, planned: list[Planned], pool: Executor | None) -> list[JobRecord | None | Exception]:
     """Every planned job moved past its step: as written, or None when it is gone or another write won."""
     results: dict[int, JobRecord | None | Exception] = {}
     groups: dict[CollectionKey, list[int]] = {}

@@ -32,8 +32,9 @@ Costs, per batch: three sends by its sender (backstop, watchdog, batch) and two 
 its size; for batches that run longer than `renew_every` past their second, one table transaction per 100
 claims of one collection and one queue operation per renewal. Per dispatch task with entries, or page of a
 cascade: about three queue operations. A failed renewal (storage unreachable) is retried every `renewal_retry`
-until the work ends. One renewer thread per kind looks for renewals due every `renewer_poll`. The timings are the
-settings' (shared/timings.py).
+until the work ends. One renewer thread per kind looks for renewals due every `renewer_poll`, until the process's
+threads are closed (shared/threads.py `Threads.loop`), and renews them on its lane. The timings are the settings'
+(shared/timings.py).
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, Protocol, TypeVar
@@ -56,16 +56,10 @@ from .store import Claim, Store
 from .store.claims import claim_groups
 from .store.dispatch_queue import WatchedTask
 from .store.queue import Receipt, backstop_delay, watchdog_delay
+from .threads import ATTEMPT_RENEWER, DISPATCH_RENEWER, LEASE_RENEWAL, Threads
 from .timings import Timings
 
 log = logging.getLogger(__name__)
-
-# Claims renewed side by side, a transaction per 100 of one collection (store/claims.py `renew_group`): a
-# process holding a herd of slow actions (a thousand claims, possibly of a thousand collections) renews them
-# all well within `renew_every`, where one request at a time (5-10 ms each in a region) would let leases lapse.
-RENEWAL_THREADS = 16
-# Items (batches, dispatch and cascade tasks) renewed side by side, each then its claims' groups side by side.
-RENEWERS = 8
 
 
 class _Held(Protocol):
@@ -78,26 +72,27 @@ H = TypeVar("H", bound=_Held)
 
 
 class _Renewer(Generic[H]):
-    """One thread per process, started on first use, that renews each held item when its renewal is due (up to
-    RENEWERS of them side by side)."""
+    """One loop per process (`Threads.loop`, started on first use, ended by the threads' close) that renews each
+    held item when its renewal is due, side by side on the lane of its name (shared/threads.py)."""
 
-    def __init__(self, renew: Callable[[H], None], name: str, timings: Timings) -> None:
+    def __init__(self, renew: Callable[[H], None], name: str, timings: Timings, threads: Threads) -> None:
         self._renew = renew
         self._name = name
         self._poll = timings.renewer_poll.total_seconds()
         self._retry = timings.renewal_retry.total_seconds()
         self._every = timings.renew_every.total_seconds()
-        self._pool = ThreadPoolExecutor(RENEWERS, thread_name_prefix=f"{name}-each")
+        self._threads = threads
+        self._lane = threads.lane(name)
         self._active: set[H] = set()
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._started = False
 
     def add(self, item: H) -> None:
         with self._lock:
             self._active.add(item)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
-                self._thread.start()
+            if not self._started:
+                self._threads.loop(self._name, self._pass, self._poll)
+                self._started = True
 
     def discard(self, item: H) -> None:
         """Stop renewing `item`; returns once a renewal in progress has ended, so the caller then holds the
@@ -108,16 +103,12 @@ class _Renewer(Generic[H]):
         with item.renewing:
             item.let_go = True
 
-    def _run(self) -> None:
-        while True:
-            time.sleep(self._poll)
-            now = time.monotonic()
-            with self._lock:
-                due = [item for item in self._active if item.next_renewal <= now]
-            # Side by side: one at a time, a busy process holding many batches (a herd's dozens, each
-            # with a hundred claims) renewed the last ones seconds late, after their watchdogs had turned
-            # visible and run their batches a second time.
-            list(self._pool.map(self._renew_one, due))
+    def _pass(self) -> None:
+        """One look, every `renewer_poll`: the items due renewed side by side (the lane's table says why)."""
+        now = time.monotonic()
+        with self._lock:
+            due = [item for item in self._active if item.next_renewal <= now]
+        list(self._lane.map(self._renew_one, due))
 
     def _renew_one(self, item: H) -> None:
         with item.renewing:
@@ -152,12 +143,12 @@ class Guard:
 class Guards:
     """Opens, renews and closes the guards of batches."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(self, store: Store, clock: Clock, threads: Threads) -> None:
         self.store = store
         self.clock = clock
         self.timings = store.timings
-        self._renewer: _Renewer[Guard] = _Renewer(self.renew, "attempt-renewer", self.timings)
-        self._renewals = ThreadPoolExecutor(RENEWAL_THREADS, thread_name_prefix="lease-renewal")
+        self._renewer: _Renewer[Guard] = _Renewer(self.renew, ATTEMPT_RENEWER, self.timings, threads)
+        self._renewals = threads.lane(LEASE_RENEWAL)
 
     def lease_until(self, batch: OccurrenceBatch) -> datetime:
         """Where a claim's lease ends when taken or renewed now: `claim_lease` past the batch's last due time, or
@@ -282,10 +273,10 @@ class TaskWatch:
 class TaskWatchdogs:
     """Opens, renews and closes the watchdogs of the dispatch queue's tasks."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, threads: Threads) -> None:
         self.store = store
         self.timings = store.timings
-        self._renewer: _Renewer[TaskWatch] = _Renewer(self.renew, "dispatch-renewer", self.timings)
+        self._renewer: _Renewer[TaskWatch] = _Renewer(self.renew, DISPATCH_RENEWER, self.timings, threads)
 
     def open(self, task: WatchedTask) -> TaskWatch:
         """Take the task's watchdog over (hidden anew: the task may have waited for a worker) or send one."""

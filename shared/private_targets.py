@@ -223,28 +223,41 @@ def _entry(word: str) -> PrivateTargets:
     if word.lower() in ("loopback", "private"):
         return PrivateTargets(loopback=word.lower() == "loopback", private=word.lower() == "private")
     if "/" in word:
-        try:
-            network = ipaddress.ip_network(word)  # strict: an address with bits past the prefix is a typo
-        except ValueError:
-            raise refused from None
-        if network.num_addresses == 1:
-            return PrivateTargets(addresses=frozenset({(_unwrapped(network.network_address), None)}))
-        return PrivateTargets(networks=frozenset({network}))
+        return _range(word, refused)
     if "%" in word:
         raise refused  # a zone: the address alone names it
-    text, port = word, None
-    if word.startswith("["):
-        text, _, rest = word[1:].partition("]")
-        if rest:
-            port = _port(rest, refused)
-    elif word.count(":") == 1:
-        text, _, rest = word.partition(":")
-        port = _port(":" + rest, refused)
+    text, port = _split_port(word, refused)
     try:
         return PrivateTargets(addresses=frozenset({(_unwrapped(ipaddress.ip_address(text)), port)}))
     except ValueError:
         if word.startswith("["):
             raise refused from None
+    return _host(text, port, refused)
+
+
+def _range(word: str, refused: ValueError) -> PrivateTargets:
+    """A CIDR entry: a range, or the one address of a /32 (/128)."""
+    try:
+        network = ipaddress.ip_network(word)  # strict: an address with bits past the prefix is a typo
+    except ValueError:
+        raise refused from None
+    if network.num_addresses == 1:
+        return PrivateTargets(addresses=frozenset({(_unwrapped(network.network_address), None)}))
+    return PrivateTargets(networks=frozenset({network}))
+
+
+def _split_port(word: str, refused: ValueError) -> tuple[str, int | None]:
+    """(address or host name, port or None): `[v6]:port`, `v4:port`, `name:port`; a bare IPv6 address has no port."""
+    if word.startswith("["):
+        text, _, rest = word[1:].partition("]")
+        return text, _port(rest, refused) if rest else None
+    if word.count(":") == 1:
+        text, _, rest = word.partition(":")
+        return text, _port(":" + rest, refused)
+    return word, None
+
+
+def _host(text: str, port: int | None, refused: ValueError) -> PrivateTargets:
     name = text.lower().removesuffix(".")
     if not _HOST.fullmatch(name) or name.rsplit(".", 1)[-1].isdigit():  # all digits: an address, loosely spelt
         raise refused

@@ -70,7 +70,7 @@ class OverlapMarker:
 NO_OVERLAP = OverlapMarker()
 
 
-@dataclass
+@dataclass(frozen=True)
 class CollectionRecord:
     key: CollectionKey
     definition: JobCollectionDefinition  # location, tags, sku, quota; `state` lives in the field below
@@ -137,7 +137,7 @@ def with_etag(record: JobRecord, etag: str) -> JobRecord:
     return stored
 
 
-@dataclass
+@dataclass(frozen=True)
 class HistoryRecord:
     key: JobKey
     execution_id: str

@@ -1,9 +1,14 @@
-"""The process-wide wiring: settings, clock, store, dispatcher, executor. Built once, lazily."""
+"""The process-wide wiring: settings, clock, threads, store, dispatcher, executor. Built once, lazily.
+
+The runtime owns the process's threads (shared/threads.py): `create` makes them and hands their lanes to the store,
+the dispatcher, the executor and the action runner; the lifecycle and the dispatch trigger take them from the
+runtime. `close` ends them: no lane takes work any more, the lease renewers stop.
+"""
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from .actions import ActionRunner
@@ -13,6 +18,7 @@ from .executor import Executor
 from .settings import Settings
 from .store import Store
 from .store.storage import Storage
+from .threads import Threads
 
 
 @dataclass
@@ -25,6 +31,8 @@ class Runtime:
     # When this process began serving (the runtime is built on its first use): health does not hold the ticks
     # before it against this host (shared/health.py). None: unknown (a runtime assembled by hand).
     started: datetime | None = None
+    # Every lane of the process (shared/threads.py); a runtime assembled by hand gets threads of its own.
+    threads: Threads = field(default_factory=Threads)
 
     @classmethod
     def create(
@@ -37,17 +45,28 @@ class Runtime:
         """`storage`: where the store's tables and queues are (shared/store/storage.py); the settings' accounts
         when None, a `MemoryStorage` on the same clock for a run in memory."""
         clock = clock or SystemClock()
-        store = Store.from_settings(settings, storage)
-        started = clock.now()
-        store.ensure_ready(started)
-        return cls(
-            settings=settings,
-            clock=clock,
-            store=store,
-            dispatcher=Dispatcher(store, clock, settings.dispatch_spread),
-            executor=Executor(store, clock, actions or ActionRunner.from_settings(settings), settings),
-            started=started,
-        )
+        threads = Threads()
+        try:
+            store = Store.from_settings(settings, storage, threads)
+            started = clock.now()
+            store.ensure_ready(started)
+            actions = actions or ActionRunner.from_settings(settings, threads)
+            return cls(
+                settings=settings,
+                clock=clock,
+                store=store,
+                dispatcher=Dispatcher(store, clock, settings.dispatch_spread, threads=threads),
+                executor=Executor(store, clock, actions, settings, threads),
+                started=started,
+                threads=threads,
+            )
+        except BaseException:
+            threads.close()
+            raise
+
+    def close(self) -> None:
+        """End the runtime's threads: queued work is cancelled, the renewers' loops end (shared/threads.py)."""
+        self.threads.close()
 
 
 _lock = threading.Lock()

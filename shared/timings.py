@@ -2,7 +2,7 @@
 batch span and margins, the executor's gathering windows, the limits' waits and leases, the recorder's window
 and patience. docs/operate.md ("Timings") lists each field with its default and what it trades.
 
-`Settings.timings` holds them (the defaults, or SCHEDULER_TIMING_<FIELD>_SECONDS: shared/settings.py);
+`Settings.timings` holds them (the defaults, or SCHEDULER_TIMING_<FIELD>_SECONDS: shared/settings/app.py);
 `Store.from_settings` hands them to the store, and every component built over the store (dispatcher, executor,
 recorder, limits, leases, queues) reads them there, so one process runs on one set. A test that wants short
 windows passes `Settings(timings=Timings(...))`. Values the wire contract fixes (retry and polling clamps, the
@@ -86,7 +86,7 @@ class Timings:
     waiter_lease: timedelta = _s(30)  # a place in a concurrency line kept without asking again
     # Overlap (jobstate/overlap.py): a running occurrence's marker lapses this long after its latest due.
     running_lease: timedelta = _s(180)
-    # The recorder (executor/recorder.py).
+    # The recorder (executor/recorder.py) and every write after an action (executor/persist.py).
     record_window: timedelta = _s(0.2)  # the first answer waits this long for others to share its write
     record_patience: timedelta = _s(300)  # a record is retried through storage faults this long
     record_retry_first: timedelta = _s(0.2)  # its first retry after this, doubling

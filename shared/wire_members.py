@@ -217,47 +217,73 @@ def _scalar(value: Any, leaves: list[dict[str, Any]]) -> str | None:
 
 
 def _loose(value: Any, schema: Any, schemas: Mapping[str, Any], path: str) -> tuple[str, str] | None:
+    """(path, why) of the first loose value in `value` (at `path`), read against `schema`; None when none is."""
     if value is None:
         return None
     leaves = list(_leaves(schema, schemas))
+    if isinstance(value, (bool, int, float, str)):
+        return _loose_scalar(value, leaves, schemas, path)
+    if isinstance(value, list):
+        items = next((leaf["items"] for leaf in leaves if leaf.get("type") == "array" and "items" in leaf), None)
+        return _first(_loose(item, items, schemas, f"{path}[{index}]") for index, item in enumerate(value))
+    if isinstance(value, dict):
+        return _loose_members(value, leaves, schemas, path)
+    return None
+
+
+def _first(found: Iterator[tuple[str, str] | None]) -> tuple[str, str] | None:
+    """The first loose value found (lazily: what follows it is not read)."""
+    return next((item for item in found if item is not None), None)
+
+
+def _loose_scalar(
+    value: bool | int | float | str, leaves: list[dict[str, Any]], schemas: Mapping[str, Any], path: str
+) -> tuple[str, str] | None:
     if isinstance(value, str):
         bad = _control(value, "the text")
         if bad is not None:
             return path, bad
-    if isinstance(value, (bool, int, float, str)):
-        arrays = [leaf["items"] for leaf in leaves if leaf.get("type") == "array" and "items" in leaf]
-        if arrays and not any(leaf.get("type") != "array" for leaf in leaves):
-            # A scalar where a list is declared: the model takes it as a list of one (schedule `hours: 5`).
-            return _loose(value, arrays[0], schemas, path)
-        reason = _scalar(value, leaves)
-        return None if reason is None else (path, reason)
-    if isinstance(value, list):
-        items = next((leaf["items"] for leaf in leaves if leaf.get("type") == "array" and "items" in leaf), None)
-        for index, item in enumerate(value):
-            found = _loose(item, items, schemas, f"{path}[{index}]")
-            if found is not None:
-                return found
-        return None
-    if not isinstance(value, dict):
-        return None
+    arrays = [leaf["items"] for leaf in leaves if leaf.get("type") == "array" and "items" in leaf]
+    if arrays and not any(leaf.get("type") != "array" for leaf in leaves):
+        # A scalar where a list is declared: the model takes it as a list of one (schedule `hours: 5`).
+        return _loose(value, arrays[0], schemas, path)
+    reason = _scalar(value, leaves)
+    return None if reason is None else (path, reason)
+
+
+def _loose_members(
+    value: dict[Any, Any], leaves: list[dict[str, Any]], schemas: Mapping[str, Any], path: str
+) -> tuple[str, str] | None:
+    """The first loose member of an object, read against the first alternative that declares its members or
+    is a free-form map (another kind of alternative says nothing of members)."""
     for leaf in leaves:
         declared, extra = leaf.get("properties"), leaf.get("additionalProperties")
-        for key, member in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if isinstance(declared, dict):
-                canonical = next((name for name in declared if fold_case(name) == fold_case(str(key))), None)
-                found = _loose(member, declared[canonical], schemas, where) if canonical is not None else None
-            elif isinstance(extra, dict):
-                found = _loose(member, extra, schemas, where)
-                bad = _control(str(key), "the name")
-                found = found if bad is None else (path, f"{bad} ({str(key)[:40]!r})")
-            else:
-                found = None
-            if found is not None:
-                return found
-        if isinstance(declared, dict) or isinstance(extra, dict):
-            return None
+        if isinstance(declared, dict):
+            return _first(_loose_declared(key, member, declared, schemas, path) for key, member in value.items())
+        if isinstance(extra, dict):
+            return _first(_loose_entry(key, member, extra, schemas, path) for key, member in value.items())
     return None
+
+
+def _loose_declared(
+    key: Any, member: Any, declared: dict[str, Any], schemas: Mapping[str, Any], path: str
+) -> tuple[str, str] | None:
+    """A declared member (an unknown one is not this check's: `unknown_members` reports it)."""
+    canonical = next((name for name in declared if fold_case(name) == fold_case(str(key))), None)
+    return None if canonical is None else _loose(member, declared[canonical], schemas, _member_path(path, key))
+
+
+def _loose_entry(
+    key: Any, member: Any, extra: dict[str, Any], schemas: Mapping[str, Any], path: str
+) -> tuple[str, str] | None:
+    """An entry of a free-form map: its value, and its key, which must be clean text too (the key's fault first)."""
+    found = _loose(member, extra, schemas, _member_path(path, key))
+    bad = _control(str(key), "the name")
+    return found if bad is None else (path, f"{bad} ({str(key)[:40]!r})")
+
+
+def _member_path(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
 
 
 def loose_value(document: Any, schemas: Mapping[str, Any], root: str) -> tuple[str, str] | None:

@@ -74,8 +74,10 @@ def memory_storage() -> MemoryStorage:
 
 
 @pytest.fixture
-def runtime(settings: Settings, storage: Storage | None) -> Runtime:
-    return Runtime.create(settings, storage=storage)
+def runtime(settings: Settings, storage: Storage | None) -> Iterator[Runtime]:
+    runtime = Runtime.create(settings, storage=storage)
+    yield runtime
+    runtime.close()
 
 
 @dataclass

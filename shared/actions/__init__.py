@@ -3,18 +3,18 @@
 `ActionRunner` picks the target for an action's type and runs it under the process's action limits
 (limits.py); the executor knows nothing of HTTP or queues. Targets that speak asyncio (`run_async`: Http,
 StorageQueue) wait on the event loop and hold no thread; a target with only a blocking `run` (Service
-Bus, whose AMQP client blocks) runs on a pool of BLOCKING_THREADS threads.
+Bus, whose AMQP client blocks) runs on the blocking-action lane of the process's threads (shared/threads.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 
 from ..model import JobActionType, JobErrorAction
 from ..settings import Settings
+from ..threads import BLOCKING_ACTION, OUTBOUND_LOOKUP, Threads
 from .base import Accepted, ActionResult, ActionTarget, ExecutionContext
 from .http import HttpTarget
 from .limits import ActionLimits, host_of
@@ -23,20 +23,27 @@ from .service_bus import ServiceBusTarget
 from .storage_queue import StorageQueueTarget
 
 log = logging.getLogger(__name__)
-# Threads for targets that block (Service Bus): each holds one attempt while it waits for its broker.
-BLOCKING_THREADS = 64
 
 
 class ActionRunner:
-    def __init__(self, targets: dict[JobActionType, ActionTarget], limits: ActionLimits | None = None) -> None:
+    """`blocking`: where a target that blocks runs (the runtime's blocking-action lane); None: the event loop's
+    default executor (a runner built by hand: tests, tools)."""
+
+    def __init__(
+        self,
+        targets: dict[JobActionType, ActionTarget],
+        limits: ActionLimits | None = None,
+        blocking: Executor | None = None,
+    ) -> None:
         self.targets = targets
         self.limits = limits or ActionLimits()
-        self._lock = threading.Lock()
-        self._threads: ThreadPoolExecutor | None = None
+        self.blocking = blocking
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> ActionRunner:
-        http, service_bus = HttpTarget(settings), ServiceBusTarget(settings)
+    def from_settings(cls, settings: Settings, threads: Threads | None = None) -> ActionRunner:
+        """The deployment's targets; on the lanes of `threads` (shared/threads.py) when given."""
+        lookups = threads.lane(OUTBOUND_LOOKUP) if threads is not None else None
+        http, service_bus = HttpTarget(settings, lookups=lookups), ServiceBusTarget(settings)
         return cls(
             {
                 JobActionType.HTTP: http,
@@ -46,6 +53,7 @@ class ActionRunner:
                 JobActionType.SERVICE_BUS_TOPIC: service_bus,
             },
             ActionLimits.from_settings(settings),
+            threads.lane(BLOCKING_ACTION) if threads is not None else None,
         )
 
     def run(self, action: JobErrorAction, context: ExecutionContext) -> ActionResult:
@@ -62,7 +70,7 @@ class ActionRunner:
                 if run_async is not None:
                     result: ActionResult = await run_async(action, context)
                     return result
-                return await asyncio.get_running_loop().run_in_executor(self._pool(), target.run, action, context)
+                return await asyncio.get_running_loop().run_in_executor(self.blocking, target.run, action, context)
             except Exception as exc:  # a bug in one target must fail the attempt, not the worker
                 log.exception("%s action target raised", action.type.value)
                 return ActionResult(False, f"{action.type.value} Action - internal error: {type(exc).__name__}")
@@ -82,12 +90,6 @@ class ActionRunner:
             except Exception as exc:  # a bug must fail the work, not the worker
                 log.exception("polling %s raised", action.type.value)
                 return Polled(False, f"{action.type.value} Action - internal error while polling: {type(exc).__name__}")
-
-    def _pool(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._threads is None:
-                self._threads = ThreadPoolExecutor(BLOCKING_THREADS, thread_name_prefix="blocking-action")
-            return self._threads
 
 
 __all__ = ["Accepted", "ActionLimits", "ActionResult", "Polled", "ActionRunner", "ActionTarget", "ExecutionContext"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
 from urllib.parse import urlsplit
 
 import requests
@@ -86,16 +87,23 @@ class HttpTarget:
 
     `timeout` (seconds for the whole attempt) and `cafile` (the trust store for HTTPS targets, default:
     the setting SCHEDULER_TRUSTED_CA_FILE, else requests' CA bundle) are injectable so a deployment or a
-    test can choose them.
+    test can choose them. `lookups`: where names are looked up (outbound.py `exchange`).
     """
 
-    def __init__(self, settings: Settings, timeout: float = TIMEOUT_SECONDS, cafile: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        timeout: float = TIMEOUT_SECONDS,
+        cafile: str | None = None,
+        lookups: Executor | None = None,
+    ) -> None:
         self.settings = settings
         self.timeout = timeout
         self.cafile = cafile or settings.trusted_ca_file or DEFAULT_CA_BUNDLE_PATH
         self.trust = ssl.create_default_context(cafile=self.cafile)
         self._certificates = ContextCache(self.cafile)
-        self.tokens = TokenCache(settings.aad_authority_host, settings.private_targets, self.trust)
+        self.lookups = lookups
+        self.tokens = TokenCache(settings.aad_authority_host, settings.private_targets, self.trust, lookups=lookups)
 
     async def send(
         self,
@@ -126,6 +134,7 @@ class HttpTarget:
             deadline=deadline,
             max_body=MAX_BODY_BYTES,
             before_send=before_send,
+            lookups=self.lookups,
         )
 
     def run(self, action: Action, context: ExecutionContext) -> ActionResult:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from ..model import JobActionType, JobErrorAction
-from ..settings import DEFAULT_ACTIONS_IN_FLIGHT, DEFAULT_ACTIONS_PER_HOST, Settings
+from ..settings.app import DEFAULT_ACTIONS_IN_FLIGHT, DEFAULT_ACTIONS_PER_HOST, Settings
 
 
 def host_of(action: JobErrorAction) -> str:

@@ -23,6 +23,7 @@ import re
 import ssl
 import threading
 import time
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -62,8 +63,10 @@ class TokenCache:
         private_targets: PrivateTargets,
         ssl_context: ssl.SSLContext,
         timeout: float = TOKEN_TIMEOUT_SECONDS,
+        lookups: Executor | None = None,
     ) -> None:
         self.authority = authority.rstrip("/")
+        self.lookups = lookups  # where the authority's name is looked up (outbound.py `exchange`)
         self.private_targets = private_targets
         self.ssl_context = ssl_context
         self.timeout = timeout
@@ -129,6 +132,7 @@ class TokenCache:
                 ssl_context=self.ssl_context,
                 deadline=deadline,
                 max_body=MAX_TOKEN_RESPONSE_BYTES,
+                lookups=self.lookups,
             )
         except TargetRefused as exc:
             raise TokenError(f"the token endpoint was refused: {exc}") from exc

@@ -32,7 +32,7 @@ import socket
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,8 +43,6 @@ from yarl import URL
 from ..private_targets import PrivateTargets
 from .network import AddressInfo, resolve
 
-# Name lookups run here so an attempt can stop waiting for a slow resolver at its deadline.
-_LOOKUPS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="outbound-lookup")
 # What http.client accepted: a target's header lines up to 64 KiB, 100 of them.
 MAX_HEADER_LINE = 65536
 MAX_HEADERS = 100
@@ -136,13 +134,18 @@ async def exchange(
     deadline: Deadline,
     max_body: int,
     before_send: Callable[[], Awaitable[None]] | None = None,
+    lookups: Executor | None = None,
 ) -> Reply:
     """Send one request to `host` (a name or IP literal, no brackets) and read the status, headers and
-    at most `max_body` bytes of the body. Raises TargetRefused (network.py) or OutboundError."""
+    at most `max_body` bytes of the body. Raises TargetRefused (network.py) or OutboundError.
+
+    `lookups`: where the name is looked up, off the event loop, so the exchange can stop waiting for a slow
+    resolver at its deadline (the runtime's outbound-lookup lane, shared/threads.py); None: the event loop's
+    default executor (a target built by hand: tests, tools)."""
     progress = _Progress()
     try:
         async with asyncio.timeout(deadline.remaining()):
-            addresses = await _resolve(host, port, private_targets)
+            addresses = await _resolve(host, port, private_targets, lookups)
             return await _send(
                 method,
                 scheme,
@@ -167,13 +170,13 @@ async def exchange(
         raise OutboundError(_cause(exc), responded=progress.responded) from exc
 
 
-async def _resolve(host: str, port: int, policy: PrivateTargets) -> list[AddressInfo]:
+async def _resolve(host: str, port: int, policy: PrivateTargets, lookups: Executor | None) -> list[AddressInfo]:
     try:
         ipaddress.ip_address(host.split("%", 1)[0])
         return resolve(host, port, policy)  # a literal: no lookup to wait for
     except ValueError:
         pass
-    return await asyncio.get_running_loop().run_in_executor(_LOOKUPS, resolve, host, port, policy)
+    return await asyncio.get_running_loop().run_in_executor(lookups, resolve, host, port, policy)
 
 
 async def _send(

@@ -29,7 +29,8 @@ from azure.storage.queue import TextBase64EncodePolicy
 from azure.storage.queue.aio import QueueClient
 
 from ..model import JobErrorAction, format_utc
-from ..settings import Settings, parse_connection_string
+from ..settings import Settings
+from ..settings.storage import parse_connection_string
 from .base import ActionResult, ExecutionContext
 
 DEFAULT_ENDPOINT = "https://{account}.queue.core.windows.net"

@@ -5,7 +5,7 @@ follow this overlap policy instead of the job's
 (docs/decisions.md, "Overlap, limits, long-running completion, spread").
 A query parameter, not a body member, because run-now has no body (2016-03-01 clients send none) and both routes
 should take it the same way. Nothing is stored on the job: the policy travels on the queued occurrences
-(occurrence.py `OccurrenceMessage.overlap`). With another api-version it is a 400, never ignored: an ignored
+(occurrence/message.py `OccurrenceMessage.overlap`). With another api-version it is a 400, never ignored: an ignored
 override would run, or skip, what the caller asked otherwise.
 """
 

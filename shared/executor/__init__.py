@@ -5,6 +5,9 @@
   as its own action answered.
 - attempts.py: one attempt (claim, runnable checks, the action as a coroutine under the process's action
   limits): the I/O shell of shared/jobstate's `may_run` and `decide`.
+- fired.py: what an attempt hands on: the `Attempt` its message carries (for jobstate) and `Fired`, an attempt
+  whose action ran, for the recorder.
+- persist.py: a write after an action, waited out through storage faults (`persist`).
 - collection_gate.py: the collection's state (and definition) at the occurrence's second, one read shared by
   a herd.
 - limits.py: the collection's maxConcurrentExecutions and targetRateLimits at an attempt (gathered.py: a

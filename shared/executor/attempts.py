@@ -22,6 +22,7 @@ import functools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
@@ -40,13 +41,14 @@ from ..store import Claim, Expired, Store
 from ..telemetry import attempt_done, occurrence_skipped, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
 from .collection_gate import CollectionGate
+from .fired import Fired, attempt_of
 from .job_gate import JobGate, rechecked
 from .limits import Admitted, Deferral, Limits
 from .missed_turn import MissedTurn
 from .not_run import record_not_run, record_superseded
 from .overlap_turn import OverlapTurn
+from .persist import persist
 from .polling import GoesOn, Polling, covering
-from .recorder import Fired, attempt_of, persist
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +82,14 @@ class _Refused:
 
 class Attempts:
     def __init__(
-        self, store: Store, clock: Clock, actions: ActionRunner, settings: Settings, guards: Guards, io: Blocking
+        self,
+        store: Store,
+        clock: Clock,
+        actions: ActionRunner,
+        settings: Settings,
+        guards: Guards,
+        io: Blocking,
+        deferrals: Executor,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -93,7 +102,7 @@ class Attempts:
         self.missed = MissedTurn(store, clock, io)  # the missed-run policy at a late occurrence's first attempt
         self.overlap = OverlapTurn(store, clock, io)  # the overlap policy at an occurrence's first attempt
         self.polling = Polling(store, clock, actions, io)  # long-running completion (202 and poll)
-        self.limits = Limits(store, clock, self.collections, io)  # its concurrency and rate limits (issue 27)
+        self.limits = Limits(store, clock, self.collections, io, deferrals)  # concurrency and rate limits (issue 27)
 
     def jobs_of(
         self, messages: Sequence[OccurrenceMessage], jobs: Mapping[JobKey, JobRecord | None]

@@ -19,8 +19,8 @@ Per delivery, in order:
 
 The function is `async def`: the Python worker starts every message the host hands over at once and this
 coroutine only waits. Actions wait on the event loop and hold no thread; blocking storage calls run on the
-executor's pool of ATTEMPT_THREADS threads, shared by every batch of the process (the recorder writes on
-threads of its own). A storage fault in any attempt before its action fired
+attempt lane of the process's threads (shared/threads.py), shared by every batch of the process (the recorder
+writes on lanes of its own). A storage fault in any attempt before its action fired
 fails the delivery after the others finished, so the host delivers the batch again: attempts that ended
 die at their claims, attempts of this delivery resume (the claim names the delivery).
 
@@ -34,10 +34,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from ..actions import ActionRunner
@@ -51,16 +49,12 @@ from ..store import Claim, Expired, Store
 from ..store.claims import Wanted
 from ..store.jobs import MANY_MIN
 from ..telemetry import poisoned
+from ..threads import ATTEMPT, LIMITS_DEFERRAL, Threads
 from .attempts import Attempts, Expiring, Prepared
 from .gathered import Gathered
 from .recorder import Recorder
 
 log = logging.getLogger(__name__)
-
-# Threads of the executor's own pool: the storage round trips of every batch of the process run here (the
-# actions do not: they are coroutines). Enough that a herd's claims go side by side; few enough that the
-# process does not thrash.
-ATTEMPT_THREADS = 64
 
 T = TypeVar("T")
 
@@ -74,13 +68,22 @@ Claimed = Prepared | Expiring | BaseException  # an attempt this delivery holds 
 
 
 class Executor:
-    def __init__(self, store: Store, clock: Clock, actions: ActionRunner, settings: Settings) -> None:
+    """`threads`: the process's (shared/threads.py), whose lanes the executor's blocking calls, its recorder's writes
+    and its guards' renewals run on. None: threads of its own (an executor built by hand: tests, tools), which
+    nothing closes."""
+
+    def __init__(
+        self, store: Store, clock: Clock, actions: ActionRunner, settings: Settings, threads: Threads | None = None
+    ) -> None:
         self.store = store
         self.clock = clock
         self.timings = store.timings
-        self.guards = Guards(store, clock)
-        self.attempts = Attempts(store, clock, actions, settings, self.guards, self._blocking)
-        self.recorder = Recorder(store, clock)
+        threads = threads or Threads()
+        self._lane = threads.lane(ATTEMPT)
+        self.guards = Guards(store, clock, threads)
+        deferrals = threads.lane(LIMITS_DEFERRAL)
+        self.attempts = Attempts(store, clock, actions, settings, self.guards, self._blocking, deferrals)
+        self.recorder = Recorder(store, clock, threads)
         gather = self.timings.batch_gather.total_seconds()
         self._job_reads: Gathered[CollectionKey, JobKey, JobRecord | None | _Unread] = Gathered(
             self._blocking, self._read_together, gather
@@ -88,8 +91,6 @@ class Executor:
         self._claims: Gathered[CollectionKey, Wanted, Claim | Expired | None] = Gathered(
             self._blocking, self._claim_together, gather
         )
-        self._pool_lock = threading.Lock()
-        self._threads: ThreadPoolExecutor | None = None
 
     def handle(self, text: str, delivery: str | None = None, dequeue_count: int | None = None) -> None:
         """`handle_async` for callers without an event loop (tools, tests)."""
@@ -222,10 +223,4 @@ class Executor:
             guard.drop(fired.claim.claim_id)
 
     async def _blocking(self, fn: Callable[..., T], *args: object) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._pool(), fn, *args)
-
-    def _pool(self) -> ThreadPoolExecutor:
-        with self._pool_lock:
-            if self._threads is None:
-                self._threads = ThreadPoolExecutor(ATTEMPT_THREADS, thread_name_prefix="attempt")
-            return self._threads
+        return await asyncio.get_running_loop().run_in_executor(self._lane, fn, *args)

@@ -1,7 +1,7 @@
 """A collection's limits at an attempt (issue 27): its maxConcurrentExecutions slot, then its target host's rate
 slot, taken right before the action (after the overlap check, before the egress guard: docs/decisions.md,
 "Overlap, limits, long-running completion, spread"). The rules are jobstate's (concurrency.py, pacing.py), the
-rows store/limits.py's; this module is their I/O shell in the executor.
+rows store/limits.py's, taken under their ETag by limit_slots.py; this module is their I/O shell in the executor.
 
 - `admit`: the attempt may start now (`Admitted`: maybe holding a slot, and how long it waited), or it must wait
   longer than a coroutine should (`Deferral`). A collection without either member costs nothing here: its
@@ -27,8 +27,8 @@ The timings named `like_this` are the settings' (shared/timings.py), as the stor
   awaited by the action right before it writes the request).
 - `requeue`: the deferred attempt's claim given back (so the message claims it again when it comes), its
   Waiting ledger entry (first attempts of a wait longer than WAIT_SHOWN_AFTER), then its message, queued with
-  the others deferred within `deferral_gather`, a batch per second of due; the claim and the entry on a lane of
-  DEFERRAL_THREADS threads of their own.
+  the others deferred within `deferral_gather`, a batch per second of due; the claim and the entry on the
+  limits-deferral lane (shared/threads.py, `deferrals`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import math
 import time
 import weakref
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -54,6 +54,7 @@ from ..occurrence import BATCH_MAX, OccurrenceBatch, OccurrenceMessage
 from ..records import CollectionRecord, JobRecord
 from ..store import Store
 from ..timings import Timings
+from . import limit_slots
 from .collection_gate import CollectionGate
 from .gathered import Gathered
 from .wire_turns import WireTurns
@@ -64,7 +65,6 @@ T = TypeVar("T")
 # Requests are paced at this share of a rule's rate: slots exactly 1/rate apart would put rate + 1 requests in a
 # one-second window as soon as one of them is sent (or arrives) a millisecond late; 2 % leaves 20 ms of jitter.
 PACING_SHARE = 0.97
-DEFERRAL_THREADS = 2  # the deferral lane (`requeue`): few, so a herd's deferrals leave the event loop its GIL
 
 
 def backoff(place: int, timings: Timings) -> timedelta:
@@ -108,7 +108,12 @@ _GateAsk = _Acquire | _Release
 
 class Limits:
     def __init__(
-        self, store: Store, clock: Clock, collections: CollectionGate, io: Callable[..., Awaitable[Any]]
+        self,
+        store: Store,
+        clock: Clock,
+        collections: CollectionGate,
+        io: Callable[..., Awaitable[Any]],
+        deferrals: Executor,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -120,7 +125,7 @@ class Limits:
         self._pacers: Gathered[tuple[CollectionKey, str, float], SlotRequest, datetime] = Gathered(
             io, self._reserve, gather
         )
-        self._deferrals = ThreadPoolExecutor(DEFERRAL_THREADS, thread_name_prefix="limits-deferral")
+        self._deferrals = deferrals
         # Not on the deferral lane: a message queued again must not wait behind the herd's releases and entries.
         self._queue: Gathered[None, OccurrenceMessage, None] = Gathered(
             io, self._send, self.timings.deferral_gather.total_seconds()
@@ -245,7 +250,7 @@ class Limits:
         now = self.clock.now()
         try:
             lease = max(until - now, timedelta(0)) + self.timings.slot_lease
-            lost = await self.io(gates.renew, collection, [holder], now, lease)
+            lost = await self.io(limit_slots.renew, gates, collection, [holder], now, lease)
         except Exception:
             log.exception("the concurrency slot of %s was not kept; it lapses", holder)
             return
@@ -263,7 +268,7 @@ class Limits:
 
     async def requeue(self, deferral: Deferral, give_back: Callable[[], object]) -> None:
         """Give the deferred attempt's claim back (`give_back`), write its Waiting entry when due, then queue it
-        again. On the deferral lane (DEFERRAL_THREADS): a herd defers hundreds of attempts at its second, due
+        again. On the deferral lane (limits-deferral): a herd defers hundreds of attempts at its second, due
         seconds later, and their small writes on the executor's pool would starve the event loop (one GIL) that
         sends the herd's paced requests meanwhile."""
         message = deferral.message
@@ -314,9 +319,10 @@ class Limits:
         requests = [ask for ask in asks if isinstance(ask, _Acquire)]
         now = self.clock.now()
         if not requests:
-            gates.release(collection, done, now)
+            limit_slots.release(gates, collection, done, now)
             return [None] * len(asks)
-        answer = gates.settle(collection, requests[-1].limit, done, [ask.request for ask in requests], now)
+        limit, wanted = requests[-1].limit, [ask.request for ask in requests]
+        answer = limit_slots.settle(gates, self.timings, collection, limit, done, wanted, now)
         return [answer if isinstance(ask, _Acquire) else None for ask in asks]
 
     def _peek(self, collection: CollectionKey, asks: list[None]) -> list[GateState]:
@@ -330,7 +336,7 @@ class Limits:
         assert pacers is not None, "a store with the Limits table"
         collection, rule, rate = key
         order = sorted(range(len(requests)), key=lambda i: (requests[i].due, requests[i].holder))
-        slots = pacers.reserve(collection, rule, len(requests), rate, self.clock.now())
+        slots = limit_slots.reserve(pacers, collection, rule, len(requests), rate, self.clock.now())
         answers: list[datetime] = [slots[0]] * len(requests)
         for slot, index in zip(slots, order, strict=True):
             answers[index] = slot

@@ -17,6 +17,7 @@ from ..model import JobCollectionState, JobHistoryActionName, JobState, LedgerRe
 from ..occurrence import OccurrenceMessage
 from ..records import JobRecord, LedgerEntry
 from ..store import Store
+from . import overlap_marker
 from .released import released_message, waiting_since
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def _release_superseded(store: Store, current: JobRecord, message: OccurrenceMes
         try:
             since = waiting_since(current)
             until = marker_until(now, store.timings.running_lease)
-            ended, _ = store.overlap.end(current.key, message.execution_id, now, until, current)
+            ended, _ = overlap_marker.end(store.jobs, current.key, message.execution_id, now, until, current)
             if ended.released is not None:
                 store.queue.send(released_message(current.key, ended.released, since, now), now)
         except Exception:  # the marker lapses by itself: never worth running the batch again

@@ -3,7 +3,7 @@ jobstate/overlap.py (docs/decisions.md, "Overlap, limits, long-running completio
 
 At the first attempt of an occurrence's main action (attempts.py, after the job's and collection's checks, before
 the action), a job whose policy is not Allow, or an occurrence whose request overrides the policy with Skip or
-BufferOne (`jobstate.overlap.tracked`), has its marker written under the job's ETag (`store.overlap.begin`):
+BufferOne (`jobstate.overlap.tracked`), has its marker written under the job's ETag (`overlap_marker.begin`):
 - RUN: the attempt runs with the job as written (so the recorder's write finds its ETag current);
 - SKIP: its ledger entry says SkippedByOverlap (not_run.py) and its claim is done: it never runs;
 - BUFFER: its ledger entry says Waiting (WaitingForPrevious) the first time it waits, its claim is released and
@@ -29,6 +29,7 @@ from ..occurrence import OccurrenceMessage
 from ..records import JobRecord, OccurrenceRef
 from ..store import Claim, Store
 from ..telemetry import occurrence_skipped
+from . import overlap_marker
 from .not_run import record_overlap_entry
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ class OverlapTurn:
     def _begin(self, job: JobRecord, message: OccurrenceMessage, claim: Claim) -> JobRecord | None:
         now = self.clock.now()
         until = marker_until(message.due, self.store.timings.running_lease)
-        decision, written = self.store.overlap.begin(message.job, ref_of(message), now, until, job)
+        decision, written = overlap_marker.begin(self.store.jobs, message.job, ref_of(message), now, until, job)
         current = written or job
         if decision.turn == Turn.RUN:
             return current

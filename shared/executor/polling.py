@@ -13,7 +13,7 @@ the error action) and records it as any attempt: one history entry from the atte
 work's final status, its message saying how many polls it took. The attempt's concurrency slot is held from its
 first request to that end (limits.py: kept past each next poll, `GoesOn`; a poll asks for no slot of its own),
 and each poll takes a rate slot of the host it goes to (the Location's). The overlap marker is held past each next poll
-(`store.overlap.extend`, only for occurrences the marker keeps, `jobstate.overlap.tracked`): the occurrence runs
+(`overlap_marker.extend`, only for occurrences the marker keeps, `jobstate.overlap.tracked`): the occurrence runs
 while it is polled.
 
 Queued before the claim is done: a crash between the two fires the action again (a duplicate, never a lost poll).
@@ -37,8 +37,9 @@ from ..model.concurrency import ASYNC_MAX_INTERVAL, ASYNC_MIN_INTERVAL
 from ..occurrence import OccurrenceMessage, PollState, Trigger
 from ..records import HistoryRecord, JobRecord, LedgerEntry
 from ..store import Store
+from . import overlap_marker
 from .overlap_turn import Blocking
-from .recorder import persist
+from .persist import persist
 
 log = logging.getLogger(__name__)
 
@@ -156,12 +157,12 @@ class Polling:
     def _queue(
         self, job: JobRecord, message: OccurrenceMessage, following: OccurrenceMessage, first: bool, now: datetime
     ) -> None:
-        # Waited out through a storage outage, as the record of an attempt is (recorder.persist): the action went out.
+        # Waited out through a storage outage, as the record of an attempt is (persist.py): the action went out.
         persist(self.store.timings, lambda: self.store.queue.send(following, now), following.claim_id)
         if tracked(job, message.overlap):
             try:  # the occurrence runs while it is polled; else its marker lapses `running_lease` after this poll
                 until = marker_until(following.due, self.store.timings.running_lease)
-                self.store.overlap.extend(job.key, message.execution_id, until)
+                overlap_marker.extend(self.store.jobs, job.key, message.execution_id, until)
             except Exception:
                 log.exception("the overlap marker of occurrence %s was not held for its polls", message.claim_id)
         if first and message.action == JobHistoryActionName.MAIN_ACTION:

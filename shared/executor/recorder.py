@@ -33,78 +33,28 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from azure.core.exceptions import HttpResponseError, ServiceRequestError, ServiceResponseError
-
 from ..clock import Clock
-from ..jobstate import Attempt, AttemptOutcome, after_attempt, settled
+from ..jobstate import settled
 from ..keys import CollectionKey
-from ..occurrence import OccurrenceMessage, Trigger
-from ..records import HistoryRecord, JobRecord
-from ..store import Claim, ConcurrencyError, Store, read_modify_write
+from ..occurrence import OccurrenceMessage
+from ..records import JobRecord
+from ..store import ConcurrencyError, Store, read_modify_write
 from ..store.history import ATTEMPTS_PER_GROUP
 from ..store.job_updates import Updated, update_together
 from ..store.tables import chunks, grouped
 from ..store.transaction import MAX_OPERATIONS
-from ..timings import Timings
+from ..threads import RECORD, RECORD_WINDOW, Threads
+from .fired import Fired
+from .persist import persist
 from .released import released_message, waiting_since
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
-
-# Writes side by side: the history rows of a herd's window (one per job, each in its own partition).
-RECORD_THREADS = 16
-FLUSHES = 4  # windows written side by side
-TRANSIENT = {408, 429, 500, 502, 503, 504}  # storage answers worth retrying
-
-
-def attempt_of(message: OccurrenceMessage) -> Attempt:
-    """The attempt a message carries, as the job state machine sees it."""
-    return Attempt(
-        message.claim_id, message.occurrence, message.trigger == Trigger.SCHEDULE, message.action, message.attempt
-    )
-
-
-@dataclass(frozen=True)
-class Fired:
-    """An attempt whose action ran: what is left to record."""
-
-    message: OccurrenceMessage
-    job: JobRecord
-    claim: Claim
-    history: HistoryRecord
-    follow_up: OccurrenceMessage | None
-    outcome: AttemptOutcome
-    succeeded: bool
-
-    def apply(self, record: JobRecord) -> JobRecord | None:
-        """The job after this attempt (None: already counted); applied under the job's ETag, maybe again."""
-        return after_attempt(record, attempt_of(self.message), self.outcome, self.history.start_time, self.succeeded)
-
-
-def persist(timings: Timings, step: Callable[[], object], what: str) -> None:
-    """Run a write after an action, retrying storage faults for up to `record_patience` (the first retry after
-    `record_retry_first`, each next one twice as late, up to `record_retry_max`).
-
-    Every write is idempotent (history rows are keyed by attempt, a follow-up's duplicate dies at its claim,
-    the job update checks recent_claims), so repeating one whose answer was lost is harmless."""
-    deadline = time.monotonic() + timings.record_patience.total_seconds()
-    delay, most = timings.record_retry_first.total_seconds(), timings.record_retry_max.total_seconds()
-    while True:
-        try:
-            step()
-            return
-        except (ServiceRequestError, ServiceResponseError, HttpResponseError) as error:
-            transient = not isinstance(error, HttpResponseError) or (error.status_code or 0) in TRANSIENT
-            if not transient or time.monotonic() > deadline:
-                raise
-            log.warning("recording %s failed (%s); retrying", what, type(error).__name__)
-            time.sleep(delay)
-            delay = min(delay * 2, most)
 
 
 @dataclass
@@ -117,7 +67,7 @@ class _Pending:
 class Recorder:
     """Writes fired attempts in windows; one writer thread per process, started on first use."""
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(self, store: Store, clock: Clock, threads: Threads) -> None:
         self.store = store
         self.clock = clock
         self.timings = store.timings
@@ -125,8 +75,8 @@ class Recorder:
         self._pending: list[_Pending] = []
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
-        self._pool = ThreadPoolExecutor(RECORD_THREADS, thread_name_prefix="record")
-        self._flushes = ThreadPoolExecutor(FLUSHES, thread_name_prefix="record-window")
+        self._pool = threads.lane(RECORD)  # writes side by side (shared/threads.py says how many, and why)
+        self._flushes = threads.lane(RECORD_WINDOW)
 
     def record(self, fired: Fired) -> Future[None]:
         """Record the attempt within about `record_window`; the future ends when its job says it is done."""

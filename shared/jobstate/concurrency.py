@@ -1,6 +1,6 @@
 """A collection's concurrency limit (`maxConcurrentExecutions`) as slot arithmetic: leases with expiry and a line
-of waiters served in due order. Pure; store/limits.py keeps one state per collection and applies these under its
-ETag, so the limit holds across every instance.
+of waiters served in due order. Pure; store/limits.py keeps one state per collection, and the executor applies
+these to it under its ETag (executor/limit_slots.py), so the limit holds across every instance.
 
 Rules (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
 - a slot is held by an attempt (its claim id) from the start of its action until its answer, or, for an
@@ -16,7 +16,7 @@ Rules (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
   asking again could grant it a slot (or must renew its place); a waiting instance reads the row until it does.
 
 How long a slot and a place are held (`lease_for`, `wait_for`) are the settings' timings `slot_lease` and
-`waiter_lease` (shared/timings.py), which the store hands in.
+`waiter_lease` (shared/timings.py), which the executor hands in.
 """
 
 from __future__ import annotations

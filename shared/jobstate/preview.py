@@ -21,7 +21,7 @@ computed in years 1 to 9999), so the answer ends with the last occurrence before
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..model import JobState, MissedRunType, format_utc
 from ..records import JobRecord
@@ -84,6 +84,75 @@ def _notes(job: JobRecord, occurrence: datetime) -> tuple[Note, ...]:
     return tuple(notes)
 
 
+def _queued(job: JobRecord, since: datetime, offset: timedelta) -> list[Upcoming]:
+    """The occurrence already queued and not yet due, when it fires from `since` on and has not run."""
+    queued = job.dispatched_occurrence
+    if queued is None:
+        return []
+    fires = fires_at(queued, offset)
+    if fires < since or (job.last_execution_time is not None and job.last_execution_time >= fires):
+        return []
+    return [Upcoming(queued, fires, _notes(job, queued))]
+
+
+def _caught_up(
+    job: JobRecord, due: datetime, now: datetime, since: datetime
+) -> tuple[list[Upcoming], Note, datetime | None]:
+    """A job behind its schedule from `due`: what its missed-run policy runs (from `since` on), the job's note on
+    it, and the occurrence after the missed ones."""
+    step = dispatch_step(job, due, now)
+    caught = step.catch_up
+    assert caught is not None
+    policy = caught.policy.value
+    job_note = Note(
+        "MissedRunPolicy",
+        (
+            f"{caught.let_go_count + len(caught.runs)} occurrence(s) from {format_utc(due)} were missed; the "
+            f"missed-run policy {policy} runs {len(caught.runs)} of them now."
+        ),
+    )
+    note = Note(
+        "MissedRunPolicy",
+        f"Missed; runs late under the missed-run policy {policy}."
+        if caught.policy != MissedRunType.LATEST
+        else "Missed; the latest missed occurrence runs in place of the others (policy Latest).",
+    )
+    found: list[Upcoming] = []
+    for occurrence in step.queued:
+        fires = max(step.due_of(occurrence, now), now)  # a missed occurrence fires now, or in turn
+        if fires >= since:
+            found.append(Upcoming(occurrence, fires, (note, *_notes(job, occurrence))))
+    return found, job_note, step.following
+
+
+def _on_time(
+    job: JobRecord, due: datetime | None, now: datetime, since: datetime, room: int
+) -> tuple[list[Upcoming], datetime | None]:
+    """Up to `room` occurrences of the series from `due` on, and the one after them (None: the series ended)."""
+    offset = offset_of(job)
+    series = series_of(job)
+    found: list[Upcoming] = []
+    # Late, not missed: the next tick fires it.
+    while due is not None and fires_at(due, offset) < now and len(found) < room:
+        if now >= since:
+            found.append(Upcoming(due, now, _notes(job, due)))
+        due = series.following(due)
+    if due is not None and fires_at(due, offset) < since:
+        due = series.engine.first_at_or_after(since - offset) if series.recurring else None
+    while due is not None and len(found) < room:
+        found.append(Upcoming(due, fires_at(due, offset), _notes(job, due)))
+        due = series.following(due)
+    return found, due
+
+
+def _ended(job: JobRecord, found: list[Upcoming]) -> Note | None:
+    """The job's note when no occurrence follows what is `found`: where its series stopped."""
+    series = series_of(job)
+    if series.recurring and not series.engine.is_finite:
+        return END_OF_CALENDAR  # an endless series ends only there
+    return None if found else Note("NoOccurrence", "No occurrence is left to fire.")
+
+
 def upcoming(
     job: JobRecord,
     now: datetime,
@@ -95,52 +164,16 @@ def upcoming(
         return [], [Note(f"Job{job.state.value}", f"The job is {job.state.value}: nothing fires.")]
     since = max(start or now, now)
     offset = offset_of(job)
-    found: list[Upcoming] = []
+    found = _queued(job, since, offset)
     job_notes: list[Note] = []
-    queued = job.dispatched_occurrence
-    if queued is not None:
-        fires = fires_at(queued, offset)
-        if fires >= since and (job.last_execution_time is None or job.last_execution_time < fires):
-            found.append(Upcoming(queued, fires, _notes(job, queued)))
     due = job.next_execution_time
     if due is not None and is_missed(due, now - offset):
-        step = dispatch_step(job, due, now)
-        caught = step.catch_up
-        assert caught is not None
-        policy = caught.policy.value
-        job_notes.append(
-            Note(
-                "MissedRunPolicy",
-                (
-                    f"{caught.let_go_count + len(caught.runs)} occurrence(s) from {format_utc(due)} were missed; the "
-                    f"missed-run policy {policy} runs {len(caught.runs)} of them now."
-                ),
-            )
-        )
-        for occurrence in step.queued:
-            fires = max(step.due_of(occurrence, now), now)  # a missed occurrence fires now, or in turn
-            if fires >= since:
-                note = Note(
-                    "MissedRunPolicy",
-                    f"Missed; runs late under the missed-run policy {policy}."
-                    if caught.policy != MissedRunType.LATEST
-                    else "Missed; the latest missed occurrence runs in place of the others (policy Latest).",
-                )
-                found.append(Upcoming(occurrence, fires, (note, *_notes(job, occurrence))))
-        due = step.following
-    series = series_of(job)
-    # Late, not missed: the next tick fires it.
-    while due is not None and fires_at(due, offset) < now and len(found) < count:
-        if now >= since:
-            found.append(Upcoming(due, now, _notes(job, due)))
-        due = series.following(due)
-    if due is not None and fires_at(due, offset) < since:
-        due = series.engine.first_at_or_after(since - offset) if series.recurring else None
-    while due is not None and len(found) < count:
-        found.append(Upcoming(due, fires_at(due, offset), _notes(job, due)))
-        due = series.following(due)
-    if due is None and series.recurring and not series.engine.is_finite:
-        job_notes.append(END_OF_CALENDAR)  # an endless series ends only there
-    elif due is None and not found:
-        job_notes.append(Note("NoOccurrence", "No occurrence is left to fire."))
+        missed, note, due = _caught_up(job, due, now, since)
+        found.extend(missed)
+        job_notes.append(note)
+    following, due = _on_time(job, due, now, since, count - len(found))
+    found.extend(following)
+    ended = _ended(job, found) if due is None else None
+    if ended is not None:
+        job_notes.append(ended)
     return found[:count], job_notes

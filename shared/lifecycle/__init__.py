@@ -10,7 +10,7 @@ advances and the executor for attempts). Retention's deletes come here too (`pur
 - writes.py: `store_job`, the one place a job's definition or state is stored (planned, due-indexed).
 - states.py: state changes of jobs and collections under ETags.
 - cascade.py: POST enable/disable and DELETE of a collection, and what follows for its jobs: queued work,
-  done after the answer (`handle_dispatch_message` is the dispatch queue's trigger).
+  done after the answer (`run_task`, which the dispatch queue's trigger, shared/dispatch_trigger.py, calls).
 - purge.py: removing a job (DELETE, a collection's delete, retention).
 - runs.py: run now; backfill.py: the occurrences of a past interval, again.
 - job_count.py, quotas.py: maxJobCount under concurrency; plan and quota limits.
@@ -22,7 +22,7 @@ advances and the executor for attempts). Retention's deletes come here too (`pur
 from __future__ import annotations
 
 from .backfill import Backfilled, backfill_job
-from .cascade import delete_collection, handle_dispatch_message, handle_dispatch_message_async, transition_collection
+from .cascade import delete_collection, transition_collection
 from .collections import patch_collection, put_collection
 from .errors import (
     CollectionNotFound,
@@ -59,8 +59,6 @@ __all__ = [
     "delete_job",
     "get_collection",
     "get_job",
-    "handle_dispatch_message",
-    "handle_dispatch_message_async",
     "history_page",
     "jobs_page",
     "ledger_page",

@@ -3,8 +3,9 @@
 POST enable and disable, a PUT or PATCH that moves a collection between Enabled and Disabled, and DELETE
 answer once the collection's own row says so and the work for its jobs is queued: a few storage round
 trips, whatever the collection holds. That work is a `CascadeTask` on the dispatch queue (which the
-app polls anyway), handled by the dispatch trigger (`handle_dispatch_message`) one page of PAGE jobs at a
-time, each page queueing the task for the next:
+app polls anyway), which the dispatch queue's trigger (shared/dispatch_trigger.py) hands to `run_task` one page of
+PAGE jobs at a time, each page queueing the task for the next (the page's jobs side by side, on a share of the
+runtime's cascade lane, shared/threads.py):
 
 - Disabled: every Enabled job becomes Disabled; Enabled: every Disabled job becomes Enabled, re-planned
   from then (shared/jobstate `COLLECTION_CASCADE`, as before, only later);
@@ -30,18 +31,17 @@ cascade queued then.)
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .. import jobstate
 from ..keys import CollectionKey
 from ..model import JobCollectionState
-from ..records import CollectionRecord
+from ..records import CollectionRecord, JobRecord
 from ..store.dispatch_queue import named_watchdog
+from ..threads import CASCADE
 from .purge import purge_job
 from .states import set_collection_state, set_job_state
 
@@ -50,10 +50,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 PAGE = 100  # jobs per task: one task's work stays far inside the trigger's visibility timeout
-PARALLELISM = 8
-# Dispatch-queue messages handled at once per process, on threads of their own (handle_dispatch_message_async).
-DISPATCH_THREADS = 4
-_DISPATCH_POOL = ThreadPoolExecutor(DISPATCH_THREADS, thread_name_prefix="dispatch-task")
 
 
 @dataclass(frozen=True)
@@ -103,22 +99,6 @@ def queue_cascade(rt: Runtime, key: CollectionKey, state: JobCollectionState, af
         rt.store.dispatch.send_kept(CascadeTask(key, state, after))
 
 
-async def handle_dispatch_message_async(rt: Runtime, text: str) -> None:
-    """The dispatch queue's trigger, a coroutine: the task runs on threads of its own, so dispatch and cascade
-    work never holds the worker's thread pool, which every API request needs (PYTHON_THREADPOOL_THREAD_COUNT:
-    a few threads per process). A busy minute's dispatch then cannot keep an API call waiting."""
-    await asyncio.get_running_loop().run_in_executor(_DISPATCH_POOL, handle_dispatch_message, rt, text)
-
-
-def handle_dispatch_message(rt: Runtime, text: str) -> None:
-    """The dispatch queue's trigger: a cascade task here, a dispatch task for the dispatcher."""
-    task = CascadeTask.from_json(text)
-    if task is None:
-        rt.dispatcher.handle_task(text)
-    else:
-        run_task(rt, task)
-
-
 def run_task(rt: Runtime, task: CascadeTask) -> None:
     """One page of a cascade, then the task for the next page, if any, under the task's watchdog. Raises on storage
     faults (the trigger delivers the message again)."""
@@ -139,8 +119,7 @@ def _run_page(rt: Runtime, record: CollectionRecord, task: CascadeTask) -> None:
     from_state, to_state = jobstate.COLLECTION_CASCADE[task.state]
     jobs, after = rt.store.jobs.page_after(record.key, from_state, PAGE, task.after)
     now = rt.clock.now()
-    with ThreadPoolExecutor(PARALLELISM) as pool:
-        list(pool.map(lambda job: set_job_state(rt, job, from_state, to_state, now), jobs))
+    list(rt.threads.share(CASCADE).map(lambda job: set_job_state(rt, job, from_state, to_state, now), jobs))
     if after is not None:
         queue_cascade(rt, record.key, task.state, after)
     log.info("collection %s: %d job(s) %s", record.key.collection, len(jobs), to_state.value.lower())
@@ -149,8 +128,11 @@ def _run_page(rt: Runtime, record: CollectionRecord, task: CascadeTask) -> None:
 def _purge_page(rt: Runtime, record: CollectionRecord) -> bool:
     """Purge a page of a Deleted collection's jobs; True when none was left and the collection went too."""
     jobs, after = rt.store.jobs.page_after(record.key, None, PAGE, None)
-    with ThreadPoolExecutor(PARALLELISM) as pool:
-        list(pool.map(lambda job: purge_job(rt.store, job.key, due=job.next_execution_time, count=False), jobs))
+
+    def purge(job: JobRecord) -> None:
+        purge_job(rt.store, job.key, due=job.next_execution_time, count=False)
+
+    list(rt.threads.share(CASCADE).map(purge, jobs))
     if jobs and after is not None:
         return False
     # What could not be read by key (a damaged row) goes with its partition; then the collection itself.

@@ -134,7 +134,7 @@ def _store(
 
 def _read_both(rt: Runtime, key: JobKey) -> tuple[CollectionRecord, JobRecord | None]:
     """The live collection and the job, read side by side (CollectionNotFound first when both fail)."""
-    return side_by_side(lambda: live_collection(rt, key.collection_key), lambda: rt.store.jobs.get(key))
+    return side_by_side(rt.threads, lambda: live_collection(rt, key.collection_key), lambda: rt.store.jobs.get(key))
 
 
 def put_job(

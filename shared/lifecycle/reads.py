@@ -48,7 +48,7 @@ def get_job(rt: Runtime, key: JobKey) -> JobRecord:
     delete answered, and read as if they were gone), else JobNotFound when it is missing. The two rows are read
     side by side."""
     collection, record = side_by_side(
-        lambda: rt.store.collections.get(key.collection_key), lambda: rt.store.jobs.get(key)
+        rt.threads, lambda: rt.store.collections.get(key.collection_key), lambda: rt.store.jobs.get(key)
     )
     if collection is None or collection.state == JobCollectionState.DELETED:
         raise CollectionNotFound(key.collection_key)

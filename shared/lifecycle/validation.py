@@ -17,9 +17,11 @@ from ..jobstate import engine_recurrence
 from ..model import (
     HttpAuthentication,
     HttpAuthenticationType,
+    HttpRequest,
     JobErrorAction,
     JobProperties,
     RetryPolicy,
+    ServiceBusMessage,
     format_duration,
 )
 from ..model.concurrency import SPREAD_MAX, SPREAD_MIN
@@ -108,9 +110,8 @@ def validate_headers(headers: dict[str, str], path: str) -> None:
             )
 
 
-def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> None:
-    if action is None:
-        raise Invalid("A job needs an action.", path)
+def _validate_target(action: JobErrorAction, path: str) -> None:
+    """The action has the target member its type names (ACTION_TARGETS), and no other."""
     field = ACTION_TARGETS[action.type]
     present = {
         name
@@ -127,37 +128,52 @@ def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> 
     if present - {field}:
         other = sorted(present - {field})[0]
         raise Invalid(f"An action of type {action.type.value} cannot have '{other}'.", f"{path}.{other}")
-    if action.request is not None:
-        uri = action.request.uri
-        if not uri.lower().startswith(("http://", "https://")) or len(uri.split("//", 1)[1]) == 0:
-            raise Invalid("The uri must be an absolute http or https URI.", f"{path}.request.uri")
-        if "@" in uri.split("//", 1)[1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]:
-            # Credentials in the URI would be stored and shown in the clear: they belong in `authentication`.
-            raise Invalid(
-                "The uri must not carry user information (user:password@); use authentication.", f"{path}.request.uri"
-            )
-        if not _TOKEN.fullmatch(action.request.method):
-            raise Invalid("The method must be an HTTP method name such as GET or POST.", f"{path}.request.method")
-        validate_headers(action.request.headers or {}, f"{path}.request.headers")
-        if action.request.authentication is not None:
-            validate_authentication(action.request.authentication, f"{path}.request.authentication")
-    queue_text = action.queue_message.message if action.queue_message is not None else None
-    bad = _NOT_XML_CHAR.search(queue_text) if queue_text else None
+
+
+def _validate_request(request: HttpRequest, path: str) -> None:
+    uri = request.uri
+    if not uri.lower().startswith(("http://", "https://")) or len(uri.split("//", 1)[1]) == 0:
+        raise Invalid("The uri must be an absolute http or https URI.", f"{path}.uri")
+    if "@" in uri.split("//", 1)[1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]:
+        # Credentials in the URI would be stored and shown in the clear: they belong in `authentication`.
+        raise Invalid("The uri must not carry user information (user:password@); use authentication.", f"{path}.uri")
+    if not _TOKEN.fullmatch(request.method):
+        raise Invalid("The method must be an HTTP method name such as GET or POST.", f"{path}.method")
+    validate_headers(request.headers or {}, f"{path}.headers")
+    if request.authentication is not None:
+        validate_authentication(request.authentication, f"{path}.authentication")
+
+
+def _validate_queue_text(text: str | None, path: str) -> None:
+    bad = _NOT_XML_CHAR.search(text) if text else None
     if bad is not None:
         raise Invalid(
             f"The message holds U+{ord(bad.group()):04X} at offset {bad.start()}, which the XML "
             "envelope of a storage queue message cannot carry.",
-            f"{path}.queueMessage.message",
+            path,
         )
-    for name, message in (
-        ("serviceBusQueueMessage", action.service_bus_queue_message),
-        ("serviceBusTopicMessage", action.service_bus_topic_message),
-    ):
-        member = "queueName" if name == "serviceBusQueueMessage" else "topicPath"
-        if message is not None and not message.namespace:
-            raise Invalid("namespace is required.", f"{path}.{name}.namespace")
-        if message is not None and not getattr(message, "queue_name" if member == "queueName" else "topic_path"):
-            raise Invalid(f"{member} is required.", f"{path}.{name}.{member}")
+
+
+def _validate_service_bus(message: ServiceBusMessage, member: str, entity: str | None, path: str) -> None:
+    """A Service Bus message names its namespace and its entity (`member`: queueName or topicPath)."""
+    if not message.namespace:
+        raise Invalid("namespace is required.", f"{path}.namespace")
+    if not entity:
+        raise Invalid(f"{member} is required.", f"{path}.{member}")
+
+
+def validate_action(action: JobErrorAction | None, path: str, now: datetime) -> None:
+    if action is None:
+        raise Invalid("A job needs an action.", path)
+    _validate_target(action, path)
+    if action.request is not None:
+        _validate_request(action.request, f"{path}.request")
+    if action.queue_message is not None:
+        _validate_queue_text(action.queue_message.message, f"{path}.queueMessage.message")
+    if (queue := action.service_bus_queue_message) is not None:
+        _validate_service_bus(queue, "queueName", queue.queue_name, f"{path}.serviceBusQueueMessage")
+    if (topic := action.service_bus_topic_message) is not None:
+        _validate_service_bus(topic, "topicPath", topic.topic_path, f"{path}.serviceBusTopicMessage")
     validate_retry(action.retry_policy, f"{path}.retryPolicy", now)
 
 

@@ -63,7 +63,7 @@ def store_job(
     if alongside is None:
         add_entry()
     else:
-        side_by_side(alongside, add_entry)
+        side_by_side(rt.threads, alongside, add_entry)
     record = _write_row(rt, record, existing is None)
     if old_due is not None and old_due != first:
         rt.store.due.remove(record.key, old_due)

@@ -7,12 +7,14 @@ a `ConcurrencyError` tells the caller to re-read and decide again.
 from __future__ import annotations
 
 import contextlib
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import datetime
 
 from azure.core.exceptions import ResourceExistsError
 
 from ..settings import ConfigurationError, Settings
+from ..threads import ROUTING, Threads
 from ..timings import Timings
 from .claims import Claim, ClaimStore, Expired
 from .collections import CollectionStore
@@ -22,7 +24,6 @@ from .expectations import ExpectationIndex
 from .history import HistoryStore
 from .jobs import JobStore
 from .limits import ConcurrencyGates, HostPacers
-from .overlap import OverlapMarkers
 from .queue import OccurrenceQueue
 from .role_assignments import RoleAssignmentRecord, RoleAssignmentStore
 from .routing import RoutedClaims, RoutedCollections, RoutedDue, RoutedHistory, RoutedJobs
@@ -37,7 +38,6 @@ __all__ = [
     "ConcurrencyError",
     "ConcurrencyGates",
     "HostPacers",
-    "OverlapMarkers",
     "DispatchQueue",
     "DueEntry",
     "DueIndex",
@@ -78,16 +78,12 @@ class Store:
     gates: ConcurrencyGates | None = None
     pacers: HostPacers | None = None
 
-    @property
-    def overlap(self) -> OverlapMarkers:
-        """The jobs' overlap markers, on their own rows (store/overlap.py)."""
-        return OverlapMarkers(self.jobs)
-
     @classmethod
-    def from_settings(cls, settings: Settings, storage: Storage | None = None) -> Store:
+    def from_settings(cls, settings: Settings, storage: Storage | None = None, threads: Threads | None = None) -> Store:
         """The repositories over the primary account, or routed over every account of
         SCHEDULER_STORAGE_ACCOUNTS (routing.py); queues, watermark and role assignments on the primary.
-        `storage`: where the tables and queues are (storage.py); the settings' accounts when None."""
+        `storage`: where the tables and queues are (storage.py); the settings' accounts when None. `threads`: the
+        process's (shared/threads.py), whose routing lane asks the accounts side by side; None: one by one."""
         storage = storage or AzureStorage(settings)
         accounts = range(1 + len(settings.data_accounts))
         made: list[Table] = []
@@ -107,7 +103,7 @@ class Store:
         limits = table(0, "Limits")
         single = len(accounts) == 1
         return cls(
-            collections=collections[0] if single else RoutedCollections(collections),
+            collections=collections[0] if single else RoutedCollections(collections, _routing(threads)),
             jobs=jobs[0] if single else RoutedJobs(jobs),
             due=due[0] if single else RoutedDue(due),
             history=history[0] if single else RoutedHistory(history),
@@ -122,7 +118,7 @@ class Store:
             timings=settings.timings,
             tables=tuple(made),
             expectations=expectations,
-            gates=ConcurrencyGates(limits, settings.timings),
+            gates=ConcurrencyGates(limits),
             pacers=HostPacers(limits),
         )
 
@@ -154,3 +150,7 @@ def keyring_of(settings: Settings) -> Keyring | None:
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from None
     return Keyring.development() if settings.uses_development_storage else None
+
+
+def _routing(threads: Threads | None) -> Executor | None:
+    return threads.lane(ROUTING) if threads is not None else None

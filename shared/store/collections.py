@@ -44,13 +44,13 @@ class CollectionStore:
         return read_one("job collection", entity, _record) if entity else None
 
     def insert(self, record: CollectionRecord) -> CollectionRecord:
-        record.etag = self.table.insert(_entity(record))
-        return record
+        """The record as stored: a new one under the row's ETag (the caller's is left as it was)."""
+        return replace(record, etag=self.table.insert(_entity(record)))
 
     def replace(self, record: CollectionRecord) -> CollectionRecord:
+        """The record written under the ETag it carries; the new record, under the row's new ETag."""
         assert record.etag is not None, "replace needs the ETag of the record it read"
-        record.etag = self.table.replace(_entity(record), record.etag)
-        return record
+        return replace(record, etag=self.table.replace(_entity(record), record.etag))
 
     def count_removed_job(self, key: CollectionKey, attempts: int = 50) -> None:
         """One job fewer in the collection's count, under its ETag. Nothing when the collection is gone or

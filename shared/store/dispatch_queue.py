@@ -1,6 +1,6 @@
 """The dispatch queue: the minute timer puts one message per (minute bucket, shard) here, and the
 queue-triggered dispatcher handles each on whichever instance takes it. The lifecycle queues a collection's
-cascade here too (`send_kept`; shared/lifecycle/cascade.py routes the trigger's messages).
+cascade here too (`send_kept`; shared/dispatch_trigger.py routes the trigger's messages).
 
 A message is `{"bucket": "YYYYMMDDHHMM", "shard": n}` (plus `"account": a` for a storage account other than the
 primary, `"w": [message id, pop receipt]` naming its watchdog, and, with telemetry on, `"tp"`: the W3C

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -55,28 +56,27 @@ class HistoryStore:
 
     def add(self, record: HistoryRecord, due: datetime) -> HistoryRecord:
         """Write an attempt (or a note); an attempt of a main action writes its occurrence's ledger row in the same
-        entity-group transaction (one request either way)."""
-        self.add_group([(record, due)])
-        return record
+        entity-group transaction (one request either way). The record as stored (with its id)."""
+        return self.add_group([(record, due)])[0]
 
-    def add_group(self, records: list[tuple[HistoryRecord, datetime]]) -> None:
+    def add_group(self, records: list[tuple[HistoryRecord, datetime]]) -> list[HistoryRecord]:
         """Attempts of one collection (at most ATTEMPTS_PER_GROUP, `history_groups`), each with the due instant
-        it is keyed by and its occurrence's ledger row, in one entity-group transaction."""
+        it is keyed by and its occurrence's ledger row, in one entity-group transaction. The records as stored
+        (with their ids), in order."""
+        stored = [_keyed(record, due) for record, due in records]
         rows: list[Entity] = []
-        for record, due in records:
-            record.history_id = history_id(due, record.execution_id, record.action_name.value, record.retry_count)
+        for record in stored:
             entry = ledger.of_attempt(record)
             rows.extend([_entity(record)] if entry is None else [_entity(record), ledger.entity(entry)])
         self._upsert(rows)
+        return stored
 
-    def add_all(self, notes: list[tuple[HistoryRecord, datetime]], entries: list[LedgerEntry]) -> None:
+    def add_all(self, notes: list[tuple[HistoryRecord, datetime]], entries: list[LedgerEntry]) -> list[HistoryRecord]:
         """Notes (with the due instant each is keyed by) and ledger entries, in transactions of up to 100 rows
-        per collection's partition."""
-        rows = []
-        for note, due in notes:
-            note.history_id = history_id(due, note.execution_id, note.action_name.value, note.retry_count)
-            rows.append(_entity(note))
-        self._upsert(rows + [ledger.entity(entry) for entry in entries])
+        per collection's partition. The notes as stored (with their ids), in order."""
+        stored = [_keyed(note, due) for note, due in notes]
+        self._upsert([_entity(note) for note in stored] + [ledger.entity(entry) for entry in entries])
+        return stored
 
     def _upsert(self, rows: list[Entity]) -> None:
         by_partition: dict[str, dict[str, Entity]] = {}
@@ -194,6 +194,13 @@ def delete_rows(table: Table, partition: str, rows: list[str]) -> int:
 
 def _ticks(instant: datetime) -> int:
     return _EPOCH_TICKS + int(instant.astimezone(UTC).timestamp() * 10_000_000)
+
+
+def _keyed(record: HistoryRecord, due: datetime) -> HistoryRecord:
+    """The record under its id (`history_id` of the due instant it is keyed by): what the store writes."""
+    return replace(
+        record, history_id=history_id(due, record.execution_id, record.action_name.value, record.retry_count)
+    )
 
 
 def _entity(record: HistoryRecord) -> Entity:

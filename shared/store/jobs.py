@@ -20,8 +20,8 @@ from ..records import JobRecord, with_etag
 from .definitions import Definitions
 from .expectations import ExpectationIndex
 from .keys import job_partition, job_row
-from .overlap_codec import decode as decode_overlap
-from .overlap_codec import encode as encode_overlap
+from .overlap import decode as decode_overlap
+from .overlap import encode as encode_overlap
 from .pages import page_after, skip_rows
 from .readable import read_each, read_one
 from .sealing import Keyring, SealError, extract, open_sealed, restore, rewrap, seal
@@ -306,7 +306,7 @@ def _entity(record: JobRecord) -> Entity:
         "RecentClaims": " ".join(record.recent_claims) or None,
         "PausedSince": record.paused_since,
         "PausedBy": record.paused_by,
-        "Overlap": encode_overlap(record.overlap),  # overlap_codec.py: what runs and waits (None: nothing)
+        "Overlap": encode_overlap(record.overlap),  # overlap.py: what runs and waits (None: nothing)
     }
 
 

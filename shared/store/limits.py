@@ -1,7 +1,9 @@
-"""The state of the cross-instance limits (issue 27), in the primary account's `Limits` table: a collection's
-concurrency gate (`ConcurrencyGates`) and a target host's pacer (`HostPacers`). The arithmetic is jobstate's
-(concurrency.py, pacing.py); this module reads, applies it and writes back under the row's ETag, re-reading
-when another instance wrote in between, so every instance sees one limit.
+"""The rows of the cross-instance limits (issue 27), in the primary account's `Limits` table: a collection's
+concurrency gate (`ConcurrencyGates`) and a target host's pacer (`HostPacers`). Reads and writes only: a row's
+state with its ETag (`GateRow`, `PacerRow`; ETag None: no row yet), and a write under that ETag (an insert when
+there was none) that raises ConcurrencyError when another instance wrote in between. What the state becomes is
+jobstate's (concurrency.py, pacing.py), applied by the executor through `read_modify_write`
+(executor/limit_slots.py), so every instance sees one limit.
 
 Why one row per collection for the gate (not a row per slot): the limit is a count, and only one entity can be
 read and changed atomically (an entity-group transaction could, but would have to read every slot row first).
@@ -12,8 +14,8 @@ leases and 2,000 waiters (their JSON split over properties of at most CHUNK char
 for up to a hundred attempts of a queue message), so contention costs retries, not correctness.
 
 A pacer is one row per (collection, rate-limit rule) holding the rule's next free slot as integer microseconds
-since the epoch (exact, whatever the service's DateTime precision); `reserve(k)` hands out k consecutive slots
-in one read and one conditional write.
+since the epoch (exact, whatever the service's DateTime precision): k consecutive slots cost one read and one
+conditional write.
 
 Partitions: `gate` and `pacer`, row keys from the collection's table keys (store/keys.py).
 """
@@ -21,33 +23,30 @@ Partitions: `gate` and `pacer`, row keys from the collection's table keys (store
 from __future__ import annotations
 
 import json
-import random
-import time
-from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
-from ..jobstate.concurrency import (
-    Acquired,
-    GateState,
-    Lease,
-    SlotRequest,
-    Waiter,
-    acquire,
-    released,
-    renewed,
-)
-from ..jobstate.pacing import pace
+from ..jobstate.concurrency import GateState, Lease, Waiter
 from ..keys import CollectionKey
-from ..timings import Timings
 from .keys import escape, job_partition
-from .tables import ConcurrencyError, Entity, Table, as_int, int64
+from .tables import Entity, Table, as_int, int64
 
-T = TypeVar("T")
 CHUNK = 30_000  # characters of JSON per property (a property holds 64 KiB: 32,768 UTF-16 characters)
-ATTEMPTS = 60  # lost ETag races before giving up: a herd of instances may race for one row
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _GATE, _PACER = "gate", "pacer"
+
+
+@dataclass(frozen=True)
+class GateRow:
+    state: GateState
+    etag: str | None = None  # None: no row yet (the write inserts it)
+
+
+@dataclass(frozen=True)
+class PacerRow:
+    next_free: datetime | None  # None: the rule's pacer never handed a slot
+    etag: str | None = None
 
 
 def _micros(instant: datetime) -> int:
@@ -56,31 +55,6 @@ def _micros(instant: datetime) -> int:
 
 def _instant(micros: int) -> datetime:
     return _EPOCH + timedelta(microseconds=micros)
-
-
-def _pause(attempt: int) -> None:
-    """Spread racing writers: a few milliseconds, more after each lost race."""
-    time.sleep(random.uniform(0, 0.005 * min(attempt + 1, 10)))
-
-
-def _update(
-    table: Table, partition: str, row: str, change: Callable[[Entity | None], tuple[Entity, T]]
-) -> tuple[T, Entity]:
-    """Read the row (or nothing), `change` it, write it back under its ETag (insert when it was missing); again
-    after a lost race. What `change` returned beside the entity, and the entity written."""
-    for attempt in range(ATTEMPTS):
-        current = table.get(partition, row)
-        entity, answer = change(current)
-        entity = {**entity, "PartitionKey": partition, "RowKey": row}
-        try:
-            if current is None:
-                table.insert(entity)
-            else:
-                table.replace(entity, str(current["etag"]))
-            return answer, entity
-        except ConcurrencyError:
-            _pause(attempt)
-    raise ConcurrencyError(f"the limit row {partition}/{row} kept changing ({ATTEMPTS} attempts)")
 
 
 def _chunks(name: str, items: list[Any]) -> Entity:
@@ -117,92 +91,50 @@ def gate_entity(state: GateState) -> Entity:
 
 
 class ConcurrencyGates:
-    """One gate per collection: its maxConcurrentExecutions held across every instance."""
-
-    def __init__(self, table: Table, timings: Timings) -> None:
-        self.table = table
-        self.slot_lease = timings.slot_lease
-        self.waiter_lease = timings.waiter_lease
-
-    def acquire(
-        self, collection: CollectionKey, limit: int, requests: Sequence[SlotRequest], now: datetime
-    ) -> Acquired:
-        """Slots for the requests (attempts about to start): the granted ones hold a slot for `slot_lease`; the
-        others are told their place in the line, which they keep for `waiter_lease` (ask again before it ends)."""
-
-        def change(entity: Entity | None) -> tuple[Entity, Acquired]:
-            done = acquire(gate_state(entity), limit, requests, now, self.slot_lease, self.waiter_lease)
-            return gate_entity(done.state), done
-
-        return _update(self.table, _GATE, job_partition(collection), change)[0]
-
-    def settle(
-        self,
-        collection: CollectionKey,
-        limit: int,
-        done: Iterable[str],
-        requests: Sequence[SlotRequest],
-        now: datetime,
-    ) -> Acquired:
-        """`release` of `done`, then `acquire` for `requests`, in one read and one write: what an executor that
-        gathers its attempts' answers and askers sends together."""
-        gone = list(done)
-
-        def change(entity: Entity | None) -> tuple[Entity, Acquired]:
-            state = released(gate_state(entity), gone, now)
-            answer = acquire(state, limit, requests, now, self.slot_lease, self.waiter_lease)
-            return gate_entity(answer.state), answer
-
-        return _update(self.table, _GATE, job_partition(collection), change)[0]
-
-    def release(self, collection: CollectionKey, holders: Iterable[str], now: datetime) -> None:
-        """The holders' slots (and places in line) given back."""
-        gone = list(holders)
-
-        def change(entity: Entity | None) -> tuple[Entity, None]:
-            return gate_entity(released(gate_state(entity), gone, now)), None
-
-        _update(self.table, _GATE, job_partition(collection), change)
-
-    def renew(
-        self, collection: CollectionKey, holders: Iterable[str], now: datetime, lease_for: timedelta | None = None
-    ) -> frozenset[str]:
-        """The holders' slots held for `lease_for` (else `slot_lease`) more; the holders whose slot had lapsed
-        meanwhile."""
-        wanted = list(holders)
-
-        def change(entity: Entity | None) -> tuple[Entity, frozenset[str]]:
-            state, lost = renewed(gate_state(entity), wanted, now, self.slot_lease if lease_for is None else lease_for)
-            return gate_entity(state), lost
-
-        return _update(self.table, _GATE, job_partition(collection), change)[0]
-
-    def state(self, collection: CollectionKey) -> GateState:
-        """The gate as stored (what holds and waits; lapsed entries included until the next write)."""
-        return gate_state(self.table.get(_GATE, job_partition(collection)))
-
-
-class HostPacers:
-    """One pacer per (collection, rate-limit rule): its next free slot."""
+    """One gate row per collection: the leases and the line of its maxConcurrentExecutions."""
 
     def __init__(self, table: Table) -> None:
         self.table = table
 
-    def reserve(self, collection: CollectionKey, rule: str, k: int, rate: float, now: datetime) -> list[datetime]:
-        """k consecutive slots of the rule's pacer (jobstate.pacer_key), 1/rate apart, from its next free slot
-        or now: when each of k requests asked for now may start."""
+    def read(self, collection: CollectionKey) -> GateRow:
+        entity = self.table.get(_GATE, job_partition(collection))
+        return GateRow(gate_state(entity), None if entity is None else str(entity["etag"]))
 
-        def change(entity: Entity | None) -> tuple[Entity, list[datetime]]:
-            stored = entity.get("NextFree") if entity is not None else None
-            paced = pace(_instant(as_int(stored)) if stored is not None else None, rate, now, k)
-            return {"NextFree": int64(_micros(paced.next_free))}, list(paced.slots)
+    def write(self, collection: CollectionKey, row: GateRow) -> GateRow:
+        """`row.state` stored under `row.etag` (inserted when None); ConcurrencyError when the row changed."""
+        etag = _write(self.table, _GATE, job_partition(collection), gate_entity(row.state), row.etag)
+        return GateRow(row.state, etag)
 
-        return _update(self.table, _PACER, _pacer_row(collection, rule), change)[0]
+    def state(self, collection: CollectionKey) -> GateState:
+        """The gate as stored (what holds and waits; lapsed entries included until the next write)."""
+        return self.read(collection).state
 
-    def next_free(self, collection: CollectionKey, rule: str) -> datetime | None:
+
+class HostPacers:
+    """One pacer row per (collection, rate-limit rule, jobstate.pacer_key): its next free slot."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def read(self, collection: CollectionKey, rule: str) -> PacerRow:
         entity = self.table.get(_PACER, _pacer_row(collection, rule))
         stored = entity.get("NextFree") if entity is not None else None
-        return _instant(as_int(stored)) if stored is not None else None
+        next_free = _instant(as_int(stored)) if stored is not None else None
+        return PacerRow(next_free, None if entity is None else str(entity["etag"]))
+
+    def write(self, collection: CollectionKey, rule: str, row: PacerRow) -> PacerRow:
+        """`row.next_free` stored under `row.etag` (inserted when None); ConcurrencyError when the row changed."""
+        assert row.next_free is not None, "a pacer row holds its next free slot"
+        entity = {"NextFree": int64(_micros(row.next_free))}
+        return PacerRow(row.next_free, _write(self.table, _PACER, _pacer_row(collection, rule), entity, row.etag))
+
+    def next_free(self, collection: CollectionKey, rule: str) -> datetime | None:
+        return self.read(collection, rule).next_free
+
+
+def _write(table: Table, partition: str, row: str, properties: Entity, etag: str | None) -> str:
+    entity = {**properties, "PartitionKey": partition, "RowKey": row}
+    return table.insert(entity) if etag is None else table.replace(entity, etag)
 
 
 def _pacer_row(collection: CollectionKey, rule: str) -> str:

@@ -1,81 +1,66 @@
-"""A job's overlap marker (which of its occurrences run and which one waits) on the job's own row, and the
-read-modify-writes that change it.
+"""A job's overlap marker (jobstate/overlap.py: which of its occurrences run and which one waits) as the job row's
+`Overlap` property: one compact JSON text, absent when nothing runs or waits (a few hundred bytes otherwise).
+Encoding and decoding only: the marker is read and written with its job (`JobStore.get`, `replace`, under the
+job's ETag), and what it becomes is jobstate's `begun`, `ended` and `extended`, composed with that read and write
+by the executor (executor/overlap_marker.py).
 
 Why on the job's row and not a row of its own: the executor reads the job before every attempt anyway and the
 recorder writes it after every attempt (its counters, under its ETag, in transactions of up to 100 jobs of a
 collection), so checking the marker costs nothing, and the release at an occurrence's end rides on the write
 that ends it (`jobstate.ended` applied in the same change). Only the start of an occurrence of a job whose
 policy is not Allow (or of one a Skip or BufferOne override queued) costs one more write of the job
-(`OverlapMarkers.begin`); the other occurrences of Allow jobs (the default) keep no marker and pay nothing. A row
-of its own would cost a read per attempt and a write per end for every job.
-
-Stored as one compact JSON property of the job row, `Overlap` (overlap_codec.py).
+(`overlap_marker.begin`); the other occurrences of Allow jobs (the default) keep no marker and pay nothing. A
+row of its own would cost a read per attempt and a write per end for every job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
 from datetime import datetime
+from typing import Any
 
-from ..jobstate.overlap import Begun, Ended, Turn, begun, ended, extended
-from ..keys import JobKey
-from ..records import JobRecord, OccurrenceRef
-from .jobs import JobStore
-from .tables import ConcurrencyError, read_modify_write
-
-ATTEMPTS = 10
+from ..model import OverlapPolicy, format_utc, to_utc
+from ..records import NO_OVERLAP, OccurrenceRef, OverlapMarker, RunningOccurrence, WaitingOccurrence
 
 
-class OverlapMarkers:
-    """The marker's changes under the job's ETag (the executor's, at an occurrence's first attempt and end)."""
+def encode(marker: OverlapMarker) -> str | None:
+    """The `Overlap` property of a job row; None when the marker is empty."""
+    if not marker:
+        return None
+    data: dict[str, Any] = {
+        "r": [[*_ref(r.ref), format_utc(r.since), format_utc(r.until)] for r in marker.running],
+    }
+    if marker.waiting is not None:
+        waiting = marker.waiting
+        data["w"] = [*_ref(waiting.ref), format_utc(waiting.since), format_utc(waiting.until)]
+    return json.dumps(data, separators=(",", ":"))
 
-    def __init__(self, jobs: JobStore) -> None:
-        self.jobs = jobs
 
-    def begin(
-        self, key: JobKey, me: OccurrenceRef, now: datetime, until: datetime, current: JobRecord | None = None
-    ) -> tuple[Begun, JobRecord | None]:
-        """Decide for occurrence `me` at its first attempt and write the job's marker; (the decision, the job as
-        written or read). (RUN, None) when the job is gone."""
-        decided: list[Begun] = []
+def decode(text: Any) -> OverlapMarker:
+    """The marker a job row holds (an empty one for none; an unreadable one is dropped: it only lapses early)."""
+    if not isinstance(text, str) or not text:
+        return NO_OVERLAP
+    try:
+        data = json.loads(text)
+        running = tuple(RunningOccurrence(_unref(r[:5]), _at(r[5]), _at(r[6])) for r in data.get("r", []))
+        w = data.get("w")
+        waiting = WaitingOccurrence(_unref(w[:5]), _at(w[5]), _at(w[6])) if w else None
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return NO_OVERLAP
+    return OverlapMarker(running, waiting)
 
-        def change(job: JobRecord) -> JobRecord | None:
-            decision = begun(job, me, now, until)
-            decided[:] = [decision]
-            return decision.job
 
-        job = self._write(key, change, current)
-        return (decided[-1] if decided else Begun(Turn.RUN, None)), job
+def _ref(ref: OccurrenceRef) -> list[Any]:
+    override = ref.overlap.value if ref.overlap is not None else None
+    return [ref.execution_id, format_utc(ref.occurrence), ref.trigger, ref.generation, override]
 
-    def end(
-        self, key: JobKey, execution_id: str, now: datetime, until: datetime, current: JobRecord | None = None
-    ) -> tuple[Ended, JobRecord | None]:
-        """Occurrence `execution_id` ended: the marker without it; `Ended.released` names the waiting occurrence
-        that runs now (its caller queues it)."""
-        decided: list[Ended] = []
 
-        def change(job: JobRecord) -> JobRecord | None:
-            decision = ended(job, execution_id, now, until)
-            decided[:] = [decision]
-            return decision.job
+def _unref(items: list[Any]) -> OccurrenceRef:
+    execution_id, occurrence, trigger, generation, overlap = items
+    return OccurrenceRef(
+        str(execution_id), _at(occurrence), str(trigger), int(generation), OverlapPolicy(overlap) if overlap else None
+    )
 
-        job = self._write(key, change, current)
-        return (decided[-1] if decided else Ended(None)), job
 
-    def extend(self, key: JobKey, execution_id: str, until: datetime) -> JobRecord | None:
-        """Hold the running occurrence's marker to `until` (a retry or a poll is queued for later)."""
-        return self._write(key, lambda job: extended(job, execution_id, until), None)
-
-    def _write(
-        self, key: JobKey, change: Callable[[JobRecord], JobRecord | None], current: JobRecord | None
-    ) -> JobRecord | None:
-        try:
-            return read_modify_write(
-                lambda: self.jobs.get(key),
-                change,
-                lambda job, _: self.jobs.replace(job),
-                attempts=ATTEMPTS,
-                current=current,
-            )
-        except ConcurrencyError as exc:
-            raise ConcurrencyError(f"job {key.resource_id} kept changing; its overlap marker was not written") from exc
+def _at(text: Any) -> datetime:
+    return to_utc(datetime.fromisoformat(str(text)))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from datetime import datetime
 from itertools import islice
 from typing import Any, NoReturn
@@ -82,8 +82,12 @@ class _Unrouted:
 
 
 class RoutedCollections(CollectionStore):
-    def __init__(self, stores: list[CollectionStore]) -> None:
+    """`fan_out`: where the accounts are asked side by side (the runtime's routing lane, shared/threads.py); None:
+    one after another (a store built by hand: tests, tools)."""
+
+    def __init__(self, stores: list[CollectionStore], fan_out: Executor | None = None) -> None:
         self.stores = stores
+        self.fan_out = fan_out
         self.table = _Unrouted("collections")
 
     def _at(self, key: CollectionKey) -> CollectionStore:
@@ -116,12 +120,13 @@ class RoutedCollections(CollectionStore):
         stops at the lowest cursor among the accounts that have more, since beyond it an account may hold
         rows not read yet. Pages stay full: that account alone contributed `size` rows up to its cursor (rows
         `visible` accepts, when given: the cursor is always one of them)."""
-        with ThreadPoolExecutor(max_workers=len(self.stores)) as pool:  # side by side: one round trip of latency
-            answers = list(
-                pool.map(
-                    lambda store: store.page_after(subscription, resource_group, size, after, visible), self.stores
-                )
-            )
+
+        def ask(store: CollectionStore) -> tuple[list[CollectionRecord], str | None]:
+            return store.page_after(subscription, resource_group, size, after, visible)
+
+        # Side by side: one round trip of latency.
+        fan_out = self.fan_out
+        answers = list(fan_out.map(ask, self.stores)) if fan_out is not None else [ask(s) for s in self.stores]
         limits = [cursor for _, cursor in answers if cursor is not None]
         limit = min(limits) if limits else None
         rows = sorted((collection_row(r.key), r) for records, _ in answers for r in records)
@@ -225,9 +230,8 @@ class RoutedHistory(HistoryStore):
     def add(self, record: HistoryRecord, due: datetime) -> HistoryRecord:
         return self._at(record.key).add(record, due)
 
-    def add_group(self, records: list[tuple[HistoryRecord, datetime]]) -> None:
-        if records:  # one collection: one account
-            self._at(records[0][0].key).add_group(records)
+    def add_group(self, records: list[tuple[HistoryRecord, datetime]]) -> list[HistoryRecord]:
+        return self._at(records[0][0].key).add_group(records) if records else []  # one collection: one account
 
     def adopt_legacy(self, job: JobKey) -> int:
         return self._at(job).adopt_legacy(job)
@@ -235,12 +239,14 @@ class RoutedHistory(HistoryStore):
     def page(self, job: JobKey, *args: Any, **kwargs: Any) -> tuple[list[HistoryRecord], Any]:
         return self._at(job).page(job, *args, **kwargs)
 
-    def add_all(self, notes: list[tuple[HistoryRecord, datetime]], entries: list[LedgerEntry]) -> None:
+    def add_all(self, notes: list[tuple[HistoryRecord, datetime]], entries: list[LedgerEntry]) -> list[HistoryRecord]:
+        stored: dict[int, HistoryRecord] = {}  # by the note's place in `notes`: returned in their order
         for index, store in enumerate(self.stores):
-            mine = [n for n in notes if account_of(n[0].key.collection_key, len(self.stores)) == index]
+            mine = [i for i, n in enumerate(notes) if account_of(n[0].key.collection_key, len(self.stores)) == index]
             theirs = [e for e in entries if account_of(e.key.collection_key, len(self.stores)) == index]
             if mine or theirs:
-                store.add_all(mine, theirs)
+                stored.update(zip(mine, store.add_all([notes[i] for i in mine], theirs), strict=True))
+        return [stored[i] for i in range(len(notes))]
 
     def ledger_page(self, job: JobKey, *args: Any, **kwargs: Any) -> tuple[list[LedgerEntry], Any]:
         return self._at(job).ledger_page(job, *args, **kwargs)

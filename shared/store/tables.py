@@ -21,6 +21,8 @@ What every implementation keeps:
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
@@ -163,13 +165,22 @@ def read_modify_write(
     current: R | None = None,
     pause: Callable[[int], None] | None = None,
 ) -> R | None:
-    """The one ETag read-modify-write loop: read (or start from `current`), decide, write under the ETag read;
-    when somebody else wrote in between (ConcurrencyError), read again and decide again.
+    """The one ETag read-modify-write loop of the app: read (or start from `current`), decide, write under the
+    ETag read; when somebody else wrote in between, read again and decide again.
 
-    `change` returns the record to write, or None when nothing is to be written (then the current record is
-    returned); it may raise to refuse. `write(updated, current)` passes the ETag `updated` carries. Returns
-    what was written, the unchanged current record, or None when the record is gone. After `attempts` lost
-    races, ConcurrencyError; `pause(attempt)` runs before each re-read (jitter spreads racing writers).
+    - Retries on `ConcurrencyError` only (the row changed or vanished since it was read, or exists where the
+      write expected none): anything else `read`, `change` or `write` raise goes to the caller at once.
+    - `attempts` writes at most (each use states its own budget: a herd racing for one row needs more); after
+      the last one lost, ConcurrencyError, with no read more.
+    - `pause(attempt)` runs before each re-read (none: re-read at once); `backoff(step)` is the jittered one,
+      which spreads racing writers so that each round lets one of them through instead of none.
+    - `change` is the caller's decision (a rule of jobstate, composed by the caller: the store decides nothing
+      here). It returns the record to write, or None when nothing is to be written (then the current record is
+      returned); it may raise to refuse. `write(updated, current)` writes under the ETag `updated` carries (or
+      `current`'s) and returns what was written.
+
+    Returns what was written, the unchanged current record, or None when `read` finds none (the record is gone).
+    Round trips: a read (none when `current` is given), then a write, then a read and a write per lost race.
     """
     record = current if current is not None else read()
     for attempt in range(attempts):
@@ -181,10 +192,22 @@ def read_modify_write(
         try:
             return write(updated, record)
         except ConcurrencyError:
+            if attempt + 1 == attempts:
+                break  # no read whose answer nobody would use
             if pause is not None:
                 pause(attempt)
             record = read()
     raise ConcurrencyError(f"the entity kept changing ({attempts} attempts)")
+
+
+def backoff(step: float) -> Callable[[int], None]:
+    """A `pause` for `read_modify_write`: a random 0 to `step` x (attempt + 1) seconds, at most 10 steps (a few
+    milliseconds, more after each lost race): writers racing for one row spread instead of colliding again."""
+
+    def pause(attempt: int) -> None:
+        time.sleep(random.uniform(0, step * min(attempt + 1, 10)))
+
+    return pause
 
 
 def as_datetime(value: Any) -> datetime | None:

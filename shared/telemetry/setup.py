@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from opentelemetry import metrics, trace
 
-from ..settings import parse_connection_string
+from ..settings.storage import parse_connection_string
 from .providers import disable, use_providers
 
 log = logging.getLogger(__name__)

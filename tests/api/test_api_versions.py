@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -26,8 +27,10 @@ EXPONENTIAL = {"retryType": "Exponential", "retryInterval": "PT20S", "retryCount
 
 
 @pytest.fixture
-def runtime(settings, clock) -> Runtime:
-    return Runtime.create(settings, clock=clock)
+def runtime(settings, clock) -> Iterator[Runtime]:
+    runtime = Runtime.create(settings, clock=clock)
+    yield runtime
+    runtime.close()
 
 
 def _job(**properties: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared import lifecycle
+from shared.dispatch_trigger import handle_dispatch_message
 from shared.keys import CollectionKey, JobKey
 from shared.lifecycle.cascade import PAGE, CascadeTask
 from shared.model import JobState
@@ -142,9 +142,11 @@ def test_a_collection_created_again_before_its_purge_ran_starts_empty(runtime: R
 
 
 @pytest.fixture
-def short(settings: Settings, storage: Storage | None) -> Runtime:
+def short(settings: Settings, storage: Storage | None) -> Iterator[Runtime]:
     """A runtime whose dispatch-queue tasks' watchdogs turn visible `WATCHDOG` after their send or last renewal."""
-    return Runtime.create(replace(settings, timings=Timings(task_watchdog_after=WATCHDOG)), storage=storage)
+    runtime = Runtime.create(replace(settings, timings=Timings(task_watchdog_after=WATCHDOG)), storage=storage)
+    yield runtime
+    runtime.close()
 
 
 def _trigger_until(rt: Runtime, done: Callable[[], bool], within: float) -> float:
@@ -152,7 +154,7 @@ def _trigger_until(rt: Runtime, done: Callable[[], bool], within: float) -> floa
     queue, started = rt.store.dispatch.client, time.monotonic()
     while not done() and time.monotonic() - started < within:
         for message in queue.receive_messages(max_messages=32, visibility_timeout=HOST_RECEIVE):
-            lifecycle.handle_dispatch_message(rt, message.content)
+            handle_dispatch_message(rt, message.content)
             queue.delete_message(message)
         time.sleep(0.05)
     return time.monotonic() - started
@@ -169,7 +171,7 @@ def test_a_cascade_task_whose_host_died_before_handling_it_is_done_by_its_watchd
     assert took <= WATCHDOG.total_seconds() + MARGIN
     assert _queued(short) == 1  # the held task alone: every copy's handler deleted its watchdog
     # Ten minutes on, the held task comes back: the cascade is done, its page finds nothing and queues nothing.
-    lifecycle.handle_dispatch_message(short, held.content)
+    handle_dispatch_message(short, held.content)
     short.store.dispatch.client.delete_message(held)
     assert _queued(short) == 0 and _states(short) == {JobState.DISABLED}
 

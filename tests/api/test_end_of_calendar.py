@@ -8,6 +8,7 @@ occurrence, and the dispatcher and the API go on answering for it. Never a 500.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,10 +37,11 @@ def codes(notes: list[dict[str, str]]) -> list[str]:
 
 
 @pytest.fixture
-def rt(settings, clock: ManualClock) -> Runtime:
+def rt(settings, clock: ManualClock) -> Iterator[Runtime]:
     runtime = Runtime.create(settings, clock)
     make_collection(runtime)
-    return runtime
+    yield runtime
+    runtime.close()
 
 
 @pytest.mark.parametrize("start", [LAST_SECOND, "9999-12-31T23:59:59.9999999Z", "9999-12-31T23:59:59+00:00"])

@@ -40,10 +40,12 @@ JC, JOB = "generated", "every-minute"
 
 
 @pytest.fixture
-def runtime(settings: Settings, clock: ManualClock) -> Runtime:
+def runtime(settings: Settings, clock: ManualClock) -> Iterator[Runtime]:
     """The server's runtime on a held clock: the job's next scheduled occurrence stays half a minute away (its
     queued message invisible), so what is due at once is what the backfill queues."""
-    return Runtime.create(settings, clock)
+    runtime = Runtime.create(settings, clock)
+    yield runtime
+    runtime.close()
 
 
 @pytest.fixture

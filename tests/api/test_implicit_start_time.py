@@ -8,6 +8,7 @@ read-modify-write) sends no start time it never set and leaves the job exactly a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -22,9 +23,11 @@ NEXT = "2026-03-01T13:00:30Z"
 
 
 @pytest.fixture
-def runtime(settings, clock) -> Runtime:
+def runtime(settings, clock) -> Iterator[Runtime]:
     """The test's runtime on the manual clock (overrides conftest's), so a write-back can happen later."""
-    return Runtime.create(settings, clock=clock)
+    runtime = Runtime.create(settings, clock=clock)
+    yield runtime
+    runtime.close()
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ none of them, and a 2016-03-01 read-modify-write (the official client's included
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -36,8 +37,10 @@ LIMITS = {
 
 
 @pytest.fixture
-def runtime(settings, clock) -> Runtime:
-    return Runtime.create(settings, clock=clock)
+def runtime(settings, clock) -> Iterator[Runtime]:
+    runtime = Runtime.create(settings, clock=clock)
+    yield runtime
+    runtime.close()
 
 
 @pytest.fixture

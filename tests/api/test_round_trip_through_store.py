@@ -19,6 +19,7 @@ Answers are compared whole, `status` included: the runtime's clock is fixed, so 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -258,10 +259,12 @@ def _assert_reads_back(answer: dict[str, Any], expected: dict[Path, Any]) -> Non
 
 
 @pytest.fixture
-def runtime(settings, clock) -> Runtime:
+def runtime(settings, clock) -> Iterator[Runtime]:
     """The test's runtime on the fixed clock, so the 18-month horizons are fixed too (overrides conftest's)."""
     assert clock.now() == NOW, "the bounds above are drawn for the clock fixture's instant"
-    return Runtime.create(settings, clock=clock)
+    runtime = Runtime.create(settings, clock=clock)
+    yield runtime
+    runtime.close()
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ nothing is stored (read back). 2016-03-01 keeps the recorded service's leniency 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -23,10 +24,11 @@ ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "G
 
 
 @pytest.fixture
-def rt(settings, clock: ManualClock) -> Runtime:
+def rt(settings, clock: ManualClock) -> Iterator[Runtime]:
     runtime = Runtime.create(settings, clock)
     make_collection(runtime)
-    return runtime
+    yield runtime
+    runtime.close()
 
 
 def _refused(answer: Any, member: str) -> str:

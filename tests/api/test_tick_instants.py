@@ -6,6 +6,7 @@ PATCH, GET, the jobs list plain and filtered); scheduling stays to the second.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,8 +19,10 @@ END = "2026-03-05T23:55:27.7949296Z"
 
 
 @pytest.fixture
-def runtime(settings, clock) -> Runtime:
-    return Runtime.create(settings, clock=clock)
+def runtime(settings, clock) -> Iterator[Runtime]:
+    runtime = Runtime.create(settings, clock=clock)
+    yield runtime
+    runtime.close()
 
 
 @pytest.fixture

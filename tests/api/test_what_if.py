@@ -5,6 +5,7 @@ byte-identical afterwards (every table's entities with their ETags, and the queu
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -46,7 +47,7 @@ def storage(rt: Runtime) -> Any:
 
 
 @pytest.fixture
-def rt(settings, clock: ManualClock) -> Runtime:
+def rt(settings, clock: ManualClock) -> Iterator[Runtime]:
     runtime = Runtime.create(settings, clock)
     make_collection(runtime)
     start = clock.now() + timedelta(seconds=40)  # inside the horizon: a real PUT would queue it at once
@@ -60,7 +61,8 @@ def rt(settings, clock: ManualClock) -> Runtime:
         ).status
         == 201
     )
-    return runtime
+    yield runtime
+    runtime.close()
 
 
 def test_what_if_answers_the_job_and_its_occurrences_and_writes_nothing(rt: Runtime, clock: ManualClock) -> None:

@@ -117,6 +117,7 @@ def rt(settings, clock: ManualClock, api_server: ApiServer, http_target) -> Iter
     runtime.store.dispatch.client.clear_messages()
     yield runtime
     api_server.runtime = None
+    runtime.close()
 
 
 def _send(

@@ -15,8 +15,8 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 # Lowest first. A unit is a top-level module or package of shared/.
 FLOORS: list[set[str]] = [
-    # values and rules of the wire
-    {"keys", "clock", "errors", "model", "recurrence", "settings", "timings", "private_targets", "retry"},
+    # values and rules of the wire; threads: the process's one pool and its lanes (stdlib only)
+    {"keys", "clock", "errors", "model", "recurrence", "settings", "timings", "private_targets", "retry", "threads"},
     {"telemetry", "wire_members"},  # telemetry records only what it is handed
     {"records", "occurrence"},
     {"jobstate"},  # what a job becomes: pure
@@ -25,7 +25,7 @@ FLOORS: list[set[str]] = [
     {"dispatcher", "executor"},  # I/O shells of jobstate
     {"runtime"},
     {"lifecycle"},  # I/O shell of jobstate for writes
-    {"auth", "retention"},
+    {"auth", "retention", "dispatch_trigger"},  # dispatch_trigger: above the dispatcher and the lifecycle it routes to
     {"api", "console"},  # HTTP only
 ]
 FLOOR = {unit: level for level, units in enumerate(FLOORS) for unit in units}

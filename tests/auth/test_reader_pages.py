@@ -57,6 +57,7 @@ def reader(scheduler: Scheduler) -> Iterator[str]:
     for group, name in GRANTED:
         scheduler.assign(oid, READER_ROLE, collection_scope(group, name))
     yield oid
+    rt.close()
 
 
 def _get(scheduler: Scheduler, oid: str, url: str, params: dict[str, str] | None = None) -> requests.Response:

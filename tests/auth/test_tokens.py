@@ -11,7 +11,8 @@ import pytest
 
 from shared import api
 from shared.runtime import Runtime
-from shared.settings import AuthSettings, ConfigurationError, Settings, host_checks_keys
+from shared.settings import AuthSettings, ConfigurationError, Settings
+from shared.settings.auth import host_checks_keys
 from tests.auth.conftest import OWNER, SUB, Scheduler
 from tests.support.identity import TENANT, LocalIssuer, new_key
 

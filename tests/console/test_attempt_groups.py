@@ -241,3 +241,15 @@ def test_named_attempts_leave_the_unnamed_ones_to_the_occurrences_they_did_not_f
     attempts = [named(e, "b", 4) for e in b] + a
     shown = _shown(group(occurrences, attempts, FIXED_30S), occurrences, attempts)
     assert shown == [(occurrences[0], attempts[:4]), (occurrences[1], a)]
+
+
+def test_attempts_without_any_listed_occurrence_are_groups_of_their_own_named_or_not() -> None:
+    # No ledger page yet (the job's first attempts): nothing is older than the oldest listed, so all stay visible.
+    tagged = named(attempt(0, 0, 1, "Failed"), "tag-1")
+    unnamed = attempt(60, 60, 61, "Succeeded")
+    groups = group([], [tagged, unnamed])
+    assert sorted(index for g in groups for index in g.attempts) == [0, 1]
+    assert all(g.occurrence is None for g in groups)
+    body = json.dumps({"occurrences": [], "attempts": [tagged]}).encode()
+    answer = handle("POST", "attempts", "http://h/api/console/attempts", body)
+    assert answer.status == 200 and json.loads(answer.body) == {"value": [{"occurrence": None, "attempts": [0]}]}

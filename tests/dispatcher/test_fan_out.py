@@ -4,6 +4,7 @@ and ticks or tasks that die part-way (finished by the next tick, never lost)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -74,10 +75,11 @@ class CrashingJobStore(JobStore):
 
 
 @pytest.fixture
-def rt(settings, clock: ManualClock) -> Runtime:
+def rt(settings, clock: ManualClock) -> Iterator[Runtime]:
     rt = Runtime.create(replace(settings, due_shards=4), clock)
     make_collection(rt, "P20Premium")
-    return rt
+    yield rt
+    rt.close()
 
 
 def _create_jobs(rt: Runtime, clock: ManualClock) -> datetime:

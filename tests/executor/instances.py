@@ -69,6 +69,7 @@ def instances(settings: Settings, count: int) -> Iterator[list[Instance]]:
         for instance in started:
             for thread in list(instance.threads):
                 thread.join(timeout=60)
+            instance.runtime.close()
 
 
 def failures(running: Iterable[Instance]) -> list[BaseException]:

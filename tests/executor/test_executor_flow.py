@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -134,8 +135,7 @@ def test_a_suspended_or_disabled_collection_runs_nothing(runtime: Runtime, serve
     put_job(runtime, "gated", {"action": http(target.url)})  # its occurrence is already queued
     collection = runtime.store.collections.get(JobKey(SUB, RG, JC, "gated").collection_key)
     assert collection is not None
-    collection.state = state
-    runtime.store.collections.replace(collection)
+    runtime.store.collections.replace(replace(collection, state=state))
     assert drain(runtime, 5, until=lambda: True) == 1
     assert target.hits == [] and job_status(runtime, "gated").execution_count == 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from shared.executor import overlap_marker
 from shared.executor.overlap_turn import ref_of
 from shared.jobstate import marker_until
 from shared.jobstate.overlap import Turn
@@ -52,8 +53,8 @@ def occurrence(at: datetime, generation: int) -> OccurrenceMessage:
 
 def mark_running(rt: Runtime, message: OccurrenceMessage, now: datetime) -> None:
     """`message`'s first attempt marked its occurrence running, and its runner is still at its action (or died)."""
-    decided, _ = rt.store.overlap.begin(
-        KEY, ref_of(message), now, marker_until(message.due, rt.settings.timings.running_lease)
+    decided, _ = overlap_marker.begin(
+        rt.store.jobs, KEY, ref_of(message), now, marker_until(message.due, rt.settings.timings.running_lease)
     )
     assert decided.turn == Turn.RUN
 

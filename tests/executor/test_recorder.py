@@ -13,12 +13,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.executor.batch import ATTEMPT_THREADS
 from shared.keys import JobKey
 from shared.model import JobExecutionStatus
 from shared.occurrence import OccurrenceBatch, OccurrenceMessage
 from shared.runtime import Runtime
 from shared.store import read_modify_write
+from shared.threads import ATTEMPT, LANES
 from tests.executor.peers.gate import Gate
 from tests.executor.peers.servers import Hit, Server, serve
 from tests.executor.support import JC, RG, SUB, history, http, job_status, make_collection, put_job
@@ -119,7 +119,7 @@ def test_a_batch_keeps_more_actions_in_flight_than_the_executor_has_threads_and_
     """Actions are coroutines (bounded by the action limits, not by the executor's pool) and each attempt is still
     recorded as its own action answers: the fast one is durable while the held ones are all in flight at once."""
     make_collection(runtime, "P20Premium")
-    held = [f"held{i:02}" for i in range(ATTEMPT_THREADS + 16)]
+    held = [f"held{i:02}" for i in range(LANES[ATTEMPT].size + 16)]
     gate = Gate(hold_at_most=120)  # answers nothing until released
     try:
         for name in held:
@@ -129,7 +129,7 @@ def test_a_batch_keeps_more_actions_in_flight_than_the_executor_has_threads_and_
         run = threading.Thread(target=runtime.executor.run, args=(batch,))
         run.start()
         try:
-            assert gate.wait_held(len(held), timeout=60), gate.held  # more at once than ATTEMPT_THREADS
+            assert gate.wait_held(len(held), timeout=60), gate.held  # more at once than the attempt lane's threads
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and job_status(runtime, "fast").execution_count < 1:
                 time.sleep(0.05)

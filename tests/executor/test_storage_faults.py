@@ -35,10 +35,12 @@ def faults(azurite: Azurite) -> Iterator[StorageFaults]:
 
 
 @pytest.fixture
-def faulty(settings: Settings, faults: StorageFaults) -> Runtime:
+def faulty(settings: Settings, faults: StorageFaults) -> Iterator[Runtime]:
     """The app's runtime reaching storage through the proxy (same tables and queue as `runtime`)."""
     proxied = StorageSettings(connection_string=faults.connection_string)
-    return Runtime.create(dataclasses.replace(settings, storage=proxied))
+    runtime = Runtime.create(dataclasses.replace(settings, storage=proxied))
+    yield runtime
+    runtime.close()
 
 
 def play_trigger(

@@ -29,10 +29,10 @@ class _Counting(HistoryStore):
         self.calls: list[list[LedgerEntry]] = []
         self._lock = threading.Lock()
 
-    def add_all(self, notes: list[tuple[HistoryRecord, datetime]], entries: list[LedgerEntry]) -> None:
+    def add_all(self, notes: list[tuple[HistoryRecord, datetime]], entries: list[LedgerEntry]) -> list[HistoryRecord]:
         with self._lock:
             self.calls.append(list(entries))
-        super().add_all(notes, entries)
+        return super().add_all(notes, entries)
 
 
 def test_the_superseded_occurrences_of_a_batch_are_recorded_together_and_the_others_run(

@@ -1,4 +1,4 @@
-"""An attempt queued again to wait for a limit (shared/occurrence.py `OccurrenceMessage.waiting`): it keeps its
+"""An attempt queued again to wait for a limit (shared/occurrence/message.py `OccurrenceMessage.waiting`): it keeps its
 identity (execution id, claim id) and its first fire instant through every wait, says what it waits for and
 whether its due is a rate slot it holds; a retry or the error action that follows starts afresh; older
 messages without the fields read as before. Pure."""

@@ -6,7 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from shared.settings import DEVELOPMENT_STORAGE, ConfigurationError, Settings, StorageSettings
+from shared.settings import ConfigurationError, Settings, StorageSettings
+from shared.settings.storage import DEVELOPMENT_STORAGE
 
 
 def test_connection_string_mode() -> None:

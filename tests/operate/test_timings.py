@@ -50,8 +50,8 @@ BEFORE = {
     "running_lease": 180,  # jobstate/overlap.py RUNNING_LEASE
     "record_window": 0.2,  # executor/recorder.py WINDOW
     "record_patience": 300,  # executor/recorder.py RECORD_PATIENCE
-    "record_retry_first": 0.2,  # executor/recorder.py persist, its first delay
-    "record_retry_max": 2,  # executor/recorder.py persist, its longest delay
+    "record_retry_first": 0.2,  # executor/persist.py, its first delay
+    "record_retry_max": 2,  # executor/persist.py, its longest delay
 }
 CLOUD = "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net"
 
@@ -136,7 +136,6 @@ def test_a_store_built_from_settings_hands_their_timings_to_every_component() ->
     store = Store.from_settings(settings)
     assert store.timings is short and store.queue.timings is short
     assert store.claims.lease == timedelta(seconds=3)
-    assert store.gates is not None and store.gates.slot_lease == timedelta(seconds=90)
     assert store.dispatch.watchdog_after == short.task_watchdog_after.total_seconds()
     dispatcher = Dispatcher(store, SystemClock())
     assert dispatcher.span == timedelta(seconds=1) and dispatcher.watchdogs.timings is short

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -35,9 +36,11 @@ from tests.support.scheduler_client import drain, drain_dispatch, settle
 
 
 @pytest.fixture
-def rt(settings: Settings, second_azurite: Azurite, clock: ManualClock) -> Runtime:
+def rt(settings: Settings, second_azurite: Azurite, clock: ManualClock) -> Iterator[Runtime]:
     second = StorageSettings(connection_string=second_azurite.connection_string)
-    return Runtime.create(replace(settings, data_accounts=(second,), due_shards=2), clock)
+    runtime = Runtime.create(replace(settings, data_accounts=(second,), due_shards=2), clock)
+    yield runtime
+    runtime.close()
 
 
 def _rows(store: Any, partition: str, row: str) -> list[int]:

@@ -1,7 +1,8 @@
-"""The cross-instance limits of issue 27 against a real Azurite (store/limits.py, store/overlap.py): several
-"instances" (stores of their own over the same tables) race for one collection's concurrency gate, one host's
-pacer and one job's overlap marker, and the limits hold: never more slots held than the limit, every request a
-slot of its own 1/rate apart, one occurrence running under Skip."""
+"""The cross-instance limits of issue 27 against a real Azurite (store/limits.py and store/overlap.py's rows, taken
+under their ETag by executor/limit_slots.py and executor/overlap_marker.py): several "instances" (stores of their
+own over the same tables) race for one collection's concurrency gate, one host's pacer and one job's overlap
+marker, and the limits hold: never more slots held than the limit, every request a slot of its own 1/rate apart,
+one occurrence running under Skip."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.executor import limit_slots, overlap_marker
 from shared.jobstate import SlotRequest, Turn
-from shared.jobstate.concurrency import GateState, Lease, Waiter
+from shared.jobstate.concurrency import Acquired, GateState, Lease, Waiter
 from shared.keys import CollectionKey, JobKey
 from shared.model import JobProperties, OverlapPolicy
 from shared.occurrence import Trigger, execution_id
@@ -36,6 +38,12 @@ def stores(settings: Settings) -> list[Store]:
     return made
 
 
+def _acquire(store: Store, limit: int, requests: list[SlotRequest], now: datetime) -> Acquired:
+    """Slots for `requests` at the collection's gate, as an executor of `store` asks for them."""
+    assert store.gates is not None
+    return limit_slots.settle(store.gates, store.timings, COLLECTION, limit, (), requests, now)
+
+
 def test_the_gate_never_lets_more_than_the_limit_in_across_instances(stores: list[Store]) -> None:
     limit, per_thread = 4, 6
     lock = threading.Lock()
@@ -48,7 +56,7 @@ def test_the_gate_never_lets_more_than_the_limit_in_across_instances(stores: lis
         for n in range(per_thread):
             holder = f"{name}-{n}"
             while True:
-                done = gates.acquire(COLLECTION, limit, [SlotRequest(holder, NOW)], datetime.now(UTC))
+                done = _acquire(store, limit, [SlotRequest(holder, NOW)], datetime.now(UTC))
                 if holder in done.granted:
                     break
                 time.sleep(0.01)
@@ -59,7 +67,7 @@ def test_the_gate_never_lets_more_than_the_limit_in_across_instances(stores: lis
             time.sleep(0.005)
             with lock:
                 in_flight -= 1
-            gates.release(COLLECTION, [holder], datetime.now(UTC))
+            limit_slots.release(gates, COLLECTION, [holder], datetime.now(UTC))
 
     with ThreadPoolExecutor(INSTANCES * 3) as pool:
         futures = [pool.submit(worker, stores[i % INSTANCES], f"i{i}") for i in range(INSTANCES * 3)]
@@ -72,14 +80,15 @@ def test_the_gate_never_lets_more_than_the_limit_in_across_instances(stores: lis
 
 
 def test_a_crashed_instances_slots_come_back_and_the_line_is_kept(stores: list[Store]) -> None:
-    first, second = stores[0].gates, stores[1].gates
-    assert first is not None and second is not None
-    assert first.acquire(COLLECTION, 1, [SlotRequest("crashed", NOW)], NOW).granted == ("crashed",)
-    waits = second.acquire(COLLECTION, 1, [SlotRequest("next", NOW + timedelta(seconds=1))], NOW)
+    first, second = stores[0], stores[1]
+    assert _acquire(first, 1, [SlotRequest("crashed", NOW)], NOW).granted == ("crashed",)
+    waits = _acquire(second, 1, [SlotRequest("next", NOW + timedelta(seconds=1))], NOW)
     assert waits.waiting == {"next": 1}
-    later = NOW + stores[0].timings.slot_lease + timedelta(seconds=1)  # the crashed instance never renewed nor released
-    assert second.acquire(COLLECTION, 1, [SlotRequest("next", NOW)], later).granted == ("next",)
-    assert second.renew(COLLECTION, ["next", "crashed"], later) == frozenset({"crashed"})
+    lease = stores[0].timings.slot_lease
+    later = NOW + lease + timedelta(seconds=1)  # the crashed instance never renewed nor released
+    assert _acquire(second, 1, [SlotRequest("next", NOW)], later).granted == ("next",)
+    assert second.gates is not None
+    assert limit_slots.renew(second.gates, COLLECTION, ["next", "crashed"], later, lease) == frozenset({"crashed"})
 
 
 def test_a_full_gate_row_round_trips(stores: list[Store]) -> None:
@@ -105,7 +114,7 @@ def test_the_pacer_hands_1000_distinct_slots_20_ms_apart_to_racing_instances(sto
     def reserve(index: int) -> list[datetime]:
         pacers = stores[index % INSTANCES].pacers
         assert pacers is not None
-        return pacers.reserve(COLLECTION, "api.example.com", sizes[index], 50, NOW)
+        return limit_slots.reserve(pacers, COLLECTION, "api.example.com", sizes[index], 50, NOW)
 
     with ThreadPoolExecutor(6) as pool:
         batches = list(pool.map(reserve, range(len(sizes))))
@@ -154,7 +163,7 @@ def test_two_instances_starting_occurrences_of_a_skip_job_at_once_run_exactly_on
 
     def begin(index: int) -> Turn:
         store = stores[index % INSTANCES]
-        decision, _ = store.overlap.begin(job.key, _ref(job.key, occurrences[index]), NOW, until)
+        decision, _ = overlap_marker.begin(store.jobs, job.key, _ref(job.key, occurrences[index]), NOW, until)
         return decision.turn
 
     with ThreadPoolExecutor(len(occurrences)) as pool:
@@ -163,7 +172,7 @@ def test_two_instances_starting_occurrences_of_a_skip_job_at_once_run_exactly_on
     winner = occurrences[turns.index(Turn.RUN)]
     stored = stores[0].jobs.get(job.key)
     assert stored is not None and [r.ref.occurrence for r in stored.overlap.running] == [winner]
-    ended, after = stores[1].overlap.end(job.key, _ref(job.key, winner).execution_id, NOW, until)
+    ended, after = overlap_marker.end(stores[1].jobs, job.key, _ref(job.key, winner).execution_id, NOW, until)
     assert ended.released is None and after is not None and not after.overlap
 
 
@@ -171,10 +180,11 @@ def test_the_end_of_a_buffer_one_occurrence_releases_the_waiting_one(stores: lis
     job = _job(stores[0], "BufferOne")
     first, second = _ref(job.key, NOW), _ref(job.key, NOW + timedelta(minutes=1))
     until = NOW + timedelta(minutes=3)
-    assert stores[0].overlap.begin(job.key, first, NOW, until)[0].turn == Turn.RUN
-    assert stores[1].overlap.begin(job.key, second, NOW, until)[0].turn == Turn.BUFFER
-    assert stores[2].overlap.extend(job.key, first.execution_id, NOW + timedelta(hours=1)) is not None
-    ended, after = stores[2].overlap.end(job.key, first.execution_id, NOW + timedelta(minutes=2), until)
+    jobs = [store.jobs for store in stores]
+    assert overlap_marker.begin(jobs[0], job.key, first, NOW, until)[0].turn == Turn.RUN
+    assert overlap_marker.begin(jobs[1], job.key, second, NOW, until)[0].turn == Turn.BUFFER
+    assert overlap_marker.extend(jobs[2], job.key, first.execution_id, NOW + timedelta(hours=1)) is not None
+    ended, after = overlap_marker.end(jobs[2], job.key, first.execution_id, NOW + timedelta(minutes=2), until)
     assert ended.released == second
     assert after is not None and [r.ref for r in after.overlap.running] == [second]
-    assert stores[0].overlap.begin(job.key, second, NOW + timedelta(minutes=2), until)[0].turn == Turn.RUN
+    assert overlap_marker.begin(jobs[0], job.key, second, NOW + timedelta(minutes=2), until)[0].turn == Turn.RUN

@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from shared import api, lifecycle
+from shared import api
+from shared.dispatch_trigger import handle_dispatch_message
 from shared.dispatcher import Dispatcher, TickReport
 from shared.runtime import Runtime
 
@@ -129,7 +130,7 @@ def settle(rt: Runtime) -> int:
     handled = 0
     while messages := list(queue.receive_messages(max_messages=32, visibility_timeout=60)):
         for message in messages:
-            lifecycle.handle_dispatch_message(rt, message.content)
+            handle_dispatch_message(rt, message.content)
             queue.delete_message(message)
             handled += 1
     return handled

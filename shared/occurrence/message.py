@@ -1,56 +1,23 @@
-"""Occurrences on their way to execution: the queue message, and each occurrence's deterministic execution id.
+"""The message of one attempt of an occurrence: `OccurrenceMessage`, what the queue carries for the executor (a
+batch holds several: batch.py), and `PollState`, the poll of an asynchronous target's work that a message may carry.
 
-An occurrence is one scheduled instant of one job. Its execution id is derived from the job and the
-instant, so every delivery of the same occurrence (a duplicate from the dispatcher, a redelivery from
-the queue) names the same execution, and the executor's claim turns duplicates into no-ops.
-
-A queue message carries an `OccurrenceBatch`: the dispatcher puts up to BATCH_MAX occurrences due at the
-same second into one message (a same-second herd costs one message per hundred, not one each); a batch
-of one (a retry, an error action, run-now, the API's own dispatch) is written in the single-occurrence
-format `{"v": 1, ...}`, and a batch of several as `{"v": 2, "items": [...]}` of the same objects.
-
-A batch may name its watchdog (optional `"w": [message id, pop receipt]`): a hidden copy that whoever queued
-the batch sent just before it (store/queue.py), which the batch's first delivery takes over as its own
-(shared/leases.py). It exists before any worker has received the batch, so a batch whose receive was lost
-on its way to a worker (the queue hides it for the receive's ten minutes) still runs seconds late, not ten
-minutes late. A batch and its watchdog may also name a backstop (optional `"b"`, the same shape): a second
-hidden copy, later than the watchdog, for when the watchdog's own receive is lost too.
+On the wire a message is the JSON object `fields()` answers (a single-occurrence message is `{"v": 1, ...}` of it);
+members added since the first version are optional, so an older message still reads. `from_json`/`from_fields`
+raise MalformedMessage for anything not a message of ours (it goes to the poison queue); an unreadable optional
+member (an overlap override, a wait cause) reads as absent rather than poisoning the message.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-from enum import Enum
+from datetime import datetime
 from typing import Any
 
-from .keys import JobKey
-from .model import JobHistoryActionName, OverlapPolicy, WaitCause, format_utc, to_utc
-from .telemetry.propagation import current_traceparent
-
-_NAMESPACE = uuid.UUID("6f1c9a52-3c1e-4d8e-9a57-5a1f0f3c2b11")
-# Occurrences per queue message: the most an entity-group transaction takes, and with room to spare
-# under the queue's 64 KiB message limit (an occurrence is about 250 bytes, 330 in Base64).
-BATCH_MAX = 100
-BATCH_BYTES = 40_000  # the JSON of one message at most: Base64 makes 53,334 of it, under 65,536
-
-
-class Trigger(str, Enum):
-    SCHEDULE = "schedule"  # an occurrence of the job's recurrence (or its one-shot startTime)
-    RUN_NOW = "run"  # POST .../run: counts as an execution, not toward `count`
-    BACKFILL = "backfill"  # POST .../backfill: a past nominal occurrence run again, with an identity of its own
-
-
-def execution_id(job: JobKey, occurrence: datetime, trigger: Trigger) -> str:
-    """The occurrence's identity: the same for every retry, redelivery and recovery of the occurrence, and
-    different for each trigger (a backfill or a run-now at the instant of a scheduled occurrence is another
-    execution). It goes out as x-ms-execution-tag and Idempotency-Key (Http), MessageId (Service Bus) and
-    ExecutionTag (Storage queue envelope)."""
-    name = f"{job.resource_id.lower()}|{format_utc(occurrence)}|{trigger.value}"
-    return str(uuid.uuid5(_NAMESPACE, name))
+from ..keys import JobKey
+from ..model import JobHistoryActionName, OverlapPolicy, WaitCause, format_utc, to_utc
+from ..telemetry.propagation import current_traceparent
+from .identity import Trigger, execution_id
 
 
 class MalformedMessage(ValueError):
@@ -159,7 +126,7 @@ class OccurrenceMessage:
         return replace(self, due=due, first_due=self.fire_instant, waited_for=cause, paced=paced)
 
     def to_json(self) -> str:
-        return _dumps({"v": 1, **self.fields()})
+        return compact_json({"v": 1, **self.fields()})
 
     def fields(self) -> dict[str, object]:
         """The message's JSON object without its version (a batch holds a list of them)."""
@@ -214,83 +181,6 @@ class OccurrenceMessage:
             raise MalformedMessage(f"not an occurrence message: {exc}") from exc
 
 
-@dataclass(frozen=True)
-class OccurrenceBatch:
-    """What one queue message carries: occurrences due at the same second (usually), run side by side."""
-
-    items: tuple[OccurrenceMessage, ...]
-    watchdog: tuple[str, str] | None = None  # (message id, pop receipt) of the copy sent before it
-    backstop: tuple[str, str] | None = None  # the same, of the later copy that stands in for a lost watchdog
-
-    def __post_init__(self) -> None:
-        if not self.items:
-            raise ValueError("a batch holds at least one occurrence")
-
-    @property
-    def due(self) -> datetime:
-        """When the batch's first occurrence is due: the message turns visible just before it."""
-        return min(item.due for item in self.items)
-
-    @property
-    def last_due(self) -> datetime:
-        return max(item.due for item in self.items)
-
-    def to_json(self) -> str:
-        data = (
-            {"v": 1, **self.items[0].fields()}
-            if len(self.items) == 1
-            else {"v": 2, "items": [item.fields() for item in self.items]}
-        )
-        if self.watchdog is not None:
-            data["w"] = list(self.watchdog)
-        if self.backstop is not None:
-            data["b"] = list(self.backstop)
-        return _dumps(data)
-
-    def without_watchdog(self) -> OccurrenceBatch:
-        """The watchdog's content: the batch, naming its backstop (so a delivery of the watchdog ends it too)."""
-        return replace(self, watchdog=None)
-
-    def bare(self) -> OccurrenceBatch:
-        """The occurrences alone, naming no copy (what a sender starts from, and the backstop's content)."""
-        return replace(self, watchdog=None, backstop=None)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> OccurrenceBatch:
-        try:
-            data = json.loads(text)
-            version = data.get("v") if isinstance(data, dict) else None
-            if version == 1:
-                items = [data]
-            elif version == 2 and isinstance(data.get("items"), list) and data["items"]:
-                items = data["items"]
-            else:
-                raise ValueError(f"unknown message version {version!r} or no items")
-        except (ValueError, TypeError) as exc:
-            raise MalformedMessage(f"not an occurrence message: {exc}") from exc
-        return cls(
-            tuple(OccurrenceMessage.from_fields(item) for item in items),
-            _watchdog(data.get("w")),
-            _watchdog(data.get("b")),
-        )
-
-
-def batches(messages: Iterable[OccurrenceMessage], span: timedelta = timedelta(0)) -> Iterator[OccurrenceBatch]:
-    """Messages in due order, at most BATCH_MAX (and BATCH_BYTES of JSON) per batch, each batch's occurrences due
-    within `span` of its first (0: at the same instant)."""
-    batch: list[OccurrenceMessage] = []
-    size = 0
-    for message in sorted(messages, key=lambda m: m.due):  # stable: a second's occurrences keep their order
-        length = len(message.to_json()) + 1
-        if batch and (len(batch) == BATCH_MAX or size + length > BATCH_BYTES or message.due - batch[0].due > span):
-            yield OccurrenceBatch(tuple(batch))
-            batch, size = [], 0
-        batch.append(message)
-        size += length
-    if batch:
-        yield OccurrenceBatch(tuple(batch))
-
-
 def _overlap(value: Any) -> OverlapPolicy | None:
     # An unreadable override runs the occurrence under its job's policy: never a reason to poison the batch.
     try:
@@ -306,12 +196,6 @@ def _wait_cause(value: Any) -> WaitCause | None:
         return None
 
 
-def _watchdog(value: Any) -> tuple[str, str] | None:
-    # An unreadable reference only costs the delivery a watchdog of its own: never a reason to poison.
-    if isinstance(value, list) and len(value) == 2 and all(isinstance(part, str) and part for part in value):
-        return value[0], value[1]
-    return None
-
-
-def _dumps(data: dict[str, object]) -> str:
+def compact_json(data: dict[str, object]) -> str:
+    """JSON without spaces: a queue message's size counts."""
     return json.dumps(data, separators=(",", ":"))

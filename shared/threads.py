@@ -1,0 +1,309 @@
+"""The process's threads: one pool, shared out in named lanes, and the loops that run until the pool is closed.
+
+Contract:
+- `Threads` owns the process's one `ThreadPoolExecutor` (the only one of shared/, tests/test_threads.py keeps it
+  so). Every blocking call the scheduler hands off its caller's thread runs on it, through a *lane*.
+- A lane (`Lane`, a `concurrent.futures.Executor`) is a bounded share of the pool: at most `size` of its calls run
+  at once; the others wait in the lane's own FIFO and start in the order they were submitted. `submit` never
+  blocks, as a pool of its own would not, so `loop.run_in_executor(lane, ...)` and `lane.map(...)` work as on a pool.
+- Every lane and its size is in one table, LANES, below; the pool's `max_workers` is the sum of the sizes. So a
+  call its lane admits finds a thread at once: a lane never waits for a thread another lane holds, and a call of
+  one lane may wait on calls of another without starving or deadlocking, as long as the lanes wait on each other
+  without a cycle. Who waits on whom is WAITS_ON, below (tests/test_threads.py keeps it without a cycle): a
+  dispatch task on its job reads and advances (dispatch-fanout), on its cascade page's jobs (cascade) and, closing
+  its watchdog, on the renewal in progress (dispatch-renewer); an attempt's storage call, closing its batch's
+  guard, on the renewal in progress (attempt-renewer); a guard's renewal on its claims' groups (lease-renewal); a
+  record window on its writes (record). No other lane waits on a lane, and none waits on itself: a use that makes
+  a lane wait on another belongs in WAITS_ON. The host's own threads (API requests) wait on lifecycle, cascade (a
+  PUT finishing a queued delete) and routing; the renewers' and the recorder's loops on their lanes.
+- `Threads.share(name)`: where one caller fans out on a lane (a dispatch task, a cascade page), a lane of its own
+  over the named one that runs at most the table's `per_call` of that caller's calls at once: the bound each
+  caller had when it built a pool per call, within a lane sized for the callers that run at once.
+- `Threads.loop(name, step, period)`: a thread of its own that runs `step` every `period` until `close` (the
+  lease renewers'); a step that raises is logged and runs again at the next period.
+- `Threads.close()`: no lane accepts work any more (`submit` raises RuntimeError, as a shut pool's does), the calls
+  waiting in the lanes are cancelled, every loop ends (its stop event is set), and the pool shuts down; it waits up
+  to `timeout` for the calls still running, never for ever. Idempotent.
+
+The sizes are those the scheduler had when each use built a pool of its own (issue 35): the bench figures rest on
+them, so a size changes only with a measurement.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
+
+log = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
+
+ATTEMPT = "attempt"
+RECORD = "record"
+RECORD_WINDOW = "record-window"
+LEASE_RENEWAL = "lease-renewal"
+ATTEMPT_RENEWER = "attempt-renewer"
+DISPATCH_RENEWER = "dispatch-renewer"
+LIMITS_DEFERRAL = "limits-deferral"
+DISPATCH_TASK = "dispatch-task"
+DISPATCH_FANOUT = "dispatch-fanout"
+CASCADE = "cascade"
+LIFECYCLE = "lifecycle"
+BLOCKING_ACTION = "blocking-action"
+OUTBOUND_LOOKUP = "outbound-lookup"
+ROUTING = "routing"
+
+
+@dataclass(frozen=True)
+class LaneSize:
+    size: int  # calls of the lane running at once, in the process
+    per_call: int | None = None  # calls of one caller running at once (`Threads.share`), for a lane callers fan out on
+
+
+_DISPATCH_TASKS = 4
+
+LANES: dict[str, LaneSize] = {
+    # The executor's storage round trips, of every batch of the process (shared/executor/batch.py; the actions do
+    # not run here: they are coroutines). Enough that a herd's claims go side by side; few enough that the process
+    # does not thrash.
+    ATTEMPT: LaneSize(64),
+    # The recorder's writes side by side: the history rows of a herd's window (one per job, each in its own
+    # partition), then its jobs' requests (shared/executor/recorder.py).
+    RECORD: LaneSize(16),
+    RECORD_WINDOW: LaneSize(4),  # windows written side by side: a slow one must not hold the next window back
+    # Claims renewed side by side, a transaction per 100 of one collection (store/claims.py `renew_group`): a
+    # process holding a herd of slow actions (a thousand claims, possibly of a thousand collections) renews them
+    # all well within `renew_every`, where one request at a time (5-10 ms each in a region) would let leases lapse.
+    LEASE_RENEWAL: LaneSize(16),
+    # Items renewed side by side, per renewer (shared/leases.py): the batches' guards (each then its claims' groups
+    # side by side, on lease-renewal), and the dispatch and cascade tasks' watchdogs. One at a time, a busy process
+    # holding many batches (a herd's dozens, each with a hundred claims) renewed the last ones seconds late, after
+    # their watchdogs had turned visible and run their batches a second time.
+    ATTEMPT_RENEWER: LaneSize(8),
+    DISPATCH_RENEWER: LaneSize(8),
+    # The limits' deferrals (shared/executor/limits.py `requeue`): few, so a herd's deferrals leave the event loop
+    # its GIL.
+    LIMITS_DEFERRAL: LaneSize(2),
+    # Dispatch-queue messages handled at once per process (shared/dispatch_trigger.py), on this lane rather than
+    # the worker's thread pool, which every API request needs.
+    DISPATCH_TASK: LaneSize(_DISPATCH_TASKS),
+    # A dispatch task's (or a tick's) job reads and advances side by side (shared/due_jobs.py): 16 per task, for
+    # each task the dispatch-task lane runs at once.
+    DISPATCH_FANOUT: LaneSize(16 * _DISPATCH_TASKS, per_call=16),
+    # A cascade page's jobs moved or purged side by side (shared/lifecycle/cascade.py): 8 per page, for each task
+    # the dispatch-task lane runs at once.
+    CASCADE: LaneSize(8 * _DISPATCH_TASKS, per_call=8),
+    # Two storage round trips of one API request side by side (shared/lifecycle/parallel.py): one small lane
+    # serves every request, so no thread is started per call.
+    LIFECYCLE: LaneSize(16),
+    # Targets that block (Service Bus, shared/actions): each holds one attempt while it waits for its broker.
+    BLOCKING_ACTION: LaneSize(64),
+    # Name lookups of outbound requests (shared/actions/outbound.py), so an attempt can stop waiting for a slow
+    # resolver at its deadline.
+    OUTBOUND_LOOKUP: LaneSize(8),
+    # A page of collections read from every storage account side by side, one call per account (shared/store/
+    # routing.py): one round trip of latency. Room for a few listings at once over a few accounts.
+    ROUTING: LaneSize(16),
+}
+
+# A call on the key waits for calls on each lane named (the module's docstring says where): no cycle, ever.
+WAITS_ON: dict[str, tuple[str, ...]] = {
+    DISPATCH_TASK: (DISPATCH_FANOUT, CASCADE, DISPATCH_RENEWER),
+    ATTEMPT: (ATTEMPT_RENEWER,),
+    ATTEMPT_RENEWER: (LEASE_RENEWAL,),
+    RECORD_WINDOW: (RECORD,),
+}
+
+_instances = itertools.count(1)
+
+
+class _Call:
+    """One submitted call and its future."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.future: Future[Any] = Future()
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+
+    def run(self) -> None:
+        if not self.future.set_running_or_notify_cancel():
+            return
+        try:
+            result = self.fn(*self.args, **self.kwargs)
+        except BaseException as error:  # the caller's to see, as a pool's future holds it
+            self.future.set_exception(error)
+        else:
+            self.future.set_result(result)
+
+
+class Lane(Executor):
+    """At most `size` calls at once on `runs_on` (the pool, or the lane a share is of); the rest wait here, in
+    order. A lane's admitted calls run one after another on the threads it holds: a thread taken for a call keeps
+    taking the lane's next waiting call, and is given back when none waits."""
+
+    def __init__(self, name: str, size: int, runs_on: Executor) -> None:
+        if size < 1:
+            raise ValueError(f"lane {name}: size must be at least 1")
+        self.name = name
+        self.size = size
+        self._runs_on = runs_on
+        self._waiting: deque[_Call] = deque()
+        self._running = 0
+        self._closed = False
+        self._dropping = False  # closed with its waiting calls cancelled
+        self._idle = threading.Condition()
+
+    @property
+    def closed(self) -> bool:  # no call is accepted: this lane, or the lane a share is of, was shut down
+        return self._closed or (isinstance(self._runs_on, Lane) and self._runs_on.closed)
+
+    @property
+    def dropping(self) -> bool:  # waiting calls are cancelled, not run
+        return self._dropping or (isinstance(self._runs_on, Lane) and self._runs_on.dropping)
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        call = _Call(fn, args, kwargs)
+        with self._idle:
+            if self.closed:
+                raise RuntimeError(f"lane {self.name} is closed")
+            if self._running >= self.size:
+                self._waiting.append(call)
+                return call.future
+            self._running += 1
+        try:
+            taken = self._runs_on.submit(self._drain, call)
+        except BaseException:
+            self._give_back()
+            raise
+        # A share's call cancelled while it waited in its lane (closed): this one never runs either.
+        taken.add_done_callback(lambda future: self._give_back(lost=call) if future.cancelled() else None)
+        return call.future
+
+    def share(self, size: int) -> Lane:
+        """A lane of at most `size` calls at once that runs them as calls of this one (one caller's bound)."""
+        return Lane(self.name, size, self)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """No call is accepted any more; `cancel_futures`: the waiting ones are cancelled, else they still run;
+        `wait`: returns once every call admitted or waiting has ended."""
+        with self._idle:
+            self._closed = True
+            self._dropping = self._dropping or cancel_futures
+            dropped = self._take_waiting() if cancel_futures else []
+        for waiting in dropped:
+            waiting.future.cancel()
+        if wait:
+            with self._idle:
+                self._idle.wait_for(lambda: self._running == 0 and not self._waiting)
+
+    def _drain(self, call: _Call | None) -> None:
+        while call is not None:
+            call.run()
+            call = self._next()
+
+    def _next(self) -> _Call | None:
+        """The next waiting call to run on this thread, or None: the thread is given back (in one step with the
+        look at the FIFO, so a call queued meanwhile is never left without a thread)."""
+        with self._idle:
+            dropped = self._take_waiting() if self.dropping else []
+            if self._waiting:
+                return self._waiting.popleft()
+            self._running -= 1
+            self._idle.notify_all()
+        for waiting in dropped:
+            waiting.future.cancel()
+        return None
+
+    def _give_back(self, lost: _Call | None = None) -> None:
+        """A thread given back. `lost`: a call whose thread will not come (the lane a share is of dropped it);
+        nor will the share's other waiting calls run."""
+        with self._idle:
+            dropped = [lost, *self._take_waiting()] if lost is not None else []
+            self._running -= 1
+            self._idle.notify_all()
+        for waiting in dropped:
+            waiting.future.cancel()
+
+    def _take_waiting(self) -> list[_Call]:
+        waiting = list(self._waiting)
+        self._waiting.clear()
+        self._idle.notify_all()
+        return waiting
+
+
+class Threads:
+    """The process's pool and its lanes (LANES); `close` ends them and every loop."""
+
+    def __init__(self) -> None:
+        self.name = f"threads{next(_instances)}"
+        self._started: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(
+            sum(spec.size for spec in LANES.values()), thread_name_prefix=self.name, initializer=self._count
+        )
+        self._lanes = {name: Lane(name, spec.size, self._pool) for name, spec in LANES.items()}
+        self._stopping = threading.Event()
+        self._closed = False
+
+    def lane(self, name: str) -> Lane:
+        """The lane of that name (LANES)."""
+        return self._lanes[name]
+
+    def share(self, name: str) -> Lane:
+        """A share of the named lane for one caller: at most the table's `per_call` of its calls at once."""
+        per_call = LANES[name].per_call
+        if per_call is None:
+            raise ValueError(f"lane {name} has no per-call share")
+        return self._lanes[name].share(per_call)
+
+    def loop(self, name: str, step: Callable[[], None], period: float) -> None:
+        """Run `step` every `period` seconds on a thread of its own until `close`."""
+
+        def run() -> None:
+            while not self._stopping.wait(period):
+                try:
+                    step()
+                except Exception:
+                    if self._stopping.is_set():
+                        return  # closed under it: its lanes refuse work now
+                    log.exception("%s failed; it runs again in %.1f s", name, period)
+
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"{self.name} is closed")
+            thread = threading.Thread(target=run, name=f"{self.name}-{name}", daemon=True)
+            self._started.append(thread)
+        thread.start()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop accepting work, cancel what waits in the lanes, end the loops, shut the pool down; waits up to
+        `timeout` seconds for the calls still running and the loops to end."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._stopping.set()
+        for lane in self._lanes.values():
+            lane.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown(wait=False)
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            started = list(self._started)
+        for thread in started:
+            if thread is not threading.current_thread():
+                thread.join(max(deadline - time.monotonic(), 0.0))
+
+    def alive(self) -> list[threading.Thread]:
+        """The pool's threads and loops still running (none, some moments after `close`)."""
+        with self._lock:
+            return [thread for thread in self._started if thread.is_alive()]
+
+    def _count(self) -> None:
+        with self._lock:
+            self._started.append(threading.current_thread())
