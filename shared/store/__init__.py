@@ -26,7 +26,8 @@ from .jobs import JobStore
 from .limits import ConcurrencyGates, HostPacers
 from .queue import OccurrenceQueue
 from .role_assignments import RoleAssignmentRecord, RoleAssignmentStore
-from .routing import RoutedClaims, RoutedCollections, RoutedDue, RoutedHistory, RoutedJobs
+from .routed import RoutedClaims, RoutedDue, RoutedHistory, RoutedJobs
+from .routing import RoutedCollections
 from .sealing import Keyring
 from .storage import AzureStorage, Storage
 from .tables import ConcurrencyError, Table, read_modify_write

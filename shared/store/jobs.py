@@ -10,22 +10,20 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import replace
 from typing import Any
 
 from ..keys import CollectionKey, JobKey
-from ..model import JobProperties, JobState, format_utc
+from ..model import JobProperties, JobState
 from ..records import JobRecord, with_etag
 from .definitions import Definitions
 from .expectations import ExpectationIndex
+from .job_rows import SUMMARY_COLUMNS, JobSummary, bound_to, record_of, row_of, summary_of
 from .keys import job_partition, job_row
-from .overlap import decode as decode_overlap
-from .overlap import encode as encode_overlap
 from .pages import page_after, skip_rows
 from .readable import read_each, read_one
 from .sealing import Keyring, SealError, extract, open_sealed, restore, rewrap, seal
-from .tables import ConcurrencyError, Entity, Table, as_datetime, as_int, chunks, int64
+from .tables import ConcurrencyError, Entity, Table, chunks
 
 log = logging.getLogger(__name__)
 # Jobs of one collection read by one query (get_many): a filter may hold 15 comparisons (Azure Table
@@ -199,8 +197,8 @@ class JobStore:
         return self.keyring
 
     def _entity(self, record: JobRecord) -> Entity:
-        entity = _entity(record)
-        bound = _bound_to(entity)
+        entity = row_of(record)
+        bound = bound_to(entity)
         known = self.definitions.stored(record.properties, bound) if record.unopened_secrets is None else None
         if known is not None:
             entity["Document"], entity["Sealed"] = known
@@ -217,15 +215,15 @@ class JobStore:
         return entity
 
     def _record(self, entity: Entity) -> JobRecord:
-        stored = (_bound_to(entity), str(entity["Document"]), entity.get("Sealed") or None)
+        stored = (bound_to(entity), str(entity["Document"]), entity.get("Sealed") or None)
         properties = self.definitions.parsed(stored)
         if properties is not None:
-            return _record(entity, properties)
+            return record_of(entity, properties)
         document = json.loads(entity["Document"])
         unopened = None
         if entity.get("Sealed"):
             try:
-                restore(document, open_sealed(self._require_keyring(), entity["Sealed"], _bound_to(entity)))
+                restore(document, open_sealed(self._require_keyring(), entity["Sealed"], bound_to(entity)))
             except SealError as exc:
                 # The job stays usable without its secrets (lists, GET, the executor's failure history).
                 log.error(
@@ -237,102 +235,9 @@ class JobStore:
         properties = JobProperties.model_validate(document)
         if unopened is None:
             self.definitions.remember(stored, properties)
-        return replace(_record(entity, properties), unopened_secrets=unopened)
+        return replace(record_of(entity, properties), unopened_secrets=unopened)
 
     def summaries(self) -> Iterator[JobSummary]:
         """Every job of every collection, as a projection read paged by the SDK (one pass over the table)."""
-        for e in self.table.query("PartitionKey ge @lo", {"lo": ""}, select=_SUMMARY_COLUMNS):
-            yield from read_each("job", [e], _summary)  # an unreadable row is logged and skipped, the scan goes on
-
-
-@dataclass(frozen=True)
-class JobSummary:
-    """The few columns housekeeping reads of every job."""
-
-    key: JobKey
-    state: JobState
-    created_time: datetime | None
-    last_execution_time: datetime | None
-    execution_count: int
-    etag: str
-
-
-def _summary(e: Entity) -> JobSummary:
-    return JobSummary(
-        key=JobKey(e["Subscription"], e["ResourceGroup"], e["Collection"], e["Name"]),
-        state=JobState(e["State"]),
-        created_time=as_datetime(e.get("CreatedTime")),
-        last_execution_time=as_datetime(e.get("LastExecutionTime")),
-        execution_count=int(e.get("ExecutionCount") or 0),
-        etag=str(e["etag"]),
-    )
-
-
-_SUMMARY_COLUMNS = [
-    "Subscription",
-    "ResourceGroup",
-    "Collection",
-    "Name",
-    "State",
-    "CreatedTime",
-    "LastExecutionTime",
-    "ExecutionCount",
-]
-
-
-def _entity(record: JobRecord) -> Entity:
-    key = record.key
-    return {
-        "PartitionKey": job_partition(key.collection_key),
-        "RowKey": job_row(key),
-        "Subscription": key.subscription,
-        "ResourceGroup": key.resource_group,
-        "Collection": key.collection,
-        "Name": key.job,
-        "Document": None,  # set by JobStore._entity, with the secrets sealed apart
-        "State": record.state.value,
-        "CreatedTime": record.created_time,
-        # As text: an anchor may be an endTime long past, and a table's DateTime starts at 1601.
-        "Anchor": format_utc(record.anchor) if record.anchor is not None else None,
-        "CountOrigin": record.count_origin,
-        "NextExecutionTime": record.next_execution_time,
-        "DispatchedOccurrence": record.dispatched_occurrence,
-        "LastExecutionTime": record.last_execution_time,
-        "LastSuccessTime": record.last_success_time,
-        "ExecutionCount": record.execution_count,
-        "FailureCount": record.failure_count,
-        "FaultedCount": record.faulted_count,
-        "Generation": int64(record.generation),
-        "RecentClaims": " ".join(record.recent_claims) or None,
-        "PausedSince": record.paused_since,
-        "PausedBy": record.paused_by,
-        "Overlap": encode_overlap(record.overlap),  # overlap.py: what runs and waits (None: nothing)
-    }
-
-
-def _bound_to(entity: Entity) -> str:
-    return f"{entity['PartitionKey']}\n{entity['RowKey']}"
-
-
-def _record(entity: Entity, properties: JobProperties) -> JobRecord:
-    return JobRecord(
-        key=JobKey(entity["Subscription"], entity["ResourceGroup"], entity["Collection"], entity["Name"]),
-        properties=properties,
-        state=JobState(entity["State"]),
-        created_time=as_datetime(entity.get("CreatedTime")),
-        anchor=datetime.fromisoformat(entity["Anchor"]) if entity.get("Anchor") else None,
-        count_origin=as_datetime(entity.get("CountOrigin")),
-        next_execution_time=as_datetime(entity.get("NextExecutionTime")),
-        dispatched_occurrence=as_datetime(entity.get("DispatchedOccurrence")),
-        last_execution_time=as_datetime(entity.get("LastExecutionTime")),
-        last_success_time=as_datetime(entity.get("LastSuccessTime")),
-        execution_count=int(entity.get("ExecutionCount", 0)),
-        failure_count=int(entity.get("FailureCount", 0)),
-        faulted_count=int(entity.get("FaultedCount", 0)),
-        generation=as_int(entity.get("Generation")),
-        recent_claims=tuple((entity.get("RecentClaims") or "").split()),
-        paused_since=as_datetime(entity.get("PausedSince")),
-        paused_by=entity.get("PausedBy"),
-        overlap=decode_overlap(entity.get("Overlap")),
-        etag=entity.get("etag"),
-    )
+        for e in self.table.query("PartitionKey ge @lo", {"lo": ""}, select=SUMMARY_COLUMNS):
+            yield from read_each("job", [e], summary_of)  # an unreadable row is logged and skipped, the scan goes on

@@ -21,15 +21,8 @@ from shared.runtime import Runtime
 from shared.settings import ConfigurationError, Settings, StorageSettings
 from shared.store import ClaimStore, CollectionStore, DueIndex, HistoryStore, JobStore
 from shared.store.keys import collection_partition, collection_row, job_partition, job_row, job_rows, job_rows_end
-from shared.store.routing import (
-    RoutedClaims,
-    RoutedCollections,
-    RoutedDue,
-    RoutedHistory,
-    RoutedJobs,
-    account_of,
-    jump_hash,
-)
+from shared.store.routed import RoutedClaims, RoutedDue, RoutedHistory, RoutedJobs
+from shared.store.routing import RoutedCollections, account_of, jump_hash
 from tests.support.accounts import SUB, call, make_collections
 from tests.support.clock import ManualClock
 from tests.support.scheduler_client import drain, drain_dispatch, settle

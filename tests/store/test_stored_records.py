@@ -33,7 +33,8 @@ from shared.records import (
 from shared.store import CollectionStore, ConcurrencyError, HistoryStore
 from shared.store.history import history_id
 from shared.store.memory import MemoryStorage
-from shared.store.routing import RoutedHistory, account_of
+from shared.store.routed import RoutedHistory
+from shared.store.routing import account_of
 from tests.store.contract.backends import Backend, in_memory, on_azurite
 from tests.support.clock import ManualClock
 
