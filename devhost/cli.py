@@ -17,6 +17,10 @@ Contract:
    ports held by someone else's Azurite, say so with a way out that gives this host a separate, working setup
    (`PORT=7072 DEVHOST_AZURITE_PORTS=10003,10004,10005 make run`), before Azurite is touched; keys the host
    cannot check (devhost/keys.py) say what to change; an unexpected failure is logged with its traceback.
+7. `--clock-offset SECONDS` or `--start-at INSTANT` (ISO 8601, UTC unless it names a zone) runs the host's
+   timers and the app's clock at real time + one offset (SCHEDULER_CLOCK_OFFSET_SECONDS, which this sets; the flag
+   wins over the environment): a test starts a host seconds before its minute tick. Azurite only; a refusal
+   (another storage, a malformed value) exits 1 with one line.
 Port: --port, else env PORT, else local.settings.json Host.LocalHttpPort, else 7071. Azurite's ports: 10000-10002,
 or DEVHOST_AZURITE_PORTS=blob,queue,table; `--help` names both.
 """
@@ -30,6 +34,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
@@ -47,6 +52,8 @@ from devhost.devstorage import (
 from devhost.host import LocalHost
 from devhost.keys import KeyConfigurationError
 from devhost.settings import DEFAULT_CONNECTION, DEVELOPMENT_STORAGE, apply_settings, read_local_settings
+from shared.settings import ConfigurationError
+from shared.settings.clock_offset import CLOCK_OFFSET_SETTING
 
 log = logging.getLogger("devhost")
 
@@ -57,6 +64,8 @@ _ENVIRONMENT = f"""environment:
                          `make run` needs its own: this host refuses ports held by an Azurite it did not
                          start, e.g. PORT=7072 {PORTS_SETTING}=10003,10004,10005 make run
   AzureWebJobsStorage    a connection string: use that storage and start no Azurite (share one on purpose)
+  {CLOCK_OFFSET_SETTING}  seconds the timers' and the app's clock run ahead of real time (Azurite only),
+                         as --clock-offset
 """
 
 
@@ -102,9 +111,39 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--app-dir", type=Path, default=Path.cwd(), help="folder holding function_app.py")
     parser.add_argument("--port", type=int, default=None, help="HTTP port (default: $PORT, LocalHttpPort or 7071)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (in-process host only)")
+    clock = parser.add_mutually_exclusive_group()
+    clock.add_argument(
+        "--clock-offset",
+        type=float,
+        metavar="SECONDS",
+        help="run the timers and the app's clock this many seconds ahead of real time (negative: behind)",
+    )
+    clock.add_argument(
+        "--start-at",
+        type=_instant,
+        metavar="INSTANT",
+        help="start the timers and the app's clock at this instant (ISO 8601, UTC unless it names a zone)",
+    )
     # Accepted and ignored: scripts written when devhost could hand over to Core Tools' `func` still pass it.
     parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
+
+
+def _instant(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 instant: {text!r}") from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+def _apply_clock_flags(args: argparse.Namespace) -> None:
+    """Step 7: the offset the flags ask for, as the setting the host's timers and the app both read. Taken just
+    before the host starts, so `--start-at` is what the clock reads as the host starts."""
+    if args.start_at is not None:
+        os.environ[CLOCK_OFFSET_SETTING] = f"{(args.start_at - datetime.now(UTC)).total_seconds():.3f}"
+    elif args.clock_offset is not None:
+        os.environ[CLOCK_OFFSET_SETTING] = f"{args.clock_offset:.3f}"
 
 
 def _run_in_process(app_dir: Path, host: str, port: int, stop: threading.Event, azurite: Azurite | None) -> int:
@@ -149,11 +188,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not bindable(port, args.host):
             raise PortInUse(args.host, port, plan)
         azurite = ensure_development_storage(app_dir, plan, port)
+        _apply_clock_flags(args)
         code = 0 if stop.is_set() else _run_in_process(app_dir, args.host, port, stop, azurite)
     except (PortInUse, StorageRefused) as error:
         sys.stderr.write(f"{error}\n")
         code = 1
-    except KeyConfigurationError as error:  # one line: what to change, no traceback
+    except (KeyConfigurationError, ConfigurationError) as error:  # one line: what to change, no traceback
         log.error("devhost refuses to start: %s", error)
         code = 1
     except Exception as error:

@@ -14,6 +14,9 @@ Contract:
   from `start()`, before anything runs.
 - `stop()` is idempotent and returns within about `stop_timeout` seconds even if functions still run;
   those are abandoned (their queue messages reappear after the receive visibility timeout).
+- SCHEDULER_CLOCK_OFFSET_SECONDS (shared/settings/clock_offset.py; `python -m devhost --clock-offset` sets it) moves
+  the timers' clock by that many seconds from real time, as it moves the app's runtime clock: one offset for both.
+  `clock_offset` holds it; start() refuses a malformed one, or one on storage other than Azurite (ConfigurationError).
 - A function whose app setting `AzureWebJobs.<name>.Disabled` is true is indexed but not triggered (its
   timer does not fire, its queue is not polled, its route answers 404), as on the Functions host.
 - Usable as a context manager (start on enter, stop on exit).
@@ -22,7 +25,9 @@ Contract:
 from __future__ import annotations
 
 import logging
+import os
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Protocol
@@ -37,6 +42,8 @@ from devhost.routing import Router
 from devhost.schedule_monitor import ScheduleMonitor, host_id
 from devhost.settings import SettingsError, apply_settings, function_disabled, read_local_settings, storage_connection
 from devhost.timers import TimerScheduler
+from shared.clock import clock_with_offset
+from shared.settings.clock_offset import clock_offset
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +82,7 @@ class LocalHost:
         self._http: HttpFrontend | None = None
         self._running: list[_Stoppable] = []
         self.keys: FunctionKeys | None = None
+        self.clock_offset = timedelta(0)
 
     def _require_started(self) -> None:
         if self._functions is None:
@@ -109,6 +117,7 @@ class LocalHost:
             raise RuntimeError("LocalHost is already started")
         if self.load_settings:
             apply_settings(read_local_settings(self.app_dir).values)
+        self.clock_offset = offset = clock_offset(os.environ)
         self._config = config = HostConfig.load(self.app_dir)
         index = index_app(self.app_dir)
         invoker = Invoker()
@@ -129,7 +138,8 @@ class LocalHost:
                 listener.start()
                 self._running.append(listener)
             if by_type[TIMER_TRIGGER]:
-                scheduler = TimerScheduler(by_type[TIMER_TRIGGER], invoker, monitor=self._schedule_monitor())
+                clock = clock_with_offset(offset).now
+                scheduler = TimerScheduler(by_type[TIMER_TRIGGER], invoker, clock, self._schedule_monitor())
                 scheduler.start()
                 self._running.append(scheduler)
             self._http = HttpFrontend(router, invoker, self.host, self.requested_port, keys)
@@ -141,6 +151,12 @@ class LocalHost:
         self._functions, self._module, self.keys = index.functions, index.module, keys
         self._log_functions()
         self._log_generated_keys()
+        if offset:
+            log.warning(
+                "Clock offset %+.3f s (SCHEDULER_CLOCK_OFFSET_SECONDS): the timers and the app read %s as now",
+                offset.total_seconds(),
+                (datetime.now(UTC) + offset).isoformat(timespec="seconds"),
+            )
         return self
 
     def _log_generated_keys(self) -> None:

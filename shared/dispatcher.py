@@ -20,14 +20,11 @@ while no host ran (a restart across a minute's start) is made up when a host sta
 schedule monitor (function_app.py, `use_monitor`) runs it at once, past due.
 
 What the job becomes at each step (the occurrence to queue, a missed run, the advance) is shared/jobstate's
-to say (`dispatch_step`, `advanced`); the dispatcher is its I/O shell.
+to say (`dispatch_step`, `advanced`); the dispatcher is its I/O shell. Which tasks a tick sends: tick_window.py.
 
 After each tick the dispatcher writes its heartbeat (shared/health.py), telemetry on or off, and hands what
 it saw to telemetry with the report; each due entry it advances past is counted (expected, dispatched or
 skipped) for the occurrence metrics.
-
-The timings (`batch_span`, `spread_margin`, `dispatch_overlap`, the watchdogs') are the settings', as the store
-carries them (shared/timings.py).
 
 `tick` does a whole tick in this process (tests, tools). A writer (the lifecycle) calls `dispatch` directly
 for an occurrence before the horizon, so a job created seconds ahead runs on time although nothing
@@ -41,62 +38,26 @@ import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from enum import Enum
 
 from . import health, jobstate
 from .clock import Clock
+from .dispatch_report import DispatchOutcome, TickReport
 from .due_jobs import advance_jobs, read_jobs
 from .jobstate import DispatchStep
 from .leases import TaskWatchdogs
 from .occurrence import OccurrenceMessage, Trigger, batches
 from .records import HistoryRecord, JobRecord, LedgerEntry
-from .store import DueEntry, Store, bucket_of, bucket_start
+from .store import DueEntry, Store
 from .store.dispatch_queue import MalformedTask, ShardTask
 from .store.tables import chunks
 from .telemetry import occurrence_planned, traced_dispatch, traced_tick
 from .threads import DISPATCH_FANOUT, Threads
+from .tick_window import TICK, dispatch_horizon, spread_delay, tick_window
 
 log = logging.getLogger(__name__)
+__all__ = ["TICK", "DispatchOutcome", "Dispatcher", "TickReport", "dispatch_horizon", "spread_delay"]
 
-TICK = timedelta(minutes=1)  # the timer's period and a due-index bucket's width: the schedule's, not a timing
-# Buckets read by one tick at most, so recovery from a long outage spreads over several ticks.
-MAX_BUCKETS_PER_TICK = 720
 PAGE = 500  # entries dispatched step by step together: bounds memory and the work a crash repeats
-
-
-class DispatchOutcome(str, Enum):
-    """What became of one due entry in a dispatch."""
-
-    QUEUED = "queued"  # its occurrence is queued and the job advanced past it
-    SKIPPED = "skipped"  # the job is not Enabled: advanced past it, nothing queued
-    STALE = "stale"  # the entry no longer matches its job (moved on, redefined, deleted): dropped
-    # Another write to the job won the ETag race to advance it (a PUT, PATCH, state change or delete
-    # re-planned it, or writes kept winning ADVANCE_ATTEMPTS times): the entry stays for a later tick.
-    RACED = "raced"
-    FAILED = "failed"  # a storage fault: the entry stays, a later tick dispatches it again
-
-
-@dataclass
-class TickReport:
-    buckets: int = 0
-    tasks: int = 0
-    enqueued: int = 0  # DispatchOutcome.QUEUED
-    skipped: int = 0
-    stale: int = 0
-    raced: int = 0
-    failed: int = 0
-    observation: health.TickObservation | None = None  # what the tick's heartbeat saw (None: not written)
-
-    def count(self, outcome: DispatchOutcome, n: int = 1) -> None:
-        field_name = "enqueued" if outcome == DispatchOutcome.QUEUED else outcome.value
-        setattr(self, field_name, getattr(self, field_name) + n)
-
-    def add(self, other: TickReport) -> None:
-        for outcome in DispatchOutcome:
-            self.count(outcome, other.of(outcome))
-
-    def of(self, outcome: DispatchOutcome) -> int:
-        return int(getattr(self, "enqueued" if outcome == DispatchOutcome.QUEUED else outcome.value))
 
 
 @dataclass
@@ -119,29 +80,6 @@ class _Plan:
         if self.advanced is None:
             return DispatchOutcome.RACED
         return DispatchOutcome.QUEUED if self.messages else DispatchOutcome.SKIPPED
-
-
-@dataclass(frozen=True)
-class _Window:
-    tasks: list[ShardTask]
-    fresh: set[ShardTask]  # the tasks holding work no tick dispatched yet: sent guarded
-    last: datetime  # the last bucket's start
-    shards: int
-    buckets: int
-
-
-def dispatch_horizon(now: datetime) -> datetime:
-    """Occurrences before this instant are queued already, or must be queued by whoever plans them now:
-    the tick running now covers them, and the next tick starts after it."""
-    return bucket_start(bucket_of(now)) + 2 * TICK
-
-
-def spread_delay(bucket: str, shard: int, shards: int, now: datetime, spread: timedelta, margin: timedelta) -> float:
-    """Seconds until a dispatch task of `bucket` turns visible: shard by shard over `spread` when the bucket is
-    the minute ahead (or later), as far as leaves `margin` (`spread_margin`: time for a task that failed to be
-    delivered again, and for a dead host's task to come back by its watchdog) before it begins; at once otherwise."""
-    room = min(spread, bucket_start(bucket) - now - margin)
-    return max(room.total_seconds(), 0.0) * shard / shards
 
 
 class Dispatcher:
@@ -174,35 +112,10 @@ class Dispatcher:
         self.spread = spread
         self.timings = store.timings
         self.span = self.timings.batch_span if span is None else span  # seconds of a shard one queue message holds
-        self.threads = threads or Threads()
-        self.watchdogs = TaskWatchdogs(store, self.threads)
+        self.threads = threads or Threads(clock)
+        self.watchdogs = TaskWatchdogs(store, clock, self.threads)
 
     # -- the timer: decide the tasks ------------------------------------------------------------------
-
-    def _window(self, now: datetime) -> _Window:
-        """The tasks of a tick: partitions older than the window still holding entries, then every shard of
-        every bucket from the watermark's overlap to the horizon."""
-        last = dispatch_horizon(now) - TICK  # the last bucket before the horizon
-        watermark, shards = self.store.due.progress()
-        watermark = watermark or last - TICK
-        # Buckets re-read behind the watermark: an API write racing a tick may land in a bucket just processed.
-        first = max(watermark - self.timings.dispatch_overlap, last - MAX_BUCKETS_PER_TICK * TICK)
-        buckets = []
-        current = first
-        while current <= last:
-            buckets.append(bucket_of(current))
-            current += TICK
-        accounts = range(self.store.due.accounts)  # each storage account's due index is read apart
-        tasks = [
-            ShardTask(b, s, account=a)
-            for a in accounts
-            for b, s in sorted(self.store.due.in_account(a).leftovers_before(bucket_of(first)))
-        ]
-        tasks += [ShardTask(b, s, account=a) for b in buckets for a in accounts for s in range(shards)]
-        # What holds the work: the buckets no tick dispatched yet (past the watermark: the minute ahead, or
-        # every minute an outage missed) and the leftover sweeps. The overlap's re-reads are usually empty.
-        fresh = {task for task in tasks if task.bucket > bucket_of(watermark) or task.bucket < buckets[0]}
-        return _Window(tasks, fresh, last, shards, len(buckets))
 
     @traced_tick
     def fan_out(self, spread: bool = True) -> TickReport:
@@ -211,7 +124,7 @@ class Dispatcher:
         `spread`: False for a tick made up after an outage, whose tasks are sent visible at once."""
         started = time.perf_counter()
         now = self.clock.now()
-        window = self._window(now)
+        window = tick_window(self.store, now)
         for task in window.tasks:
             # The tasks that hold the work go after a watchdog; an overlap task that finds entries guards itself.
             margin = self.timings.spread_margin
@@ -225,7 +138,7 @@ class Dispatcher:
         """A whole tick in this process: every task of the window, dispatched here, in bucket order."""
         started = time.perf_counter()
         now = self.clock.now()
-        window = self._window(now)
+        window = tick_window(self.store, now)
         report = TickReport(buckets=window.buckets, tasks=len(window.tasks))
         pool = self.threads.share(DISPATCH_FANOUT)
         for task in window.tasks:
@@ -234,7 +147,8 @@ class Dispatcher:
         return self._heartbeat(report, started)
 
     def _heartbeat(self, report: TickReport, started: float) -> TickReport:
-        """Write the heartbeat and keep what it saw on the report (telemetry records it from there)."""
+        """Write the heartbeat and keep what it saw on the report (telemetry records it from there). `started`: the
+        tick's perf_counter at its start, real time on any clock: the duration is the work's, for health to show."""
         try:
             report.observation = health.record_tick(
                 self.store, self.clock.now(), time.perf_counter() - started, report.tasks

@@ -34,7 +34,7 @@ claims of one collection and one queue operation per renewal. Per dispatch task 
 cascade: about three queue operations. A failed renewal (storage unreachable) is retried every `renewal_retry`
 until the work ends. One renewer thread per kind looks for renewals due every `renewer_poll`, until the process's
 threads are closed (shared/threads.py `Threads.loop`), and renews them on its lane. The timings are the settings'
-(shared/timings.py).
+(shared/timings.py); every renewal is reckoned on the runtime's clock (its `monotonic`), as the loop's period is.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -75,9 +74,10 @@ class _Renewer(Generic[H]):
     """One loop per process (`Threads.loop`, started on first use, ended by the threads' close) that renews each
     held item when its renewal is due, side by side on the lane of its name (shared/threads.py)."""
 
-    def __init__(self, renew: Callable[[H], None], name: str, timings: Timings, threads: Threads) -> None:
+    def __init__(self, renew: Callable[[H], None], name: str, clock: Clock, timings: Timings, threads: Threads) -> None:
         self._renew = renew
         self._name = name
+        self._clock = clock
         self._poll = timings.renewer_poll.total_seconds()
         self._retry = timings.renewal_retry.total_seconds()
         self._every = timings.renew_every.total_seconds()
@@ -105,7 +105,7 @@ class _Renewer(Generic[H]):
 
     def _pass(self) -> None:
         """One look, every `renewer_poll`: the items due renewed side by side (the lane's table says why)."""
-        now = time.monotonic()
+        now = self._clock.monotonic()
         with self._lock:
             due = [item for item in self._active if item.next_renewal <= now]
         list(self._lane.map(self._renew_one, due))
@@ -114,10 +114,10 @@ class _Renewer(Generic[H]):
         with item.renewing:
             if item.let_go:
                 return
-            item.next_renewal = time.monotonic() + self._retry  # what a failure waits for
+            item.next_renewal = self._clock.monotonic() + self._retry  # what a failure waits for
             with contextlib.suppress(Exception):  # logged by the renewal; retried on a later pass
                 self._renew(item)
-                item.next_renewal = time.monotonic() + self._every
+                item.next_renewal = self._clock.monotonic() + self._every
 
 
 @dataclass(eq=False)
@@ -147,7 +147,7 @@ class Guards:
         self.store = store
         self.clock = clock
         self.timings = store.timings
-        self._renewer: _Renewer[Guard] = _Renewer(self.renew, ATTEMPT_RENEWER, self.timings, threads)
+        self._renewer: _Renewer[Guard] = _Renewer(self.renew, ATTEMPT_RENEWER, clock, self.timings, threads)
         self._renewals = threads.lane(LEASE_RENEWAL)
 
     def lease_until(self, batch: OccurrenceBatch) -> datetime:
@@ -185,8 +185,8 @@ class Guards:
             batch,
             watchdog,
             backstop,
-            time.monotonic() + backstop_in,
-            next_renewal=time.monotonic() + wait + timings.renew_every.total_seconds(),
+            self.clock.monotonic() + backstop_in,
+            next_renewal=self.clock.monotonic() + wait + timings.renew_every.total_seconds(),
         )
         self._renewer.add(guard)
         return guard
@@ -232,9 +232,9 @@ class Guards:
             if guard.watchdog is not None:
                 guard.watchdog = self._rehide(guard.watchdog, guard.batch, hidden)
             gap = self.timings.backstop_gap.total_seconds()
-            if guard.backstop is not None and guard.backstop_at - time.monotonic() < gap / 2:
+            if guard.backstop is not None and guard.backstop_at - self.clock.monotonic() < gap / 2:
                 guard.backstop = self._push(guard.backstop, hidden + gap)
-                guard.backstop_at = time.monotonic() + hidden + gap
+                guard.backstop_at = self.clock.monotonic() + hidden + gap
         except Exception as error:
             log.warning("renewing %s failed: %s", _name(guard), type(error).__name__)
             raise
@@ -273,10 +273,11 @@ class TaskWatch:
 class TaskWatchdogs:
     """Opens, renews and closes the watchdogs of the dispatch queue's tasks."""
 
-    def __init__(self, store: Store, threads: Threads) -> None:
+    def __init__(self, store: Store, clock: Clock, threads: Threads) -> None:
         self.store = store
+        self.clock = clock
         self.timings = store.timings
-        self._renewer: _Renewer[TaskWatch] = _Renewer(self.renew, DISPATCH_RENEWER, self.timings, threads)
+        self._renewer: _Renewer[TaskWatch] = _Renewer(self.renew, DISPATCH_RENEWER, clock, self.timings, threads)
 
     def open(self, task: WatchedTask) -> TaskWatch:
         """Take the task's watchdog over (hidden anew: the task may have waited for a worker) or send one."""
@@ -285,7 +286,7 @@ class TaskWatchdogs:
             watchdog = self._rehide(Receipt(*task.watchdog), task)
         else:
             watchdog = self.store.dispatch.send_hidden(task, hidden)
-        watch = TaskWatch(task, watchdog, time.monotonic() + self.timings.renew_every.total_seconds())
+        watch = TaskWatch(task, watchdog, self.clock.monotonic() + self.timings.renew_every.total_seconds())
         self._renewer.add(watch)
         return watch
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from .actions import ActionRunner
-from .clock import Clock, SystemClock
+from .clock import Clock, clock_with_offset
 from .dispatcher import Dispatcher
 from .executor import Executor
 from .settings import Settings
@@ -44,8 +44,8 @@ class Runtime:
     ) -> Runtime:
         """`storage`: where the store's tables and queues are (shared/store/storage.py); the settings' accounts
         when None, a `MemoryStorage` on the same clock for a run in memory."""
-        clock = clock or SystemClock()
-        threads = Threads()
+        clock = clock or clock_with_offset(settings.clock_offset)  # the local host's offset, if any
+        threads = Threads(clock)  # the renewers' periods on the runtime's clock
         try:
             store = Store.from_settings(settings, storage, threads)
             started = clock.now()

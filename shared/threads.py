@@ -19,11 +19,16 @@ Contract:
 - `Threads.share(name)`: where one caller fans out on a lane (a dispatch task, a cascade page), a lane of its own
   over the named one that runs at most the table's `per_call` of that caller's calls at once: the bound each
   caller had when it built a pool per call, within a lane sized for the callers that run at once.
+- `Threads(clock)`: the loops' periods are on that clock (shared/clock.py), so a manual clock drives them in tests.
 - `Threads.loop(name, step, period)`: a thread of its own that runs `step` every `period` until `close` (the
   lease renewers'); a step that raises is logged and runs again at the next period.
+- `Threads.thread(name, run, stop)`: a thread of its own that runs `run` until it returns (the recorder's writer,
+  which waits on a condition of its own); `close` calls `stop`, which makes `run` return, and waits for it as for
+  a loop.
 - `Threads.close()`: no lane accepts work any more (`submit` raises RuntimeError, as a shut pool's does), the calls
-  waiting in the lanes are cancelled, every loop ends (its stop event is set), and the pool shuts down; it waits up
-  to `timeout` for the calls still running, never for ever. Idempotent.
+  waiting in the lanes are cancelled, every loop and thread ends (its stop flag is set, each `stop` called), and the
+  pool shuts down; it waits up to `timeout` seconds of real time for the calls still running (threads end in real
+  time, whatever the clock), never for ever. Idempotent.
 
 The sizes are those the scheduler had when each use built a pool of its own (issue 35): the bench figures rest on
 them, so a size changes only with a measurement.
@@ -40,6 +45,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
+
+from .clock import Clock, SystemClock
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -240,15 +247,18 @@ class Lane(Executor):
 class Threads:
     """The process's pool and its lanes (LANES); `close` ends them and every loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock | None = None) -> None:
         self.name = f"threads{next(_instances)}"
+        self._clock: Clock = clock or SystemClock()
         self._started: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(
             sum(spec.size for spec in LANES.values()), thread_name_prefix=self.name, initializer=self._count
         )
         self._lanes = {name: Lane(name, spec.size, self._pool) for name, spec in LANES.items()}
-        self._stopping = threading.Event()
+        self._stop = threading.Condition()  # notified when `_stopping` is set: the loops' waits end at once
+        self._stopping = False
+        self._stops: list[Callable[[], None]] = []  # of the threads (`thread`)
         self._closed = False
 
     def lane(self, name: str) -> Lane:
@@ -266,19 +276,31 @@ class Threads:
         """Run `step` every `period` seconds on a thread of its own until `close`."""
 
         def run() -> None:
-            while not self._stopping.wait(period):
+            while True:
+                with self._stop:
+                    if self._clock.wait_for(self._stop, lambda: self._stopping, period):
+                        return
                 try:
                     step()
                 except Exception:
-                    if self._stopping.is_set():
+                    if self._stopping:
                         return  # closed under it: its lanes refuse work now
                     log.exception("%s failed; it runs again in %.1f s", name, period)
 
+        self._start(name, run)
+
+    def thread(self, name: str, run: Callable[[], None], stop: Callable[[], None]) -> None:
+        """Run `run` on a thread of its own until it returns; `close` calls `stop`, which must make it return."""
+        self._start(name, run, stop)
+
+    def _start(self, name: str, run: Callable[[], None], stop: Callable[[], None] | None = None) -> None:
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"{self.name} is closed")
             thread = threading.Thread(target=run, name=f"{self.name}-{name}", daemon=True)
             self._started.append(thread)
+            if stop is not None:
+                self._stops.append(stop)
         thread.start()
 
     def close(self, timeout: float = 5.0) -> None:
@@ -288,11 +310,19 @@ class Threads:
             if self._closed:
                 return
             self._closed = True
-        self._stopping.set()
+            stops = list(self._stops)
+        with self._stop:
+            self._stopping = True
+            self._stop.notify_all()
+        for stop in stops:
+            try:
+                stop()
+            except Exception:  # the others still stop
+                log.exception("a thread of %s did not take its stop", self.name)
         for lane in self._lanes.values():
             lane.shutdown(wait=False, cancel_futures=True)
         self._pool.shutdown(wait=False)
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout  # real time: a join knows no other
         with self._lock:
             started = list(self._started)
         for thread in started:

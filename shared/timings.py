@@ -71,7 +71,7 @@ class Timings:
     dispatch_overlap: timedelta = _s(120)  # buckets re-read behind the watermark (whole minutes)
     # Gathering windows: how long a first asker waits for others to share its storage call.
     batch_gather: timedelta = _s(0.05)  # batches' job reads and claims (executor/batch.py)
-    job_gather: timedelta = _s(0.01)  # job reads at the second (executor/job_gate.py)
+    job_gather: timedelta = _s(0.01)  # job reads at the second (executor/admission.py)
     collection_fresh: timedelta = _s(1)  # a collection read answers for this long (executor/collection_gate.py)
     limits_gather: timedelta = _s(0.02)  # gate and pacer asks (executor/limits.py)
     deferral_gather: timedelta = _s(0.05)  # deferred messages queued together (executor/limits.py)

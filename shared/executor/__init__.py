@@ -3,8 +3,10 @@
 - batch.py: the queue trigger's entry point; one watchdog per message, the batch's jobs read together and
   claims taken before the second, each attempt a coroutine that fires at its second and is recorded as soon
   as its own action answered.
-- attempts.py: one attempt (claim, runnable checks, the action as a coroutine under the process's action
-  limits): the I/O shell of shared/jobstate's `may_run` and `decide`.
+- attempts.py: one attempt (claim, admission, the action as a coroutine under the process's action limits,
+  its slots released): the I/O shell of shared/jobstate's `decide`.
+- admission.py: whether an attempt runs now, asked once at its second: the job at its second, its state and
+  its collection's, its missed-run policy, its overlap turn, then its limits; Run, Wait or Skip.
 - fired.py: what an attempt hands on: the `Attempt` its message carries (for jobstate) and `Fired`, an attempt
   whose action ran, for the recorder.
 - persist.py: a write after an action, waited out through storage faults (`persist`).
@@ -15,8 +17,6 @@
 - recorder.py: an attempt's outcome made durable moments after its action answered (`after_attempt`),
   written together with whatever else answered meanwhile.
 - not_run.py: the ledger entries of occurrences the executor drops.
-- missed_turn.py: an occurrence queued before an outage that comes missed, decided by its job's missed-run
-  policy (jobstate/late.py), as the dispatcher decides the ones it finds missed.
 """
 
 from .batch import Executor

@@ -2,13 +2,11 @@
 
 The batch (batch.py) checks each occurrence's job (`jobs_of`) and claims its attempts before their second,
 a transaction per collection (`prepared`: the job may run and this delivery holds the claim; a duplicate
-stops here), then calls `fire` at the second: check the job and its collection may run now (the job read again
-at that second unless the attempt is a scheduled occurrence's first, job_gate.py; the collection's state read at
-that second, collection_gate.py) and that a late one's missed-run policy runs it (missed_turn.py), run the
-action, and decide what follows (`jobstate.decide`: a retry, the error action). What `fire` returns goes to
-the recorder (recorder.py) at once: history, the follow-up, and the job's status under its ETag
-(`jobstate.after_attempt`), which also marks the attempt done. What the job becomes is shared/jobstate's to
-say; this module is its I/O shell.
+stops here), then calls `fire` at the second: admission once (admission.py: run, wait or skip, its checks in
+their order), the action, its limits' slots given back, and what follows decided (`jobstate.decide`: a retry,
+the error action). What `fire` returns goes to the recorder (recorder.py) at once: history, the follow-up, and
+the job's status under its ETag (`jobstate.after_attempt`), which also marks the attempt done. What the job
+becomes is shared/jobstate's to say; this module is its I/O shell.
 
 `jobs_of` and `take_over` block (storage); `fire` is a coroutine: its storage calls run on the executor's
 pool (`io`) and the action waits on the event loop under the process's action limits (shared/actions/
@@ -21,18 +19,17 @@ import contextlib
 import functools
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any
 
 from ..actions import ActionResult, ActionRunner, ExecutionContext
 from ..clock import Clock
-from ..jobstate import Outcome, decide, is_done, may_run, series_of
+from ..jobstate import Outcome, decide, series_of
 from ..keys import JobKey
 from ..leases import Guard, Guards
-from ..model import JobCollectionState, JobErrorAction, JobExecutionStatus, JobHistoryActionName
+from ..model import JobErrorAction, JobExecutionStatus, JobHistoryActionName
 from ..occurrence import OccurrenceMessage, Trigger
 from ..records import HistoryRecord, JobRecord
 from ..retry import MAIN_ACTION_DEFAULT, effective_retry
@@ -40,19 +37,14 @@ from ..settings import Settings
 from ..store import Claim, Expired, Store
 from ..telemetry import attempt_done, occurrence_skipped, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
-from .collection_gate import CollectionGate
-from .fired import Fired, attempt_of
-from .job_gate import JobGate, rechecked
-from .limits import Admitted, Deferral, Limits
-from .missed_turn import MissedTurn
-from .not_run import record_not_run, record_superseded
-from .overlap_turn import OverlapTurn
+from .admission import Admission, Blocking, Run
+from .fired import Fired
+from .limits import Admitted
+from .not_run import record_superseded
 from .persist import persist
 from .polling import GoesOn, Polling, covering
 
 log = logging.getLogger(__name__)
-
-Blocking = Callable[..., Awaitable[Any]]  # (fn, *args) -> awaitable of fn(*args), run off the event loop
 
 
 @dataclass(frozen=True)
@@ -73,13 +65,6 @@ class Expiring:
     expired: Expired
 
 
-@dataclass(frozen=True)
-class _Refused:
-    """An attempt its job or its collection may not run now: the collection's state, when it was read."""
-
-    collection: JobCollectionState | None
-
-
 class Attempts:
     def __init__(
         self,
@@ -97,12 +82,8 @@ class Attempts:
         self.settings = settings
         self.guards = guards
         self.io = io  # runs a blocking (storage) call on the executor's pool and awaits it
-        self.jobs = JobGate(store, clock, io)  # the job at the second, for all but a scheduled first attempt
-        self.collections = CollectionGate(store, io)  # the collection's state at the second
-        self.missed = MissedTurn(store, clock, io)  # the missed-run policy at a late occurrence's first attempt
-        self.overlap = OverlapTurn(store, clock, io)  # the overlap policy at an occurrence's first attempt
+        self.admission = Admission(store, clock, io, deferrals)  # run, wait or skip, asked once at the second
         self.polling = Polling(store, clock, actions, io)  # long-running completion (202 and poll)
-        self.limits = Limits(store, clock, self.collections, io, deferrals)  # concurrency and rate limits (issue 27)
 
     def jobs_of(
         self, messages: Sequence[OccurrenceMessage], jobs: Mapping[JobKey, JobRecord | None]
@@ -151,77 +132,42 @@ class Attempts:
 
     @traced_execution
     async def fire(self, message: OccurrenceMessage, prepared: Prepared, guard: Guard) -> Fired | None:
-        """At its second: check the job may run now and run the action; what to record, or None when
-        nothing ran. Raises only for storage faults before the action (the host redelivers)."""
-        claim, job = prepared.claim, prepared.job
-        fired = False
+        """At its second: admission, then the action, its slots released, and what follows decided; what to
+        record, or None when nothing ran. Raises only for storage faults before the action (the host redelivers)."""
+        claim = prepared.claim
         try:
-            candidate: JobRecord | None = job
-            if claim.taken_over or rechecked(message):
-                # Read at its second (job_gate.py): a delete, disable or redefinition since its batch's read drops
-                # it; a taken-over attempt's first runner may have finished it (its recent_claims).
-                candidate = await self.jobs.current(message)
-                if candidate is not None and is_done(candidate, message.claim_id):
-                    candidate = None  # its first runner finished it, then died before the claim said so
-            refused = await self._refusal(candidate, message) if candidate is not None else None
-            if candidate is None or refused is not None:
-                if candidate is not None and refused is not None:
-                    now, attempt = self.clock.now(), attempt_of(message)
-                    await self.io(record_not_run, self.store, candidate, attempt, message, now, refused.collection)
-                await self.io(self.store.claims.complete, claim)
-                guard.drop(claim.claim_id)
-                return None
-            # Its job's missed-run policy when it came missed (queued before an outage), then its overlap policy.
-            late = await self.missed.let_go(candidate, message, claim)
-            candidate = None if late else await self.overlap.begin(candidate, message, claim)
-            if candidate is None:
-                guard.drop(claim.claim_id)
-                return None
-            # Then its limits (a Skip or BufferOne turn above never holds a slot it would not give back).
-            admitted = await self._admission(candidate, message)
-            if isinstance(admitted, Deferral):  # it waits for a limit: queued again, its claim given back
-                guard.drop(claim.claim_id)
-                await self.limits.requeue(admitted, lambda: self.store.claims.release(claim))
-                return None
-            fired = True  # from here on, the action may have run: never hand the attempt back
-            done: Fired | GoesOn | None = None
-            try:
-                done = await self._run_action(candidate, message, claim, admitted)
-            finally:
-                if admitted is not None:  # its slot is kept while its work is polled
-                    await self.limits.release(admitted, done.next_due if isinstance(done, GoesOn) else None)
-            if not isinstance(done, Fired):
-                complete = functools.partial(self.store.claims.complete, claim)
-                await self.io(persist, self.store.timings, complete, message.claim_id)
-                guard.drop(claim.claim_id)
-                return None
-            return done
+            answer = await self.admission.admit(message, prepared.job, claim, guard)
         except BaseException:
             guard.drop(claim.claim_id)
-            if not fired:
-                # A storage fault before the action: free the claim so the host's redelivery (or the
-                # watchdog) claims it at once; were the release lost, the redelivery resumes it anyway.
-                with contextlib.suppress(Exception):
-                    await self.io(self.store.claims.release, claim)
+            # A storage fault before the action: free the claim so the host's redelivery (or the watchdog)
+            # claims it at once; were the release lost, the redelivery resumes it anyway.
+            with contextlib.suppress(Exception):
+                await self.io(self.store.claims.release, claim)
             raise
+        if not isinstance(answer, Run):
+            return None  # it waits or was skipped: admission gave its claim back or finished it
+        # From here on, the action may have run: never hand the attempt back.
+        try:
+            done = await self._acted(answer, message, claim)
+            if not isinstance(done, Fired):  # nothing ran, or its work goes on (polled): its claim is done
+                complete = functools.partial(self.store.claims.complete, claim)
+                await self.io(persist, self.clock, self.store.timings, complete, message.claim_id)
+        except BaseException:
+            guard.drop(claim.claim_id)
+            raise
+        if not isinstance(done, Fired):
+            guard.drop(claim.claim_id)
+            return None
+        return done
 
-    async def _refusal(self, job: JobRecord, message: OccurrenceMessage) -> _Refused | None:
-        """None when the job's state (jobstate.may_run) and its collection's, read at this second, let this
-        message run now."""
-        if not may_run(job, attempt_of(message)):
-            occurrence_skipped(message, f"job_{job.state.value.lower()}")
-            return _Refused(None)
-        state = await self.collections.state(job.key.collection_key)
-        if state != JobCollectionState.ENABLED:
-            occurrence_skipped(message, "collection_not_enabled")
-            return _Refused(state)  # a Disabled, Suspended or Deleted collection runs nothing
-        return None
-
-    async def _admission(self, job: JobRecord, message: OccurrenceMessage) -> Admitted | Deferral | None:
-        """The collection's limits (shared/executor/limits.py) for the attempt's action; None: it has none."""
-        main = job.properties.action
-        action = main.error_action if main and message.action == JobHistoryActionName.ERROR_ACTION else main
-        return await self.limits.admit(job, message, action) if action is not None else None
+    async def _acted(self, run: Run, message: OccurrenceMessage, claim: Claim) -> Fired | GoesOn | None:
+        """The action run; then its slots given back (kept while its work is polled)."""
+        done: Fired | GoesOn | None = None
+        try:
+            done = await self._run_action(run.job, message, claim, run.admitted)
+            return done
+        finally:
+            await self.admission.release(run, done.next_due if isinstance(done, GoesOn) else None)
 
     async def _run_action(
         self, job: JobRecord, message: OccurrenceMessage, claim: Claim, admitted: Admitted | None = None

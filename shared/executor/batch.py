@@ -78,7 +78,7 @@ class Executor:
         self.store = store
         self.clock = clock
         self.timings = store.timings
-        threads = threads or Threads()
+        threads = threads or Threads(clock)
         self._lane = threads.lane(ATTEMPT)
         self.guards = Guards(store, clock, threads)
         deferrals = threads.lane(LIMITS_DEFERRAL)
@@ -86,10 +86,10 @@ class Executor:
         self.recorder = Recorder(store, clock, threads)
         gather = self.timings.batch_gather.total_seconds()
         self._job_reads: Gathered[CollectionKey, JobKey, JobRecord | None | _Unread] = Gathered(
-            self._blocking, self._read_together, gather
+            self._blocking, self._read_together, gather, clock
         )
         self._claims: Gathered[CollectionKey, Wanted, Claim | Expired | None] = Gathered(
-            self._blocking, self._claim_together, gather
+            self._blocking, self._claim_together, gather, clock
         )
 
     def handle(self, text: str, delivery: str | None = None, dequeue_count: int | None = None) -> None:
@@ -205,7 +205,8 @@ class Executor:
             raise claimed
         prepared: Prepared | None
         if isinstance(claimed, Expiring):
-            await asyncio.sleep(self.timings.takeover_wait.total_seconds())  # a live runner renews; a dead one cannot
+            # A live runner renews its claim meanwhile; a dead one cannot.
+            await self.clock.pause(self.timings.takeover_wait.total_seconds())
             prepared = await self._blocking(self.attempts.take_over, claimed, guard)
         else:
             prepared = claimed
@@ -213,7 +214,7 @@ class Executor:
             return
         wait = (prepared.message.due - self.clock.now()).total_seconds()
         if wait > 0:
-            await asyncio.sleep(wait)
+            await self.clock.pause(wait)
         fired = await self.attempts.fire(prepared.message, prepared, guard)
         if fired is None:
             return

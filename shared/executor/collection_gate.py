@@ -17,12 +17,12 @@ of their own.
 from __future__ import annotations
 
 import asyncio
-import time
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..clock import Clock
 from ..keys import CollectionKey
 from ..model import JobCollectionState
 from ..records import CollectionRecord
@@ -36,8 +36,9 @@ class _Read:
 
 
 class CollectionGate:
-    def __init__(self, store: Store, io: Callable[..., Awaitable[Any]]) -> None:
+    def __init__(self, store: Store, clock: Clock, io: Callable[..., Awaitable[Any]]) -> None:
         self.store = store
+        self.clock = clock  # its monotonic time says how old a read is
         self.io = io  # runs a blocking storage call off the event loop
         self.fresh = store.timings.collection_fresh.total_seconds()  # seconds a read keeps answering
         self._reads: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[CollectionKey, _Read]] = (
@@ -56,7 +57,7 @@ class CollectionGate:
         """The collection as read at most `fresh` seconds ago (None: there is no such collection)."""
         loop = asyncio.get_running_loop()
         reads = self._reads.setdefault(loop, {})
-        now = time.monotonic()
+        now = self.clock.monotonic()
         read = reads.get(key)
         if read is None or now - read.started > self.fresh:
             if len(reads) > 1000:  # forget reads too old to answer, so the table follows the collections in use

@@ -1,11 +1,11 @@
 """Calls of many coroutines gathered into one blocking call: a herd asks the storage row of a limit once, not once
 per attempt.
 
-A coroutine `ask`s with a key and a request. The first one for a key waits `window` seconds for others, then
-hands every request gathered so far to `flush` in one call on the executor's pool; requests arriving while that
-call runs go into the next one. Each asker gets its own answer (`flush` returns one per request, in order), or
-the call's exception. Keys are kept per event loop (tools and tests run several), and a key with nothing pending
-is forgotten.
+A coroutine `ask`s with a key and a request. The first one for a key waits `window` seconds (on the clock given) for
+others, then hands every request gathered so far to `flush` in one call on the executor's pool; requests arriving
+while that call runs go into the next one. Each asker gets its own answer (`flush` returns one per request, in
+order), or the call's exception. Keys are kept per event loop (tools and tests run several), and a key with nothing
+pending is forgotten.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import weakref
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
+
+from ..clock import Clock
 
 K = TypeVar("K", bound=Hashable)
 R = TypeVar("R")
@@ -29,11 +31,12 @@ class _Lane(Generic[R, A]):
 
 class Gathered(Generic[K, R, A]):
     def __init__(
-        self, io: Callable[..., Awaitable[Any]], flush: Callable[[K, list[R]], list[A]], window: float
+        self, io: Callable[..., Awaitable[Any]], flush: Callable[[K, list[R]], list[A]], window: float, clock: Clock
     ) -> None:
         self.io = io  # runs a blocking call off the event loop
         self.flush = flush
         self.window = window
+        self.clock = clock
         self._lanes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[K, _Lane[R, A]]] = (
             weakref.WeakKeyDictionary()
         )
@@ -55,7 +58,7 @@ class Gathered(Generic[K, R, A]):
     async def _drain(self, lanes: dict[K, _Lane[R, A]], key: K, lane: _Lane[R, A]) -> None:
         try:
             while lane.pending:
-                await asyncio.sleep(self.window)
+                await self.clock.pause(self.window)
                 taken, lane.pending = lane.pending, []
                 try:
                     answers: list[A] = await self.io(self.flush, key, [request for request, _ in taken])

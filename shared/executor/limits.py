@@ -36,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import time
 import weakref
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
@@ -121,17 +120,17 @@ class Limits:
         self.io = io
         self.timings = store.timings
         gather = self.timings.limits_gather.total_seconds()  # a herd's asks arrive within a few ms
-        self._gates: Gathered[CollectionKey, _GateAsk, Acquired | None] = Gathered(io, self._settle, gather)
+        self._gates: Gathered[CollectionKey, _GateAsk, Acquired | None] = Gathered(io, self._settle, gather, clock)
         self._pacers: Gathered[tuple[CollectionKey, str, float], SlotRequest, datetime] = Gathered(
-            io, self._reserve, gather
+            io, self._reserve, gather, clock
         )
         self._deferrals = deferrals
         # Not on the deferral lane: a message queued again must not wait behind the herd's releases and entries.
         self._queue: Gathered[None, OccurrenceMessage, None] = Gathered(
-            io, self._send, self.timings.deferral_gather.total_seconds()
+            io, self._send, self.timings.deferral_gather.total_seconds(), clock
         )
         self._wire = WireTurns(clock)
-        self._peeks: Gathered[CollectionKey, None, GateState] = Gathered(io, self._peek, gather)
+        self._peeks: Gathered[CollectionKey, None, GateState] = Gathered(io, self._peek, gather, clock)
         # Per event loop and collection: resolved when this process gives a slot back (its waiters ask at once).
         self._signals: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[CollectionKey, asyncio.Future[None]]
@@ -194,9 +193,9 @@ class Limits:
             return None
         place = granted.waiting.get(request.holder, len(granted.waiting) + 1)
         timings = self.timings
-        give_up = time.monotonic() + timings.concurrency_wait.total_seconds()
+        give_up = self.clock.monotonic() + timings.concurrency_wait.total_seconds()
         shown = False
-        while time.monotonic() < give_up:
+        while self.clock.monotonic() < give_up:
             if not shown and self.clock.now() - message.fire_instant > WAIT_SHOWN_AFTER:
                 shown = True
                 await self._deferral_lane(self._show_waiting, job, replace(message, waited_for=WaitCause.CONCURRENCY))
@@ -220,11 +219,13 @@ class Limits:
         signal = signals.get(key)
         if signal is None:
             signal = signals[key] = loop.create_future()
+        # The timeout on the clock; the signal is shared by the collection's waiters, so never cancelled here.
+        timer = loop.create_task(self.clock.pause(timeout))
         try:
-            await asyncio.wait_for(asyncio.shield(signal), timeout)
-            return True
-        except TimeoutError:
-            return False
+            await asyncio.wait((signal, timer), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+        return signal.done()
 
     def _signal_freed(self, key: CollectionKey) -> None:
         signal = self._signals.get(asyncio.get_running_loop(), {}).pop(key, None)
@@ -299,7 +300,7 @@ class Limits:
     async def _sleep_until(self, instant: datetime) -> None:
         wait = (instant - self.clock.now()).total_seconds()
         if wait > 0:
-            await asyncio.sleep(wait)
+            await self.clock.pause(wait)
 
     def _wire_turn(
         self, key: tuple[CollectionKey, str], rate: float, slot: datetime, holder: str

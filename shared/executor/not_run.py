@@ -1,7 +1,7 @@
 """The ledger entries the executor writes for occurrences it does not run (jobstate/ledger.py says what they
 hold): an occurrence queued for a definition since replaced, and one whose job or collection may not run it
-when its second comes, and one its job's overlap policy skips or holds back (overlap_turn.py), and one that
-came missed and its job's missed-run policy lets go (missed_turn.py). Only on those paths: an occurrence that
+when its second comes, and one its job's overlap policy skips or holds back, and one that came missed and its
+job's missed-run policy lets go (each decided by admission.py). Only on those paths: an occurrence that
 runs costs nothing here (its attempt writes its entry). Best effort: a storage fault here is logged, never a
 reason to deliver the batch again.
 """
@@ -28,13 +28,15 @@ def _first_attempt(message: OccurrenceMessage) -> bool:
     return message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0
 
 
-def record_superseded(store: Store, dropped: Sequence[tuple[JobRecord, OccurrenceMessage]], now: datetime) -> None:
+def record_superseded(
+    store: Store, dropped: Sequence[tuple[JobRecord, OccurrenceMessage]], now: datetime
+) -> list[LedgerEntry]:
     """Each message was planned for an earlier generation of its job (as it is now), so it is dropped. Their
     ledger entries go in one write (a transaction per collection): after a disable or a redefinition every
     queued occurrence of those jobs comes here, in batches shared with other collections' occurrences, which
     a request per dropped occurrence would hold back. An occurrence its job's overlap marker still holds
     running ends here (else it would hold the job for `running_lease`): the marker lets it go and the occurrence
-    waiting for it, if any, is queued at once."""
+    waiting for it, if any, is queued at once. The entries written (or meant to be: a failed write is logged)."""
     entries = [
         entry
         for current, message in dropped
@@ -43,6 +45,7 @@ def record_superseded(store: Store, dropped: Sequence[tuple[JobRecord, Occurrenc
     _write(store, entries, "superseded")
     for current, message in dropped:
         _release_superseded(store, current, message, now)
+    return entries
 
 
 def _release_superseded(store: Store, current: JobRecord, message: OccurrenceMessage, now: datetime) -> None:
@@ -76,17 +79,17 @@ def record_not_run(
     message: OccurrenceMessage,
     now: datetime,
     collection: JobCollectionState | None,
-) -> None:
+) -> LedgerReason | None:
     """`message` may not run now: its job's state or its collection's (`collection`, as the executor read it at
-    the occurrence's second) refused it."""
+    the occurrence's second) refused it. The reason of the entry written, None when there is none to write."""
     if not _first_attempt(message):
-        return
+        return None
     if not may_run(job, attempt):
         if job.state != JobState.DISABLED:
-            return  # a final job: its series ended, so no occurrence of it is let go
+            return None  # a final job: its series ended, so no occurrence of it is let go
         reason = LedgerReason.JOB_DISABLED
     elif collection is None or collection == JobCollectionState.DELETED:
-        return  # its delete purges the job and its history (lifecycle/cascade.py): nothing to keep a note in
+        return None  # its delete purges the job and its history (lifecycle/cascade.py): nothing to keep a note in
     else:
         reason = (
             LedgerReason.COLLECTION_SUSPENDED
@@ -94,6 +97,7 @@ def record_not_run(
             else LedgerReason.COLLECTION_DISABLED
         )
     _write(store, [not_run(job, message.occurrence, message.trigger, reason, now)], message.claim_id)
+    return reason
 
 
 def _write(store: Store, entries: list[LedgerEntry], what: str) -> None:

@@ -3,8 +3,8 @@ store reads and writes (the marker rides on the job's row: store/overlap.py), an
 deciding again on a fresh read when another writer changed the job in between (up to ATTEMPTS writes, re-read at
 once: a job's row sees few racing writers).
 
-Callers: overlap_turn.py (an occurrence's first attempt), not_run.py (a superseded occurrence's end), polling.py
-(held past each next poll). The end of an occurrence that ran rides on the recorder's write instead.
+Callers: admission.py (an occurrence's first attempt, named by `ref_of`), not_run.py (a superseded occurrence's
+end), polling.py (held past each next poll). The end of an occurrence that ran rides on the recorder's write instead.
 """
 
 from __future__ import annotations
@@ -14,10 +14,18 @@ from datetime import datetime
 
 from ..jobstate.overlap import Begun, Ended, Turn, begun, ended, extended
 from ..keys import JobKey
+from ..occurrence import OccurrenceMessage
 from ..records import JobRecord, OccurrenceRef
 from ..store import ConcurrencyError, JobStore, read_modify_write
 
 ATTEMPTS = 10
+
+
+def ref_of(message: OccurrenceMessage) -> OccurrenceRef:
+    """The occurrence a message starts, as the marker names it (its identity and override)."""
+    return OccurrenceRef(
+        message.execution_id, message.occurrence, message.trigger.value, message.generation, message.overlap
+    )
 
 
 def begin(

@@ -26,6 +26,7 @@ import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..actions import Accepted, ActionResult, ActionRunner, ExecutionContext
@@ -38,10 +39,11 @@ from ..occurrence import OccurrenceMessage, PollState, Trigger
 from ..records import HistoryRecord, JobRecord, LedgerEntry
 from ..store import Store
 from . import overlap_marker
-from .overlap_turn import Blocking
 from .persist import persist
 
 log = logging.getLogger(__name__)
+
+Blocking = Callable[..., Awaitable[Any]]  # (fn, *args) -> awaitable of fn(*args), run off the event loop
 
 Run = Callable[[JobErrorAction, ExecutionContext], Awaitable[ActionResult]]
 
@@ -158,7 +160,7 @@ class Polling:
         self, job: JobRecord, message: OccurrenceMessage, following: OccurrenceMessage, first: bool, now: datetime
     ) -> None:
         # Waited out through a storage outage, as the record of an attempt is (persist.py): the action went out.
-        persist(self.store.timings, lambda: self.store.queue.send(following, now), following.claim_id)
+        persist(self.clock, self.store.timings, lambda: self.store.queue.send(following, now), following.claim_id)
         if tracked(job, message.overlap):
             try:  # the occurrence runs while it is polled; else its marker lapses `running_lease` after this poll
                 until = marker_until(following.due, self.store.timings.running_lease)

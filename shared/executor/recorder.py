@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -60,12 +59,14 @@ _T = TypeVar("_T")
 @dataclass
 class _Pending:
     fired: Fired
-    at: float = field(default_factory=time.monotonic)
+    at: float  # when its action answered, on the clock's monotonic time
     future: Future[None] = field(default_factory=Future)
 
 
 class Recorder:
-    """Writes fired attempts in windows; one writer thread per process, started on first use."""
+    """Writes fired attempts in windows; one writer thread per process, started on first use. The windows are on
+    the runtime's clock; the writer ends when the runtime's threads close (shared/threads.py `Threads.thread`), and
+    an answer it holds then, or that comes after, fails its future (the batch's copies bring the attempt back)."""
 
     def __init__(self, store: Store, clock: Clock, threads: Threads) -> None:
         self.store = store
@@ -74,32 +75,61 @@ class Recorder:
         self._window = self.timings.record_window.total_seconds()
         self._pending: list[_Pending] = []
         self._changed = threading.Condition()
-        self._thread: threading.Thread | None = None
+        self._threads = threads
+        self._started = False  # the writer thread
+        self._closed = False  # the runtime's threads closed: no window is written any more
         self._pool = threads.lane(RECORD)  # writes side by side (shared/threads.py says how many, and why)
         self._flushes = threads.lane(RECORD_WINDOW)
 
     def record(self, fired: Fired) -> Future[None]:
         """Record the attempt within about `record_window`; the future ends when its job says it is done."""
-        pending = _Pending(fired)
+        pending = _Pending(fired, self.clock.monotonic())
         with self._changed:
+            if not self._started and not self._closed:
+                try:
+                    self._threads.thread("recorder", self._run, self._close)
+                    self._started = True
+                except RuntimeError:  # the runtime's threads are closed
+                    self._closed = True
+            if self._closed:
+                _settle([pending], RuntimeError("the recorder is closed: the process is going away"))
+                return pending.future
             self._pending.append(pending)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="recorder", daemon=True)
-                self._thread.start()
-            self._changed.notify()
+            if len(self._pending) == 1:  # the writer waits for a first answer; in a window, only for its end
+                self._changed.notify()
         return pending.future
+
+    def _close(self) -> None:
+        """The runtime's threads close: the writer ends at once, even mid-window."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
 
     def _run(self) -> None:
         while True:
             with self._changed:
-                self._changed.wait_for(lambda: bool(self._pending))
-                first = self._pending[0].at
-            time.sleep(max(first + self._window - time.monotonic(), 0.0))
-            with self._changed:
+                self._changed.wait_for(lambda: bool(self._pending) or self._closed)
+                if not self._closed:  # the window, from the first answer; answers coming meanwhile join it
+                    left = self._pending[0].at + self._window - self.clock.monotonic()
+                    self.clock.wait_for(self._changed, lambda: self._closed, left)
                 taken, self._pending = self._pending, []
-            # Written beside the windows before it, still being written: a slow write (a herd's, a storage
-            # hiccup) must not hold the next window's answers back.
-            self._flushes.submit(self._flush, taken)
+                closed = self._closed
+            if closed:
+                _settle(taken, RuntimeError("the process closed before these attempts were recorded"))
+                return
+            self._hand_on(taken)
+
+    def _hand_on(self, taken: list[_Pending]) -> None:
+        """The window to its lane, written beside the windows before it, still being written: a slow write (a
+        herd's, a storage hiccup) must not hold the next window's answers back."""
+        try:
+            writing = self._flushes.submit(self._flush, taken)
+        except RuntimeError as error:  # the lane closed under it
+            _settle(taken, error)
+            return
+        # Dropped by the lane's close before it ran: never leave a batch waiting on a future nobody ends.
+        closed = RuntimeError("the process closed before these attempts were recorded")
+        writing.add_done_callback(lambda done: _settle(taken, closed) if done.cancelled() else None)
 
     def _flush(self, taken: list[_Pending]) -> None:
         try:
@@ -140,12 +170,14 @@ class Recorder:
         """The history of attempts of one collection, in one transaction; then what follows each."""
         try:
             records = [(pending.fired.history, pending.fired.message.due) for pending in group]
-            persist(self.timings, lambda: self.store.history.add_group(records), group[0].fired.message.claim_id)
+            persist(
+                self.clock, self.timings, lambda: self.store.history.add_group(records), group[0].fired.message.claim_id
+            )
             for pending in group:
                 follow_up = pending.fired.follow_up
                 if follow_up is not None:
                     send = functools.partial(self._send, follow_up)
-                    persist(self.timings, send, pending.fired.message.claim_id)
+                    persist(self.clock, self.timings, send, pending.fired.message.claim_id)
         except BaseException as error:
             for pending in group:
                 if not pending.future.done():
@@ -167,7 +199,12 @@ class Recorder:
             answers[:] = update_together(self.store.jobs, [(a[0].fired.job, change) for change, a in changes])
 
         try:
-            persist(self.timings, write, f"{len(changes)} job(s) of {request[0][0].fired.message.job.collection_key}")
+            persist(
+                self.clock,
+                self.timings,
+                write,
+                f"{len(changes)} job(s) of {request[0][0].fired.message.job.collection_key}",
+            )
         except BaseException as error:
             for _, attempts in changes:
                 _settle(attempts, error)
@@ -176,7 +213,7 @@ class Recorder:
             if isinstance(answer, ConcurrencyError):
                 try:  # still changing: alone, re-read at each lost race
                     update = functools.partial(self._update, attempts, change)
-                    persist(self.timings, update, attempts[0].fired.message.claim_id)
+                    persist(self.clock, self.timings, update, attempts[0].fired.message.claim_id)
                 except BaseException as error:
                     _settle(attempts, error)
                     continue
@@ -202,11 +239,11 @@ class Recorder:
 
     def _release(self, change: _Change) -> None:
         """Queue the occurrences the written ends let go (overlapPolicy BufferOne). Best effort: a waiter whose
-        release is lost comes back by itself when its place lapses (overlap_turn.py)."""
+        release is lost comes back by itself when its place lapses (admission.py)."""
         for message in change.released:
             try:
                 send = functools.partial(self.store.queue.send, message, self.clock.now())
-                persist(self.timings, send, message.claim_id)
+                persist(self.clock, self.timings, send, message.claim_id)
             except Exception:
                 log.exception("the release of occurrence %s was not queued; it comes back by itself", message.claim_id)
 

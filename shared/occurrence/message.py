@@ -75,7 +75,7 @@ class OccurrenceMessage:
     # The overlap policy a run-now or backfill request chose for this occurrence (optional "ov"); None: the job's.
     overlap: OverlapPolicy | None = None
     # An attempt queued again to wait (issue 27): for a limit (shared/executor/limits.py) or for the previous
-    # occurrence of its job (overlapPolicy BufferOne, shared/executor/overlap_turn.py): its first fire instant
+    # occurrence of its job (overlapPolicy BufferOne, shared/executor/admission.py): its first fire instant
     # (optional "fd": what its wait is measured from and its place in a concurrency line), what it waits for
     # ("wf"), and whether its due is a rate slot it already holds ("pc": it does not reserve another).
     first_due: datetime | None = None

@@ -2,9 +2,9 @@
 local.settings.json Values under the local host): README.md has the table.
 
 `Settings.from_environment(env)` reads every setting, each group by its own reader (storage.py, auth.py,
-shared/private_targets.py, shared/timings.py), and raises ConfigurationError naming the first setting missing or
-malformed; unset optional settings take the defaults below. A Settings built directly (tests) takes the same
-defaults.
+shared/private_targets.py, shared/timings.py, clock_offset.py), and raises ConfigurationError naming the first
+setting missing or malformed; unset optional settings take the defaults below. A Settings built directly (tests)
+takes the same defaults.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from datetime import timedelta
 from ..private_targets import PrivateTargets
 from ..timings import Timings
 from .auth import AuthSettings
+from .clock_offset import clock_offset
 from .reading import ConfigurationError, whole_number
 from .storage import DEVELOPMENT_ACCOUNT_NAME, StorageSettings, data_accounts
 
@@ -68,6 +69,8 @@ class Settings:
     # AzureWebJobs.dispatcher.Disabled: the Functions host's switch for the minute timer (app-wide, so no instance
     # ticks); health then spares no host its first tick (shared/health.py).
     dispatcher_disabled: bool = False
+    # SCHEDULER_CLOCK_OFFSET_SECONDS: the local host's clock, ahead of real time by this (clock_offset.py).
+    clock_offset: timedelta = timedelta(0)
 
     @property
     def uses_development_storage(self) -> bool:
@@ -106,6 +109,7 @@ class Settings:
             trusted_ca_file=(env.get("SCHEDULER_TRUSTED_CA_FILE") or "").strip() or None,
             timings=_timings(env),
             dispatcher_disabled=(env.get("AzureWebJobs.dispatcher.Disabled") or "").strip().lower() in ("true", "1"),
+            clock_offset=clock_offset(env),
         )
 
 

@@ -205,6 +205,8 @@ def backoff(step: float) -> Callable[[int], None]:
     milliseconds, more after each lost race): writers racing for one row spread instead of colliding again."""
 
     def pause(attempt: int) -> None:
+        # Real time whatever the runtime's clock: it spreads writers that race in real time (as their round trips
+        # do), and on a manual clock a lost race would hang until a test moved time. No timing of the product.
         time.sleep(random.uniform(0, step * min(attempt + 1, 10)))
 
     return pause

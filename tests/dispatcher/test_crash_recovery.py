@@ -10,12 +10,16 @@ The real app runs under `python -m devhost` on its own Azurite (tests/support/cr
 - A tick missed across a restart: killed 1 s before a minute tick and started after it, the host makes the
   missed tick up at start (the timer's schedule monitor, `use_monitor=True`), so the minute it would have
   dispatched is dispatched at once, not a minute later, and what the dead host held fires within seconds.
+
+Each host runs on a clock of its own (tests/support/host_clock.py, kept across its restart): started where its
+minute suits the test (clear of its tick, or seconds before it), so no test waits for the real minute. Every
+instant the host sees (start times, its ticks) is reckoned on that clock.
 """
 
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from devhost.azurite import Azurite
@@ -24,6 +28,7 @@ from shared.settings import Settings
 from shared.store import Store, bucket_of
 from shared.store.dispatch_queue import ShardTask
 from tests.support.crash import CrashingHost, Target, crash_environment, create_one_shot_jobs
+from tests.support.host_clock import HostClock
 
 BOUND = 15.0  # seconds from a host being able to run it again (issue 23)
 # A dispatch task works a minute ahead: what its watchdog brings back (10 s after the kill, then the dispatch
@@ -44,19 +49,19 @@ def undispatched(store: Store, starts: dict[str, datetime]) -> list[str]:
 def test_a_dispatch_task_killed_mid_way_is_finished_within_seconds_of_the_restart(
     azurite_of_its_own: Azurite, tmp_path: Path
 ) -> None:
-    env = crash_environment(
-        azurite_of_its_own, "crashdispatch", SCHEDULER_DUE_SHARDS="1"
-    )  # one task holds the whole minute
+    clock = HostClock.reading(second=5, within=1.5)  # serving early in its minute, far from its tick
+    # One task holds the whole minute.
+    env = crash_environment(azurite_of_its_own, "crashdispatch", SCHEDULER_DUE_SHARDS="1", **clock.setting())
     target = Target()
     host = CrashingHost(env, tmp_path / "host.log")
     host.start()
     try:
         # Five minutes ahead: beyond every tick's window during the test, so no tick dispatches that minute.
-        minute = (datetime.now(UTC) + timedelta(minutes=5)).replace(second=0, microsecond=0)
+        minute = (clock.now() + timedelta(minutes=5)).replace(second=0, microsecond=0)
         starts = {f"job{i:03d}": minute + timedelta(seconds=i % 60) for i in range(150)}
         create_one_shot_jobs(host.url, target, starts)
         store = Store.from_settings(Settings.from_environment(env))
-        now = datetime.now(UTC)
+        now = clock.now()
         if not 3 <= now.second <= 45:  # clear of the minute tick, whose own dispatch tasks would be killed instead
             time.sleep(((3 - now.second) % 60) + 0.5)
         offset = host.log.stat().st_size
@@ -81,26 +86,24 @@ def test_a_dispatch_task_killed_mid_way_is_finished_within_seconds_of_the_restar
 def test_a_tick_missed_across_a_restart_is_made_up_at_start_and_what_the_host_held_fires_within_seconds(
     azurite_of_its_own: Azurite, tmp_path: Path
 ) -> None:
-    env = crash_environment(azurite_of_its_own, "crashdispatch")
+    clock = HostClock.reading(second=46, within=1.5)  # serving about 14 s before its tick
+    env = crash_environment(azurite_of_its_own, "crashdispatch", **clock.setting())
     target = Target()
     host = CrashingHost(env, tmp_path / "host.log")
     host.start()
     try:
-        now = datetime.now(UTC)
-        tick = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
-        if tick - now < timedelta(seconds=8):
-            tick += timedelta(minutes=1)  # room to create the jobs before the kill
+        tick = clock.next_minute(room=8)  # room to create the jobs before the kill
         # Due right after the missed tick (queued by the tick before it, the dead host held the first of them),
         # and in the minute after, which the missed tick would have dispatched.
         held = {f"held{i:02d}": tick + timedelta(seconds=i // 2) for i in range(20)}
         later = {f"later{i:02d}": tick + timedelta(minutes=1, seconds=i) for i in range(20)}
         create_one_shot_jobs(host.url, target, held | later)
         store = Store.from_settings(Settings.from_environment(env))
-        time.sleep(max((tick - timedelta(seconds=1) - datetime.now(UTC)).total_seconds(), 0))
+        clock.sleep_until(tick - timedelta(seconds=1))
         host.kill()
-        time.sleep(max((tick + timedelta(seconds=1) - datetime.now(UTC)).total_seconds(), 0))
+        clock.sleep_until(tick + timedelta(seconds=1))
         back = host.start()
-        back_at = datetime.now(UTC)
+        back_at = clock.now()
         while time.monotonic() - back < BOUND + 10 and undispatched(store, later):
             time.sleep(0.5)
         dispatched = time.monotonic() - back

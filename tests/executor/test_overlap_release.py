@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.executor import overlap_marker
-from shared.executor.overlap_turn import ref_of
+from shared.executor.overlap_marker import ref_of
 from shared.jobstate import marker_until
 from shared.jobstate.overlap import Turn
 from shared.keys import JobKey

@@ -16,15 +16,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from shared.actions.outbound import Deadline, OutboundError, exchange
+from shared.clock import SystemClock
 from shared.executor.wire_turns import WireTurns
 from shared.jobstate import window_of
 from shared.private_targets import PrivateTargets
 from tests.executor.peers.servers import ok, serve
-
-
-class SystemTime:
-    def now(self) -> datetime:
-        return datetime.now(UTC)
 
 
 def send(port: int, method: str, body: bytes | None, turn: object) -> None:
@@ -84,7 +80,7 @@ def test_turns_under_one_rule_reach_the_target_spaced_and_in_slot_order() -> Non
     rate, share = 20.0, 0.97
     target = serve(ok)
     port = int(target.url.rsplit(":", 1)[1])
-    turns = WireTurns(SystemTime())
+    turns = WireTurns(SystemClock())
     start = datetime.now(UTC) + timedelta(seconds=1)
     granted: list[int] = []  # the order the turns let the requests' first bytes go
     asked: dict[int, float] = {}  # when each began to wait for its turn (monotonic)

@@ -35,7 +35,7 @@ BEFORE = {
     "spread_margin": 25,  # dispatcher.py SPREAD_MARGIN
     "dispatch_overlap": 120,  # dispatcher.py OVERLAP
     "batch_gather": 0.05,  # executor/batch.py GATHER
-    "job_gather": 0.01,  # executor/job_gate.py WINDOW
+    "job_gather": 0.01,  # executor/admission.py (the job at its second)
     "collection_fresh": 1,  # executor/collection_gate.py FRESH
     "limits_gather": 0.02,  # executor/limits.py GATHER
     "deferral_gather": 0.05,  # executor/limits.py QUEUE_GATHER
@@ -143,5 +143,6 @@ def test_a_store_built_from_settings_hands_their_timings_to_every_component() ->
     attempts = executor.attempts
     assert executor.guards.timings is short and executor.recorder.timings is short
     assert executor._job_reads.window == 0.005 and executor._claims.window == 0.005
-    assert attempts.jobs._reads.window == 0.001 and attempts.collections.fresh == 0.3
-    assert attempts.limits.timings is short and attempts.limits._gates.window == 0.002
+    admission = attempts.admission
+    assert admission.jobs.window == 0.001 and admission.collections.fresh == 0.3
+    assert admission.limits.timings is short and admission.limits._gates.window == 0.002

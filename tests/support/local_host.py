@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextmanager
-def local_host(azurite: Azurite, **settings: str) -> Iterator[str]:
-    """Yields the API base URL (http://127.0.0.1:PORT/api) once the host serves; stops the host after."""
+def local_host(azurite: Azurite, flags: Sequence[str] = (), **settings: str) -> Iterator[str]:
+    """Yields the API base URL (http://127.0.0.1:PORT/api) once the host serves; stops the host after. `flags`:
+    more of `python -m devhost`'s (e.g. `--clock-offset`); `settings`: app settings in the host's environment."""
     port = free_port()
     env = {
         **os.environ,
@@ -29,7 +30,7 @@ def local_host(azurite: Azurite, **settings: str) -> Iterator[str]:
         **settings,
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "devhost", "--port", str(port), "--in-process"],
+        [sys.executable, "-m", "devhost", "--port", str(port), "--in-process", *flags],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
