@@ -95,7 +95,7 @@ LANES: dict[str, LaneSize] = {
     # their watchdogs had turned visible and run their batches a second time.
     ATTEMPT_RENEWER: LaneSize(8),
     DISPATCH_RENEWER: LaneSize(8),
-    # The limits' deferrals (shared/executor/limits.py `requeue`): few, so a herd's deferrals leave the event loop
+    # The limits' deferrals (shared/executor/deferrals.py `requeue`): few, so a herd's deferrals leave the event loop
     # its GIL.
     LIMITS_DEFERRAL: LaneSize(2),
     # Dispatch-queue messages handled at once per process (shared/dispatch_trigger.py), on this lane rather than

@@ -228,7 +228,7 @@ class Admission:
 
     async def _limited(self, job: JobRecord, message: OccurrenceMessage, claim: Claim, guard: Guard) -> Run | Wait:
         """Check 6: the collection's limits for the attempt's action; a Wait once its claim is given back and its
-        message queued again (limits.py `requeue`)."""
+        message queued again (deferrals.py `requeue`)."""
         main = job.properties.action
         action = main.error_action if main and message.action == JobHistoryActionName.ERROR_ACTION else main
         if action is None:

@@ -13,9 +13,10 @@ The timings named `like_this` are the settings' (shared/timings.py), as the stor
   attempt without a slot is told its place in the line and waits here up to `concurrency_wait`
   (`_concurrency_slot`: woken at once by a slot given back in this process, else reading the row every
   `concurrency_peek` and asking again only when the read shows a slot for its place); then it is queued again
-  for `backoff(place)` (under the line's `waiter_lease`, so it keeps its place). Slots go out in line order on
-  every instance. A poll of an attempt's asynchronous work asks for none: the attempt's slot is kept across
-  its polls (`release` with the next poll's due keeps it to `slot_lease` past that) and given back at the end.
+  for `asks_again_after(place)` (jobstate/concurrency.py; under the line's `waiter_lease`, so it keeps its
+  place). Slots go out in line order on every instance. A poll of an attempt's asynchronous work asks for none:
+  the attempt's slot is kept across its polls (`release` with the next poll's due keeps it to `slot_lease` past
+  that) and given back at the end.
 - Rate: the attempts asking within `limits_gather` reserve consecutive slots of the rule's pacer in one write, in
   due order (fire instant, then claim id). A slot within `early_hop` is waited for here; a later one is queued
   again with its due at the slot and marked paced (it does not reserve twice). Retries and error actions take
@@ -25,17 +26,13 @@ The timings named `like_this` are the settings' (shared/timings.py), as the stor
   of pacing is taken on the wire (wire_turns.py): it waits here until `connect_lead` before its slot, connects,
   and is written when its slot has come and the rule's window in this process allows (`Admitted.before_send`,
   awaited by the action right before it writes the request).
-- `requeue`: the deferred attempt's claim given back (so the message claims it again when it comes), its
-  Waiting ledger entry (first attempts of a wait longer than WAIT_SHOWN_AFTER), then its message, queued with
-  the others deferred within `deferral_gather`, a batch per second of due; the claim and the entry on the
-  limits-deferral lane (shared/threads.py, `deferrals`).
+- `requeue`: the deferred attempt queued again (deferrals.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import weakref
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
@@ -44,17 +41,18 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from ..clock import Clock
-from ..jobstate import pacer_key, rule_for, target_host
-from ..jobstate.concurrency import Acquired, GateState, SlotRequest, worth_asking
-from ..jobstate.ledger import WAIT_SHOWN_AFTER, waiting
+from ..jobstate import pacer_key
+from ..jobstate.concurrency import Acquired, GateState, SlotRequest, asks_again_after, limit_of, worth_asking
+from ..jobstate.ledger import WAIT_SHOWN_AFTER
+from ..jobstate.pacing import rule_of
 from ..keys import CollectionKey
-from ..model import JobActionType, JobErrorAction, JobHistoryActionName, TargetRateLimit, WaitCause
-from ..occurrence import BATCH_MAX, OccurrenceBatch, OccurrenceMessage
-from ..records import CollectionRecord, JobRecord
+from ..model import JobErrorAction, JobHistoryActionName, WaitCause
+from ..occurrence import OccurrenceMessage
+from ..records import JobRecord
 from ..store import Store
-from ..timings import Timings
 from . import limit_slots
 from .collection_gate import CollectionGate
+from .deferrals import Deferral, Deferrals
 from .gathered import Gathered
 from .wire_turns import WireTurns
 
@@ -62,15 +60,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # Requests are paced at this share of a rule's rate: slots exactly 1/rate apart would put rate + 1 requests in a
-# one-second window as soon as one of them is sent (or arrives) a millisecond late; 2 % leaves 20 ms of jitter.
+# one-second window as soon as one of them is sent (or arrives) a millisecond late; 3 % leaves about 30 ms of jitter
+# per second of slots (rate x 1/(0.97 rate) = 1.031 s for rate requests). A share of the rate, not a timing.
 PACING_SHARE = 0.97
-
-
-def backoff(place: int, timings: Timings) -> timedelta:
-    """When an attempt at `place` in a concurrency line asks again: soon at the front (`backoff_first`), later
-    behind (`backoff_step` more per place), at most `backoff_max`: well inside `waiter_lease`, delivery's few
-    seconds of lateness included (Timings checks it), so it keeps its place."""
-    return min(timings.backoff_first + timings.backoff_step * max(place - 1, 0), timings.backoff_max)
 
 
 @dataclass(frozen=True)
@@ -81,14 +73,6 @@ class Admitted:
     slot: str | None = None  # the claim id holding a concurrency slot: released after the answer
     waited_for: WaitCause | None = None  # a first attempt's wait (queued again, or paced in its coroutine)
     before_send: Callable[[], Awaitable[None]] | None = None  # its rate limit's turn on the wire (wire_turns.py)
-
-
-@dataclass(frozen=True)
-class Deferral:
-    """An attempt that waits longer: its message queued again (`requeue`) once its claim is given back."""
-
-    job: JobRecord
-    message: OccurrenceMessage  # the attempt as queued again: due later, its first fire instant kept
 
 
 @dataclass(frozen=True)
@@ -124,11 +108,7 @@ class Limits:
         self._pacers: Gathered[tuple[CollectionKey, str, float], SlotRequest, datetime] = Gathered(
             io, self._reserve, gather, clock
         )
-        self._deferrals = deferrals
-        # Not on the deferral lane: a message queued again must not wait behind the herd's releases and entries.
-        self._queue: Gathered[None, OccurrenceMessage, None] = Gathered(
-            io, self._send, self.timings.deferral_gather.total_seconds(), clock
-        )
+        self._deferred = Deferrals(store, clock, io, deferrals)
         self._wire = WireTurns(clock)
         self._peeks: Gathered[CollectionKey, None, GateState] = Gathered(io, self._peek, gather, clock)
         # Per event loop and collection: resolved when this process gives a slot back (its waiters ask at once).
@@ -142,7 +122,7 @@ class Limits:
         its first request) and takes the rate slot of the host it polls."""
         key = job.key.collection_key
         record = await self.collections.latest(key)  # read for its state just before: no request of its own
-        limit, rule = _limit_of(record), _rule_of(record, action, message)
+        limit, rule = limit_of(record), rule_of(record, action, message)
         if limit is None and rule is None:
             return _admitted(key, None, message, None)
         holder, fire = message.claim_id, message.fire_instant
@@ -153,7 +133,7 @@ class Limits:
         elif limit is not None:
             place = await self._concurrency_slot(job, message, limit)
             if isinstance(place, int):
-                due = self.clock.now() + backoff(place, self.timings)
+                due = self.clock.now() + asks_again_after(place, self.timings)
                 return Deferral(job, message.waiting(due, WaitCause.CONCURRENCY))
             cause = place
             slot = holder
@@ -198,7 +178,7 @@ class Limits:
         while self.clock.monotonic() < give_up:
             if not shown and self.clock.now() - message.fire_instant > WAIT_SHOWN_AFTER:
                 shown = True
-                await self._deferral_lane(self._show_waiting, job, replace(message, waited_for=WaitCause.CONCURRENCY))
+                await self._deferred.show_waiting(job, replace(message, waited_for=WaitCause.CONCURRENCY))
             if not await self._freed(key, timings.concurrency_peek.total_seconds()):
                 state = await self._peeks.ask(key, None)
                 now = self.clock.now()
@@ -268,34 +248,8 @@ class Limits:
         self._signal_freed(collection)  # this process's waiters ask at once
 
     async def requeue(self, deferral: Deferral, give_back: Callable[[], object]) -> None:
-        """Give the deferred attempt's claim back (`give_back`), write its Waiting entry when due, then queue it
-        again. On the deferral lane (limits-deferral): a herd defers hundreds of attempts at its second, due
-        seconds later, and their small writes on the executor's pool would starve the event loop (one GIL) that
-        sends the herd's paced requests meanwhile."""
-        message = deferral.message
-
-        def before() -> None:
-            give_back()  # first: the message, when it comes, claims the attempt again
-            if message.due - message.fire_instant > WAIT_SHOWN_AFTER:
-                # Before the message: the attempt's own entry, written when it runs, must come after.
-                self._show_waiting(deferral.job, message)
-
-        await self._deferral_lane(before)
-        await self._queue.ask(None, message)
-
-    def _show_waiting(self, job: JobRecord, message: OccurrenceMessage) -> None:
-        """The Waiting ledger entry of an occurrence whose first attempt waits (best effort)."""
-        first = message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0 and message.poll is None
-        if not first or message.waited_for is None:
-            return
-        entry = waiting(job, message.occurrence, message.trigger, message.waited_for, message.fire_instant)
-        try:
-            self.store.history.add_all([], [entry])
-        except Exception:
-            log.exception("the Waiting entry of %s was not written", message.claim_id)
-
-    async def _deferral_lane(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._deferrals, fn, *args)
+        """The deferred attempt queued again, its claim given back first (deferrals.py)."""
+        await self._deferred.requeue(deferral, give_back)
 
     async def _sleep_until(self, instant: datetime) -> None:
         wait = (instant - self.clock.now()).total_seconds()
@@ -342,45 +296,6 @@ class Limits:
         for slot, index in zip(slots, order, strict=True):
             answers[index] = slot
         return answers
-
-    def _send(self, _: None, messages: list[OccurrenceMessage]) -> list[None]:
-        """The deferred messages, a batch per second of due (each fires at its own due), in due order."""
-        now = self.clock.now()
-        for batch in _by_second(messages):
-            self.store.queue.send(batch, now)
-        return [None] * len(messages)
-
-
-def _by_second(messages: list[OccurrenceMessage]) -> list[OccurrenceBatch]:
-    groups: dict[int, list[OccurrenceMessage]] = {}
-    for message in sorted(messages, key=lambda m: m.due):
-        groups.setdefault(math.floor(message.due.timestamp()), []).append(message)
-    return [
-        OccurrenceBatch(tuple(group[i : i + BATCH_MAX]))
-        for group in groups.values()
-        for i in range(0, len(group), BATCH_MAX)
-    ]
-
-
-def _limit_of(record: CollectionRecord | None) -> int | None:
-    properties = record.definition.properties if record is not None else None
-    return properties.max_concurrent_executions if properties is not None else None
-
-
-def _rule_of(
-    record: CollectionRecord | None, action: JobErrorAction, message: OccurrenceMessage
-) -> TargetRateLimit | None:
-    """The rule pacing the attempt's request: by the host it goes to (a poll's: its Location's)."""
-    if action.type not in (JobActionType.HTTP, JobActionType.HTTPS) or action.request is None:
-        return None
-    return _rule_for_uri(record, message.poll.location if message.poll is not None else action.request.uri)
-
-
-def _rule_for_uri(record: CollectionRecord | None, uri: str) -> TargetRateLimit | None:
-    properties = record.definition.properties if record is not None else None
-    rules = properties.target_rate_limits if properties is not None else None
-    host = target_host(uri) if rules else None
-    return rule_for(host, rules) if host else None
 
 
 def _admitted(

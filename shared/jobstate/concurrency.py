@@ -25,6 +25,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from ..records import CollectionRecord
+from ..timings import Timings
+
 MAX_WAITERS = 2000  # the line kept in one state; more are told their place but not kept (they ask again)
 
 
@@ -134,3 +137,16 @@ def renewed(
         replace(lease, until=max(lease.until, now + lease_for)) if lease.holder in wanted else lease for lease in leases
     )
     return GateState(renewed_leases, tuple(w for w in state.waiters if w.until > now)), frozenset(wanted - present)
+
+
+def limit_of(record: CollectionRecord | None) -> int | None:
+    """The collection's maxConcurrentExecutions (None: no limit, or no collection read)."""
+    properties = record.definition.properties if record is not None else None
+    return properties.max_concurrent_executions if properties is not None else None
+
+
+def asks_again_after(place: int, timings: Timings) -> timedelta:
+    """When an attempt at `place` in a concurrency line asks again: soon at the front (`backoff_first`), later
+    behind (`backoff_step` more per place), at most `backoff_max`: well inside `waiter_lease`, delivery's few
+    seconds of lateness included (Timings checks it), so it keeps its place."""
+    return min(timings.backoff_first + timings.backoff_step * max(place - 1, 0), timings.backoff_max)

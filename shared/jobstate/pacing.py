@@ -29,8 +29,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
-from ..model import TargetRateLimit
+from ..model import JobActionType, JobErrorAction, TargetRateLimit
 from ..model.concurrency import host_key
+from ..occurrence import OccurrenceMessage
+from ..records import CollectionRecord
 
 
 @dataclass(frozen=True)
@@ -104,3 +106,16 @@ def target_host(uri: str) -> str | None:
 def pacer_key(rule: TargetRateLimit) -> str:
     """The name of the rule's pacer: its host as compared (`*.` rules pace every host under them together)."""
     return host_key(rule.host)
+
+
+def rule_of(
+    record: CollectionRecord | None, action: JobErrorAction, message: OccurrenceMessage
+) -> TargetRateLimit | None:
+    """The collection's rule pacing the attempt's request: by the host it goes to (a poll's: its Location's)."""
+    if action.type not in (JobActionType.HTTP, JobActionType.HTTPS) or action.request is None:
+        return None
+    uri = message.poll.location if message.poll is not None else action.request.uri
+    properties = record.definition.properties if record is not None else None
+    rules = properties.target_rate_limits if properties is not None else None
+    host = target_host(uri) if rules else None
+    return rule_for(host, rules) if host else None
