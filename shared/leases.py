@@ -7,20 +7,20 @@ forward while it is alive and deletes when it is done. When the holder dies, the
 seconds later and any live worker takes the work over.
 
 Batches of occurrences (`Guards`): whoever queued the batch sent its watchdog, visible `watchdog_after` past the
-batch's second, and a later *backstop* copy just before it (store/queue.py), and the batch names both, so a first
-delivery takes them over; a redelivery, a batch received after its second, or one that names none hides them anew
-or sends a watchdog of its own. Claims are taken with a lease that runs `claim_lease` past the batch's due second,
-so nothing is renewed while the batch waits for its second; from then on, while the batch is alive, a renewer
-pushes every claim's lease and the watchdog's visibility forward every `renew_every` (the backstop only when it
-comes near, nearer than half `backstop_gap`). When the batch ends (however it ends, short of the process dying)
-both copies are deleted. When the process dies, the watchdog turns visible a few seconds later, any live worker
-receives it, finds the claims' leases expired and not renewed, takes them over (claims.py) and runs the attempts,
-or, for an attempt the first runner had recorded, just marks it done. Should the watchdog's receive be lost as well
-(hidden ten minutes while no worker knows of it), the backstop runs the batch `backstop_after` past its second.
+batch's second, and a later *backstop* copy just before it (store/queue.py), and the batch names both; what a
+delivery, a renewal and the batch's end do with each copy is the table of shared/guard_protocol.py. Claims are
+taken with a lease that runs `claim_lease` past the batch's due second, so nothing is renewed while the batch
+waits for its second; from then on, while the batch is alive, a renewer pushes every claim's lease and the
+watchdog's visibility forward every `renew_every` (the backstop only when it comes near, nearer than half
+`backstop_gap`). When the batch ends (however it ends, short of the process dying) both copies are deleted.
+When the process dies, the watchdog turns visible a few seconds later, any live worker receives it, finds the
+claims' leases expired and not renewed, takes them over (claims.py) and runs the attempts, or, for an attempt the
+first runner had recorded, just marks it done. Should the watchdog's receive be lost as well (hidden ten minutes
+while no worker knows of it), the backstop runs the batch `backstop_after` past its second.
 
-Dispatch tasks (`TaskWatchdogs`): a task that has due entries to dispatch is guarded the same way, without
-claims (a task is idempotent: a second run finds what the first queued and advanced, and drops it): the
-minute timer sends a watchdog before each task of the minute it dispatches ahead, the handler takes it
+Dispatch tasks (`TaskWatchdogs`, task_watchdogs.py): a task that has due entries to dispatch is guarded the
+same way, without claims (a task is idempotent: a second run finds what the first queued and advanced, and
+drops it): the minute timer sends a watchdog before each task of the minute it dispatches ahead, the handler takes it
 over (or sends one when the task found entries and names none), renews it while it dispatches, deletes it
 at the end. A host dying in a dispatch task leaves its entries to the watchdog, `task_watchdog_after` later.
 A collection's cascade task (shared/lifecycle/cascade.py) is guarded alike: its sender sends its watchdog first
@@ -42,7 +42,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, Protocol, TypeVar
@@ -50,27 +50,27 @@ from typing import Generic, Protocol, TypeVar
 from azure.core.exceptions import HttpResponseError
 
 from .clock import Clock
+from .guard_protocol import ON_CLOSE, Act, Delivery, on_open, on_renew
 from .occurrence import OccurrenceBatch
 from .store import Claim, Store
 from .store.claims import claim_groups
-from .store.dispatch_queue import WatchedTask
 from .store.queue import Receipt, backstop_delay, watchdog_delay
-from .threads import ATTEMPT_RENEWER, DISPATCH_RENEWER, LEASE_RENEWAL, Threads
+from .threads import ATTEMPT_RENEWER, LEASE_RENEWAL, Threads
 from .timings import Timings
 
 log = logging.getLogger(__name__)
 
 
-class _Held(Protocol):
+class Held(Protocol):
     next_renewal: float
     renewing: threading.Lock  # held while the item is renewed, and while it is let go
     let_go: bool  # no renewal may start any more (its holder is deleting or abandoning its copies)
 
 
-H = TypeVar("H", bound=_Held)
+H = TypeVar("H", bound=Held)
 
 
-class _Renewer(Generic[H]):
+class Renewer(Generic[H]):
     """One loop per process (`Threads.loop`, started on first use, ended by the threads' close) that renews each
     held item when its renewal is due, side by side on the lane of its name (shared/threads.py)."""
 
@@ -147,7 +147,7 @@ class Guards:
         self.store = store
         self.clock = clock
         self.timings = store.timings
-        self._renewer: _Renewer[Guard] = _Renewer(self.renew, ATTEMPT_RENEWER, clock, self.timings, threads)
+        self._renewer: Renewer[Guard] = Renewer(self.renew, ATTEMPT_RENEWER, clock, self.timings, threads)
         self._renewals = threads.lane(LEASE_RENEWAL)
 
     def lease_until(self, batch: OccurrenceBatch) -> datetime:
@@ -156,29 +156,27 @@ class Guards:
         return max(batch.last_due, self.clock.now()) + self.timings.claim_lease
 
     def open(self, batch: OccurrenceBatch, first_delivery: bool = True) -> Guard:
-        """Take over the batch's watchdog and backstop or send a watchdog; raises on a storage fault (the host
-        then redelivers, nothing was claimed)."""
+        """Take over the batch's watchdog and backstop, hide them anew or send a watchdog, as the protocol's table
+        says (shared/guard_protocol.py `on_open`); raises on a storage fault (the host then redelivers, nothing
+        was claimed)."""
         now, timings = self.clock.now(), self.timings
         # The first renewal is due `renew_every` after the batch's second: the leases run `claim_lease` past it.
         wait = max((batch.last_due - now).total_seconds(), 0.0)
-        hidden = watchdog_delay(batch, now, timings)
-        if batch.watchdog is not None and first_delivery and now < batch.last_due:
-            # Hidden until the batch's second + `watchdog_after`, just where this delivery's leases end, and
-            # untouched: nobody renews a watchdog before a delivery holds it.
-            watchdog = Receipt(*batch.watchdog)
-        else:
-            # A delivery of a copy, or one received after its second, or a redelivery (whose delivery before
-            # may have renewed or deleted the watchdog): hide it anew, or send a watchdog when it is gone.
-            watchdog = (
-                self._rehide(Receipt(*batch.watchdog), batch, hidden)
-                if batch.watchdog is not None
-                else self.store.queue.send_hidden(batch.without_watchdog(), hidden)
-            )
         # The backstop never turns visible before `backstop_after` past the batch's second (its sender hid it
         # so, and a push only ever hides it longer): pushed now only when that is near.
-        backstop = Receipt(*batch.backstop) if batch.backstop is not None else None
         backstop_in = (batch.last_due + timings.backstop_after - now).total_seconds()
-        if backstop is not None and backstop_in < timings.backstop_gap.total_seconds() / 2:
+        acts = on_open(
+            Delivery(
+                names_watchdog=batch.watchdog is not None,
+                first_delivery=first_delivery,
+                before_second=now < batch.last_due,
+                names_backstop=batch.backstop is not None,
+                backstop_near=backstop_in < timings.backstop_gap.total_seconds() / 2,
+            )
+        )
+        watchdog = self._open_watchdog(acts.watchdog, batch, watchdog_delay(batch, now, timings))
+        backstop = Receipt(*batch.backstop) if batch.backstop is not None else None
+        if acts.backstop is Act.PUSH and backstop is not None:
             backstop_in = backstop_delay(batch, now, timings)
             backstop = self._push(backstop, backstop_in)
         guard = Guard(
@@ -194,14 +192,14 @@ class Guards:
     def abandon(self, guard: Guard) -> None:
         """The process is going away mid-batch (cancelled): stop renewing, and leave the copies to bring the
         batch back."""
-        self._renewer.discard(guard)
+        self._renewer.discard(guard)  # ON_ABANDON leaves both copies: nothing more to do
 
     def close(self, guard: Guard) -> None:
-        """The batch ended: stop renewing and delete its copies (best effort: a copy that survives finds the
-        attempts done, later, and is dropped)."""
+        """The batch ended: stop renewing and delete its copies (`ON_CLOSE`; best effort: a copy that survives
+        finds the attempts done, later, and is dropped)."""
         self._renewer.discard(guard)
-        for copy in (guard.watchdog, guard.backstop):
-            if copy is not None:
+        for copy, act in ((guard.watchdog, ON_CLOSE.watchdog), (guard.backstop, ON_CLOSE.backstop)):
+            if copy is not None and act is Act.DELETE:
                 try:
                     self.store.queue.delete(copy)
                 except Exception as error:
@@ -229,15 +227,27 @@ class Guards:
                     guard.lost.add(claim.claim_id)
                     log.warning("attempt %s was taken over while it ran", claim.claim_id)
             hidden = (until + self.timings.watchdog_margin - self.clock.now()).total_seconds()
-            if guard.watchdog is not None:
-                guard.watchdog = self._rehide(guard.watchdog, guard.batch, hidden)
             gap = self.timings.backstop_gap.total_seconds()
-            if guard.backstop is not None and guard.backstop_at - self.clock.monotonic() < gap / 2:
+            near = guard.backstop_at - self.clock.monotonic() < gap / 2
+            acts = on_renew(guard.watchdog is not None, guard.backstop is not None, near)
+            if acts.watchdog is Act.HIDE_ANEW and guard.watchdog is not None:
+                guard.watchdog = self._rehide(guard.watchdog, guard.batch, hidden)
+            if acts.backstop is Act.PUSH and guard.backstop is not None:
                 guard.backstop = self._push(guard.backstop, hidden + gap)
                 guard.backstop_at = self.clock.monotonic() + hidden + gap
         except Exception as error:
             log.warning("renewing %s failed: %s", _name(guard), type(error).__name__)
             raise
+
+    def _open_watchdog(self, act: Act, batch: OccurrenceBatch, hidden: float) -> Receipt:
+        named = Receipt(*batch.watchdog) if batch.watchdog is not None else None
+        if act is Act.TAKE_OVER and named is not None:  # its sender hid it until just where our leases end
+            return named
+        if act is Act.HIDE_ANEW and named is not None:
+            return self._rehide(named, batch, hidden)
+        if act is Act.SEND and named is None:
+            return self.store.queue.send_hidden(batch.without_watchdog(), hidden)
+        raise ValueError(f"the guard protocol cannot {act.value} a watchdog of {len(batch.items)} occurrences")
 
     def _rehide(self, watchdog: Receipt, message: OccurrenceBatch, hidden: float) -> Receipt:
         try:
@@ -257,89 +267,6 @@ class Guards:
             if error.status_code not in (400, 404):
                 raise
             return None
-
-
-@dataclass(eq=False)
-class TaskWatch:
-    """A task of the dispatch queue (a dispatch or a cascade task) in the hands of this process, and its watchdog."""
-
-    task: WatchedTask
-    watchdog: Receipt
-    next_renewal: float  # when its renewal is due (monotonic)
-    renewing: threading.Lock = field(default_factory=threading.Lock)
-    let_go: bool = False
-
-
-class TaskWatchdogs:
-    """Opens, renews and closes the watchdogs of the dispatch queue's tasks."""
-
-    def __init__(self, store: Store, clock: Clock, threads: Threads) -> None:
-        self.store = store
-        self.clock = clock
-        self.timings = store.timings
-        self._renewer: _Renewer[TaskWatch] = _Renewer(self.renew, DISPATCH_RENEWER, clock, self.timings, threads)
-
-    def open(self, task: WatchedTask) -> TaskWatch:
-        """Take the task's watchdog over (hidden anew: the task may have waited for a worker) or send one."""
-        hidden = self.timings.task_watchdog_after.total_seconds()
-        if task.watchdog is not None:
-            watchdog = self._rehide(Receipt(*task.watchdog), task)
-        else:
-            watchdog = self.store.dispatch.send_hidden(task, hidden)
-        watch = TaskWatch(task, watchdog, self.clock.monotonic() + self.timings.renew_every.total_seconds())
-        self._renewer.add(watch)
-        return watch
-
-    @contextlib.contextmanager
-    def watching(self, task: WatchedTask) -> Iterator[TaskWatch]:
-        """The task's watchdog held while the block runs; closed when it ends or raises (a fault: the host delivers
-        the task again), abandoned when the process is going away (cancelled: the watchdog brings the task back)."""
-        watch = self.open(task)
-        try:
-            yield watch
-        except Exception:
-            self.close(watch)
-            raise
-        except BaseException:
-            self.abandon(watch)
-            raise
-        self.close(watch)
-
-    def abandon(self, watch: TaskWatch) -> None:
-        """The process is going away mid-task: stop renewing, and leave the watchdog to bring the task back."""
-        self._renewer.discard(watch)
-
-    def close(self, watch: TaskWatch) -> None:
-        self._renewer.discard(watch)
-        try:
-            self.store.dispatch.delete(watch.watchdog)
-        except Exception as error:  # it turns up later, finds the work done, and costs a query or two
-            log.warning("could not delete the watchdog of task %s: %s", watch.task, type(error).__name__)
-
-    def drop(self, task: WatchedTask) -> None:
-        """A task with nothing to do (no entries to dispatch, a cascade overtaken): its sender's watchdog is not
-        needed."""
-        if task.watchdog is not None:
-            with contextlib.suppress(Exception):
-                self.store.dispatch.delete(Receipt(*task.watchdog))
-
-    def renew(self, watch: TaskWatch) -> None:
-        try:
-            watch.watchdog = self._rehide(watch.watchdog, watch.task)
-        except Exception as error:
-            log.warning("renewing the watchdog of task %s failed: %s", watch.task, type(error).__name__)
-            raise
-
-    def _rehide(self, watchdog: Receipt, task: WatchedTask) -> Receipt:
-        hidden = self.timings.task_watchdog_after.total_seconds()
-        try:
-            return self.store.dispatch.hide(watchdog, hidden)
-        except HttpResponseError as error:
-            if error.status_code not in (400, 404):
-                raise
-            # Gone: another worker received it and runs the task too (harmless, a task is idempotent), or a
-            # delivery before this one deleted it. This delivery keeps a watchdog of its own.
-            return self.store.dispatch.send_hidden(task, hidden)
 
 
 def _name(guard: Guard) -> str:

@@ -15,7 +15,7 @@
 - limits.py: the collection's maxConcurrentExecutions and targetRateLimits at an attempt (gathered.py: a
   herd's asks in one storage call); an attempt that must wait long is queued again.
 - recorder.py: an attempt's outcome made durable moments after its action answered (`after_attempt`),
-  written together with whatever else answered meanwhile.
+  written together with whatever else answered meanwhile; recording_order.py: the order of its steps, a table.
 - not_run.py: the ledger entries of occurrences the executor drops.
 """
 

@@ -17,7 +17,8 @@ milliseconds between the answers of a herd), then writes all it holds:
    advanced them, an API write) are read again together and written in a further transaction
    (store/job_updates.py); one that still changes is then written alone.
 
-Each step comes before the one that depends on it, so a crash between them repeats a step, never loses one.
+Each step comes before the one that depends on it, so a crash between them repeats a step, never loses one:
+every attempt moves through the table of recording_order.py (`Recording`), which refuses a move out of order.
 Storage requests per attempt: 1/k history write and 1/k job write when k jobs of one collection answered
 within a window (one each when attempts were written alone). Every write is retried through storage faults
 for up to `record_patience` (the batch's guard keeps the claims meanwhile): giving up would hand the attempt back
@@ -33,7 +34,7 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
 
@@ -50,6 +51,7 @@ from ..store.transaction import MAX_OPERATIONS
 from ..threads import RECORD, RECORD_WINDOW, Threads
 from .fired import Fired
 from .persist import persist
+from .recording_order import Recording, Step
 from .released import released_message, waiting_since
 
 log = logging.getLogger(__name__)
@@ -60,7 +62,7 @@ _T = TypeVar("_T")
 class _Pending:
     fired: Fired
     at: float  # when its action answered, on the clock's monotonic time
-    future: Future[None] = field(default_factory=Future)
+    order: Recording  # its step in the recording order, and its future
 
 
 class Recorder:
@@ -80,10 +82,20 @@ class Recorder:
         self._closed = False  # the runtime's threads closed: no window is written any more
         self._pool = threads.lane(RECORD)  # writes side by side (shared/threads.py says how many, and why)
         self._flushes = threads.lane(RECORD_WINDOW)
+        self._watchers: list[Callable[[Recording], None]] = []
+
+    def watch(self, listen: Callable[[Recording], None]) -> None:
+        """Hand each attempt's recording to `listen` as it ends, done or failed, before its future ends: its path
+        through the recording order, for a test or a diagnosis."""
+        self._watchers.append(listen)
+
+    def _ended(self, recording: Recording) -> None:
+        for listen in list(self._watchers):
+            listen(recording)
 
     def record(self, fired: Fired) -> Future[None]:
         """Record the attempt within about `record_window`; the future ends when its job says it is done."""
-        pending = _Pending(fired, self.clock.monotonic())
+        pending = _Pending(fired, self.clock.monotonic(), Recording(fired.message.claim_id, self._ended))
         with self._changed:
             if not self._started and not self._closed:
                 try:
@@ -93,11 +105,11 @@ class Recorder:
                     self._closed = True
             if self._closed:
                 _settle([pending], RuntimeError("the recorder is closed: the process is going away"))
-                return pending.future
+                return pending.order.future
             self._pending.append(pending)
             if len(self._pending) == 1:  # the writer waits for a first answer; in a window, only for its end
                 self._changed.notify()
-        return pending.future
+        return pending.order.future
 
     def _close(self) -> None:
         """The runtime's threads close: the writer ends at once, even mid-window."""
@@ -136,9 +148,7 @@ class Recorder:
             self._write(taken)
         except BaseException as error:  # never leave a batch waiting on a future nobody ends
             log.exception("recording %d attempts failed", len(taken))
-            for pending in taken:
-                if not pending.future.done():
-                    pending.future.set_exception(error)
+            _settle(taken, error)
 
     def _write(self, taken: list[_Pending]) -> None:
         """History (a transaction per collection) and follow-ups side by side, then the jobs, one request per
@@ -146,7 +156,11 @@ class Recorder:
         groups = grouped(taken, _collection_of, ATTEMPTS_PER_GROUP)
         written = self._each(self._before_jobs, groups)
         ready = [
-            pending for group, failure in zip(groups, written, strict=True) if failure is None for pending in group
+            pending
+            for group, failure in zip(groups, written, strict=True)
+            if failure is None
+            for pending in group
+            if not pending.order.ended  # a move refused: failed, goes no further
         ]
         requests = [
             group
@@ -173,15 +187,14 @@ class Recorder:
             persist(
                 self.clock, self.timings, lambda: self.store.history.add_group(records), group[0].fired.message.claim_id
             )
-            for pending in group:
+            for pending in [pending for pending in group if pending.order.move(Step.HISTORY_WRITTEN)]:
                 follow_up = pending.fired.follow_up
                 if follow_up is not None:
                     send = functools.partial(self._send, follow_up)
                     persist(self.clock, self.timings, send, pending.fired.message.claim_id)
+                    pending.order.move(Step.FOLLOW_UP_SENT)
         except BaseException as error:
-            for pending in group:
-                if not pending.future.done():
-                    pending.future.set_exception(error)
+            _settle(group, error)
             raise
 
     def _send(self, message: OccurrenceMessage) -> None:
@@ -220,9 +233,10 @@ class Recorder:
             elif isinstance(answer, BaseException):
                 _settle(attempts, answer)
                 continue
+            written = [pending for pending in attempts if pending.order.move(Step.JOB_WRITTEN)]  # or it is gone
             if answer is not None:  # None: the job is gone, nothing to release
                 self._release(change)
-            _settle(attempts, None)
+            _settle(written, None)
 
     def _update(self, attempts: list[_Pending], change: _Change) -> None:
         job = attempts[0].fired.job
@@ -240,7 +254,9 @@ class Recorder:
     def _release(self, change: _Change) -> None:
         """Queue the occurrences the written ends let go (overlapPolicy BufferOne). Best effort: a waiter whose
         release is lost comes back by itself when its place lapses (admission.py)."""
-        for message in change.released:
+        for pending, message in change.released:
+            if not pending.order.move(Step.RELEASED):  # only once the write that ends its occurrence landed
+                continue
             try:
                 send = functools.partial(self.store.queue.send, message, self.clock.now())
                 persist(self.clock, self.timings, send, message.claim_id)
@@ -258,7 +274,7 @@ class _Change:
         self.attempts = attempts
         self.now = now
         self.lease = lease
-        self.released: list[OccurrenceMessage] = []
+        self.released: list[tuple[_Pending, OccurrenceMessage]] = []  # by the attempt whose end let it go
 
     def __call__(self, record: JobRecord) -> JobRecord | None:
         self.released = []
@@ -273,19 +289,18 @@ class _Change:
             ends = fired.outcome.kind.ends_occurrence
             end = settled(after, fired.message.execution_id, ends, follow_up, self.now, self.lease)
             if end.released is not None:
-                self.released.append(released_message(after.key, end.released, since, self.now))
+                self.released.append((pending, released_message(after.key, end.released, since, self.now)))
             updated = end.job or after
         return None if updated is record else updated
 
 
 def _settle(attempts: list[_Pending], error: BaseException | None) -> None:
+    """Done (their job written), or failed unless they have ended already."""
     for pending in attempts:
-        if pending.future.done():
-            continue
         if error is None:
-            pending.future.set_result(None)
+            pending.order.move(Step.DONE)
         else:
-            pending.future.set_exception(error)
+            pending.order.fail(error)
 
 
 def _collection_of(pending: _Pending) -> CollectionKey:

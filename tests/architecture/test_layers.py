@@ -22,7 +22,8 @@ FLOORS: list[set[str]] = [
     {"records", "occurrence"},
     {"jobstate"},  # what a job becomes: pure
     {"store", "actions"},  # the only code that talks to Storage / to targets
-    {"health", "leases", "expectations", "due_jobs", "tick_window", "dispatch_report"},
+    {"health", "leases", "task_watchdogs", "guard_protocol", "expectations", "due_jobs", "tick_window"}
+    | {"dispatch_report"},
     {"dispatcher", "executor"},  # I/O shells of jobstate
     {"runtime"},
     {"lifecycle"},  # I/O shell of jobstate for writes
