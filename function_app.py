@@ -163,7 +163,9 @@ def openapi_preview(req: func.HttpRequest) -> func.HttpResponse:
 
 
 def _console(req: func.HttpRequest) -> func.HttpResponse:
-    answer = console_pages.handle(req.method, req.route_params.get("path") or "", req.url, req.get_body() or b"")
+    # The runtime's clock: the previews the console draws then agree with the API's (a local host may run offset).
+    now = runtime().clock.now()
+    answer = console_pages.handle(req.method, req.route_params.get("path") or "", req.url, req.get_body() or b"", now)
     return func.HttpResponse(
         body=answer.body, status_code=answer.status, headers={**answer.headers, "Content-Type": answer.content_type}
     )

@@ -43,6 +43,11 @@ def test_a_host_with_a_clock_offset_answers_and_fires_a_job_on_its_own_clock(azu
     with local_host(azurite, flags, **{HOST_ID_SETTING: _host_id()}) as base:
         checked = _instant(requests.get(f"{base}/health", timeout=10).json()["checkedAt"])
         assert abs(checked - clock.now()) < timedelta(seconds=2), (checked, clock.now())  # the API's "now"
+        # The console's schedule preview reckons from the same clock: a minute's next occurrence is the host's.
+        every_minute = {"jobs": [{"recurrence": {"frequency": "Minute", "interval": 1}}], "count": 1}
+        preview = requests.post(f"{base}/console/schedule", json=every_minute, timeout=10).json()
+        first = _instant(preview["value"][0]["occurrences"][0])
+        assert clock.now() - timedelta(seconds=2) <= first <= clock.now() + timedelta(seconds=62), (first, clock.now())
         made = requests.put(
             f"{base}/{COLLECTION}",
             params=V,
