@@ -22,13 +22,7 @@ from tests.executor.peers.servers import Server, serve
 from tests.executor.support import fixed, history, http, job_status, make_collection, put_job
 from tests.support.manual_time import runtime_in_memory, step_until, until
 
-START = datetime.fromisoformat("2026-03-01T12:00:30+00:00")
 RUN = 0.5  # real seconds that let the threads run: longer than the 0.2 s record window, were it real
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(START)
 
 
 @pytest.fixture

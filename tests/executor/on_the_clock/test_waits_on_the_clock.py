@@ -13,7 +13,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -30,15 +30,9 @@ from shared.runtime import Runtime
 from shared.store.dispatch_queue import ShardTask
 from shared.timings import Timings
 from tests.executor.support import JC, RG, SUB, http, make_collection, put_job
-from tests.support.manual_time import runtime_in_memory, until
+from tests.support.manual_time import START, runtime_in_memory, until
 
-START = datetime.fromisoformat("2026-03-01T12:00:30+00:00")
 TIMINGS = Timings()
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(START)
 
 
 @pytest.fixture

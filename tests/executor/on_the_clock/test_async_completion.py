@@ -1,7 +1,11 @@
-"""Long-running completion (request.asyncCompletion) through the real queue, executor, recorder and store (Azurite)
-and real local HTTP targets: a `202 Accepted` with Location is polled as queued work until the work's final status;
-one history entry and one ledger entry say how it ended; the action is sent once. Failure paths: the deadline, a
-Location the egress guard refuses; a 202 without Location is a success as before."""
+"""Long-running completion (request.asyncCompletion) through the queue, executor, recorder and store, and real local
+HTTP targets: a `202 Accepted` with Location is polled as queued work until the work's final status; one history
+entry and one ledger entry say how it ended; the action is sent once. Failure paths: the deadline, a Location the
+egress guard refuses; a 202 without Location is a success as before.
+
+The polls' intervals are ours (a poll is a queue message hidden until due), so the tests run on the memory store and
+a ManualClock (tests/support/manual_time.py), the clock moving in steps while the queue trigger is played; the
+targets stay real. One case runs on Azurite too (`either`): the real queue delivers the polls the same way."""
 
 from __future__ import annotations
 
@@ -17,14 +21,14 @@ import pytest
 
 from shared.actions import Accepted, ActionRunner, ExecutionContext
 from shared.keys import JobKey
+from shared.manual_clock import ManualClock
 from shared.model import PREVIEW_API_VERSION, JobAction, JobExecutionStatus
 from shared.occurrence import OccurrenceMessage, Trigger
 from shared.private_targets import PrivateTargets
 from shared.runtime import Runtime
-from shared.settings import Settings
 from tests.executor.peers.servers import Hit, Server, serve
-from tests.support.clock import ManualClock
-from tests.support.scheduler_client import JC, RG, SUB, call, drain, make_collection
+from tests.support.manual_time import drain_in_its_time, on_the_clock
+from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
 
 NEWER = {"api-version": PREVIEW_API_VERSION}
 KEY = JobKey(SUB, RG, JC, "j")
@@ -64,11 +68,18 @@ def target() -> Iterator[AsyncTarget]:
     server.server.close()
 
 
+@pytest.fixture(params=["memory", "azurite"])
+def either(request: pytest.FixtureRequest) -> Runtime:
+    """The memory deployment on a ManualClock, or one on Azurite in real time (the `runtime` fixture)."""
+    runtime: Runtime = request.getfixturevalue("rt" if request.param == "memory" else "runtime")
+    return runtime
+
+
 def create_job(rt: Runtime, url: str, completion: dict[str, Any], **request: Any) -> None:
     make_collection(rt)
     body = {
         "properties": {
-            "startTime": (datetime.now(UTC) + timedelta(days=1)).isoformat(),  # the test queues the occurrence
+            "startTime": (rt.clock.now() + timedelta(days=1)).isoformat(),  # the test queues the occurrence
             "action": {
                 "type": "Http",
                 "request": {"uri": f"{url}/work", "method": "POST", "asyncCompletion": completion, **request},
@@ -90,11 +101,11 @@ def ended(rt: Runtime) -> bool:
     return bool(entries) and entries[0].status not in (JobExecutionStatus.RUNNING, JobExecutionStatus.WAITING)
 
 
-def test_a_202_polled_five_times_is_one_occurrence_with_the_final_status(runtime: Runtime, target: AsyncTarget) -> None:
+def test_a_202_polled_five_times_is_one_occurrence_with_the_final_status(rt: Runtime, target: AsyncTarget) -> None:
     auth = {"type": "Basic", "username": "u", "password": "p-secret"}
-    create_job(runtime, target.server.url, {"pollingInterval": "PT5S"}, authentication=auth)
-    queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
-    drain(runtime, 90, until=lambda: ended(runtime))
+    create_job(rt, target.server.url, {"pollingInterval": "PT5S"}, authentication=auth)
+    queue_occurrence(rt, rt.clock.now())
+    drain_in_its_time(rt, lambda: ended(rt))
     assert len(target.posts()) == 1 and len(target.gets()) == 5
     # The same origin as the action: the polls carry its authentication and the occurrence's identity.
     post = target.posts()[0]
@@ -102,81 +113,83 @@ def test_a_202_polled_five_times_is_one_occurrence_with_the_final_status(runtime
         assert get.headers["authorization"] == post.headers["authorization"]
         assert get.headers["x-ms-execution-tag"] == post.headers["x-ms-execution-tag"]
         assert get.path == "/status/1"
-    history, _ = runtime.store.history.page(KEY, None, 10)
+    history, _ = rt.store.history.page(KEY, None, 10)
     assert [h.status for h in history] == [JobExecutionStatus.COMPLETED]
     assert "the work is done" in history[0].message and "after 5 polls" in history[0].message
     # From the first request to the final status: the Retry-After of 1 s between five polls.
     assert history[0].end_time - history[0].start_time >= timedelta(seconds=5)
-    entries, _ = runtime.store.history.ledger_page(KEY, None, None, None, 10)
+    entries, _ = rt.store.history.ledger_page(KEY, None, None, None, 10)
     assert [(e.status, e.attempts) for e in entries] == [(JobExecutionStatus.COMPLETED, 1)]
-    job = runtime.store.jobs.get(KEY)
+    job = rt.store.jobs.get(KEY)
     assert job is not None and job.execution_count == 1 and job.failure_count == 0
 
 
-def test_the_ledger_shows_the_occurrence_running_while_it_is_polled(runtime: Runtime) -> None:
+def test_the_ledger_shows_the_occurrence_running_while_it_is_polled(rt: Runtime) -> None:
     # After its first poll the work asks for a minute: the next poll's message stays hidden, so the drain ends.
     slow = AsyncTarget(polls=1000, status_retry_after=60)
     try:
-        create_job(runtime, slow.server.url, {})
-        queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
-        drain(runtime, 30, until=lambda: len(slow.gets()) >= 1)
-        entries, _ = runtime.store.history.ledger_page(KEY, None, None, None, 10)
+        create_job(rt, slow.server.url, {})
+        queue_occurrence(rt, rt.clock.now())
+        drain_in_its_time(rt, lambda: len(slow.gets()) >= 1)
+        entries, _ = rt.store.history.ledger_page(KEY, None, None, None, 10)
         assert [e.status for e in entries] == [JobExecutionStatus.RUNNING]
-        history, _ = runtime.store.history.page(KEY, None, 10)
+        history, _ = rt.store.history.page(KEY, None, 10)
         assert history == []  # the attempt's entry comes at its end
     finally:
         slow.server.close()
 
 
-def test_past_the_deadline_the_attempt_fails(settings: Settings, target: AsyncTarget) -> None:
-    clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
-    rt = Runtime.create(settings, clock)
+def test_past_the_deadline_the_attempt_fails(rt: Runtime, clock: ManualClock, target: AsyncTarget) -> None:
     create_job(rt, target.server.url, {"deadline": "PT1M"})
     job = rt.store.jobs.get(KEY)
     assert job is not None
-    rt.executor.run(OccurrenceMessage(KEY, clock.now(), clock.now(), Trigger.RUN_NOW, generation=job.generation))
+    now = clock.now()
+    on_the_clock(
+        clock, lambda: rt.executor.run(OccurrenceMessage(KEY, now, now, Trigger.RUN_NOW, generation=job.generation))
+    )
     assert len(target.posts()) == 1  # the 202; its first poll is queued for a second later
     clock.advance(timedelta(seconds=61))
-    drain(rt, 60, until=lambda: ended(rt))
+    drain_in_its_time(rt, lambda: ended(rt))
     history, _ = rt.store.history.page(KEY, None, 10)
     assert [h.status for h in history] == [JobExecutionStatus.FAILED]
     assert "did not complete within PT1M of its 202 Accepted" in history[0].message
     assert len(target.posts()) == 1
 
 
-def test_a_failing_final_status_fails_the_attempt_and_its_retries_follow_the_real_end(runtime: Runtime) -> None:
+def test_a_failing_final_status_fails_the_attempt_and_its_retries_follow_the_real_end(either: Runtime) -> None:
+    rt = either
     failing = AsyncTarget(polls=2, final=500)
     try:
-        create_job(runtime, failing.server.url, {})
-        job = runtime.store.jobs.get(KEY)
+        create_job(rt, failing.server.url, {})
+        job = rt.store.jobs.get(KEY)
         assert job is not None
-        queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
-        drain(runtime, 60, until=lambda: ended(runtime))
-        history, _ = runtime.store.history.page(KEY, None, 10)
+        queue_occurrence(rt, rt.clock.now().replace(microsecond=0))
+        drain_in_its_time(rt, lambda: ended(rt))
+        history, _ = rt.store.history.page(KEY, None, 10)
         assert [h.status for h in history] == [JobExecutionStatus.FAILED] and "after 2 polls" in history[0].message
         assert len(failing.posts()) == 1
     finally:
         failing.server.close()
 
 
-def test_a_202_without_location_is_a_success_as_before(runtime: Runtime) -> None:
+def test_a_202_without_location_is_a_success_as_before(rt: Runtime) -> None:
     plain = AsyncTarget(location=False)
     try:
-        create_job(runtime, plain.server.url, {})
-        queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
-        drain(runtime, 30, until=lambda: ended(runtime))
-        history, _ = runtime.store.history.page(KEY, None, 10)
+        create_job(rt, plain.server.url, {})
+        queue_occurrence(rt, rt.clock.now())
+        drain_in_its_time(rt, lambda: ended(rt))
+        history, _ = rt.store.history.page(KEY, None, 10)
         assert [h.status for h in history] == [JobExecutionStatus.COMPLETED]
         assert len(plain.posts()) == 1 and plain.gets() == []
     finally:
         plain.server.close()
 
 
-def test_a_location_the_egress_guard_refuses_fails_with_a_clear_message(settings: Settings) -> None:
+def test_a_location_the_egress_guard_refuses_fails_with_a_clear_message(rt: Runtime) -> None:
     """The guard's own policy (private targets not allowed): the poll is refused before any packet is sent."""
     listener = serve(lambda hit: (200, {}, b""))
     try:
-        runner = ActionRunner.from_settings(replace(settings, private_targets=PrivateTargets()))
+        runner = ActionRunner.from_settings(replace(rt.settings, private_targets=PrivateTargets()))
         action = JobAction.model_validate(
             {
                 "type": "Https",
@@ -193,14 +206,14 @@ def test_a_location_the_egress_guard_refuses_fails_with_a_clear_message(settings
         listener.close()
 
 
-def test_a_location_of_another_origin_gets_no_authentication(runtime: Runtime) -> None:
+def test_a_location_of_another_origin_gets_no_authentication(rt: Runtime) -> None:
     elsewhere = AsyncTarget(polls=1)
     first = serve(lambda hit: (202, {"Location": f"{elsewhere.server.url}/status/1", "Retry-After": "1"}, b""))
     try:
         auth = {"type": "Basic", "username": "u", "password": "p-secret"}
-        create_job(runtime, first.url, {}, authentication=auth, headers={"X-Api-Key": "k-secret"})
-        queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
-        drain(runtime, 30, until=lambda: ended(runtime))
+        create_job(rt, first.url, {}, authentication=auth, headers={"X-Api-Key": "k-secret"})
+        queue_occurrence(rt, rt.clock.now())
+        drain_in_its_time(rt, lambda: ended(rt))
         assert len(first.hits) == 1 and "authorization" in first.hits[0].headers
         [poll] = elsewhere.gets()
         assert "authorization" not in poll.headers and "x-api-key" not in poll.headers
@@ -235,15 +248,15 @@ class OperationTarget:
     ("final", "status"), [("Succeeded", JobExecutionStatus.COMPLETED), ("Failed", JobExecutionStatus.FAILED)]
 )
 def test_an_azure_async_operation_is_polled_until_its_status_body_says_it_ended(
-    runtime: Runtime, final: str, status: JobExecutionStatus
+    rt: Runtime, final: str, status: JobExecutionStatus
 ) -> None:
     operation = OperationTarget(["InProgress", "Running", final])
     try:  # the operation's answers carry no Retry-After: the pollingInterval paces the polls
-        create_job(runtime, operation.server.url, {"pollingInterval": "PT1S"})
-        queue_occurrence(runtime, datetime.now(UTC).replace(microsecond=0))
-        drain(runtime, 60, until=lambda: ended(runtime))
+        create_job(rt, operation.server.url, {"pollingInterval": "PT1S"})
+        queue_occurrence(rt, rt.clock.now())
+        drain_in_its_time(rt, lambda: ended(rt))
         assert [get.path for get in operation.gets()] == ["/operations/1"] * 3  # never the Location
-        history, _ = runtime.store.history.page(KEY, None, 10)
+        history, _ = rt.store.history.page(KEY, None, 10)
         assert [h.status for h in history] == [status]
         assert f'"status": "{final}"' in history[0].message and "after 3 polls" in history[0].message
     finally:
@@ -266,12 +279,10 @@ def test_an_azure_async_operation_is_polled_until_its_status_body_says_it_ended(
         (b"[" * 2000, False, True),  # nested past the JSON parser's depth (RecursionError): unreadable, not a crash
     ],
 )
-def test_an_azure_async_operation_status_body_decides(
-    settings: Settings, body: bytes, succeeded: bool, again: bool
-) -> None:
+def test_an_azure_async_operation_status_body_decides(rt: Runtime, body: bytes, succeeded: bool, again: bool) -> None:
     status = serve(lambda hit: (200, {"Content-Type": "application/json"}, body))
     try:
-        runner = ActionRunner.from_settings(settings)
+        runner = ActionRunner.from_settings(rt.settings)
         action = JobAction.model_validate(
             {"type": "Http", "request": {"uri": f"{status.url}/work", "method": "POST", "asyncCompletion": {}}}
         )

@@ -1,4 +1,9 @@
-"""Retries, the error action, counters and states end to end: API -> real Azurite queue -> executor -> targets."""
+"""Retries, the error action, counters and states end to end: API -> queue -> executor -> real local targets.
+
+The retries' intervals are ours (a retry is a queue message hidden until it is due), so the tests that wait for
+them run on the memory store and a ManualClock (`rt`; tests/support/manual_time.py): the clock moves in steps while
+the queue trigger is played. The others run on the real Azurite queue (`runtime`): the poison queue, duplicate
+deliveries claiming at once, a collection's state read from storage."""
 
 from __future__ import annotations
 
@@ -10,11 +15,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from shared.keys import JobKey
+from shared.manual_clock import ManualClock
 from shared.model import JobCollectionState, JobExecutionStatus, JobHistoryActionName, JobState, RetryPolicy, RetryType
 from shared.occurrence import OccurrenceMessage, Trigger
 from shared.runtime import Runtime
 from tests.executor.peers.servers import Hit, Server, serve
 from tests.executor.support import JC, RG, SUB, fixed, history, http, job_status, make_collection, put_job
+from tests.support.manual_time import drain_on_the_clock
 from tests.support.scheduler_client import drain
 
 MAIN, ERROR = JobHistoryActionName.MAIN_ACTION, JobHistoryActionName.ERROR_ACTION
@@ -50,21 +57,23 @@ def settled(rt: Runtime, name: str) -> bool:
     return job_status(rt, name).state != JobState.ENABLED
 
 
-def test_retries_run_out_then_the_error_action_runs_and_the_job_faults(runtime: Runtime, servers) -> None:
-    make_collection(runtime)
+def test_retries_run_out_then_the_error_action_runs_and_the_job_faults(
+    rt: Runtime, clock: ManualClock, servers
+) -> None:
+    make_collection(rt)
     main, fallback = start(servers, 500), start(servers, 200)
-    put_job(runtime, "faulty", {"action": {**http(main.url), "errorAction": http(fallback.url)}}, retry=fixed(1, 4))
-    drain(runtime, 30, until=lambda: settled(runtime, "faulty"))
+    put_job(rt, "faulty", {"action": {**http(main.url), "errorAction": http(fallback.url)}}, retry=fixed(1, 4))
+    drain_on_the_clock(rt, clock, lambda: settled(rt, "faulty"))
 
     assert [h.headers["x-ms-scheduler-attempt"] for h in main.hits] == ["1", "2", "3", "4", "5"]
     assert len({h.headers["x-ms-execution-tag"] for h in main.hits + fallback.hits}) == 1  # one occurrence
     assert len({h.headers["x-ms-client-request-id"] for h in main.hits}) == 5  # new per attempt
     assert len(fallback.hits) == 1
-    job = job_status(runtime, "faulty")
+    job = job_status(rt, "faulty")
     assert job.state == JobState.FAULTED  # its only (so last) occurrence faulted
     # Attempts of both actions count as executions; the one occurrence counts as faulted once.
     assert (job.execution_count, job.failure_count, job.faulted_count) == (6, 5, 1)
-    entries = history(runtime, "faulty")
+    entries = history(rt, "faulty")
     assert [(e.action_name, e.status, e.retry_count, e.repeat_count) for e in entries] == [
         (ERROR, COMPLETED, 0, 1),
         (MAIN, FAILED, 4, 1),
@@ -80,19 +89,19 @@ def test_retries_run_out_then_the_error_action_runs_and_the_job_faults(runtime: 
     assert all(0.9 <= gap < 2.5 for gap in gaps), gaps
 
 
-def test_the_documented_sample_five_five_one(runtime: Runtime, servers) -> None:
+def test_the_documented_sample_five_five_one(rt: Runtime, clock: ManualClock, servers) -> None:
     """wire-contract.md §3.7: failing with the default retries shows executionCount 5, failureCount 5, faulted 1."""
-    make_collection(runtime)
+    make_collection(rt)
     target = start(servers, 503)
     policy = RetryPolicy(retry_type=RetryType.FIXED, retry_interval=timedelta(seconds=1))  # count: the default 4
-    put_job(runtime, "sample", {"action": http(target.url)}, retry=policy)
-    drain(runtime, 30, until=lambda: settled(runtime, "sample"))
-    job = job_status(runtime, "sample")
+    put_job(rt, "sample", {"action": http(target.url)}, retry=policy)
+    drain_on_the_clock(rt, clock, lambda: settled(rt, "sample"))
+    job = job_status(rt, "sample")
     assert (job.state, job.execution_count, job.failure_count, job.faulted_count) == (JobState.FAULTED, 5, 5, 1)
 
 
-def test_success_on_a_retry_completes_the_job(runtime: Runtime, servers) -> None:
-    make_collection(runtime)
+def test_success_on_a_retry_completes_the_job(rt: Runtime, clock: ManualClock, servers) -> None:
+    make_collection(rt)
     target = start(servers, 500, 502, 200)
     exponential = RetryPolicy(
         retry_type=RetryType.EXPONENTIAL,
@@ -100,19 +109,21 @@ def test_success_on_a_retry_completes_the_job(runtime: Runtime, servers) -> None
         retry_count=5,
         max_retry_interval=timedelta(seconds=0.8),
     )
-    put_job(runtime, "flaky", {"action": http(target.url)}, retry=exponential)
-    drain(runtime, 30, until=lambda: settled(runtime, "flaky"))
-    job = job_status(runtime, "flaky")
+    put_job(rt, "flaky", {"action": http(target.url)}, retry=exponential)
+    drain_on_the_clock(rt, clock, lambda: settled(rt, "flaky"))
+    job = job_status(rt, "flaky")
     assert (job.state, job.execution_count, job.failure_count, job.faulted_count) == (JobState.COMPLETED, 3, 2, 0)
-    assert [(e.status, e.retry_count) for e in history(runtime, "flaky")] == [(COMPLETED, 2), (FAILED, 1), (FAILED, 0)]
+    assert [(e.status, e.retry_count) for e in history(rt, "flaky")] == [(COMPLETED, 2), (FAILED, 1), (FAILED, 0)]
     assert [h.headers["x-ms-scheduler-attempt"] for h in target.hits] == ["1", "2", "3"]
 
 
-def test_a_faulted_occurrence_of_a_continuing_recurrence_leaves_the_job_enabled(runtime: Runtime, servers) -> None:
-    make_collection(runtime)
+def test_a_faulted_occurrence_of_a_continuing_recurrence_leaves_the_job_enabled(
+    rt: Runtime, clock: ManualClock, servers
+) -> None:
+    make_collection(rt)
     main, fallback = start(servers, 500), start(servers, 500)
     put_job(
-        runtime,
+        rt,
         "hourly",
         {
             "recurrence": {"frequency": "Hour", "interval": 1},
@@ -120,11 +131,11 @@ def test_a_faulted_occurrence_of_a_continuing_recurrence_leaves_the_job_enabled(
         },
         error_retry=fixed(0.5, 1),
     )
-    drain(runtime, 20, until=lambda: len(history(runtime, "hourly")) == 3)
-    job = job_status(runtime, "hourly")
+    drain_on_the_clock(rt, clock, lambda: len(history(rt, "hourly")) == 3)
+    job = job_status(rt, "hourly")
     assert job.state == JobState.ENABLED and job.next_execution_time is not None
     assert (job.execution_count, job.failure_count, job.faulted_count) == (3, 3, 1)
-    assert [(e.action_name, e.retry_count) for e in history(runtime, "hourly")] == [(ERROR, 1), (ERROR, 0), (MAIN, 0)]
+    assert [(e.action_name, e.retry_count) for e in history(rt, "hourly")] == [(ERROR, 1), (ERROR, 0), (MAIN, 0)]
     assert len(main.hits) == 1 and len(fallback.hits) == 2
 
 

@@ -2,42 +2,47 @@
 stored policy is: on a job without one (Allow), the occurrences the request queues keep the overlap marker, so
 BufferOne never has two of them at the target at once and Skip skips the one that comes while another runs.
 
-Through the real API, store and queue (Azurite), the real executor (the queue trigger played on threads, as the
-host does) and a real local HTTP target that takes TAKES seconds to answer, on the real clock.
+Through the real API, store, queue and executor (the queue trigger played on threads, as the host does) and a real
+local HTTP target that takes TAKES seconds of the clock to answer, on the memory store and a ManualClock
+(tests/support/manual_time.py): the backfill's seconds and the overlap marker are ours, so the clock moves in steps
+while the trigger runs, and the target holds each answer until the clock has moved TAKES past its arrival (its
+thread sleeps on the clock: no real delay).
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
 from shared.keys import JobKey
+from shared.manual_clock import ManualClock
 from shared.model import PREVIEW_API_VERSION, JobExecutionStatus, LedgerReason
 from shared.occurrence import Trigger
 from shared.records import LedgerEntry
 from shared.runtime import Runtime
-from shared.settings import Settings
 from tests.executor.peers.servers import Hit, Server, serve
-from tests.executor.support import QueueTrigger
+from tests.support.manual_time import HostTrigger, step_until
 from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
 
 NEWER = {"api-version": PREVIEW_API_VERSION}
 NAME = "j"
 KEY = JobKey(SUB, RG, JC, NAME)
-TAKES = 2.0  # seconds the target takes to answer
-PATIENCE = 40.0  # seconds of real time for anything to happen on a busy machine
+TAKES = 2.0  # seconds of the clock the target takes to answer
 BACKFILLED = 4  # occurrences a backfill queues, one second apart
+STEP = 0.1  # clock seconds per step
+STEPS = 1000  # at most, per wait
 
 
 @dataclass
 class SlowTarget:
-    """A real local HTTP server that answers after TAKES seconds and counts the requests it holds at once."""
+    """A real local HTTP server that answers TAKES seconds of `clock` after a request came and counts the requests
+    it holds at once."""
 
+    clock: ManualClock
     server: Server = field(init=False)
     in_flight: int = 0
     most: int = 0
@@ -50,24 +55,18 @@ class SlowTarget:
         with self.lock:
             self.in_flight += 1
             self.most = max(self.most, self.in_flight)
-        time.sleep(TAKES)
+        self.clock.sleep(TAKES)
         with self.lock:
             self.in_flight -= 1
         return 200, {"Content-Type": "text/plain"}, b"done"
 
 
 @pytest.fixture
-def target() -> Iterator[SlowTarget]:
-    slow = SlowTarget()
+def target(clock: ManualClock) -> Iterator[SlowTarget]:
+    slow = SlowTarget(clock)
     yield slow
+    clock.advance(TAKES)  # what it still holds answers, so its server closes
     slow.server.close()
-
-
-def wait_until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + PATIENCE
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def z(instant: datetime) -> str:
@@ -100,25 +99,27 @@ def ended(entry: LedgerEntry) -> bool:
 
 
 def test_a_buffer_one_backfill_of_a_job_without_a_policy_never_has_two_at_the_target(
-    settings: Settings, target: SlowTarget
+    rt: Runtime, clock: ManualClock, target: SlowTarget
 ) -> None:
-    rt = Runtime.create(settings)
     make_collection(rt)
-    end = datetime.now(UTC).replace(second=0, microsecond=0)
+    end = clock.now().replace(second=0, microsecond=0)
     put_job_without_policy(rt, target.server.url, end)
     query = {**NEWER, "overlapPolicy": "BufferOne"}
     interval = {"from": z(end - timedelta(minutes=BACKFILLED)), "to": z(end)}
     answer = call(rt, "Jobs_Backfill", "POST", NAME, interval, query=query)
     assert answer.status == 200, answer.body
     assert len(answer.body["value"]) == BACKFILLED  # queued one second apart, each taking TAKES seconds
-    trigger = QueueTrigger(rt)
+    host = HostTrigger(rt).start()
     try:
-        wait_until(
+        step_until(  # the four backfilled occurrences to end
+            clock,
             lambda: len([e for e in ledger(rt, Trigger.BACKFILL) if ended(e)]) == BACKFILLED and target.in_flight == 0,
-            "the four backfilled occurrences to end",
+            STEP,
+            STEPS,
         )
     finally:
-        trigger.stop()
+        host.stop()
+    host.raise_errors()
     assert target.most == 1
     entries = ledger(rt, Trigger.BACKFILL)
     completed = [e for e in entries if e.status == JobExecutionStatus.COMPLETED]
@@ -133,24 +134,28 @@ def test_a_buffer_one_backfill_of_a_job_without_a_policy_never_has_two_at_the_ta
 
 
 def test_a_skip_run_now_of_a_job_without_a_policy_is_skipped_while_an_earlier_one_runs(
-    settings: Settings, target: SlowTarget
+    rt: Runtime, clock: ManualClock, target: SlowTarget
 ) -> None:
-    rt = Runtime.create(settings)
     make_collection(rt)
-    put_job_without_policy(rt, target.server.url, datetime.now(UTC).replace(second=0, microsecond=0))
+    put_job_without_policy(rt, target.server.url, clock.now().replace(second=0, microsecond=0))
     query = {**NEWER, "overlapPolicy": "Skip"}
-    trigger = QueueTrigger(rt)
+    host = HostTrigger(rt).start()
     try:
         assert call(rt, "Jobs_Run", "POST", NAME, None, query=query).status == 200
-        wait_until(lambda: target.in_flight == 1, "the first run-now at the target")
-        time.sleep(1.1)  # a run-now's identity is its second: the next one is another occurrence
+        step_until(clock, lambda: target.in_flight == 1, STEP, STEPS)  # the first run-now at the target
+        # A run-now's identity is its second: the next one is another occurrence (the first still held).
+        later = clock.now() + timedelta(seconds=1.1)
+        step_until(clock, lambda: clock.now() >= later, STEP, STEPS)
         assert call(rt, "Jobs_Run", "POST", NAME, None, query=query).status == 200
-        wait_until(
+        step_until(  # both run-now occurrences to end
+            clock,
             lambda: len([e for e in ledger(rt, Trigger.RUN_NOW) if ended(e)]) == 2 and target.in_flight == 0,
-            "both run-now occurrences to end",
+            STEP,
+            STEPS,
         )
     finally:
-        trigger.stop()
+        host.stop()
+    host.raise_errors()
     assert len(target.server.hits) == 1
     statuses = sorted((e.status.value, e.reason.value if e.reason else "") for e in ledger(rt, Trigger.RUN_NOW))
     assert statuses == [("Completed", ""), ("Skipped", "SkippedByOverlap")]

@@ -3,18 +3,20 @@ that is not Enabled from running anything while its jobs, whose cascade is still
 dropped so is named in the ledger (why: CollectionDisabled, CollectionSuspended) and its attempt is done; one of a
 collection being deleted leaves nothing behind once the purge ran; a herd of one collection reads it once.
 
-In-process on the session's Azurite, against real local HTTP targets."""
+In-process on the memory store and a ManualClock (tests/support/manual_time.py), against real local HTTP targets:
+the waits for an occurrence's second are ours, so the clock moves in steps while a batch runs."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from shared.executor import Executor
 from shared.keys import CollectionKey
+from shared.manual_clock import ManualClock
 from shared.model import JobState, LedgerReason
 from shared.occurrence import OccurrenceBatch, OccurrenceMessage
 from shared.records import CollectionRecord
@@ -22,17 +24,18 @@ from shared.runtime import Runtime
 from shared.store.collections import CollectionStore
 from tests.executor.peers.servers import Server
 from tests.executor.support import JC, RG, SUB, http, job_status, make_collection, put_job
+from tests.support.manual_time import on_the_clock
 from tests.support.scheduler_client import call, settle
 
 KEY = CollectionKey(SUB, RG, JC)
 
 
-def _tomorrow() -> str:
-    return (datetime.now(UTC) + timedelta(days=1)).replace(microsecond=0).isoformat()
+def _tomorrow(rt: Runtime) -> str:
+    return (rt.clock.now() + timedelta(days=1)).replace(microsecond=0).isoformat()
 
 
 def _batch(rt: Runtime, names: list[str], lead: float = 1.0) -> OccurrenceBatch:
-    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=lead)
+    due = rt.clock.now().replace(microsecond=0) + timedelta(seconds=lead)
     items = []
     for name in names:
         job = job_status(rt, name)
@@ -45,39 +48,39 @@ def _batch(rt: Runtime, names: list[str], lead: float = 1.0) -> OccurrenceBatch:
     [("Disabled", LedgerReason.COLLECTION_DISABLED), ("Suspended", LedgerReason.COLLECTION_SUSPENDED)],
 )
 def test_an_occurrence_of_a_collection_that_is_not_enabled_is_dropped_at_its_second_and_named_in_the_ledger(
-    runtime: Runtime, target: Server, state: str, reason: LedgerReason
+    rt: Runtime, clock: ManualClock, target: Server, state: str, reason: LedgerReason
 ) -> None:
-    make_collection(runtime)
-    put_job(runtime, "j", {"startTime": _tomorrow(), "action": http(target.url)})
-    batch = _batch(runtime, ["j"])
-    patched = call(runtime, "JobCollections_Patch", "PATCH", body={"properties": {"state": state}})
+    make_collection(rt)
+    put_job(rt, "j", {"startTime": _tomorrow(rt), "action": http(target.url)})
+    batch = _batch(rt, ["j"])
+    patched = call(rt, "JobCollections_Patch", "PATCH", body={"properties": {"state": state}})
     assert patched.status == 200
-    assert job_status(runtime, "j").state == JobState.ENABLED  # a disable's cascade is queued, not run yet
-    runtime.executor.run(batch)
+    assert job_status(rt, "j").state == JobState.ENABLED  # a disable's cascade is queued, not run yet
+    on_the_clock(clock, lambda: rt.executor.run(batch))
     assert target.hits == []
-    entries, _ = runtime.store.history.ledger_page(batch.items[0].job, None, None, None, 10)
+    entries, _ = rt.store.history.ledger_page(batch.items[0].job, None, None, None, 10)
     assert [(e.occurrence, e.reason) for e in entries] == [(batch.items[0].occurrence, reason)]
-    job = job_status(runtime, "j")
+    job = job_status(rt, "j")
     assert job.execution_count == 0
-    call(runtime, "JobCollections_Patch", "PATCH", body={"properties": {"state": "Enabled"}})
-    settle(runtime)
-    runtime.executor.run(batch)  # the same message again (a redelivery): its attempt is done
+    call(rt, "JobCollections_Patch", "PATCH", body={"properties": {"state": "Enabled"}})
+    on_the_clock(clock, lambda: settle(rt))
+    on_the_clock(clock, lambda: rt.executor.run(batch))  # the same message again (a redelivery): its attempt is done
     assert target.hits == []
 
 
 def test_an_occurrence_of_a_collection_being_deleted_does_not_run_and_leaves_nothing_behind(
-    runtime: Runtime, target: Server
+    rt: Runtime, clock: ManualClock, target: Server
 ) -> None:
-    make_collection(runtime)
-    put_job(runtime, "j", {"startTime": _tomorrow(), "action": http(target.url)})
-    batch = _batch(runtime, ["j"])
-    assert call(runtime, "JobCollections_Delete", "DELETE").status == 200  # the purge is queued
-    runtime.executor.run(batch)
+    make_collection(rt)
+    put_job(rt, "j", {"startTime": _tomorrow(rt), "action": http(target.url)})
+    batch = _batch(rt, ["j"])
+    assert call(rt, "JobCollections_Delete", "DELETE").status == 200  # the purge is queued
+    on_the_clock(clock, lambda: rt.executor.run(batch))
     assert target.hits == []
     # No ledger row for it (this test's own tables): a row written after the purge would outlive the job.
-    assert list(runtime.store.history.table.query("PartitionKey ge @lo", {"lo": ""})) == []
-    settle(runtime)
-    assert runtime.store.collections.get(KEY) is None and runtime.store.jobs.all(KEY) == []
+    assert list(rt.store.history.table.query("PartitionKey ge @lo", {"lo": ""})) == []
+    on_the_clock(clock, lambda: settle(rt))
+    assert rt.store.collections.get(KEY) is None and rt.store.jobs.all(KEY) == []
 
 
 class _Counting(CollectionStore):
@@ -94,15 +97,18 @@ class _Counting(CollectionStore):
         return super().get(key)
 
 
-def test_a_herd_of_one_collection_reads_the_collection_once_at_its_second(runtime: Runtime, target: Server) -> None:
-    make_collection(runtime, "P20Premium")
+def test_a_herd_of_one_collection_reads_the_collection_once_at_its_second(
+    rt: Runtime, clock: ManualClock, target: Server
+) -> None:
+    make_collection(rt, "P20Premium")
     names = [f"h{n:02}" for n in range(30)]
     for name in names:
-        put_job(runtime, name, {"startTime": _tomorrow(), "action": http(f"{target.url}/{name}")})
-    counting = _Counting(runtime.store.collections)
-    store = replace(runtime.store, collections=counting)
-    executor = Executor(store, runtime.clock, runtime.executor.attempts.actions, runtime.settings)
-    executor.run(_batch(runtime, names, lead=5.0))  # every claim taken well before the second, on a busy machine too
+        put_job(rt, name, {"startTime": _tomorrow(rt), "action": http(f"{target.url}/{name}")})
+    counting = _Counting(rt.store.collections)
+    store = replace(rt.store, collections=counting)
+    executor = Executor(store, rt.clock, rt.executor.attempts.actions, rt.settings)
+    batch = _batch(rt, names, lead=5.0)  # every claim taken well before the second
+    on_the_clock(clock, lambda: executor.run(batch))
     assert len(target.hits) == len(names)
     assert counting.reads == 1
-    assert all(job_status(runtime, name).execution_count == 1 for name in names)
+    assert all(job_status(rt, name).execution_count == 1 for name in names)

@@ -1,33 +1,37 @@
 """An attempt that outlives its claim's lease runs once: its runner renews the lease (and hides its watchdog)
 while the action runs, so neither a duplicate delivery nor the watchdog takes the attempt over.
 
-Real Azurite, a real local HTTP target that answers after the claim's lease + the takeover's wait + a margin
+The memory store and a ManualClock (tests/support/manual_time.py): the leases, renewals and watchdog are ours, so
+the clock moves in small steps while the threads run. A real local HTTP target holds the action's request until
+the test releases it, once the clock has passed the claim's lease + the takeover's wait + a margin
 (shared/timings.py): were the renewal broken, a duplicate arriving just after the first lease ran out would take
 the attempt over (after watching it unrenewed for the takeover's wait) while the first action still runs, and the
-target would see two requests.
-A second runtime plays a second host polling the same queue.
+target would see two requests. No real delay: the action is "long" on the clock only.
+A second runtime on the same memory storage and clock plays a second host polling the same queue.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from azure.storage.queue import QueueMessage
 
+from shared.manual_clock import ManualClock
 from shared.occurrence import OccurrenceBatch
 from shared.runtime import Runtime
-from shared.settings import Settings
+from shared.store.memory import MemoryStorage
 from shared.timings import Timings
-from tests.executor.peers.servers import Server, ok, serve
+from tests.executor.peers.servers import Hit, ok, serve
 from tests.executor.support import history, job_status, make_collection, put_job
+from tests.support.manual_time import runtime_in_memory, step_until, until
 
-TIMINGS = Timings()  # the settings fixture's
+TIMINGS = Timings()  # runtime_in_memory's
 # Only as long as a broken renewal needs to show: the takeover's wait ends before the action does.
 ACTION_SECONDS = (TIMINGS.claim_lease + TIMINGS.takeover_wait).total_seconds() + 2.0
+STEP = 0.1  # clock seconds per step: a renewal's 4 s of slack before its lease ends are 40 steps of real time
 
 
 class SecondHost:
@@ -37,6 +41,7 @@ class SecondHost:
         self.rt = rt
         self.delivered: list[str] = []
         self.errors: list[BaseException] = []
+        self.polls = 0  # looks at the queue so far
         self._stop = threading.Event()
         self._runs: list[threading.Thread] = []
         self._poller = threading.Thread(target=self._poll, daemon=True)
@@ -50,6 +55,7 @@ class SecondHost:
                 run = threading.Thread(target=self._run, args=(message,), daemon=True)
                 self._runs.append(run)
                 run.start()
+            self.polls += 1
             self._stop.wait(0.2)
 
     def _run(self, message: QueueMessage) -> None:
@@ -65,24 +71,65 @@ class SecondHost:
         for run in self._runs:
             run.join(30)
 
+    def next_poll(self) -> bool:
+        """Whether the host looked at the queue again (in real time): what it would receive by now, it has."""
+        seen = self.polls
+        return until(lambda: self.polls > seen)
+
+
+class HeldTarget:
+    """A local HTTP target that holds every request until `release()`, then answers 200."""
+
+    def __init__(self) -> None:
+        self.released = threading.Event()
+        self.server = serve(self._answer)
+        self.url = self.server.url
+        self.hits = self.server.hits
+
+    def _answer(self, hit: Hit) -> tuple[int, dict[str, str], bytes]:
+        self.released.wait(60)
+        return ok(hit)
+
+    def release(self) -> None:
+        self.released.set()
+
 
 @pytest.fixture
-def slow_target() -> Iterator[Server]:
-    server = serve(ok, delay=ACTION_SECONDS)
-    yield server
-    server.close()
+def slow_target() -> Iterator[HeldTarget]:
+    target = HeldTarget()
+    yield target
+    target.release()
+    target.server.close()
 
 
-def _sleep_until(instant: datetime) -> None:
-    time.sleep(max((instant - datetime.now(UTC)).total_seconds(), 0.0))
+@pytest.fixture
+def shared_storage(clock: ManualClock) -> MemoryStorage:
+    """The deployment's tables and queues, which both hosts share."""
+    return MemoryStorage(clock)
+
+
+@pytest.fixture
+def first(clock: ManualClock, shared_storage: MemoryStorage) -> Iterator[Runtime]:
+    with runtime_in_memory(clock, shared_storage) as runtime:
+        yield runtime
+
+
+@pytest.fixture
+def other(clock: ManualClock, shared_storage: MemoryStorage) -> Iterator[Runtime]:
+    with runtime_in_memory(clock, shared_storage) as runtime:
+        yield runtime
+
+
+def _step_to(clock: ManualClock, instant: datetime) -> None:
+    """The clock moved a step at a time, the threads let run after each, up to `instant`."""
+    step_until(clock, lambda: clock.now() >= instant, STEP, most=1000)
 
 
 def test_an_attempt_longer_than_its_lease_runs_once_despite_duplicates_and_its_watchdog(
-    settings: Settings, slow_target: Server
+    first: Runtime, other: Runtime, clock: ManualClock, slow_target: HeldTarget
 ) -> None:
-    first = Runtime.create(settings)
     make_collection(first)
-    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=3)
+    due = clock.now().replace(microsecond=0) + timedelta(seconds=3)
     put_job(
         first,
         "long",
@@ -108,21 +155,26 @@ def test_an_attempt_longer_than_its_lease_runs_once_despite_duplicates_and_its_w
 
     runner = threading.Thread(target=run_first)
     runner.start()
-    second = SecondHost(Runtime.create(settings))
+    second = SecondHost(other)
     try:
+        step_until(clock, lambda: len(slow_target.hits) == 1, STEP, most=1000)  # at its second: held
+        held_at = clock.now()
         # Duplicates of the occurrence (a re-dispatch) reach the other host while the action runs: one
         # under the first lease, one just after that lease would have run out without its renewals.
-        _sleep_until(due + timedelta(seconds=2))
+        _step_to(clock, due + timedelta(seconds=2))
         first.store.queue.client.send_message(message.content)
-        _sleep_until(due + TIMINGS.claim_lease + timedelta(seconds=0.5))
+        _step_to(clock, due + TIMINGS.claim_lease + timedelta(seconds=0.5))
         first.store.queue.client.send_message(message.content)
-        runner.join(ACTION_SECONDS + 30)
-        assert not runner.is_alive()
+        _step_to(clock, held_at + timedelta(seconds=ACTION_SECONDS))
+        slow_target.release()
+        step_until(clock, lambda: not runner.is_alive(), STEP, most=1000)
         first.store.queue.client.delete_message(message)  # the host deletes a message that succeeded
         # A watchdog left behind turns visible `watchdog_after` past the last renewal, which came at most
         # `renew_every` before the end: the second host, still polling, would receive it by then.
-        time.sleep(TIMINGS.watchdog_after.total_seconds() + 1.0)
+        _step_to(clock, clock.now() + TIMINGS.watchdog_after + timedelta(seconds=1))
+        assert second.next_poll()
     finally:
+        slow_target.release()
         second.stop()
         runner.join(30)
 

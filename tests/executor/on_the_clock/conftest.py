@@ -1,0 +1,25 @@
+"""The executor's tests on the memory store and a ManualClock (shared/manual_clock.py): time moves only when a test
+moves it (tests/support/manual_time.py), so a test of a window, a lease or a backstop waits for none of them in real
+time. A module that needs another deployment (two hosts on one store, Azurite beside memory) overrides `rt`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from shared.manual_clock import ManualClock
+from shared.runtime import Runtime
+from tests.support.manual_time import START, runtime_in_memory
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(START)
+
+
+@pytest.fixture
+def rt(clock: ManualClock) -> Iterator[Runtime]:
+    """A deployment on the memory store, on `clock`."""
+    with runtime_in_memory(clock) as runtime:
+        yield runtime
