@@ -46,8 +46,8 @@ class _SentQueue(OccurrenceQueue):
         super().send(message, now)
 
 
-def test_a_tick_queues_a_shards_spread_seconds_in_messages_of_batch_span(settings, clock) -> None:
-    rt = Runtime.create(dataclasses.replace(settings, due_shards=1), clock)
+def test_a_tick_queues_a_shards_spread_seconds_in_messages_of_batch_span(settings, clock, storage) -> None:
+    rt = Runtime.create(dataclasses.replace(settings, due_shards=1), clock, storage=storage)
     make_collection(rt)
     first = clock.now().replace(second=0, microsecond=0) + timedelta(minutes=2, seconds=10)
     per_message = int(rt.settings.timings.batch_span.total_seconds()) + 1

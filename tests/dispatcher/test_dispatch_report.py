@@ -1,5 +1,5 @@
 """What a tick or a dispatch task reports: each due entry counted for what became of it (queued, skipped,
-stale, raced, failed), on real Azurite; faults are injected at the job table's edge, per job."""
+stale, raced, failed), on the memory store; faults are injected at the job table's edge, per job."""
 
 from __future__ import annotations
 
@@ -79,8 +79,8 @@ def _counts(report: TickReport) -> dict[str, int]:
     }
 
 
-def test_each_entry_is_counted_for_what_became_of_it(settings, clock: ManualClock) -> None:
-    rt = Runtime.create(settings, clock)
+def test_each_entry_is_counted_for_what_became_of_it(settings, clock: ManualClock, storage) -> None:
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     due = clock.now().replace(second=0) + timedelta(minutes=2, seconds=10)  # beyond the API's fast path
     for name in ("plain", "lost-answer", "raced", "write-fails", "read-fails"):

@@ -75,8 +75,8 @@ class CrashingJobStore(JobStore):
 
 
 @pytest.fixture
-def rt(settings, clock: ManualClock) -> Iterator[Runtime]:
-    rt = Runtime.create(replace(settings, due_shards=4), clock)
+def rt(settings, clock: ManualClock, storage) -> Iterator[Runtime]:
+    rt = Runtime.create(replace(settings, due_shards=4), clock, storage=storage)
     make_collection(rt, "P20Premium")
     yield rt
     rt.close()
@@ -172,7 +172,7 @@ def test_a_dispatch_task_that_dies_half_way_is_finished_by_the_next_tick(rt, clo
     dying = Dispatcher(store, clock, span=PER_SECOND)
     with pytest.raises(Crash):  # one instance takes every task and dies in the middle of them
         while True:
-            message = next(iter(rt.store.dispatch.client.receive_messages(visibility_timeout=600)))
+            (message,) = rt.store.dispatch.client.receive_messages(max_messages=1, visibility_timeout=600)
             dying.handle_task(message.content)
             rt.store.dispatch.client.delete_message(message)
     sent_before = _queued(rt)
@@ -206,9 +206,9 @@ def test_a_task_that_is_never_handled_is_swept_up_by_a_later_tick(rt, clock) -> 
     assert rt.store.due.entries(bucket_of(first)) == []
 
 
-def test_lowering_the_shard_count_strands_no_entry(rt, clock, settings) -> None:
+def test_lowering_the_shard_count_strands_no_entry(rt, clock, settings, storage) -> None:
     first = _create_jobs(rt, clock)
-    fewer = Runtime.create(replace(settings, due_shards=1), clock)
+    fewer = Runtime.create(replace(settings, due_shards=1), clock, storage=storage)
     clock.current = first - timedelta(minutes=1)
     dispatcher = Dispatcher(fewer.store, clock, span=PER_SECOND)
     report = dispatcher.tick()
@@ -231,8 +231,10 @@ def test_the_minute_ahead_turns_visible_shard_by_shard_leaving_a_margin_before_i
     assert spread_delay(ahead, 3, 4, tick, timedelta(0), margin) == 0.0
 
 
-def test_a_spread_tick_hides_later_shards_and_still_dispatches_everything_once(settings, clock: ManualClock) -> None:
-    rt = Runtime.create(replace(settings, due_shards=4, dispatch_spread=timedelta(seconds=8)), clock)
+def test_a_spread_tick_hides_later_shards_and_still_dispatches_everything_once(
+    settings, clock: ManualClock, storage
+) -> None:
+    rt = Runtime.create(replace(settings, due_shards=4, dispatch_spread=timedelta(seconds=8)), clock, storage=storage)
     make_collection(rt, "P20Premium")
     first = _create_jobs(rt, clock)
     clock.current = first - timedelta(minutes=1)  # the tick a minute ahead: shards at 0, 2, 4 and 6 s

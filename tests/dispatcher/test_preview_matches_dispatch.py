@@ -46,10 +46,10 @@ class Recording:
 )
 @given(properties=jobs(), held_back=st.sampled_from([timedelta(0), timedelta(hours=3)]))
 def test_preview_equals_what_the_real_dispatcher_queues(
-    settings, properties: dict[str, Any], held_back: timedelta
+    settings, storage, properties: dict[str, Any], held_back: timedelta
 ) -> None:
     clock = ManualClock(T0 - held_back)
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     recording = Recording(rt)
     name = f"j{abs(hash(json.dumps(properties, sort_keys=True))) % 10**8}"

@@ -49,10 +49,10 @@ def patch(rt: Runtime, name: str, properties: dict[str, Any]) -> dict[str, Any]:
     return response.body
 
 
-def test_an_occurrence_requeued_by_an_edit_still_runs(settings, clock: ManualClock, http_target) -> None:
+def test_an_occurrence_requeued_by_an_edit_still_runs(settings, clock: ManualClock, http_target, storage) -> None:
     """The dispatcher queued T; a PATCH re-plans T under a new generation. The stale message must not
     mark T's claim done, or the re-planned message is dropped as a duplicate and T never runs."""
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     clock.current = T0 - timedelta(seconds=2)
     put(
@@ -70,8 +70,10 @@ def test_an_occurrence_requeued_by_an_edit_still_runs(settings, clock: ManualClo
     assert [r.body for r in http_target.requests] == [b"y"]
 
 
-def test_an_occurrence_requeued_by_disable_enable_still_runs(settings, clock: ManualClock, http_target) -> None:
-    rt = Runtime.create(settings, clock)
+def test_an_occurrence_requeued_by_disable_enable_still_runs(
+    settings, clock: ManualClock, http_target, storage
+) -> None:
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     clock.current = T0 - timedelta(seconds=2)
     put(
@@ -91,11 +93,11 @@ def test_an_occurrence_requeued_by_disable_enable_still_runs(settings, clock: Ma
     assert record(rt, "cycled").execution_count == 1
 
 
-def test_a_start_time_before_year_1000_round_trips(settings, clock: ManualClock) -> None:
+def test_a_start_time_before_year_1000_round_trips(settings, clock: ManualClock, storage) -> None:
     """`0001-01-01T00:00:00` is .NET's DateTime.MinValue, what a client sends for an unset DateTime. It was
     stored as "1-01-01T..." (unpadded %Y), which made the job unreadable: GET 500 and every dispatcher tick
     raising; with a Month or Year frequency the PUT itself was a 500 (a day before year 1)."""
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     for name, frequency in (("minutely", "Minute"), ("yearly", "Year"), ("monthly", "Month")):
         body = put(
@@ -132,10 +134,10 @@ class FailingAddOnce(DueIndex):
         super().add_many(items)
 
 
-def test_a_failed_due_index_write_does_not_orphan_the_job(settings, clock: ManualClock) -> None:
+def test_a_failed_due_index_write_does_not_orphan_the_job(settings, clock: ManualClock, storage) -> None:
     """The dispatcher advanced the job's cursor before indexing the following occurrence; a fault in
     between left a job whose next occurrence no tick would ever read: it never ran again."""
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     start = datetime(2026, 3, 1, 12, 5, tzinfo=UTC)
     put(
@@ -155,12 +157,12 @@ def test_a_failed_due_index_write_does_not_orphan_the_job(settings, clock: Manua
 
 
 def test_retries_of_an_occurrence_outlive_the_completion_of_the_last_one(
-    settings, clock: ManualClock, http_target
+    settings, clock: ManualClock, http_target, storage
 ) -> None:
     """count=2: occurrence 1 fails and retries past occurrence 2, which succeeds and completes the job.
     Occurrence 1's remaining retries were dropped ("not Enabled"): its retry policy was cut short, it never
     faulted, and faultedCount stayed 0."""
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     clock.current = T0 - timedelta(seconds=2)
     action = {**http(http_target.url), "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT40S", "retryCount": 2}}

@@ -16,8 +16,8 @@ def queued(rt: Runtime) -> list[str]:
     return [m.content for m in rt.store.queue.client.peek_messages(max_messages=32)]
 
 
-def test_missed_occurrences_run_once_and_are_recorded_as_postponed(settings, clock) -> None:
-    rt = Runtime.create(settings, clock)
+def test_missed_occurrences_run_once_and_are_recorded_as_postponed(settings, clock, storage) -> None:
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     start = clock.now().replace(second=0) + timedelta(minutes=3)
     assert (
@@ -52,8 +52,8 @@ def test_missed_occurrences_run_once_and_are_recorded_as_postponed(settings, clo
     assert dispatcher.tick().enqueued == 1
 
 
-def test_entries_of_deleted_and_rewritten_jobs_are_dropped(settings, clock) -> None:
-    rt = Runtime.create(settings, clock)
+def test_entries_of_deleted_and_rewritten_jobs_are_dropped(settings, clock, storage) -> None:
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     start = clock.now().replace(second=0) + timedelta(minutes=2)
     body = {"properties": {"startTime": start.isoformat(), "action": HTTP_ACTION}}

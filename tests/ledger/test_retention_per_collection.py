@@ -1,5 +1,6 @@
 """Retention per collection (historyRetention, newer api-version): the newest maxEntriesPerJob of a job's
-attempts and, apart, of its ledger, none older than maxAge, failed ones kept until failureMaxAge."""
+attempts and, apart, of its ledger, none older than maxAge, failed ones kept until failureMaxAge. On the memory
+store: which rows a retention pass keeps is logic."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from shared.model import PREVIEW_API_VERSION, JobExecutionStatus, JobHistoryActi
 from shared.records import HistoryRecord
 from shared.retention import Retention
 from shared.runtime import Runtime
+from shared.store.memory import MemoryStorage
 from tests.support.clock import ManualClock
 from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
 
@@ -31,10 +33,10 @@ def attempt(key: JobKey, at: datetime, status: JobExecutionStatus) -> HistoryRec
     )
 
 
-def test_each_collection_keeps_what_its_retention_says(settings) -> None:
+def test_each_collection_keeps_what_its_retention_says(settings, memory_storage: MemoryStorage) -> None:
     now = datetime.now(UTC).replace(microsecond=0)
     clock = ManualClock(now)
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=memory_storage)
     make_collection(rt)
     assert (
         call(

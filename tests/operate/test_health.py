@@ -1,5 +1,6 @@
 """GET /api/health on the real function_app.py (local host, real Azurite): anonymous, no secrets, and it
-reports storage, the dispatcher's last tick and the backlog."""
+reports storage, the dispatcher's last tick and the backlog. Its rules, asked in process, run on the memory store;
+unreachable storage is the Azure SDK's answer, against a closed port."""
 
 from __future__ import annotations
 
@@ -26,10 +27,18 @@ from shared.keys import JobKey
 from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
 from shared.store import Store
+from shared.store.memory import MemoryStorage
+from shared.store.storage import Storage
 from tests.support.clock import ManualClock
 from tests.support.scheduler_client import call, make_collection
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def storage(memory_storage: MemoryStorage) -> Storage | None:
+    """The in-process tests' store (`runtime` too); the local host's keep the session's Azurite."""
+    return memory_storage
 
 
 @pytest.fixture
@@ -108,9 +117,9 @@ def test_a_host_whose_timer_is_switched_off_is_not_spared_its_first_tick(azurite
     assert body["problems"][0].startswith("the dispatcher last ticked 15")
 
 
-def test_an_occurrence_overdue_for_two_intervals_means_behind(settings: Settings) -> None:
+def test_an_occurrence_overdue_for_two_intervals_means_behind(settings: Settings, storage: Storage | None) -> None:
     clock = ManualClock(datetime.now(UTC))
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=storage)
     health = _health(rt)  # a store made ready moments ago, never ticked: not behind yet
     assert (health.status, health.body["status"]) == (200, "Degraded")
     assert health.body["problems"] == ["the dispatcher has never ticked"]

@@ -2,7 +2,7 @@
 tick found them, without changing its status; the ids only where the API is open to anyone.
 
 In one process with a hand-moved clock (the API, the executor against a real local HTTP target, the dispatcher's
-tick and the health route all read it), on real Azurite: no real minutes are waited."""
+tick and the health route all read it), on the memory store: no real minutes are waited."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from shared.model import format_utc
 from shared.model.versions import PREVIEW
 from shared.runtime import Runtime
 from shared.settings import AuthSettings, Settings
+from shared.store.memory import MemoryStorage
 from tests.executor.peers.servers import Hit, Server, serve
 from tests.support.clock import ManualClock
 from tests.support.scheduler_client import JC, RG, SUB, call, drain, make_collection
@@ -75,11 +76,11 @@ def _listed(rt: Runtime) -> dict[str, Any]:
 
 
 def test_a_failing_job_is_listed_once_its_expectation_passes_and_a_succeeding_one_never(
-    settings: Settings, target: Server
+    settings: Settings, target: Server, memory_storage: MemoryStorage
 ) -> None:
     clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
     created = clock.now()
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=memory_storage)
     assert _health(rt).body["silentJobs"] == {"count": 0, "checkedAt": None, "jobs": []}  # no tick yet
     make_collection(rt)
     _job(rt, FAILING, f"{target.url}/fail")
@@ -113,7 +114,7 @@ def test_a_failing_job_is_listed_once_its_expectation_passes_and_a_succeeding_on
     }
 
     # Where the API is closed, this anonymous answer counts the silent jobs but names none.
-    closed = Runtime.create(replace(settings, auth=AuthSettings(mode="key")), clock)
+    closed = Runtime.create(replace(settings, auth=AuthSettings(mode="key")), clock, storage=memory_storage)
     answer = _health(closed)
     assert answer.body["silentJobs"] == {"count": 1, "checkedAt": format_utc(clock.now() - timedelta(seconds=10))}
     assert FAILING not in str(answer.body) and SUB not in str(answer.body)

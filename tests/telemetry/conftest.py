@@ -1,4 +1,5 @@
-"""The OpenTelemetry SDK with its in-memory exporters, installed for one test and removed after it."""
+"""The OpenTelemetry SDK with its in-memory exporters, installed for one test and removed after it; the runtimes
+whose spans and metrics are read run on the memory store (what is counted and traced is logic)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from shared import telemetry
+from shared.store.memory import MemoryStorage
+from shared.store.storage import Storage
 
 
 @dataclass
@@ -54,3 +57,8 @@ def otel() -> Iterator[Collected]:
         telemetry.disable()
         tracer_provider.shutdown()
         meter_provider.shutdown()
+
+
+@pytest.fixture
+def storage(memory_storage: MemoryStorage) -> Storage | None:
+    return memory_storage

@@ -60,9 +60,9 @@ def _silence(otel: Collected) -> dict[str, float]:
 
 
 def test_a_disabled_job_with_an_expectation_shows_up_in_the_metric_with_its_id(
-    settings, clock, otel: Collected
+    settings, clock, otel: Collected, storage
 ) -> None:
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     later = (clock.now() + timedelta(days=1)).isoformat()
     for name in ("quiet", "busy", "plain"):
@@ -98,8 +98,10 @@ def test_a_disabled_job_with_an_expectation_shows_up_in_the_metric_with_its_id(
     assert _silence(otel) == {quiet: 0, busy: 360}
 
 
-def test_a_deleted_jobs_expectation_is_forgotten_and_a_stale_mirror_is_confirmed_first(settings, clock) -> None:
-    rt = Runtime.create(settings, clock)
+def test_a_deleted_jobs_expectation_is_forgotten_and_a_stale_mirror_is_confirmed_first(
+    settings, clock, storage
+) -> None:
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     later = (clock.now() + timedelta(days=1)).isoformat()
     for name in ("gone", "fresh"):
@@ -122,9 +124,9 @@ def test_a_deleted_jobs_expectation_is_forgotten_and_a_stale_mirror_is_confirmed
     assert mirrored.job.job == "fresh" and mirrored.last_success == record.last_success_time
 
 
-def test_the_expectation_is_an_extension_of_2026_12_01_preview(settings, clock) -> None:
+def test_the_expectation_is_an_extension_of_2026_12_01_preview(settings, clock, storage) -> None:
     """Set with 2026-12-01-preview; 2016-03-01 neither shows it nor loses it in a read-modify-write."""
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     body = {
         "properties": {

@@ -54,9 +54,9 @@ def test_executions_lateness_retries_and_faults_are_counted(
 
 
 def test_a_tick_reports_its_duration_occurrences_backlog_and_poison_depth(
-    settings: Settings, clock, otel, fine: Server
+    settings: Settings, clock, otel, fine: Server, storage
 ) -> None:
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     start = (clock.now() + timedelta(minutes=5)).replace(second=0, microsecond=0)
     for name in ("a", "b"):

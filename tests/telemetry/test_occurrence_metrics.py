@@ -1,5 +1,5 @@
 """Occurrence accounting per collection (expected, dispatched, fired, succeeded, skipped by reason) and the
-overdue age, read back from the OpenTelemetry SDK's in-memory reader after real runs on Azurite."""
+overdue age, read back from the OpenTelemetry SDK's in-memory reader after real runs on the memory store."""
 
 from __future__ import annotations
 
@@ -65,9 +65,9 @@ def test_expected_dispatched_fired_succeeded_and_skipped_are_counted_per_collect
 
 
 def test_missed_occurrences_are_expected_and_skipped_and_the_overdue_age_is_measured(
-    settings, clock, otel: Collected
+    settings, clock, otel: Collected, storage
 ) -> None:
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     start = clock.now().replace(second=0) + timedelta(minutes=3)
     assert (

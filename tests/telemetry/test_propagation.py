@@ -39,8 +39,10 @@ def target() -> Iterator[Server]:
     server.close()
 
 
-def test_a_service_bus_message_carries_the_attempts_trace_context(settings: Settings, peer: AmqpPeer, otel) -> None:
-    rt = Runtime.create(replace(settings, service_bus_endpoint=peer.endpoint))
+def test_a_service_bus_message_carries_the_attempts_trace_context(
+    settings: Settings, peer: AmqpPeer, otel, storage
+) -> None:
+    rt = Runtime.create(replace(settings, service_bus_endpoint=peer.endpoint), storage=storage)
     make_collection(rt)
     put_job(
         rt,
@@ -87,9 +89,9 @@ def test_without_telemetry_every_http_action_still_carries_a_fresh_unsampled_tra
 
 
 def test_without_telemetry_a_service_bus_message_still_carries_trace_context(
-    settings: Settings, peer: AmqpPeer
+    settings: Settings, peer: AmqpPeer, storage
 ) -> None:
-    rt = Runtime.create(replace(settings, service_bus_endpoint=peer.endpoint))
+    rt = Runtime.create(replace(settings, service_bus_endpoint=peer.endpoint), storage=storage)
     make_collection(rt)
     put_job(
         rt,

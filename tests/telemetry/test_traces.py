@@ -81,9 +81,9 @@ def test_one_trace_runs_from_the_api_call_through_each_attempt_to_the_target(
 
 
 def test_a_tick_fans_out_and_each_dispatch_task_is_the_parent_of_its_occurrences(
-    settings: Settings, clock, otel, target: Server
+    settings: Settings, clock, otel, target: Server, storage
 ) -> None:
-    rt = Runtime.create(settings, clock)
+    rt = Runtime.create(settings, clock, storage=storage)
     make_collection(rt)
     start = (clock.now() + timedelta(minutes=5)).replace(second=0, microsecond=0)
     response = call(
@@ -122,8 +122,8 @@ def test_a_tick_fans_out_and_each_dispatch_task_is_the_parent_of_its_occurrences
     assert target.hits[0].headers["traceparent"][:52] == _traceparent(attempt)
 
 
-def test_an_in_process_tick_is_the_parent_of_its_dispatch_tasks(settings: Settings, clock, otel) -> None:
-    rt = Runtime.create(settings, clock)
+def test_an_in_process_tick_is_the_parent_of_its_dispatch_tasks(settings: Settings, clock, otel, storage) -> None:
+    rt = Runtime.create(settings, clock, storage=storage)
     report = rt.dispatcher.tick()
     (tick,) = otel.spans("dispatcher tick")
     tasks = otel.spans("dispatch task")
