@@ -97,7 +97,7 @@ def rechecked(message: OccurrenceMessage) -> bool:
     """The attempt's job is read again at its second: all but a scheduled occurrence's first attempt (and polls)."""
     if message.poll is not None:
         return False
-    return not (_first(message) and message.trigger == Trigger.SCHEDULE)
+    return not (message.first_attempt and message.trigger == Trigger.SCHEDULE)
 
 
 class Admission:
@@ -137,7 +137,7 @@ class Admission:
         if late is not None:
             await self.io(self._let_go, runnable, message, claim, late, now)
             return Skip("missed", late.reason)
-        if not (_first(message) and message.poll is None and tracked(runnable, message.overlap)):
+        if not (message.first_attempt and message.poll is None and tracked(runnable, message.overlap)):
             return Run(runnable)  # an Allow job's occurrence, or a later attempt: no marker to keep
         answer: Run | Wait | Skip = await self.io(self._overlap_turn, runnable, message, claim)
         return answer
@@ -241,7 +241,3 @@ class Admission:
         queued = admitted.message
         assert queued.waited_for is not None, "a deferral's message says what it waits for"
         return Wait(queued.waited_for, queued.due)
-
-
-def _first(message: OccurrenceMessage) -> bool:
-    return message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0

@@ -255,7 +255,7 @@ def _with_wait(history: HistoryRecord, message: OccurrenceMessage, admitted: Adm
     """The first attempt of an occurrence that waited before its first request (for the previous occurrence of
     its job, or for a limit: queued again, or paced in this coroutine) says for what, and how long: from its
     first fire instant to its first request (a polled attempt's history starts there too, `covering`)."""
-    if message.action != JobHistoryActionName.MAIN_ACTION or message.attempt != 0:
+    if not message.first_attempt:
         return history
     paced_now = admitted.waited_for if admitted is not None and message.poll is None else None
     cause = message.waited_for or paced_now

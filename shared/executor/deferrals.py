@@ -21,7 +21,6 @@ from typing import Any
 
 from ..clock import Clock
 from ..jobstate.ledger import WAIT_SHOWN_AFTER, waiting
-from ..model import JobHistoryActionName
 from ..occurrence import BATCH_MAX, OccurrenceBatch, OccurrenceMessage
 from ..records import JobRecord
 from ..store import Store
@@ -65,8 +64,7 @@ class Deferrals:
 
     def _show_waiting(self, job: JobRecord, message: OccurrenceMessage) -> None:
         """The Waiting ledger entry of an occurrence whose first attempt waits (best effort)."""
-        first = message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0 and message.poll is None
-        if not first or message.waited_for is None:
+        if not message.first_attempt or message.poll is not None or message.waited_for is None:
             return
         entry = waiting(job, message.occurrence, message.trigger, message.waited_for, message.fire_instant)
         try:

@@ -46,7 +46,7 @@ from ..jobstate.concurrency import Acquired, GateState, SlotRequest, asks_again_
 from ..jobstate.ledger import WAIT_SHOWN_AFTER
 from ..jobstate.pacing import rule_of
 from ..keys import CollectionKey
-from ..model import JobErrorAction, JobHistoryActionName, WaitCause
+from ..model import JobErrorAction, WaitCause
 from ..occurrence import OccurrenceMessage
 from ..records import JobRecord
 from ..store import Store
@@ -306,6 +306,5 @@ def _admitted(
     before_send: Callable[[], Awaitable[None]] | None = None,
 ) -> Admitted:
     """Only an occurrence's first attempt says it waited (its ledger entry shows it)."""
-    first = message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0
     waited_for = message.waited_for or cause
-    return Admitted(key, slot, waited_for if first else None, before_send)
+    return Admitted(key, slot, waited_for if message.first_attempt else None, before_send)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from ..jobstate import Attempt, LetGo, let_go_queued, marker_until, may_run, not_run, superseded
-from ..model import JobCollectionState, JobHistoryActionName, JobState, LedgerReason
+from ..model import JobCollectionState, JobState, LedgerReason
 from ..occurrence import OccurrenceMessage
 from ..records import JobRecord, LedgerEntry
 from ..store import Store
@@ -21,11 +21,6 @@ from . import overlap_marker
 from .released import released_message, waiting_since
 
 log = logging.getLogger(__name__)
-
-
-def _first_attempt(message: OccurrenceMessage) -> bool:
-    # A retry or an error action that cannot run leaves the entry its earlier attempt wrote.
-    return message.action == JobHistoryActionName.MAIN_ACTION and message.attempt == 0
 
 
 def record_superseded(
@@ -40,7 +35,7 @@ def record_superseded(
     entries = [
         entry
         for current, message in dropped
-        if _first_attempt(message) and (entry := superseded(current, message.occurrence, message.trigger, now))
+        if message.first_attempt and (entry := superseded(current, message.occurrence, message.trigger, now))
     ]
     _write(store, entries, "superseded")
     for current, message in dropped:
@@ -82,7 +77,7 @@ def record_not_run(
 ) -> LedgerReason | None:
     """`message` may not run now: its job's state or its collection's (`collection`, as the executor read it at
     the occurrence's second) refused it. The reason of the entry written, None when there is none to write."""
-    if not _first_attempt(message):
+    if not message.first_attempt:
         return None
     if not may_run(job, attempt):
         if job.state != JobState.DISABLED:

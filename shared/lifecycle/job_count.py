@@ -13,8 +13,6 @@ high, which can refuse a create early but never lets a collection exceed its quo
 
 from __future__ import annotations
 
-import random
-import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -22,6 +20,7 @@ from ..keys import CollectionKey
 from ..model import JobCollectionState
 from ..records import CollectionRecord
 from ..store import ConcurrencyError, read_modify_write
+from ..store.tables import backoff
 from .errors import CollectionNotFound, Conflict
 from .quotas import check_job_count, limits_of
 
@@ -47,10 +46,6 @@ def reserve_job(rt: Runtime, collection: CollectionRecord) -> None:
         check_job_count(limits_of(record.definition), current)
         return replace(record, job_count=current + 1)
 
-    def jitter(attempt: int) -> None:
-        # Spreads the racers' next attempts, so each round lets one through instead of none.
-        time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
-
     try:
         found = read_modify_write(
             lambda: rt.store.collections.get(key),
@@ -58,7 +53,7 @@ def reserve_job(rt: Runtime, collection: CollectionRecord) -> None:
             lambda new, _: rt.store.collections.replace(new),
             attempts=RESERVE_ATTEMPTS,
             current=collection,
-            pause=jitter,
+            pause=backoff(0.002),  # spreads the racers, so each round lets one through
         )
     except ConcurrencyError as exc:
         raise Conflict("The job collection was changed by too many requests at once; retry.") from exc

@@ -85,6 +85,12 @@ class OccurrenceMessage:
     poll: PollState | None = None
 
     @property
+    def first_attempt(self) -> bool:
+        """The occurrence's first attempt (its main action's, not a retry's): the one its ledger entry and its waits
+        are written for (a retry or an error action leaves the entry its earlier attempt wrote)."""
+        return self.action == JobHistoryActionName.MAIN_ACTION and self.attempt == 0
+
+    @property
     def fire_instant(self) -> datetime:
         """When this attempt was first due to fire, before any wait for a limit."""
         return self.first_due or self.due

@@ -6,7 +6,7 @@ starts every message at once. Not fixtures: helpers the limit tests share."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -56,9 +56,10 @@ class Instance:
 
 
 @contextmanager
-def instances(settings: Settings, count: int) -> Iterator[list[Instance]]:
-    """`count` instances polling the occurrence queue; stopped (and their work awaited) at the end."""
-    started = [Instance(Runtime.create(settings)) for _ in range(count)]
+def running(runtimes: list[Runtime], ended: Callable[[list[Instance]], None]) -> Iterator[list[Instance]]:
+    """An instance polling the occurrence queue per runtime; told to stop at the end, then `ended` awaits their
+    work (joined in real time, or while a manual clock moves)."""
+    started = [Instance(runtime) for runtime in runtimes]
     for instance in started:
         instance.start()
     try:
@@ -66,10 +67,21 @@ def instances(settings: Settings, count: int) -> Iterator[list[Instance]]:
     finally:
         for instance in started:
             instance.stop.set()
-        for instance in started:
-            for thread in list(instance.threads):
-                thread.join(timeout=60)
-            instance.runtime.close()
+        ended(started)
+
+
+def _joined(started: list[Instance]) -> None:
+    for instance in started:
+        for thread in list(instance.threads):
+            thread.join(timeout=60)
+        instance.runtime.close()
+
+
+@contextmanager
+def instances(settings: Settings, count: int) -> Iterator[list[Instance]]:
+    """`count` instances polling the occurrence queue; stopped (and their work awaited) at the end."""
+    with running([Runtime.create(settings) for _ in range(count)], _joined) as started:
+        yield started
 
 
 def failures(running: Iterable[Instance]) -> list[BaseException]:

@@ -24,7 +24,7 @@ from shared.model import JobExecutionStatus, WaitCause
 from shared.occurrence import OccurrenceBatch
 from shared.runtime import Runtime
 from shared.store.memory import MemoryStorage
-from tests.executor.instances import Instance, failures
+from tests.executor.instances import Instance, failures, running
 from tests.executor.peers.servers import Hit, serve
 from tests.executor.support import JC, RG, SUB
 from tests.executor.test_rate_limit import herd, limited_collection
@@ -72,16 +72,14 @@ def rt(clock: ManualClock, shared_storage: MemoryStorage) -> Iterator[Runtime]:
 def instances_in_memory(clock: ManualClock, storage: MemoryStorage, count: int) -> Iterator[list[Instance]]:
     """`count` instances polling the occurrence queue (tests/executor/instances.py) on `storage`; stopped at the
     end, their work awaited while the clock moves."""
+
+    def ended(started: list[Instance]) -> None:
+        step_until(clock, lambda: not any(t.is_alive() for i in started for t in i.threads), STEP, STEPS)
+
     with ExitStack() as runtimes:
-        started = [Instance(runtimes.enter_context(runtime_in_memory(clock, storage))) for _ in range(count)]
-        for instance in started:
-            instance.start()
-        try:
+        deployments = [runtimes.enter_context(runtime_in_memory(clock, storage)) for _ in range(count)]
+        with running(deployments, ended) as started:
             yield started
-        finally:
-            for instance in started:
-                instance.stop.set()
-            step_until(clock, lambda: not any(t.is_alive() for i in started for t in i.threads), STEP, STEPS)
 
 
 def test_a_collection_limited_to_k_executions_never_has_more_than_k_in_flight_across_three_instances(
