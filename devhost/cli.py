@@ -12,7 +12,9 @@ Contract:
    stderr, whose last line at start is the console's address (`Console: <base URL>/console`).
 5. Ctrl-C, SIGTERM and SIGHUP (a closed terminal) stop the host and the Azurite this command started; exit
    status 0. The Azurite it starts also dies with this process if it is killed outright (Linux: a parent-death
-   signal, devhost/azurite.py), so none is left behind on 10000-10002.
+   signal, devhost/azurite.py), so none is left behind on 10000-10002. A host still not stopped
+   `STOP_GRACE_SECONDS` after the signal writes every thread's stack to stderr and exits 1 (what hung is then
+   known, and a script's wait for the host ends).
 6. A startup failure exits 1 with one line on stderr and no traceback: a port already in use, or Azurite's
    ports held by someone else's Azurite, say so with a way out that gives this host a separate, working setup
    (`PORT=7072 DEVHOST_AZURITE_PORTS=10003,10004,10005 make run`), before Azurite is touched; keys the host
@@ -28,6 +30,7 @@ or DEVHOST_AZURITE_PORTS=blob,queue,table; `--help` names both.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import os
 import signal
@@ -129,6 +132,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+# Seconds from a stop signal to a forced exit with every thread's stack on stderr (step 5): the host's own stop
+# takes about its 2 s budget, the interpreter's exit less than a second more.
+STOP_GRACE_SECONDS = 10.0
+
+
 def _instant(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
@@ -173,6 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
+        if not stop.is_set():
+            faulthandler.dump_traceback_later(STOP_GRACE_SECONDS, exit=True)
         stop.set()
 
     # SIGHUP: the terminal was closed. Its default would end the process without stopping Azurite.

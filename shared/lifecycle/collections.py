@@ -8,6 +8,7 @@ A change between Enabled and Disabled cascades to the jobs like POST enable/disa
 from __future__ import annotations
 
 from collections.abc import Callable
+from copy import deepcopy
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +21,9 @@ from ..store import ConcurrencyError
 from ..store.failures import answer_lost
 from .cascade import finish_delete, queue_cascade
 from .documents import MAX_DEFINITION_BYTES, document_size, merge, validate
-from .errors import CollectionNotFound, Conflict, InvalidDefinition, QuotaExceeded
+from .errors import CollectionNotFound, InvalidDefinition, QuotaExceeded
 from .quotas import check_job, check_job_count, limits_of, sku_of
+from .races import again_on_race
 from .regions import display_location, same_location
 
 if TYPE_CHECKING:
@@ -130,10 +132,7 @@ def _save(
     )
     if what_if:
         return record
-    try:
-        record = _write_row(rt, record, existing is None)
-    except ConcurrencyError as exc:
-        raise Conflict("The job collection was changed by another request; retry.") from exc
+    record = _write_row(rt, record, existing is None)
     if existing is not None and existing.state != state:
         queue_cascade(rt, record.key, state)
     return record
@@ -171,6 +170,16 @@ def put_collection(
     api-version does not know). A collection whose delete is still queued is created anew once that delete is
     finished here (as if it had finished before). With `what_if`, every check is made and nothing is written
     or queued: the collection as it would be stored (its etag None when it would be created)."""
+    return again_on_race(lambda: _put_collection(rt, key, definition, keep, what_if), "job collection")
+
+
+def _put_collection(
+    rt: Runtime,
+    key: CollectionKey,
+    definition: JobCollectionDefinition,
+    keep: Callable[[dict[str, Any], dict[str, Any]], None] | None,
+    what_if: bool,
+) -> CollectionRecord:
     existing = rt.store.collections.get(key)
     if existing is not None and existing.state == JobCollectionState.DELETED:
         if not what_if:
@@ -190,10 +199,13 @@ def patch_collection(
 ) -> CollectionRecord:
     """Merge a partial definition document (canonical member names: tags, sku, quota, state) into the stored one;
     with `what_if`, nothing is written or queued (put_collection)."""
+    return again_on_race(lambda: _patch_collection(rt, key, deepcopy(patch), what_if), "job collection")
+
+
+def _patch_collection(rt: Runtime, key: CollectionKey, patch: dict[str, Any], what_if: bool) -> CollectionRecord:
     existing = rt.store.collections.get(key)
     if existing is None or existing.state == JobCollectionState.DELETED:
         raise CollectionNotFound(key)
-    patch = dict(patch)
     for readonly in ("id", "type"):
         patch.pop(readonly, None)
     properties = patch.get("properties")

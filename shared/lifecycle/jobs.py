@@ -9,6 +9,7 @@ errors (errors.py); the API maps them to ARM errors.
 from __future__ import annotations
 
 from collections.abc import Callable
+from copy import deepcopy
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +21,11 @@ from ..store import ConcurrencyError
 from ..store.failures import passing
 from .certificates import describe_pfx
 from .documents import MAX_DEFINITION_BYTES, carry_secrets, document_size, drop_stale_secrets, merge, validate
-from .errors import Conflict, InvalidDefinition, JobNotFound
+from .errors import InvalidDefinition, JobNotFound
 from .job_count import release_job, reserve_job
 from .parallel import side_by_side
 from .quotas import check_job, check_job_count, limits_of
+from .races import again_on_race
 from .reads import live_collection
 from .states import resolve_state
 from .validation import effective_start, validate_job
@@ -106,11 +108,12 @@ def write_job(
 
 def _maybe_stored(rt: Runtime, record: JobRecord, error: BaseException) -> bool:
     """Whether a create that failed may have stored its job all the same: storage failed (store/failures.py) after
-    the row's write, or the write's answer was lost. A refusal (the row exists: another create's) stored nothing.
+    the row's write, or the write's answer was lost. A refusal (ConcurrencyError: the row exists, another create's;
+    a create is never repeated by the storage client) stored nothing.
     Its place in the count is given back only for a job known not stored; when that cannot be told (storage still
     failing), the count stays one too high, which may refuse a create early but never lets the collection exceed
     its quota."""
-    if not passing(error):
+    if isinstance(error, ConcurrencyError) or not passing(error):
         return False
     try:
         found = rt.store.jobs.get(record.key)
@@ -126,10 +129,7 @@ def _store(
     now: datetime,
     alongside: Callable[[], None] | None = None,
 ) -> JobRecord:
-    try:
-        return store_job(rt, record, existing, now, alongside)
-    except ConcurrencyError as exc:
-        raise Conflict("The job was changed by another request; retry.") from exc
+    return store_job(rt, record, existing, now, alongside)
 
 
 def _read_both(rt: Runtime, key: JobKey) -> tuple[CollectionRecord, JobRecord | None]:
@@ -142,6 +142,12 @@ def put_job(
 ) -> tuple[JobRecord, bool]:
     """Create or replace a job from its `properties` document (canonical member names); (record, created). With
     `what_if`, nothing is written: the record is the job as it would be stored (write_job)."""
+    return again_on_race(lambda: _put_job(rt, key, deepcopy(properties), keep, what_if), "job")
+
+
+def _put_job(
+    rt: Runtime, key: JobKey, properties: dict[str, Any], keep: Keep | None, what_if: bool
+) -> tuple[JobRecord, bool]:
     collection, existing = _read_both(rt, key)
     if existing is not None:
         stored = existing.properties.to_document()
@@ -159,7 +165,10 @@ def patch_job(
 ) -> JobRecord:
     """Merge a partial `properties` document into the stored one; absent secrets and state are kept (Q9). With
     `what_if`, nothing is written (write_job)."""
-    patch = dict(patch)
+    return again_on_race(lambda: _patch_job(rt, key, deepcopy(patch), keep, what_if), "job")
+
+
+def _patch_job(rt: Runtime, key: JobKey, patch: dict[str, Any], keep: Keep | None, what_if: bool) -> JobRecord:
     collection, existing = _read_both(rt, key)
     if existing is None:
         raise JobNotFound(key)

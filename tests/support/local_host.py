@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -29,19 +30,23 @@ def local_host(azurite: Azurite, flags: Sequence[str] = (), **settings: str) -> 
         "REGION_NAME": "local",
         **settings,
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "devhost", "--port", str(port), "--in-process", *flags],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        base = process.stdout.readline().strip()  # the host prints its base URL once it serves
-        assert base == f"http://127.0.0.1:{port}/api", base
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "devhost", "--port", str(port), "--in-process", *flags],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
+        try:
+            assert process.stdout is not None
+            base = process.stdout.readline().strip()  # the host prints its base URL once it serves
+            assert base == f"http://127.0.0.1:{port}/api", base
+            yield base
+        finally:
+            process.terminate()
+            # Past the host's stop grace (devhost/cli.py STOP_GRACE_SECONDS), after which it exits 1 with its stacks.
+            code = process.wait(timeout=20)
+            log.seek(0)
+            assert code == 0, f"the local host did not stop cleanly (exit {code}):\n{log.read()[-20000:]}"
