@@ -7,6 +7,9 @@ listener, phase after phase with the same host:
 - drop: 80 one-shot jobs due over 40 s; for 20 s in the middle half of storage's answers are thrown away after the
   request reached Azurite (the write landed, the client sees an error);
 - outage: 80 jobs due over 40 s; storage unreachable for 15 s in the middle;
+- outage then resets: 80 jobs due over 40 s; storage unreachable for 16 s, then for 20 s 40 % of new connections
+  to it are reset (issue 37's slow-and-lossy scenario); through all three storage phases the API is probed (a
+  PUT, a GET and a list a few times a second, bench/api_probe.py): 200/201 or 503 with Retry-After, never 500;
 - double-lost receive: 20 jobs due at one second; every queue answer is thrown away from 6 s before that second to
   8 s after it, so the receive of each batch and the receive of its watchdog are both lost (each message hidden
   for the host's ten-minute receive visibility while no worker knows of it);
@@ -49,6 +52,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.api_probe import ApiProbe  # noqa: E402
 from bench.harness import GROUP, VERSION, percentile, request  # noqa: E402
 from devhost.azurite import Azurite  # noqa: E402
 from tests.support.crash import CrashingHost  # noqa: E402
@@ -300,23 +304,38 @@ def main() -> None:
         host.start()
         try:
             start = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=60)
+            # (name, offset from start, [(second of the phase, proxy mode, share of answers or connections)]).
             storage_phases = (
-                (("drop 20 s (50% of answers lost)", 0, "drop", (10, 30)), ("outage 15 s", 120, "down", (12, 27)))
+                (
+                    ("drop 20 s (50% of answers lost)", 0, [(10, "drop", 0.5), (30, "pass", 0.5)]),
+                    ("outage 15 s", 120, [(12, "down", 0.5), (27, "pass", 0.5)]),
+                    (
+                        "outage 16 s, then 20 s of resets (40% of connections)",
+                        240,
+                        [(10, "down", 0.4), (26, "reset", 0.4), (46, "pass", 0.4)],
+                    ),
+                )
                 if "storage" in args.phases
                 else ()
             )
-            for name, offset, mode, (begin, stop) in storage_phases:
-                phase = Phase(name, name.split()[0])
+            probe = ApiProbe(host.url, "probe").start() if storage_phases else None
+            for name, offset, steps in storage_phases:
+                phase = Phase(name, name.split()[0] + str(offset))
                 jobs = {
                     f"{phase.collection}{i}": (start + timedelta(seconds=offset + i * 0.5), False) for i in range(80)
                 }
                 create(host, target, phase, jobs)
                 phase.plan = {(job, due) for job, (due, _) in jobs.items()}
-                at(start + timedelta(seconds=offset + begin), functools.partial(faults.set_mode, mode, drop_ratio=0.5))
-                at(start + timedelta(seconds=offset + stop), functools.partial(faults.set_mode, "pass"))
+                for second, mode, share in steps:
+                    at(
+                        start + timedelta(seconds=offset + second),
+                        functools.partial(faults.set_mode, mode, drop_ratio=share),
+                    )
                 phases.append(phase)
             if storage_phases:
-                sleep_until(start + timedelta(seconds=200))
+                sleep_until(start + timedelta(seconds=320))
+                assert probe is not None
+                print(probe.stop(), flush=True)
             if "double" in args.phases:
                 phases.append(double_lost_receive(host, target, faults))
             for run in range(1, args.runs + 1 if "kills" in args.phases else 1):

@@ -49,7 +49,7 @@ class Delivery:
 
     names_watchdog: bool
     first_delivery: bool  # the queue's first delivery of this message (its dequeue count is 1)
-    before_second: bool  # received before the batch's (last) second
+    before_second: bool  # received before the batch's (first) second
     names_backstop: bool
     backstop_near: bool  # the backstop turns visible within half `backstop_gap`
 

@@ -151,9 +151,11 @@ class Guards:
         self._renewals = threads.lane(LEASE_RENEWAL)
 
     def lease_until(self, batch: OccurrenceBatch) -> datetime:
-        """Where a claim's lease ends when taken or renewed now: `claim_lease` past the batch's last due time, or
-        past now."""
-        return max(batch.last_due, self.clock.now()) + self.timings.claim_lease
+        """Where a claim's lease ends when taken or renewed now: `claim_lease` past the batch's (first) second, or
+        past now. Reckoned from the first second, not the last (a batch's seconds span up to `batch_span`): the
+        renewals start at it, so a holder that died before it leaves its occurrences to the watchdog that much
+        sooner (issue 37: within 15 s of a host being able to run them)."""
+        return max(batch.due, self.clock.now()) + self.timings.claim_lease
 
     def open(self, batch: OccurrenceBatch, first_delivery: bool = True) -> Guard:
         """Take over the batch's watchdog and backstop, hide them anew or send a watchdog, as the protocol's table
@@ -161,15 +163,15 @@ class Guards:
         was claimed)."""
         now, timings = self.clock.now(), self.timings
         # The first renewal is due `renew_every` after the batch's second: the leases run `claim_lease` past it.
-        wait = max((batch.last_due - now).total_seconds(), 0.0)
+        wait = max((batch.due - now).total_seconds(), 0.0)
         # The backstop never turns visible before `backstop_after` past the batch's second (its sender hid it
         # so, and a push only ever hides it longer): pushed now only when that is near.
-        backstop_in = (batch.last_due + timings.backstop_after - now).total_seconds()
+        backstop_in = (batch.due + timings.backstop_after - now).total_seconds()
         acts = on_open(
             Delivery(
                 names_watchdog=batch.watchdog is not None,
                 first_delivery=first_delivery,
-                before_second=now < batch.last_due,
+                before_second=now < batch.due,
                 names_backstop=batch.backstop is not None,
                 backstop_near=backstop_in < timings.backstop_gap.total_seconds() / 2,
             )

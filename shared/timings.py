@@ -59,7 +59,7 @@ class Timings:
     renewal_retry: timedelta = _s(1)  # a failed renewal is tried again this soon
     renewer_poll: timedelta = _s(0.5)  # how often the renewer thread looks for renewals due
     watchdog_margin: timedelta = _s(1)  # a batch's watchdog turns visible this long after the claims' lease ends
-    backstop_after: timedelta = _s(20)  # a batch's backstop turns visible this long after its (last) second
+    backstop_after: timedelta = _s(45)  # a batch's backstop turns visible this long after its (first) second
     task_watchdog_after: timedelta = _s(10)  # a dispatch or cascade task's watchdog, after its send or last renewal
     dispatch_task_ttl: timedelta = _s(3600)  # a dispatch task nobody took by then expires (later ticks sweep)
     # The queue and the executor's entry (store/queue.py, executor/batch.py).
@@ -94,7 +94,7 @@ class Timings:
 
     @property
     def watchdog_after(self) -> timedelta:
-        """A batch's watchdog turns visible this long after its (last) second: once its claims' leases ran out."""
+        """A batch's watchdog turns visible this long after its (first) second: once its claims' leases ran out."""
         return self.claim_lease + self.watchdog_margin
 
     @property

@@ -8,7 +8,7 @@ side) before the second; then it sleeps off the rest. The queue caps visibility 
 runs early, sees that, and is sent again for the rest (see executor).
 
 Every batch due within those 7 days is preceded by its watchdog (shared/leases.py): a hidden copy, visible
-`watchdog_after` past the batch's last second (`watchdog_margin` after the claims' leases would run out
+`watchdog_after` past the batch's (first) second (`watchdog_margin` after the claims' leases would run out
 unrenewed, claims.py, so whoever receives it finds them expired), whose receipt the batch carries. Its first
 delivery takes the copy over (renews it while it runs, deletes it at the end), so it costs what a watchdog sent by
 the executor costs, and it also covers the time before any worker holds the batch: a receive whose answer was
@@ -47,14 +47,14 @@ def base64_text() -> dict[str, Any]:
 
 
 def watchdog_delay(batch: OccurrenceBatch, now: datetime, timings: Timings) -> float:
-    """Seconds from `now` that a batch's watchdog stays hidden: `watchdog_after` past its last second, or past
-    now when that has gone (where the claims' leases then end, plus the watchdog's margin)."""
-    return (max(batch.last_due, now) + timings.watchdog_after - now).total_seconds()
+    """Seconds from `now` that a batch's watchdog stays hidden: `watchdog_after` past its (first) second, or past
+    now when that has gone (where the claims' leases then end, plus the watchdog's margin: leases.py)."""
+    return (max(batch.due, now) + timings.watchdog_after - now).total_seconds()
 
 
 def backstop_delay(batch: OccurrenceBatch, now: datetime, timings: Timings) -> float:
-    """Seconds from `now` that a batch's backstop stays hidden: `backstop_after` past its last second or now."""
-    return (max(batch.last_due, now) + timings.backstop_after - now).total_seconds()
+    """Seconds from `now` that a batch's backstop stays hidden: `backstop_after` past its (first) second or now."""
+    return (max(batch.due, now) + timings.backstop_after - now).total_seconds()
 
 
 class OccurrenceQueue:

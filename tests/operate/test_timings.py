@@ -26,7 +26,7 @@ BEFORE = {
     "renewal_retry": 1,  # leases.py, a failed renewal retried in a second
     "renewer_poll": 0.5,  # leases.py, the renewer's sleep
     "watchdog_margin": 1,  # leases.py WATCHDOG_MARGIN
-    "backstop_after": 20,  # store/queue.py BACKSTOP_AFTER
+    "backstop_after": 45,  # store/queue.py BACKSTOP_AFTER (20 s; 45 s since issue 37: past a lossy spell)
     "task_watchdog_after": 10,  # store/dispatch_queue.py TASK_WATCHDOG_AFTER
     "dispatch_task_ttl": 3600,  # store/dispatch_queue.py, a task's time to live
     "early_visibility": 5,  # store/queue.py EARLY_VISIBILITY
@@ -62,7 +62,7 @@ def test_the_defaults_are_the_values_the_pipeline_ran_on() -> None:
     assert {name: getattr(defaults, name) for name in FIELDS} == {n: timedelta(seconds=s) for n, s in BEFORE.items()}
     assert defaults.watchdog_after == timedelta(seconds=7)  # store/queue.py WATCHDOG_AFTER = LEASE + 1 s
     assert defaults.takeover_wait == timedelta(seconds=3)  # store/claims.py TAKEOVER_WAIT = RENEW_EVERY + 1 s
-    assert defaults.backstop_gap == timedelta(seconds=13)  # leases.py BACKSTOP_GAP
+    assert defaults.backstop_gap == timedelta(seconds=38)  # leases.py BACKSTOP_GAP (13 s before issue 37)
     assert timedelta(seconds=TIMEOUT_SECONDS) == ATTEMPT_DEADLINE  # what the leases are checked against
 
 
