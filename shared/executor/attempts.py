@@ -39,6 +39,7 @@ from ..telemetry import attempt_done, occurrence_skipped, outgoing_headers, trac
 from ..telemetry.propagation import current_traceparent
 from .admission import Admission, Blocking, Run
 from .fired import Fired
+from .job_order import Turn
 from .limits import Admitted
 from .not_run import record_superseded
 from .persist import persist
@@ -131,7 +132,9 @@ class Attempts:
         return Prepared(expiring.message, expiring.job, claim)
 
     @traced_execution
-    async def fire(self, message: OccurrenceMessage, prepared: Prepared, guard: Guard) -> Fired | None:
+    async def fire(
+        self, message: OccurrenceMessage, prepared: Prepared, guard: Guard, turn: Turn | None = None
+    ) -> Fired | None:
         """At its second: admission, then the action, its slots released, and what follows decided; what to
         record, or None when nothing ran. Raises only for storage faults before the action (the host redelivers)."""
         claim = prepared.claim
@@ -148,7 +151,7 @@ class Attempts:
             return None  # it waits or was skipped: admission gave its claim back or finished it
         # From here on, the action may have run: never hand the attempt back.
         try:
-            done = await self._acted(answer, message, claim)
+            done = await self._acted(answer, message, claim, turn)
             if not isinstance(done, Fired):  # nothing ran, or its work goes on (polled): its claim is done
                 complete = functools.partial(self.store.claims.complete, claim)
                 await self.io(persist, self.clock, self.store.timings, complete, message.claim_id)
@@ -160,17 +163,24 @@ class Attempts:
             return None
         return done
 
-    async def _acted(self, run: Run, message: OccurrenceMessage, claim: Claim) -> Fired | GoesOn | None:
+    async def _acted(
+        self, run: Run, message: OccurrenceMessage, claim: Claim, turn: Turn | None
+    ) -> Fired | GoesOn | None:
         """The action run; then its slots given back (kept while its work is polled)."""
         done: Fired | GoesOn | None = None
         try:
-            done = await self._run_action(run.job, message, claim, run.admitted)
+            done = await self._run_action(run.job, message, claim, run.admitted, turn)
             return done
         finally:
             await self.admission.release(run, done.next_due if isinstance(done, GoesOn) else None)
 
     async def _run_action(
-        self, job: JobRecord, message: OccurrenceMessage, claim: Claim, admitted: Admitted | None = None
+        self,
+        job: JobRecord,
+        message: OccurrenceMessage,
+        claim: Claim,
+        admitted: Admitted | None = None,
+        turn: Turn | None = None,
     ) -> Fired | GoesOn | None:
         """Run the attempt's action and decide what follows; GoesOn while its work is polled, None if there was
         nothing to run."""
@@ -181,6 +191,7 @@ class Attempts:
         if action is None:
             return None
         started = self.clock.now()
+        paced = admitted.before_send if admitted is not None else None
         context = ExecutionContext(
             job=job.key,
             execution_id=message.execution_id,
@@ -189,7 +200,8 @@ class Attempts:
             region=self.settings.region,
             client_request_id=str(uuid.uuid4()),
             extra_headers=outgoing_headers(),
-            before_send=admitted.before_send if admitted is not None else None,  # its rate limit's turn on the wire
+            # Its rate limit's turn on the wire, then its job's next attempt may go (job_order.py).
+            before_send=turn.before_send(paced) if turn is not None else paced,
         )
         # Everything that could fail is computed before the action runs: a failure after it would
         # release the claim and run the action again on redelivery.

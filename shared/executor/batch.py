@@ -52,6 +52,7 @@ from ..telemetry import poisoned
 from ..threads import ATTEMPT, LIMITS_DEFERRAL, Threads
 from .attempts import Attempts, Expiring, Prepared
 from .gathered import Gathered
+from .job_order import Turn, turns
 from .recorder import Recorder
 
 log = logging.getLogger(__name__)
@@ -128,8 +129,11 @@ class Executor:
             jobs = await self._read_jobs(batch)
             claimed = await self._claim(batch, runner, guard, jobs)
             # Occurrences of a batch share their second (the dispatcher groups them so); fire each at its own.
+            # A job's attempts go out in due order (job_order.py); the others side by side.
+            order = turns([None if isinstance(c, BaseException) else c.message for c in claimed])
             done = await asyncio.gather(
-                *(self._attempt(prepared, guard) for prepared in claimed), return_exceptions=True
+                *(self._attempt(c, guard, turn) for c, turn in zip(claimed, order, strict=True)),
+                return_exceptions=True,
             )
         except Exception:
             await self._blocking(self.guards.close, guard)
@@ -198,9 +202,15 @@ class Executor:
     def _claim_together(self, _: CollectionKey, wanted: list[Wanted]) -> list[Claim | Expired | None]:
         return self.store.claims.claim_each(wanted, self.clock.now())
 
-    async def _attempt(self, claimed: Claimed, guard: Guard) -> None:
-        """At its second, fire a claimed attempt (one whose runner may be dead, after `takeover_wait`: taken
-        over); then have it recorded at once (its claim is held until it is)."""
+    async def _attempt(self, claimed: Claimed, guard: Guard, turn: Turn) -> None:
+        """At its second (and its turn among its job's attempts), fire a claimed attempt (one whose runner may be
+        dead, after `takeover_wait`: taken over); then have it recorded at once (its claim is held until it is)."""
+        try:
+            await self._attempt_in_turn(claimed, guard, turn)
+        finally:
+            turn.went_out()  # ended: whatever it did, the job's next attempt need not wait for it
+
+    async def _attempt_in_turn(self, claimed: Claimed, guard: Guard, turn: Turn) -> None:
         if isinstance(claimed, BaseException):
             raise claimed
         prepared: Prepared | None
@@ -215,7 +225,8 @@ class Executor:
         wait = (prepared.message.due - self.clock.now()).total_seconds()
         if wait > 0:
             await self.clock.pause(wait)
-        fired = await self.attempts.fire(prepared.message, prepared, guard)
+        await turn.wait()
+        fired = await self.attempts.fire(prepared.message, prepared, guard, turn)
         if fired is None:
             return
         try:
