@@ -12,6 +12,7 @@ import threading
 import urllib.error
 import urllib.request
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 
 from bench.harness import GROUP, VERSION
 
@@ -43,7 +44,8 @@ class ApiProbe:
     def _run(self) -> None:
         job = {
             "properties": {
-                "startTime": "2099-01-01T00:00:00Z",
+                # Ahead, so it never fires, and within the 18 months a start may be ahead.
+                "startTime": (datetime.now(UTC) + timedelta(days=30)).replace(microsecond=0).isoformat(),
                 "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/probe", "method": "GET"}},
             }
         }
