@@ -12,8 +12,9 @@ Its sender sends all three and the batch names the other two. `Guards` asks this
   backstop is taken over as it is, and *pushed* further only when it comes near;
 - `on_renew`, every `renew_every` while the batch lives: the watchdog hidden anew to just past the renewed
   leases, the backstop pushed only when it comes near;
-- `ON_CLOSE`, the batch ended: both copies deleted; `ON_ABANDON`, the process is going away mid-batch: both left
-  to bring the batch back.
+- `ON_CLOSE`, the batch ended: both copies deleted; `ON_ABANDON`, the process is going away mid-batch, or the
+  delivery failed (a storage fault: the host delivers it again, but under a lossy spell that redelivery may be lost
+  for the receive's ten minutes): both left to bring the batch back.
 
 Its promises (tests/executor/test_guard_protocol.py asserts each, row by row): a live batch always holds a
 watchdog, hidden no shorter than its claims' leases and turning visible just after them; nobody touches a

@@ -192,8 +192,8 @@ class Guards:
         return guard
 
     def abandon(self, guard: Guard) -> None:
-        """The process is going away mid-batch (cancelled): stop renewing, and leave the copies to bring the
-        batch back."""
+        """The process is going away mid-batch (cancelled), or the delivery failed (the host delivers it again):
+        stop renewing, and leave the copies to bring the batch back."""
         self._renewer.discard(guard)  # ON_ABANDON leaves both copies: nothing more to do
 
     def close(self, guard: Guard) -> None:

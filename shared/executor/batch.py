@@ -136,18 +136,23 @@ class Executor:
                 return_exceptions=True,
             )
         except Exception:
-            await self._blocking(self.guards.close, guard)
+            await self._blocking(self.guards.abandon, guard)  # delivered again: the copies cover that (below)
             raise
         except BaseException:
             self.guards.abandon(guard)  # cancelled, the process going away: the copies bring the batch back
             raise
-        await self._blocking(self.guards.close, guard)
         failures = [r for r in done if isinstance(r, BaseException)]
         if failures:
+            # The host delivers the batch again after its visibilityTimeout; but under a lossy spell its update of
+            # the message's visibility, or the redelivery's receive, may be lost, and the message then stays hidden
+            # for the receive's ten minutes. So the copies stay: the watchdog and the backstop run what is left
+            # (the attempts that ended die at their claims), whichever comes first.
+            await self._blocking(self.guards.abandon, guard)
             log.warning(
                 "%d of %d attempts of a batch failed; the batch is delivered again", len(failures), len(batch.items)
             )
             raise failures[0]
+        await self._blocking(self.guards.close, guard)
 
     async def _read_jobs(self, batch: OccurrenceBatch) -> dict[JobKey, JobRecord | None]:
         """The batch's jobs, read together with those every other batch of the process wants of their
