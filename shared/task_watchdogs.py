@@ -58,21 +58,20 @@ class TaskWatchdogs:
 
     @contextlib.contextmanager
     def watching(self, task: WatchedTask) -> Iterator[TaskWatch]:
-        """The task's watchdog held while the block runs; closed when it ends or raises (a fault: the host delivers
-        the task again), abandoned when the process is going away (cancelled: the watchdog brings the task back)."""
+        """The task's watchdog held while the block runs; closed when it ends; abandoned when it raises (a fault: the
+        host delivers the task again, but under a lossy spell that redelivery may be lost for the receive's ten
+        minutes, so the watchdog stays to bring the task back) or the process is going away (cancelled)."""
         watch = self.open(task)
         try:
             yield watch
-        except Exception:
-            self.close(watch)
-            raise
         except BaseException:
             self.abandon(watch)
             raise
         self.close(watch)
 
     def abandon(self, watch: TaskWatch) -> None:
-        """The process is going away mid-task: stop renewing, and leave the watchdog to bring the task back."""
+        """The process is going away mid-task, or the task failed: stop renewing, and leave the watchdog to bring
+        the task back."""
         self._renewer.discard(watch)
 
     def close(self, watch: TaskWatch) -> None:
