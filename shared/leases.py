@@ -162,8 +162,11 @@ class Guards:
         says (shared/guard_protocol.py `on_open`); raises on a storage fault (the host then redelivers, nothing
         was claimed)."""
         now, timings = self.clock.now(), self.timings
-        # The first renewal is due `renew_every` after the batch's second: the leases run `claim_lease` past it.
-        wait = max((batch.due - now).total_seconds(), 0.0)
+        # The leases run `claim_lease` past the batch's first second, but the first renewal is due `renew_every`
+        # after its last: a batch whose attempts all answer soon after their seconds (most) is never renewed, and
+        # a live holder's renewal still comes before the leases lapse (`batch_span` + `renew_every` <
+        # `claim_lease`); were it late, nobody takes a claim over before the watchdog's takeover wait has passed.
+        wait = max((batch.last_due - now).total_seconds(), 0.0)
         # The backstop never turns visible before `backstop_after` past the batch's second (its sender hid it
         # so, and a push only ever hides it longer): pushed now only when that is near.
         backstop_in = (batch.due + timings.backstop_after - now).total_seconds()

@@ -149,6 +149,11 @@ class Timings:
             "claim_lease must be at least 3 x renew_every (two renewals may fail before a lease runs out)",
         )
         yield (
+            self.batch_span + self.renew_every + self.renewer_poll < self.claim_lease,
+            "batch_span + renew_every + renewer_poll must be less than claim_lease (a batch's first renewal, after its "
+            "last second, comes before the leases taken for its first second lapse)",
+        )
+        yield (
             self.backstop_after > self.watchdog_after + self.takeover_wait,
             "backstop_after must exceed claim_lease + watchdog_margin + renew_every + renewal_retry (the watchdog "
             "and its takeover come first)",
