@@ -135,6 +135,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 # Seconds from a stop signal to a forced exit with every thread's stack on stderr (step 5): the host's own stop
 # takes about its 2 s budget, the interpreter's exit less than a second more.
 STOP_GRACE_SECONDS = 10.0
+# How often the main thread wakes to run a signal handler the kernel delivered to another thread.
+SIGNAL_LOOK_SECONDS = 0.2
 
 
 def _instant(text: str) -> datetime:
@@ -167,7 +169,11 @@ def _run_in_process(app_dir: Path, host: str, port: int, stop: threading.Event, 
         stops = "the host and the Azurite it started" if azurite else "the host"
         sys.stderr.write(f"Console: {local.base_url}/console   (Ctrl-C stops {stops})\n")
         sys.stderr.flush()
-        stop.wait()
+        # With a timeout: the kernel hands a signal to any thread of the process, and the Python handler runs only
+        # when the main thread next runs bytecode; a wait without one may never wake for it (Ctrl-C or SIGTERM then
+        # went unheard, intermittently, with the host's many threads).
+        while not stop.wait(SIGNAL_LOOK_SECONDS):
+            pass
     finally:
         local.stop()
     return 0

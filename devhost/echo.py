@@ -82,7 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, request_stop)
     print(f"http://127.0.0.1:{server.server_address[1]}/", flush=True)
-    stop.wait()
+    while not stop.wait(0.2):  # a signal delivered to another thread is handled only when this thread wakes
+        pass
     server.shutdown()
     server.server_close()
     return 0

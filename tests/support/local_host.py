@@ -47,6 +47,10 @@ def local_host(azurite: Azurite, flags: Sequence[str] = (), **settings: str) -> 
         finally:
             process.terminate()
             # Past the host's stop grace (devhost/cli.py STOP_GRACE_SECONDS), after which it exits 1 with its stacks.
-            code = process.wait(timeout=20)
+            try:
+                code = process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                code = process.wait(timeout=10)
             log.seek(0)
             assert code == 0, f"the local host did not stop cleanly (exit {code}):\n{log.read()[-20000:]}"
