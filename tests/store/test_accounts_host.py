@@ -4,56 +4,28 @@ the list merges them, and a job in each account fires once through the host's ow
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 import requests
 
-from devhost.azurite import Azurite, free_port
+from devhost.azurite import Azurite
 from shared.keys import CollectionKey
 from shared.store.routing import account_of
+from tests.support.local_host import local_host
 
-ROOT = Path(__file__).resolve().parents[2]
 SUB = "s-host"
 V = {"api-version": "2016-03-01"}
 
 
 @pytest.fixture
-def host(azurite: Azurite, second_azurite: Azurite, tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "AzureWebJobsStorage": azurite.connection_string,
-        "SCHEDULER_STORAGE_ACCOUNTS": second_azurite.connection_string,
-        "SCHEDULER_PRIVATE_TARGETS": "loopback",
-        "SCHEDULER_TABLE_PREFIX": f"h{uuid.uuid4().hex[:8]}",
-        "SCHEDULER_AUTH": "none",
-    }
-    with (tmp_path / "host.log").open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "devhost", "--port", str(port), "--in-process"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-        )
-        try:
-            assert process.stdout is not None
-            url = process.stdout.readline().strip()
-            assert url == f"http://127.0.0.1:{port}/api", url
-            yield url
-        finally:
-            process.terminate()
-            process.wait(timeout=15)
+def host(azurite: Azurite, second_azurite: Azurite) -> Iterator[str]:
+    settings = {"SCHEDULER_STORAGE_ACCOUNTS": second_azurite.connection_string, "SCHEDULER_AUTH": "none"}
+    with local_host(azurite, **settings) as url:
+        yield url
 
 
 def test_the_host_spreads_collections_over_both_accounts_and_fires_jobs_in_each(host: str, http_target) -> None:
