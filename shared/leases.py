@@ -152,9 +152,9 @@ class Guards:
 
     def lease_until(self, batch: OccurrenceBatch) -> datetime:
         """Where a claim's lease ends when taken or renewed now: `claim_lease` past the batch's (first) second, or
-        past now. Reckoned from the first second, not the last (a batch's seconds span up to `batch_span`): the
-        renewals start at it, so a holder that died before it leaves its occurrences to the watchdog that much
-        sooner (issue 37: within 15 s of a host being able to run them)."""
+        past now. Reckoned from the first second, not the last (a batch's seconds span up to `batch_span`), so a
+        holder that died before it leaves its occurrences to the watchdog that much sooner (issue 37: within 15 s of
+        a host being able to run them); the first renewal still comes after the last second (`open`)."""
         return max(batch.due, self.clock.now()) + self.timings.claim_lease
 
     def open(self, batch: OccurrenceBatch, first_delivery: bool = True) -> Guard:
