@@ -19,6 +19,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
 from urllib.parse import parse_qs, urlsplit
 
+# How often the main thread wakes to run a signal handler (as devhost/cli.py's SIGNAL_LOOK_SECONDS).
+SIGNAL_LOOK_SECONDS = 0.2
+
 MAX_ECHOED = 2000  # characters of the body echoed back
 
 
@@ -82,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, request_stop)
     print(f"http://127.0.0.1:{server.server_address[1]}/", flush=True)
-    while not stop.wait(0.2):  # a signal delivered to another thread is handled only when this thread wakes
+    while not stop.wait(SIGNAL_LOOK_SECONDS):  # a signal another thread received is handled once this one wakes
         pass
     server.shutdown()
     server.server_close()

@@ -9,10 +9,11 @@ seconds later and any live worker takes the work over.
 Batches of occurrences (`Guards`): whoever queued the batch sent its watchdog, visible `watchdog_after` past the
 batch's second, and a later *backstop* copy just before it (store/queue.py), and the batch names both; what a
 delivery, a renewal and the batch's end do with each copy is the table of shared/guard_protocol.py. Claims are
-taken with a lease that runs `claim_lease` past the batch's due second, so nothing is renewed while the batch
-waits for its second; from then on, while the batch is alive, a renewer pushes every claim's lease and the
+taken with a lease that runs `claim_lease` past the batch's (first) second, so nothing is renewed while the batch
+waits for it; from its last second on, while the batch is alive, a renewer pushes every claim's lease and the
 watchdog's visibility forward every `renew_every` (the backstop only when it comes near, nearer than half
-`backstop_gap`). When the batch ends (however it ends, short of the process dying) both copies are deleted.
+`backstop_gap`). When the batch ends, both copies are deleted; when its delivery fails (the host delivers it
+again) or the process is going away, both are left to bring it back.
 When the process dies, the watchdog turns visible a few seconds later, any live worker receives it, finds the
 claims' leases expired and not renewed, takes them over (claims.py) and runs the attempts, or, for an attempt the
 first runner had recorded, just marks it done. Should the watchdog's receive be lost as well (hidden ten minutes

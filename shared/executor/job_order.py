@@ -49,12 +49,12 @@ class Turn:
 def turns(messages: Sequence[OccurrenceMessage | None]) -> list[Turn]:
     """One turn per message (None: an attempt that will not fire, which waits for nobody and nobody for it)."""
     found = [Turn() for _ in messages]
-    by_job: dict[JobKey, list[int]] = {}
-    for index, message in enumerate(messages):
+    by_job: dict[JobKey, list[tuple[OccurrenceMessage, Turn]]] = {}
+    for message, turn in zip(messages, found, strict=True):
         if message is not None:
-            by_job.setdefault(message.job, []).append(index)
-    for indices in by_job.values():
-        ordered = sorted(indices, key=lambda i: (messages[i].due, messages[i].occurrence))  # type: ignore[union-attr]
+            by_job.setdefault(message.job, []).append((message, turn))
+    for held in by_job.values():
+        ordered = [turn for _, turn in sorted(held, key=lambda pair: (pair[0].due, pair[0].occurrence))]
         for before, after in zip(ordered, ordered[1:], strict=False):
-            found[after].after = found[before].out
+            after.after = before.out
     return found

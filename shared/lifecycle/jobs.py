@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from copy import deepcopy
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import jobstate
@@ -90,7 +89,7 @@ def write_job(
     if what_if:
         return jobstate.planned(record, now)
     if existing is not None:
-        return _store(rt, record, existing, now)
+        return store_job(rt, record, existing, now)
     reserved = False
 
     def reserve() -> None:
@@ -99,7 +98,7 @@ def write_job(
         reserved = True
 
     try:
-        return _store(rt, record, None, now, reserve)
+        return store_job(rt, record, None, now, reserve)
     except BaseException as error:
         if reserved and not _maybe_stored(rt, record, error):
             release_job(rt, key.collection_key)
@@ -120,16 +119,6 @@ def _maybe_stored(rt: Runtime, record: JobRecord, error: BaseException) -> bool:
     except Exception:
         return True
     return found is not None and found.generation == record.generation
-
-
-def _store(
-    rt: Runtime,
-    record: JobRecord,
-    existing: JobRecord | None,
-    now: datetime,
-    alongside: Callable[[], None] | None = None,
-) -> JobRecord:
-    return store_job(rt, record, existing, now, alongside)
 
 
 def _read_both(rt: Runtime, key: JobKey) -> tuple[CollectionRecord, JobRecord | None]:

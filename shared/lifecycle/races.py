@@ -5,6 +5,10 @@ a collection's row under a PUT or PATCH that read it a moment before. The client
 takes no If-Match, as the old service took none), so the old service answered such a write as a success: the whole
 request (read, decide, store) is done again on the fresh row. A request is told Conflict only when the row kept
 changing through every attempt.
+
+Not `store/tables.py` `read_modify_write`, the app's one ETag loop over one row: a request reads two rows, may write
+three (the due entry, the count, the job) and decides through the whole lifecycle pipeline, so what is done again
+here is the request, whose row writes each stay under their own ETag.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import pytest
 
 from shared.manual_clock import ManualClock
 from shared.runtime import Runtime
+from shared.store.memory import MemoryStorage
 from tests.support.manual_time import START, runtime_in_memory
 
 
@@ -23,3 +24,10 @@ def rt(clock: ManualClock) -> Iterator[Runtime]:
     """A deployment on the memory store, on `clock`."""
     with runtime_in_memory(clock) as runtime:
         yield runtime
+
+
+@pytest.fixture
+def shared_storage(clock: ManualClock) -> MemoryStorage:
+    """One deployment's tables and queues, for a test whose runtimes (several hosts, or instances beside the test's
+    runtime) share them."""
+    return MemoryStorage(clock)

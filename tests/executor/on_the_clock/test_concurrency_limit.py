@@ -57,12 +57,6 @@ class Counting:
 
 
 @pytest.fixture
-def shared_storage(clock: ManualClock) -> MemoryStorage:
-    """The deployment's tables and queues, which the test's runtime and the instances share."""
-    return MemoryStorage(clock)
-
-
-@pytest.fixture
 def rt(clock: ManualClock, shared_storage: MemoryStorage) -> Iterator[Runtime]:
     with runtime_in_memory(clock, shared_storage) as runtime:
         yield runtime

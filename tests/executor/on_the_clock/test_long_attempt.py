@@ -103,12 +103,6 @@ def slow_target() -> Iterator[HeldTarget]:
 
 
 @pytest.fixture
-def shared_storage(clock: ManualClock) -> MemoryStorage:
-    """The deployment's tables and queues, which both hosts share."""
-    return MemoryStorage(clock)
-
-
-@pytest.fixture
 def first(clock: ManualClock, shared_storage: MemoryStorage) -> Iterator[Runtime]:
     with runtime_in_memory(clock, shared_storage) as runtime:
         yield runtime
