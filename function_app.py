@@ -114,6 +114,11 @@ def job_occurrences(req: func.HttpRequest) -> func.HttpResponse:
     return _serve(f"{JOB}/occurrences", req)
 
 
+@app.route(route=f"{JOB}/occurrences/{{instant}}", methods=api.methods_at(f"{JOB}/occurrences/{{instant}}"))
+def job_occurrence(req: func.HttpRequest) -> func.HttpResponse:
+    return _serve(f"{JOB}/occurrences/{{instant}}", req)
+
+
 @app.route(route=f"{JOB}/backfill", methods=api.methods_at(f"{JOB}/backfill"))
 def job_backfill(req: func.HttpRequest) -> func.HttpResponse:
     return _serve(f"{JOB}/backfill", req)

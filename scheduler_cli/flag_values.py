@@ -8,6 +8,7 @@ a zone the engine knows when nothing here needs it) are left to the API, whose 4
   runs every listed hour at every listed minute, so the times given must be all those combinations.
 - `--on Mon,Fri` (names or their first three letters, any case; `Mon-Fri` a run of days) -> weekDays.
 - `--start`/`--end`: ISO 8601; without an offset, a wall-clock time in the given zone -> UTC `...Z`.
+- `--cron EXPR` -> recurrence.cron (the API reads the expression); `--dst-gap`, `--dst-fold` -> dstPolicy.
 - `--retry none | fixed[:INTERVAL[:COUNT]] | exponential[:INTERVAL[:COUNT]]` -> a whole retryPolicy.
 - `--header NAME=VALUE`.
 """
@@ -97,6 +98,37 @@ OPTIONS: dict[str, tuple[Any, Any]] = {
     "end": (
         str | None,
         typer.Option(None, "--end", metavar="TIME", help="endTime: no run after it (as --start); '' removes it."),
+    ),
+    "cron": (
+        str | None,
+        typer.Option(
+            None,
+            "--cron",
+            metavar="EXPR",
+            help="recurrence.cron: five fields (minute hour day-of-month month day-of-week, e.g. '0 9 * * 1-5') or "
+            "a macro (@daily), wall-clock in --time-zone; the whole schedule, so not with --every, --at, --on. "
+            "'' removes it.",
+        ),
+    ),
+    "dst_gap": (
+        str | None,
+        typer.Option(
+            None,
+            "--dst-gap",
+            metavar="Shift|Skip",
+            help="recurrence.dstPolicy.gap (needs a time zone): a wall time a spring-forward change skips runs just "
+            "after it (Shift, the default) or not at all (Skip); '' removes it.",
+        ),
+    ),
+    "dst_fold": (
+        str | None,
+        typer.Option(
+            None,
+            "--dst-fold",
+            metavar="First|Last|Both",
+            help="recurrence.dstPolicy.fold (needs a time zone): a wall time a fall-back change repeats runs at its "
+            "First instance (the default), its Last or Both; '' removes it.",
+        ),
     ),
     "retry": (
         str | None,
@@ -193,6 +225,19 @@ def instant(flag: str, value: str, zone: str | None) -> str:
         except RecurrenceError as error:
             raise refuse("--time-zone", zone, f"{error.message} (needed for {flag} {value})") from None
     return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+DST_CHOICES = {"--dst-gap": ("Shift", "Skip"), "--dst-fold": ("First", "Last", "Both")}
+
+
+def dst(flag: str, value: str) -> str | None:
+    """The policy as the API spells it (any case given); None for '' (removes it)."""
+    if not value.strip():
+        return None
+    for choice in DST_CHOICES[flag]:
+        if value.strip().lower() == choice.lower():
+            return choice
+    raise refuse(flag, value, f"write {' or '.join(DST_CHOICES[flag])}")
 
 
 def retry(value: str) -> dict[str, Any]:

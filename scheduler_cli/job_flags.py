@@ -14,6 +14,9 @@ Contract:
   day, `--at :mm` every hour. `--every` in another unit than weeks drops the week days (and than months the month
   days), which the API takes only with that frequency. `--start`/`--end` without an offset are wall-clock times in
   `--time-zone`, else the job's zone, else UTC.
+- Cron: `--cron EXPR` sets recurrence.cron and drops frequency, interval and schedule (a cron expression is the
+  whole schedule: refused with `--every`, `--at`, `--on`); those flags, or `--cron ''`, drop a cron. `--dst-gap`,
+  `--dst-fold` set recurrence.dstPolicy (the API refuses one without a time zone; both `''` remove it).
 - Retry: `--retry` sets the whole retryPolicy of the main action.
 - Contradictory or incomplete flags are a CliError (one line, exit code 2) before anything is sent: `--on` with a
   frequency other than weeks, a time zone or end without a schedule, `--method`/`--body`/`--header` for an action
@@ -35,7 +38,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 TARGET = ("uri", "method", "body", "header")
 SCHEDULE = ("every", "at", "on", "time_zone", "start", "end")
-JOB = (*TARGET, *SCHEDULE, "retry")
+CALENDAR = ("cron", "dst_gap", "dst_fold")  # of a stored job only: `scheduler next` reads plain recurrences
+JOB = (*TARGET, *SCHEDULE, *CALENDAR, "retry")
 _OTHER_TARGETS = ("queueMessage", "serviceBusQueueMessage", "serviceBusTopicMessage")
 
 
@@ -51,6 +55,9 @@ class JobFlags:
     time_zone: str | None = None
     start: str | None = None
     end: str | None = None
+    cron: str | None = None
+    dst_gap: str | None = None
+    dst_fold: str | None = None
     retry: str | None = None
 
     def given(self, *names: str) -> list[str]:
@@ -193,9 +200,43 @@ def _schedule(m: _Members, flags: JobFlags) -> None:
     if flags.start is not None:
         start = values.instant("--start", flags.start, zone or None) if flags.start.strip() else None
         m.set(start, "startTime")
-    recurring = flags.given("every", "at", "on", "time_zone", "end")
+    recurring = flags.given("every", "at", "on", "time_zone", "end", *CALENDAR)
     if not recurring:
         return
+    if not _cron(m, flags):
+        _calendar(m, flags, recurring)
+    if flags.time_zone is not None:
+        m.set(zone or None, "recurrence", "timeZone")
+    if flags.end is not None:
+        m.set(values.instant("--end", flags.end, zone or None) if flags.end.strip() else None, "recurrence", "endTime")
+    for flag, text, member in (("--dst-gap", flags.dst_gap, "gap"), ("--dst-fold", flags.dst_fold, "fold")):
+        if text is not None:
+            m.set(values.dst(flag, text), "recurrence", "dstPolicy", member)
+    policy = ("recurrence", "dstPolicy")
+    if flags.given("dst_gap", "dst_fold") and m.get(*policy, "gap") is None and m.get(*policy, "fold") is None:
+        m.set(None, *policy)  # an empty policy would still need a time zone
+
+
+def _cron(m: _Members, flags: JobFlags) -> bool:
+    """Whether the recurrence is a cron one once the flags apply: `--cron` drops frequency, interval and schedule;
+    `--every`, `--at`, `--on` or `--cron ''` drop a cron (the API takes one kind of schedule or the other)."""
+    calendar = flags.given("every", "at", "on")
+    if flags.cron is not None and flags.cron.strip():
+        if calendar:
+            raise values.refuse(
+                "--cron", flags.cron, f"a cron expression is the whole schedule: drop {', '.join(calendar)}"
+            )
+        m.set(flags.cron.strip(), "recurrence", "cron")
+        for member in ("frequency", "interval", "schedule"):
+            m.set(None, "recurrence", member)
+        return True
+    if flags.cron is not None or calendar:
+        m.set(None, "recurrence", "cron")
+        return False
+    return m.get("recurrence", "cron") is not None
+
+
+def _calendar(m: _Members, flags: JobFlags, recurring: list[str]) -> None:
     days = values.week_days(flags.on or []) or None
     if flags.every is not None:
         frequency, interval = values.every(flags.every)
@@ -231,7 +272,3 @@ def _schedule(m: _Members, flags: JobFlags) -> None:
         m.set(minutes, "recurrence", "schedule", "minutes")
     if flags.on is not None:
         m.set(days, "recurrence", "schedule", "weekDays")
-    if flags.time_zone is not None:
-        m.set(zone or None, "recurrence", "timeZone")
-    if flags.end is not None:
-        m.set(values.instant("--end", flags.end, zone or None) if flags.end.strip() else None, "recurrence", "endTime")

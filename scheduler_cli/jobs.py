@@ -141,6 +141,7 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection, n
             ("expect success within", p.get("expectSuccessWithin") or "- (no expectation)"),
             ("missed-run policy", missed_run_words(p)),
             ("async completion", async_words(action)),
+            *_occurrence_control(p, zone),
             ("next run", labelled(s.get("nextExecutionTime"), zone)),
             ("last run", labelled(s.get("lastExecutionTime"), zone)),
             (
@@ -149,6 +150,24 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection, n
             ),
         ],
     )
+
+
+def _occurrence_control(p: dict[str, Any], zone: str | None) -> list[tuple[str, Any]]:
+    """The pause (in force, or ended: a pause past its `until` is kept as written) and how many exceptions."""
+    pause = p.get("pause") or {}
+    until = instant(pause.get("until"))
+    if until is None:
+        paused = "-"
+    else:
+        note = f" ({pause['note']})" if pause.get("note") else ""
+        ahead = until > datetime.now(UTC)
+        paused = f"{'until' if ahead else 'ended'} {labelled(until, zone)}{note}"
+    policy = (p.get("recurrence") or {}).get("dstPolicy") or {}
+    dst = (
+        [("DST policy", f"gap {policy.get('gap') or 'Shift'}, fold {policy.get('fold') or 'First'}")] if policy else []
+    )
+    count = len(p.get("exceptions") or [])
+    return [*dst, ("paused", paused), ("exceptions", f"{count} (`jobs exceptions` lists them)" if count else "0")]
 
 
 def _set_state(ctx: typer.Context, group: str, collection: str, name: str, state: str) -> None:

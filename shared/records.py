@@ -158,6 +158,8 @@ class HistoryRecord:
     # entry shows it (newer api-version `waited`, `waitedFor`). None: it did not wait.
     waited: timedelta | None = None
     waited_for: WaitCause | None = None
+    # An exception of the job put the occurrence at its instant (Moved, Extra): its ledger entry says so.
+    reason: LedgerReason | None = None
 
 
 @dataclass(frozen=True)

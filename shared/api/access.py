@@ -41,6 +41,7 @@ _ACTIONS: dict[str, tuple[str, str | None]] = {
     "Jobs_Delete": (f"{JOBS}/delete", "collection"),
     "Jobs_Run": (f"{JOBS}/run/action", "collection"),
     "Jobs_ListOccurrences": (f"{JOBS}/read", "collection"),
+    "Jobs_GetOccurrence": (f"{JOBS}/read", "collection"),
     "Jobs_ListAttempts": (f"{JOBS}/read", "collection"),
     "Jobs_Backfill": (f"{JOBS}/run/action", "collection"),  # runs past occurrences now: who may run, may backfill
     "RoleAssignments_ListForScope": (f"{ROLE_ASSIGNMENTS}/read", None),

@@ -1,5 +1,6 @@
-"""The wire shapes the handlers build as plain JSON (the preview, backfill, what-if, role assignments, health), as
-models for the OpenAPI documents (openapi.py), which take their schemas from pydantic like every other shape.
+"""The wire shapes the handlers build as plain JSON (the preview, an occurrence explained, backfill, what-if, role
+assignments, health), as models for the OpenAPI documents (openapi.py), which take their schemas from pydantic like
+every other shape.
 
 Nothing validates or renders with these models: the handlers' own modules say what each member means, and
 tests/api/test_generated_client.py checks that every member of each real answer is one these models declare.
@@ -12,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..model import JobCollectionDefinition, JobDefinition
+from ..model import JobCollectionDefinition, JobDefinition, JobPause, OccurrenceException
 from ..model.base import WireModel
 
 
@@ -35,6 +36,57 @@ class OccurrencePreview(WireModel):
 
     value: list[PreviewOccurrence]
     notes: list[OccurrenceNote] = Field(description="Notes of the job itself (a Disabled job fires nothing).")
+
+
+class ManualRun(WireModel):
+    trigger: Literal["RunNow", "Backfill"]
+    status: str = Field(description="Of its ledger entry: Completed, Failed, Running, Waiting, Skipped.")
+    attempts: int
+    execution_tag: str = Field(alias="executionTag")
+
+
+class OccurrenceExplanation(WireModel):
+    """One instant of a job explained (GET .../occurrences/{instant}): is it an occurrence, and what happened or
+    will happen to it, by which rule."""
+
+    occurrence_time: datetime = Field(alias="occurrenceTime", description="The instant asked about, in UTC.")
+    is_occurrence: bool = Field(
+        alias="isOccurrence", description="An occurrence of the series the job runs (its exceptions applied)."
+    )
+    nominal: bool = Field(description="An occurrence of the job's recurrence (its startTime, for a one-shot).")
+    verdict: Literal[
+        "Ran",
+        "Failed",
+        "Running",
+        "Waiting",
+        "Skipped",
+        "Postponed",
+        "WillRun",
+        "WillNotRun",
+        "NotAnOccurrence",
+        "NoRecord",
+    ]
+    reason: str = Field(
+        description="The ledger entry's reason, or the rule that decided: Schedule, Excepted, Moved, Extra, Paused, "
+        "JobDisabled, Job<State>, CollectionDisabled, CollectionSuspended, MissedRunPolicy, SkippedByPolicy, "
+        "Postponed, BeforeCreation (no entry: before the job existed), Retention (no entry: pruned)."
+    )
+    message: str = Field(description="One sentence for a person.")
+    fire_time: datetime | None = Field(default=None, alias="fireTime", description="WillRun: when it fires.")
+    status: str | None = Field(default=None, description="Of the occurrence's ledger entry.")
+    attempts: int | None = Field(default=None, description="Of the occurrence's ledger entry.")
+    nearest: list[datetime] | None = Field(
+        default=None, description="NotAnOccurrence: the occurrences just before and just after the instant."
+    )
+    exception: OccurrenceException | None = Field(default=None, description="The exception that decided.")
+    pause: JobPause | None = Field(default=None, description="The pause that decided.")
+    waited: str | None = Field(default=None, description="ISO 8601 duration it waited (or waits) for a limit.")
+    waited_for: Literal["Previous", "Concurrency", "RateLimit"] | None = Field(default=None, alias="waitedFor")
+    manual_runs: list[ManualRun] | None = Field(
+        default=None,
+        alias="manualRuns",
+        description="Run-now and backfill runs at the same instant: occurrences of their own, never this one.",
+    )
 
 
 class BackfillRequest(WireModel):

@@ -190,8 +190,8 @@ def openapi_document(url: str = "") -> dict[str, Any]:
     extensions = f" Extensions to {STABLE}: {', '.join(added)}." if added else ""
     if version.rank >= NEWEST.rank:
         extensions += (
-            " Also served: the occurrences preview, backfill, what-if on the writes that answer a dry run, role "
-            "assignments (Microsoft.Authorization's api-versions), health and these documents."
+            " Also served: the occurrences preview and explanation, backfill, what-if on the writes that answer a dry "
+            "run, role assignments (Microsoft.Authorization's api-versions), health and these documents."
         )
     return {
         "openapi": "3.1.0",

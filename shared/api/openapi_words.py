@@ -34,6 +34,12 @@ DESCRIPTIONS = {
         "and occurrenceTime and trigger where its entry was written with them."
     ),
     "Jobs_ListOccurrences": "The job's next occurrences as the dispatcher will fire them, with notes; writes nothing.",
+    "Jobs_GetOccurrence": (
+        "Explains one instant of the job: whether it is an occurrence (of the series the job runs, and of its "
+        "recurrence), and what happened or will happen to it, with the rule that decided (the ledger entry's, or "
+        "the schedule, an exception, the pause, the job's or its collection's state, the missed-run policy); for "
+        "an instant that is not an occurrence, the nearest ones. Writes nothing."
+    ),
     "Jobs_Backfill": (
         "Runs the job's occurrences of a past interval again (at or after `from`, before `to`), in order, each "
         "with an executionTag of its own, under the job's policies."
@@ -59,6 +65,7 @@ PATH_PARAMETERS = {
     "resourceGroupName": "The resource group name.",
     "jobCollectionName": "The job collection name.",
     "jobName": "The job name.",
+    "instant": "An ISO 8601 date-time (UTC when it has no offset; `:` as it is or as %3A), e.g. 2026-12-01T09:00:00Z.",
     "roleAssignmentName": "The role assignment's name, a GUID.",
 }
 STATUSES = {"200": "OK", "201": "Created", "204": "No content", "503": "Unavailable"}

@@ -35,6 +35,7 @@ from .answers import (
     JobCollectionWhatIf,
     JobDeleteWhatIf,
     JobWhatIf,
+    OccurrenceExplanation,
     OccurrencePreview,
     OpenApiDocument,
     RoleAssignment,
@@ -52,6 +53,7 @@ from .collections import (
     patch_collection,
     put_collection,
 )
+from .explain import explain_occurrence
 from .http import ApiRequest, ApiResponse
 from .jobs import delete_job, get_job, list_attempts, list_history, list_jobs, patch_job, put_job, run_job
 from .occurrences import list_occurrences
@@ -236,6 +238,14 @@ OPERATIONS: tuple[Operation, ...] = (
         list_occurrences,
         responses={"200": OccurrencePreview},
         query=("count", "from"),
+        since=PREVIEW,
+    ),
+    Operation(
+        "Jobs_GetOccurrence",
+        "GET",
+        f"{JOB}/occurrences/{{instant}}",
+        explain_occurrence,
+        responses={"200": OccurrenceExplanation},
         since=PREVIEW,
     ),
     Operation(

@@ -148,6 +148,8 @@ def describe(start: Any, recurrence: Any) -> str:
     except RecurrenceError as error:
         raise ScheduleError("properties.recurrence.timeZone", error.message) from None
     local_start = start_time.astimezone(zone) if start_time else None
+    if rec.frequency is None:  # a cron recurrence (the model requires one of the two)
+        return f"on cron '{rec.cron}' ({zone_name})"
     frequency, interval = rec.frequency.value.lower(), rec.interval or 1
     schedule = rec.schedule if rec.schedule is not None and not rec.schedule.is_empty() else None
     if schedule is None:

@@ -20,7 +20,8 @@ The checks, in this order; each runs only when the one before let the attempt th
    A delete, disable or redefinition since then drops the attempt (named in the ledger where the job is left,
    not_run.py `record_superseded`), and so does a claim its first runner finished (the job's recent claims).
    The jobs of one collection asked for within `job_gather` share one read (a query per 14, gathered.py).
-2. The job's state (`jobstate.may_run`). 3. The collection's state, read at the second (collection_gate.py).
+2. The job's state (`jobstate.may_run`). 3. The collection's state, read at the second (collection_gate.py), and
+   its pause (jobstate.pause `collection_holds`: a scheduled occurrence due before its `until` is held, Paused).
 4. The missed-run policy of a scheduled occurrence's first attempt that came late (queued before an outage;
    `jobstate.let_go_late`). If the policy lets it go, its job becomes Completed when it was its series' last.
 5. The overlap turn of an occurrence's first attempt (`jobstate.overlap.tracked`: a policy other than Allow, or a
@@ -46,9 +47,10 @@ from typing import Any
 from ..clock import Clock
 from ..jobstate import LetGo, completed, is_done, let_go_late, marker_until, may_run, skipped_by_overlap, waiting
 from ..jobstate.overlap import Turn, effective_policy, tracked
+from ..jobstate.pause import collection_holds
 from ..keys import CollectionKey, JobKey
 from ..leases import Guard
-from ..model import JobCollectionState, JobHistoryActionName, LedgerReason, WaitCause
+from ..model import JobCollectionState, JobHistoryActionName, JobPause, LedgerReason, WaitCause
 from ..occurrence import OccurrenceMessage, Trigger
 from ..records import JobRecord
 from ..store import Claim, Store, read_modify_write
@@ -59,7 +61,7 @@ from .collection_gate import CollectionGate
 from .fired import attempt_of
 from .gathered import Gathered
 from .limits import Admitted, Limits
-from .not_run import record_let_go, record_not_run, record_overlap_entry, record_superseded
+from .not_run import record_let_go, record_not_run, record_overlap_entry, record_paused, record_superseded
 
 log = logging.getLogger(__name__)
 
@@ -157,11 +159,22 @@ class Admission:
         else:
             collection = await self.collections.state(job.key.collection_key)
             if collection == JobCollectionState.ENABLED:
-                return job
+                held = await self._held(message, job.key.collection_key)
+                if held is None:
+                    return job
+                noted = await self.io(record_paused, self.store, job, message, held, self.clock.now())
+                return Skip("collection_paused", noted)
             why = "collection_not_enabled"  # a Disabled, Suspended or Deleted collection runs nothing
         now = self.clock.now()
         noted = await self.io(record_not_run, self.store, job, attempt_of(message), message, now, collection)
         return Skip(why, noted)
+
+    async def _held(self, message: OccurrenceMessage, key: CollectionKey) -> JobPause | None:
+        """The collection's pause when it holds this attempt back (the read the state came from: no request)."""
+        record = await self.collections.latest(key)
+        properties = record.definition.properties if record is not None else None
+        first = message.first_attempt and message.poll is None and message.trigger == Trigger.SCHEDULE
+        return collection_holds(properties.pause if properties else None, message.occurrence, first)
 
     async def _superseded(self, message: OccurrenceMessage, current: JobRecord | None) -> Skip:
         """The attempt's job was deleted or redefined (a disable and an enable too: each writes a generation)."""

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from ..jobstate import Attempt, LetGo, let_go_queued, marker_until, may_run, not_run, superseded
-from ..model import JobCollectionState, JobState, LedgerReason
+from ..jobstate.pause import collection_why
+from ..model import JobCollectionState, JobPause, JobState, LedgerReason
 from ..occurrence import OccurrenceMessage
 from ..records import JobRecord, LedgerEntry
 from ..store import Store
@@ -93,6 +95,17 @@ def record_not_run(
         )
     _write(store, [not_run(job, message.occurrence, message.trigger, reason, now)], message.claim_id)
     return reason
+
+
+def record_paused(
+    store: Store, job: JobRecord, message: OccurrenceMessage, pause: JobPause, now: datetime
+) -> LedgerReason:
+    """`message` is held by its collection's pause (jobstate.pause `collection_holds`): its ledger entry, Paused."""
+    entry = replace(
+        not_run(job, message.occurrence, message.trigger, LedgerReason.PAUSED, now), message=collection_why(pause)
+    )
+    _write(store, [entry], message.claim_id)
+    return LedgerReason.PAUSED
 
 
 def _write(store: Store, entries: list[LedgerEntry], what: str) -> None:

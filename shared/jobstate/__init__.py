@@ -5,9 +5,11 @@ one of these inside its one read-modify-write, and writes the new record back). 
 storage, a clock or a queue; records are frozen, and every transition returns a new one.
 
 - series.py: `JobSeries`, a job's occurrences (first, following, latest missed, repeat count), built once
-  per record (`series_of`).
+  per record (`series_of`), with its exceptions (exceptions.py: skip, move, add) laid over them.
 - plan.py: written (created, rewritten, state changed: `written`, `resolve_state`, `planned`, `moved`) and dispatched
-  (`dispatch_step`, `advanced`, `postponed_note`, `missed_count`).
+  (`dispatch_step`, `advanced`); missed_note.py: the 2016-03-01 note of a catch-up (`postponed_note`,
+  `missed_count`).
+- pause.py: a job's pause (due at its `until`, resumed there under the missed-run policy) and a collection's.
 - ledger.py: the ledger entries of occurrences that did not run, and why (`let_go`, `not_run`, `superseded`,
   `while_disabled`).
 - preview.py: the next occurrences as the dispatcher will fire them, with notes (`upcoming`).
@@ -16,6 +18,8 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
   (`let_go_late` -> `LetGo`, and `completed` when it was its series' last).
 - attempt.py: may this attempt run (`may_run`), and the job after it (`after_attempt`).
 - outcome.py: what follows an attempt (`decide` -> `AttemptOutcome`).
+- explain.py: what happened or will happen to one instant of a job, and by which rule (`explain` ->
+  `Explanation`), in explain_words.py's words.
 - view.py: the status the API shows (`status`) and when a finished job expires (`expired`).
 - spread.py: the fixed offset of a job's occurrences inside its spreadWindow (`spread_offset`, `offset_of`).
 - overlap.py: what an occurrence does while an earlier one of its job runs (`on_occurrence` -> `Turn`, and the
@@ -29,9 +33,11 @@ Table tests of the whole lifecycle without storage: tests/jobstate/.
 
 from .attempt import RECENT_CLAIMS, Attempt, after_attempt, is_done, may_run
 from .concurrency import Acquired, GateState, SlotRequest, acquire, released, renewed, worth_asking
+from .explain import Explanation, Verdict, explain
 from .late import LetGo, completed, let_go_late
 from .ledger import let_go, let_go_queued, not_run, resumed, skipped_by_overlap, superseded, waiting, while_disabled
 from .missed import MISSED_AFTER, CatchUp, catch_up
+from .missed_note import missed_count, postponed_note
 from .outcome import AttemptOutcome, Outcome, decide
 from .overlap import (
     Begun,
@@ -54,11 +60,9 @@ from .plan import (
     advanced,
     dispatch_step,
     has_advanced,
-    missed_count,
     moved,
     new_generation,
     planned,
-    postponed_note,
     resolve_state,
     still_due,
     written,
@@ -69,6 +73,9 @@ from .spread import fire_instant, offset_of, spread_offset
 from .view import FINISHED_JOB_AGE, expired, status
 
 __all__ = [
+    "Explanation",
+    "Verdict",
+    "explain",
     "Acquired",
     "Begun",
     "Ended",

@@ -35,6 +35,7 @@ from ..model import (
 from ..model.extensions import RETENTION_MAX_ENTRIES
 from ..occurrence import Trigger, execution_id
 from ..records import JobRecord, LedgerEntry, OccurrenceRef
+from . import pause
 from .late import LetGo
 from .plan import DispatchStep
 from .series import series_of
@@ -46,6 +47,7 @@ _WHY = {
     LedgerReason.JOB_CHANGED: "the job was changed (PUT or PATCH) after it was queued, and the new definition "
     "does not run it",
     LedgerReason.QUOTA: "its job collection's plan did not allow it",
+    LedgerReason.PAUSED: "the job was paused",
 }
 # Waits shorter than this are shown only as the `waited` of the occurrence's attempt, not by a Waiting entry.
 WAIT_SHOWN_AFTER = timedelta(seconds=5)
@@ -87,10 +89,31 @@ def entry(
 def let_go(job: JobRecord, step: DispatchStep, now: datetime) -> list[LedgerEntry]:
     """The entries of the missed occurrences a dispatch's catch-up did not run (newest first)."""
     caught = step.catch_up
+    passed = excepted(job, step, now)
     if caught is None or not caught.let_go:
-        return []
-    why = _missed_why(job, caught.policy, caught.latest)
-    return [entry(job, occurrence, Trigger.SCHEDULE, caught.reason, why, now) for occurrence in caught.let_go]
+        return passed
+    why = pause.why(job) if caught.reason == LedgerReason.PAUSED else _missed_why(job, caught.policy, caught.latest)
+    return [entry(job, occurrence, Trigger.SCHEDULE, caught.reason, why, now) for occurrence in caught.let_go] + passed
+
+
+def excepted(job: JobRecord, step: DispatchStep, now: datetime) -> list[LedgerEntry]:
+    """The entries of the occurrences the job's exceptions took out (skipped, or moved away) that the step passes:
+    those after the occurrence dispatched before it, up to the step's own (exceptions.py)."""
+    series = series_of(job)
+    found = []
+    for occurrence in series.exceptions.excepted_between(job.dispatched_occurrence, step.occurrence):
+        named = series.excepted(occurrence)
+        if named is None:
+            continue
+        reason, exception = named
+        note = f" ({exception.note})" if exception.note else ""
+        why = (
+            f"Not run: moved to {format_utc(exception.move_to)} by an exception of the job{note}."
+            if exception.move_to is not None
+            else f"Not run: skipped by an exception of the job{note}."
+        )
+        found.append(entry(job, occurrence, Trigger.SCHEDULE, reason, why, now))
+    return found
 
 
 def let_go_queued(job: JobRecord, occurrence: datetime, late: LetGo, now: datetime) -> LedgerEntry:
@@ -133,6 +156,11 @@ def superseded(job: JobRecord, occurrence: datetime, trigger: Trigger, now: date
         )
         if planned:
             return None
+        if pause.holds(job, occurrence) is not None:
+            return entry(job, occurrence, trigger, LedgerReason.PAUSED, pause.why(job), now)
+        named = series_of(job).excepted(occurrence)
+        if named is not None and named[0] in (LedgerReason.EXCEPTED, LedgerReason.MOVED):
+            return entry(job, occurrence, trigger, named[0], "Not run: an exception of the job took it out.", now)
         return not_run(job, occurrence, trigger, LedgerReason.JOB_CHANGED, now)
     if job.state == JobState.DISABLED:
         return not_run(job, occurrence, trigger, LedgerReason.JOB_DISABLED, now)
@@ -158,8 +186,14 @@ def while_disabled(
 
 def resumed(before: JobRecord, after: JobRecord, now: datetime) -> list[LedgerEntry]:
     """The entries of the occurrences a job had while Disabled, when a write enables it again (`before` Disabled
-    since `paused_since`, `after` Enabled): the newest RETENTION_MAX_ENTRIES of them."""
-    if before.state != JobState.DISABLED or after.state != JobState.ENABLED or before.paused_since is None:
+    since `paused_since`, `after` Enabled), or while its pause held it, when a write ends the pause early: the
+    newest RETENTION_MAX_ENTRIES of them."""
+    if after.state != JobState.ENABLED or before.paused_since is None:
+        return []
+    if before.paused_by == pause.PAUSED and after.paused_by != pause.PAUSED:
+        held = while_disabled(after, before.paused_since, now, LedgerReason.PAUSED, RETENTION_MAX_ENTRIES)
+        return [replace(e, message=pause.why(before)) for e in held]
+    if before.state != JobState.DISABLED:
         return []
     try:
         reason = LedgerReason(before.paused_by or LedgerReason.JOB_DISABLED.value)

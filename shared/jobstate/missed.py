@@ -46,6 +46,19 @@ def catch_up(
     """The catch-up of a job due at `due` and found at `now`; None when `due` is not missed."""
     if not is_missed(due, now):
         return None
+    return choose(series, policy, due, now, ledger_limit)
+
+
+def choose(
+    series: JobSeries,
+    policy: MissedRunPolicy | None,
+    due: datetime,
+    now: datetime,
+    ledger_limit: int,
+    reason: LedgerReason | None = None,
+) -> CatchUp:
+    """What `policy` runs of the occurrences from `due` up to `now` (all taken as missed), and lets go: with
+    `reason` (a pause's resume), the ones let go carry it instead of the policy's own."""
     kind = policy.kind if policy is not None else MissedRunType.LATEST
     latest = series.latest_missed(now) or due
     runs: tuple[datetime, ...]
@@ -70,5 +83,6 @@ def catch_up(
             let_go.append(cursor)
         cursor = series.previous(cursor)
     missed = max(series.repeat_count(latest) - series.repeat_count(due) + 1, len(let_go) + len(runs))
-    reason = LedgerReason.POSTPONED if kind == MissedRunType.LATEST else LedgerReason.SKIPPED_BY_POLICY
+    if reason is None:
+        reason = LedgerReason.POSTPONED if kind == MissedRunType.LATEST else LedgerReason.SKIPPED_BY_POLICY
     return CatchUp(due, latest, runs, tuple(let_go), missed - len(runs), reason, kind)

@@ -27,10 +27,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from ..keys import JobKey
-from ..model import JobCollectionState, JobExecutionStatus, JobHistoryActionName, JobProperties, JobState
+from ..model import JobCollectionState, JobProperties, JobState
 from ..model.extensions import RETENTION_MAX_ENTRIES, LedgerReason, MissedRunType
-from ..records import HistoryRecord, JobRecord, OverlapMarker
+from ..records import JobRecord, OverlapMarker
 from .missed import CatchUp, catch_up
+from .pause import PAUSED, is_resume, marks, resumed_catch_up, resumes_at
 from .series import keep_series, series_of, start_of
 from .spread import ZERO, fires_at, offset_of
 
@@ -128,22 +129,29 @@ def paused(
     existing: JobRecord, state: JobState, why: LedgerReason, now: datetime
 ) -> tuple[datetime | None, str | None]:
     """(paused_since, paused_by) of a job moving from `existing` to `state`: set when an Enabled job is disabled
-    (from its next occurrence), kept while it stays Disabled, cleared otherwise."""
+    (from its next occurrence), kept while it stays Disabled, cleared otherwise; an Enabled job held by its pause
+    keeps that mark (pause.py `marks` decides whether it still holds)."""
     if state != JobState.DISABLED:
-        return None, None
+        held = state == JobState.ENABLED and existing.state == JobState.ENABLED and existing.paused_by == PAUSED
+        return (existing.paused_since, PAUSED) if held else (None, None)
     if existing.state == JobState.DISABLED:
         return existing.paused_since, existing.paused_by
     if existing.state != JobState.ENABLED:
         return None, None
+    if existing.paused_by == PAUSED:  # held by its pause since then: nothing of it ran after
+        return existing.paused_since, why.value
     return existing.next_execution_time or now, why.value
 
 
 def planned(record: JobRecord, now: datetime) -> JobRecord:
-    """A job as written (created, rewritten or moved to another state): planned at its first occurrence."""
+    """A job as written (created, rewritten or moved to another state): planned at its first occurrence, or at
+    the end of its pause while one holds it (pause.py)."""
+    record = marks(record, now)
     enabled = record.state == JobState.ENABLED
     first = series_of(record).first(now) if enabled else None
     state = JobState.COMPLETED if enabled and first is None else record.state  # created Completed (decisions)
-    return keep_series(record, replace(record, state=state, next_execution_time=first, dispatched_occurrence=None))
+    due = (resumes_at(record) or first) if first is not None else None
+    return keep_series(record, replace(record, state=state, next_execution_time=due, dispatched_occurrence=None))
 
 
 def moved(record: JobRecord, from_state: JobState, to_state: JobState, now: datetime) -> JobRecord | None:
@@ -171,6 +179,7 @@ class DispatchStep:
     missed_from: datetime | None = None
     catch_up: CatchUp | None = None
     offset: timedelta = ZERO  # the job's spread offset (spread.py): its occurrences fire this long after
+    resume_at: datetime | None = None  # a paused job's resume (pause.py): nothing it queues fires before this
 
     @property
     def queued(self) -> tuple[datetime, ...]:
@@ -185,6 +194,9 @@ class DispatchStep:
         Everything downstream (the queue's visibility, the executor's wait, lateness, lease and deadline
         arithmetic) is measured from this instant, never from the nominal occurrence."""
         catch = self.catch_up
+        if catch is not None and self.resume_at is not None:
+            turn = self.resume_at + CATCH_UP_SPACING * catch.runs.index(occurrence)
+            return max(fires_at(occurrence, self.offset), turn)
         if catch is None or catch.policy != MissedRunType.ALL:
             return fires_at(occurrence, self.offset)
         return fires_at(now, CATCH_UP_SPACING * catch.runs.index(occurrence))
@@ -198,6 +210,8 @@ def dispatch_step(
     series = series_of(job)
     runs = job.state == JobState.ENABLED
     offset = offset_of(job)
+    if runs and is_resume(job, due):
+        return _resume_step(job, due, ledger_limit, offset)
     # Lateness counts from the fire instant: a spread job is its series shifted by the offset, seen at now.
     shifted = now - offset
     caught = catch_up(series, job.properties.missed_run_policy, due, shifted, ledger_limit) if runs else None
@@ -205,6 +219,18 @@ def dispatch_step(
         return DispatchStep(due, due, series.following(due), runs, offset=offset)
     missed_from = due if caught.let_go_count > 0 else None
     return DispatchStep(due, caught.latest, series.following(caught.latest), runs, missed_from, caught, offset)
+
+
+def _resume_step(job: JobRecord, due: datetime, ledger_limit: int, offset: timedelta) -> DispatchStep:
+    """The step at a paused job's `until` (pause.py): its paused occurrences as its missed-run policy takes them,
+    then its first occurrence after them."""
+    series = series_of(job)
+    caught = resumed_catch_up(job, ledger_limit)
+    if caught is None:  # nothing was held (a write re-plans a pause that holds nothing): on to what follows
+        return DispatchStep(due, due, series.first(due), False, offset=offset, resume_at=due)
+    missed_from = caught.first if caught.let_go_count > 0 else None
+    following = series.following(caught.latest)
+    return DispatchStep(due, caught.latest, following, True, missed_from, caught, offset, resume_at=due)
 
 
 def still_due(job: JobRecord, generation: int, due: datetime) -> bool:
@@ -218,9 +244,10 @@ def advanced(job: JobRecord, step: DispatchStep) -> JobRecord:
     state = job.state
     if state == JobState.ENABLED and step.runs and step.following is None and not step.queued:
         state = JobState.COMPLETED
-    return keep_series(
-        job, replace(job, state=state, next_execution_time=step.following, dispatched_occurrence=step.occurrence)
-    )
+    moved_on = replace(job, state=state, next_execution_time=step.following, dispatched_occurrence=step.occurrence)
+    if step.resume_at is not None:  # the pause is over: its marks go (the pause stays in the definition, inert)
+        moved_on = replace(moved_on, paused_since=None, paused_by=None)
+    return keep_series(job, moved_on)
 
 
 def has_advanced(job: JobRecord, generation: int, step: DispatchStep) -> bool:
@@ -229,48 +256,4 @@ def has_advanced(job: JobRecord, generation: int, step: DispatchStep) -> bool:
         generation,
         step.following,
         step.occurrence,
-    )
-
-
-def missed_count(job: JobRecord, step: DispatchStep) -> int:
-    """How many occurrences an outage made the step skip (0 when it runs the one that was due): the missed ones
-    the missed-run policy does not queue."""
-    if step.missed_from is None:
-        return 0
-    series = series_of(job)
-    missed = series.repeat_count(step.occurrence) - series.repeat_count(step.missed_from) + 1
-    return max(0, missed - len(step.queued))
-
-
-def postponed_note(job: JobRecord, step: DispatchStep, now: datetime) -> HistoryRecord | None:
-    """The history note of the occurrences an outage skipped, or None when none were (the one entry 2016-03-01
-    history shows for them; the ledger names each)."""
-    first = step.missed_from
-    if first is None:
-        return None
-    series = series_of(job)
-    first_index = series.repeat_count(first)
-    skipped = series.repeat_count(step.occurrence) - first_index
-    caught = step.catch_up
-    message = (
-        f"{skipped} occurrence(s) from {first.isoformat()} were missed while the scheduler was unavailable "
-        f"and skipped; the latest, {step.occurrence.isoformat()}, runs now."
-    )
-    if caught is not None and caught.policy != MissedRunType.LATEST:
-        message = (
-            f"{caught.let_go_count} occurrence(s) from {first.isoformat()} were missed while the scheduler was "
-            f"unavailable and skipped (missed-run policy {caught.policy.value}); {len(caught.runs)} of them "
-            f"run now."
-        )
-    return HistoryRecord(
-        key=job.key,
-        execution_id=f"postponed|{first.isoformat()}",
-        expected_execution_time=first,
-        start_time=now,
-        end_time=now,
-        action_name=JobHistoryActionName.MAIN_ACTION,
-        status=JobExecutionStatus.POSTPONED,
-        message=message,
-        retry_count=0,
-        repeat_count=first_index,
     )

@@ -11,9 +11,14 @@ is fired for it (tests/jobstate/test_preview.py checks it over random jobs and a
 A job with a spreadWindow fires each occurrence at its offset after the nominal time (spread.py): `fires` is that
 instant, and lateness is measured from it, as the dispatcher does (the series seen shifted by the offset).
 Notes of an occurrence: `DstGap` (a wall time the schedule names was skipped by a spring-forward change: it
-runs at the first instant after it), `DstFold` (its wall time repeats: it runs at the first instance only),
-`EndByCount`, `EndByEndTime`, `OneShot` (the last occurrence), `MissedRunPolicy`.
-Notes of the job: `Job<state>` (nothing fires), `MissedRunPolicy`, `NoOccurrence` (its series has ended), and
+runs at the first instant after it), `DstFold` and `DstFoldSecond` (its wall time repeats: this run is at its
+first, or its second, instance, as the DST policy says), `DstSkipped` (the first occurrence after a change at which
+the policy Skip dropped a wall time),
+`EndByCount`, `EndByEndTime`, `OneShot` (the last occurrence), `MissedRunPolicy`, `Moved` and `Extra` (an
+exception put it there), `Paused` (held by the job's pause: its resume runs it, under the missed-run policy).
+Notes of the job: `Job<state>` (nothing fires), `MissedRunPolicy`, `NoOccurrence` (its series has ended),
+`Paused` (until when, the note, and what its resume does), `Excepted` (an occurrence within the answer's span an
+exception skips), and
 `EndOfCalendar`: an endless series stops at the calendar's last second, 9999-12-31T23:59:59Z (instants are
 computed in years 1 to 9999), so the answer ends with the last occurrence before it.
 """
@@ -23,9 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ..model import JobState, MissedRunType, format_utc
+from ..model import FoldPolicy, JobState, LedgerReason, MissedRunType, format_utc
 from ..records import JobRecord
 from .missed import is_missed
+from .pause import is_resume
 from .plan import dispatch_step
 from .series import series_of
 from .spread import CALENDAR_END, fires_at, offset_of
@@ -61,7 +67,10 @@ def _notes(job: JobRecord, occurrence: datetime) -> tuple[Note, ...]:
     series = series_of(job)
     notes: list[Note] = []
     shift = series.dst_shift(occurrence)
-    zone = job.properties.recurrence.time_zone if job.properties.recurrence else None
+    recurrence = job.properties.recurrence
+    zone = recurrence.time_zone if recurrence else None
+    policy = recurrence.dst_policy if recurrence is not None else None
+    both = policy is not None and policy.fold == FoldPolicy.BOTH
     if shift == "gap":
         notes.append(
             Note(
@@ -75,13 +84,81 @@ def _notes(job: JobRecord, occurrence: datetime) -> tuple[Note, ...]:
             Note(
                 "DstFold",
                 f"This wall time occurs twice on this day in {zone} (the clocks go back): "
-                "it runs at the first instance only.",
+                + ("it runs at both instances; this is the first." if both else "it runs at the first instance only."),
             )
         )
+    elif shift == "fold-second":
+        notes.append(
+            Note(
+                "DstFoldSecond",
+                f"This wall time occurs twice on this day in {zone} (the clocks go back): "
+                + ("it runs at both instances; this is the second." if both else "it runs at the second instance."),
+            )
+        )
+    if zone and series.recurring and not series.is_added(occurrence):
+        before = series.previous(occurrence) or occurrence - timedelta(days=2)
+        for change in series.engine.dst_skipped(before, occurrence):
+            notes.append(
+                Note(
+                    "DstSkipped",
+                    f"A wall time the schedule names did not exist at the change of {format_utc(change)} in {zone} "
+                    "(the clocks went forward): under the DST policy Skip it did not run.",
+                )
+            )
+    named = series.excepted(occurrence)
+    if named is not None:
+        reason, exception = named
+        said = f" ({exception.note})" if exception.note else ""
+        if reason == LedgerReason.MOVED:
+            notes.append(Note("Moved", f"Moved here from {format_utc(exception.occurrence)} by an exception{said}."))
+        elif reason == LedgerReason.EXTRA:
+            notes.append(Note("Extra", f"An extra run, added by an exception{said}."))
     end = series.ends_with(occurrence)
     if end is not None:
         notes.append(_ENDS[end])
     return tuple(notes)
+
+
+def _excepted(job: JobRecord, found: list[Upcoming], since: datetime) -> list[Note]:
+    """The job's notes on the occurrences its exceptions take out within what the answer spans."""
+    if not found:
+        return []
+    series = series_of(job)
+    notes = []
+    for instant in series.exceptions.excepted_between(since - timedelta(seconds=1), found[-1].occurrence):
+        named = series.excepted(instant)
+        if named is None or named[1].move_to is not None:
+            continue  # a move shows where it runs instead
+        said = f" ({named[1].note})" if named[1].note else ""
+        notes.append(Note("Excepted", f"{format_utc(instant)} is skipped by an exception{said}."))
+    return notes
+
+
+def _resumed(
+    job: JobRecord, due: datetime, now: datetime, since: datetime
+) -> tuple[list[Upcoming], Note, datetime | None]:
+    """A paused job (pause.py): what its resume at `due` runs (from `since` on), the job's note on the pause, and
+    the occurrence after it."""
+    step = dispatch_step(job, due, now)
+    pause = job.properties.pause
+    assert pause is not None
+    said = f": {pause.note}" if pause.note else ""
+    caught = step.catch_up
+    held = caught.let_go_count + len(caught.runs) if caught is not None else 0
+    policy = caught.policy.value if caught is not None else MissedRunType.LATEST.value
+    job_note = Note(
+        "Paused",
+        f"The job is paused until {format_utc(pause.until)}{said}. Then its missed-run policy {policy} decides "
+        f"what of the {held} occurrence(s) it held runs.",
+    )
+    note = Note("Paused", f"Held by the pause; runs at its end, {format_utc(pause.until)}, under the policy {policy}.")
+    found = []
+    for occurrence in step.queued:
+        fires = max(step.due_of(occurrence, now), now)  # a resume the dispatcher finds late fires now
+        if fires >= since:
+            notes = (note, *_notes(job, occurrence)) if occurrence < pause.until else _notes(job, occurrence)
+            found.append(Upcoming(occurrence, fires, notes))
+    return found, job_note, step.following
 
 
 def _queued(job: JobRecord, since: datetime, offset: timedelta) -> list[Upcoming]:
@@ -90,6 +167,9 @@ def _queued(job: JobRecord, since: datetime, offset: timedelta) -> list[Upcoming
     if queued is None:
         return []
     fires = fires_at(queued, offset)
+    pause = job.properties.pause
+    if pause is not None and queued < pause.until:  # queued by the pause's resume: it fires at the end (pause.py)
+        fires = max(fires, pause.until)
     if fires < since or (job.last_execution_time is not None and job.last_execution_time >= fires):
         return []
     return [Upcoming(queued, fires, _notes(job, queued))]
@@ -138,7 +218,7 @@ def _on_time(
             found.append(Upcoming(due, now, _notes(job, due)))
         due = series.following(due)
     if due is not None and fires_at(due, offset) < since:
-        due = series.engine.first_at_or_after(since - offset) if series.recurring else None
+        due = series.first_at_or_after(since - offset)
     while due is not None and len(found) < room:
         found.append(Upcoming(due, fires_at(due, offset), _notes(job, due)))
         due = series.following(due)
@@ -167,12 +247,17 @@ def upcoming(
     found = _queued(job, since, offset)
     job_notes: list[Note] = []
     due = job.next_execution_time
-    if due is not None and is_missed(due, now - offset):
+    if due is not None and is_resume(job, due):
+        resumed, note, due = _resumed(job, due, now, since)
+        found.extend(resumed)
+        job_notes.append(note)
+    if due is not None and not is_resume(job, due) and is_missed(due, now - offset):  # a resume found late, too
         missed, note, due = _caught_up(job, due, now, since)
         found.extend(missed)
         job_notes.append(note)
     following, due = _on_time(job, due, now, since, count - len(found))
     found.extend(following)
+    job_notes.extend(_excepted(job, found[:count], since))
     ended = _ended(job, found) if due is None else None
     if ended is not None:
         job_notes.append(ended)

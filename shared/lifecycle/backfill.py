@@ -61,7 +61,7 @@ def backfill_job(
         raise Conflict(f"The job is {record.state.value}; a {record.state.value} job cannot be backfilled.")
     series = series_of(record)
     found: list[datetime] = []
-    cursor = series.engine.first_at_or_after(since) if series.recurring else series.first(since)
+    cursor = series.first_at_or_after(since) if series.recurring else series.first(since)
     while cursor is not None and cursor < until:
         if len(found) == MAX_OCCURRENCES:
             raise InvalidDefinition(

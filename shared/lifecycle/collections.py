@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from copy import deepcopy
 from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..jobstate import FINAL_STATES, series_of
@@ -22,6 +23,7 @@ from ..store.failures import answer_lost
 from .cascade import finish_delete, queue_cascade
 from .documents import MAX_DEFINITION_BYTES, document_size, merge, validate
 from .errors import CollectionNotFound, InvalidDefinition, QuotaExceeded
+from .occurrence_rules import check_pause
 from .quotas import check_job, check_job_count, limits_of, sku_of
 from .races import again_on_race
 from .regions import display_location, same_location
@@ -35,6 +37,7 @@ def _prepare(
     definition: JobCollectionDefinition,
     existing: CollectionRecord | None,
     default_state: JobCollectionState,
+    now: datetime,
 ) -> tuple[JobCollectionDefinition, JobCollectionState]:
     """The definition to store (SKU materialised, location as display name) and the state; InvalidDefinition."""
     if definition.name is not None and fold_case(definition.name) != fold_case(key.collection):
@@ -55,6 +58,11 @@ def _prepare(
         raise InvalidDefinition(
             "state can be Enabled, Disabled or Suspended; delete the collection to remove it.", "properties.state"
         )
+    check_pause(
+        properties.pause,
+        existing.definition.properties.pause if existing and existing.definition.properties else None,
+        now,
+    )
     recurrence = properties.quota.max_recurrence if properties.quota else None
     if recurrence is not None and recurrence.frequency is None:
         raise InvalidDefinition("maxRecurrence needs a frequency.", "properties.quota.maxRecurrence.frequency")
@@ -190,7 +198,7 @@ def _put_collection(
         keep(document, existing.definition.to_document())
         definition = validate(JobCollectionDefinition, document)
     default = existing.state if existing else JobCollectionState.ENABLED
-    stored, state = _prepare(key, definition, existing, default)
+    stored, state = _prepare(key, definition, existing, default, rt.clock.now())
     return _save(rt, key, stored, state, existing, what_if)
 
 
@@ -215,5 +223,5 @@ def _patch_collection(rt: Runtime, key: CollectionKey, patch: dict[str, Any], wh
     if isinstance(patch.get("tags"), dict):
         merged["tags"] = patch["tags"]  # ARM convention: PATCH replaces the tag set as a whole
     definition = validate(JobCollectionDefinition, merged)
-    stored, state = _prepare(key, definition, existing, existing.state)
+    stored, state = _prepare(key, definition, existing, existing.state, rt.clock.now())
     return _save(rt, key, stored, state, existing, what_if)

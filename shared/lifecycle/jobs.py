@@ -18,6 +18,7 @@ from ..model import HttpAuthenticationType, JobDefinition, JobProperties, JobSta
 from ..records import CollectionRecord, JobRecord
 from ..store import ConcurrencyError
 from ..store.failures import passing
+from . import occurrence_rules
 from .certificates import describe_pfx
 from .documents import MAX_DEFINITION_BYTES, carry_secrets, document_size, drop_stale_secrets, merge, validate
 from .errors import InvalidDefinition, JobNotFound
@@ -74,13 +75,17 @@ def write_job(
     check_job(limits, properties, series, key.job)
     _add_certificate_facts(properties)
     start = effective_start(properties, now, kept)
-    stored = properties.model_copy(update={"state": None, "status": None})  # startTime as sent, or none
+    # startTime as sent, or none; exceptions long past pruned (occurrence_rules.py)
+    stored = properties.model_copy(
+        update={"state": None, "status": None, "exceptions": occurrence_rules.pruned(properties, now)}
+    )
     size = document_size(stored.to_document())
     if size > MAX_DEFINITION_BYTES:
         raise InvalidDefinition(
             f"The job is {size} bytes as stored; the maximum job size is {MAX_DEFINITION_BYTES}.", "properties"
         )
     record = jobstate.written(key, stored, state, existing, now, start)
+    occurrence_rules.check(record, existing, now)
     if existing is None and collection.job_count is not None:
         # A create takes a place in the collection's count (the last check that can refuse). A collection seen
         # full refuses before anything is written; a place lost to a concurrent create after that refuses at

@@ -46,6 +46,14 @@ from .history import JobHistoryDefinition, JobHistoryProperties
 from .instants import Instant, UtcDateTime, format_utc, parse_instant_text, to_utc
 from .job import JobDefinition, JobProperties, JobStatus
 from .lists import ErrorDetail, ErrorResponse, JobCollectionListResult, JobHistoryListResult, JobListResult
+from .occurrence_control import (
+    DstPolicy,
+    ExceptionType,
+    FoldPolicy,
+    GapPolicy,
+    JobPause,
+    OccurrenceException,
+)
 from .recurrence import JobRecurrence, JobRecurrenceSchedule, JobRecurrenceScheduleMonthlyOccurrence
 from .versions import PREVIEW as PREVIEW_API_VERSION
 

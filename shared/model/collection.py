@@ -10,6 +10,7 @@ from .base import CamelCaseOnOutput, WireModel
 from .concurrency import MaxConcurrentExecutions, TargetRateLimit, unique_hosts
 from .enums import JobCollectionState, RecurrenceFrequency, SkuName
 from .extensions import HistoryRetention
+from .occurrence_control import JobPause
 
 
 class Sku(WireModel):
@@ -62,6 +63,12 @@ class JobCollectionProperties(WireModel):
         alias="targetRateLimits",
         description="Per target host, the most requests per second the collection's Http actions send it "
         "(at most 20 hosts). Requests beyond wait for their slot, in order.",
+    )
+    # Newer api-version only (occurrence_control.py): the collection's pause, held at each occurrence's second.
+    pause: JobPause | None = Field(
+        default=None,
+        description="No scheduled occurrence of the collection's jobs due before `until` runs (each is named in "
+        "the ledger, reason Paused, with the note); at `until` they go on by themselves.",
     )
 
     @field_validator("target_rate_limits")

@@ -13,6 +13,7 @@ from .durations import Duration
 from .enums import JobState
 from .extensions import MissedRunPolicy
 from .instants import UtcDateTime
+from .occurrence_control import MAX_EXCEPTIONS, JobPause, OccurrenceException
 from .recurrence import JobRecurrence
 
 
@@ -51,6 +52,16 @@ class JobProperties(WireModel):
         alias="spreadWindow",
         description="Each occurrence fires at a fixed offset inside this window after its time, the same offset "
         "every time for the job (PT1S to PT1H, at most the job's shortest interval).",
+    )
+    # Newer api-version only (occurrence_control.py): single occurrences skipped, moved or added, and a pause.
+    exceptions: Annotated[list[OccurrenceException], Field(max_length=MAX_EXCEPTIONS)] | None = Field(
+        default=None,
+        description="Occurrences skipped or moved, and extra runs, without touching the recurrence (at most 200).",
+    )
+    pause: JobPause | None = Field(
+        default=None,
+        description="No occurrence due before `until` runs; the job resumes by itself then (its missed-run policy "
+        "decides what of the paused occurrences runs, as after an outage).",
     )
 
 

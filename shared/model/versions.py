@@ -96,6 +96,12 @@ EXTENSIONS: tuple[Extension, ...] = (
     Extension(JobHistoryProperties, "waitedFor", PREVIEW),
     Extension(JobHistoryProperties, "status", PREVIEW, value=JobExecutionStatus.WAITING),
     Extension(JobHistoryProperties, "status", PREVIEW, value=JobExecutionStatus.RUNNING),
+    # Issue 39 (model/occurrence_control.py), documented in docs/decisions.md, "Occurrence control".
+    Extension(JobProperties, "exceptions", PREVIEW),
+    Extension(JobProperties, "pause", PREVIEW),
+    Extension(JobRecurrence, "cron", PREVIEW),
+    Extension(JobRecurrence, "dstPolicy", PREVIEW),
+    Extension(JobCollectionProperties, "pause", PREVIEW),
 )
 
 

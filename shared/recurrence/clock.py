@@ -1,11 +1,13 @@
 """Instants, wall-clock time and the DST rules that connect them.
 
 Instants are integer Unix seconds; wall-clock times are integer seconds
-since 1970-01-01T00:00 as read on the zone's clock. Mapping a wall time to
-an instant follows docs/decisions.md: a wall time inside a spring-forward gap
+since 1970-01-01T00:00 as read on the zone's clock. ``to_instant`` maps a wall time to
+an instant by the default DST policy (docs/decisions.md): a wall time inside a spring-forward gap
 runs at the first instant after the gap, a repeated wall time runs at its
 first instance. That mapping is monotonic (never decreasing), which lets the
-series search on the wall-clock axis and convert only the answer.
+series search on the wall-clock axis and convert only the answer. The other policies (skip a
+gap's wall times; run a repeated one at its second instance, or at both) are built on it, with the
+per-year lists of ``gaps`` and ``folds``, in :mod:`.dst_policy`.
 
 Instants run from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z (`FIRST_INSTANT`, `LAST_INSTANT`: what a
 datetime holds). Wall times may lie a few hours beyond (9999-12-31T23:59Z reads 10000-01-01T13:59 in
@@ -91,8 +93,19 @@ class UtcClock:
         """The instant at which wall time ``w`` runs."""
         return w
 
+    def skipped(self, w: int) -> bool:
+        """True when a spring-forward gap skips wall time ``w`` (the clock never reads it)."""
+        return False
+
     def gaps(self, lo: int, hi: int) -> tuple[tuple[int, int, int], ...]:
         """Spring-forward gaps ``(instant, first skipped wall time, wall time after)`` in [lo, hi]."""
+        return ()
+
+    def folds(self, lo: int, hi: int) -> tuple[tuple[int, int, int], ...]:
+        """Fall-back changes ``(instant, first repeated wall time, wall time after the repetition)`` in [lo, hi].
+
+        The repeated wall times ``[first, after)`` are read first in the ``after - first`` seconds before the
+        instant, then again from it on."""
         return ()
 
 
@@ -143,15 +156,27 @@ class ZoneClock(UtcClock):
             return w - before  # unambiguous, or the first of two instances
         return self._transition(w - after, w - before)  # skipped: when the clock jumps
 
+    def skipped(self, w: int) -> bool:
+        if w != _safe(w):
+            return False
+        local = (_NAIVE_EPOCH + timedelta(seconds=w)).replace(tzinfo=self.zone)
+        return _offset_seconds(local.replace(fold=1)) > _offset_seconds(local)
+
     def gaps(self, lo: int, hi: int) -> tuple[tuple[int, int, int], ...]:
+        return self._changes(lo, hi, 0)
+
+    def folds(self, lo: int, hi: int) -> tuple[tuple[int, int, int], ...]:
+        return self._changes(lo, hi, 1)
+
+    def _changes(self, lo: int, hi: int, kind: int) -> tuple[tuple[int, int, int], ...]:
         if hi < lo:
             return ()
         first, last = civil(lo // DAY)[0], civil(hi // DAY)[0]
         return tuple(
-            gap
+            change
             for year in range(max(first, 1), min(last, 9999) + 1)
-            for gap in _gaps_in_year(self, year)
-            if lo <= gap[0] <= hi
+            for change in _changes_in_year(self, year)[kind]
+            if lo <= change[0] <= hi
         )
 
     def __hash__(self) -> int:
@@ -161,14 +186,18 @@ class ZoneClock(UtcClock):
         return isinstance(other, ZoneClock) and other.zone == self.zone
 
 
+_Changes = tuple[tuple[int, int, int], ...]
+
+
 @lru_cache(maxsize=4096)
-def _gaps_in_year(clock: ZoneClock, year: int) -> tuple[tuple[int, int, int], ...]:
+def _changes_in_year(clock: ZoneClock, year: int) -> tuple[_Changes, _Changes]:
+    """(gaps, folds) whose instant lies in ``year`` (UTC), as ``ZoneClock.gaps`` and ``ZoneClock.folds`` give them."""
     # zoneinfo does not expose its transition list, so probe the offset weekly
     # and bisect each change; cached per zone and year.
     lo = floor_seconds(datetime(year, 1, 1, tzinfo=UTC))
     hi = floor_seconds(datetime(year + 1, 1, 1, tzinfo=UTC)) if year < 9999 else LAST_INSTANT
     probes = [*range(lo, hi, _PROBE_STEP), hi]
-    found = []
+    gaps, folds = [], []
     previous, previous_offset = probes[0], clock._offset(probes[0])
     for probe in probes[1:]:
         offset = clock._offset(probe)
@@ -176,6 +205,8 @@ def _gaps_in_year(clock: ZoneClock, year: int) -> tuple[tuple[int, int, int], ..
             change = clock._transition(previous, probe)
             old, new = clock._offset(change - 1), clock._offset(change)
             if new > old:
-                found.append((change, change + old, change + new))
+                gaps.append((change, change + old, change + new))
+            elif new < old:
+                folds.append((change, change + new, change + old))
         previous, previous_offset = probe, offset
-    return tuple(found)
+    return tuple(gaps), tuple(folds)

@@ -16,6 +16,9 @@ Rules (docs/decisions.md, "Recurrence", and the 31 documented examples):
   the scheduled minutes (startTime's minute when unset).
 
 The period containing startTime is period 0; weeks start on Monday.
+
+A recurrence with ``cron`` set ignores all of the above: its slots are the cron expression's
+(:mod:`.cron`), on the wall clock, whatever the startTime.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from math import gcd
 
 from .calendar_math import DAY, DaySpec, civil, weekday
+from .cron import cron_pattern
 from .cyclic import CyclicPattern
 from .model import Frequency, Recurrence, Schedule
 from .monthly import MonthlyPattern
@@ -75,6 +79,8 @@ def _sub_daily(
 def expand(recurrence: Recurrence, start: int, start_wall: int) -> Expansion:
     """The slot pattern of ``recurrence`` started at instant ``start`` whose
     wall-clock reading (in the recurrence's zone) is ``start_wall``."""
+    if recurrence.cron is not None:
+        return Expansion(cron_pattern(recurrence.cron), wall_clock=True)
     frequency, n = recurrence.frequency, recurrence.interval
     schedule = recurrence.schedule
     if schedule is not None and schedule.is_empty:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 
-__all__ = ["Frequency", "MonthlyOccurrence", "Recurrence", "Schedule", "WeekDay"]
+__all__ = ["FoldPolicy", "Frequency", "GapPolicy", "MonthlyOccurrence", "Recurrence", "Schedule", "WeekDay"]
 
 
 class Frequency(str, Enum):
@@ -72,9 +72,27 @@ class Schedule:
         return not (self.minutes or self.hours or self.week_days or self.month_days or self.monthly_occurrences)
 
 
+class GapPolicy(str, Enum):
+    """What a wall-clock series in a time zone does with a wall time a spring-forward change skips
+    (:mod:`shared.recurrence.dst_policy`)."""
+
+    SHIFT = "Shift"  # run at the first instant after the gap
+    SKIP = "Skip"  # do not run
+
+
+class FoldPolicy(str, Enum):
+    """When a wall-clock series in a time zone runs a wall time a fall-back change repeats
+    (:mod:`shared.recurrence.dst_policy`)."""
+
+    FIRST = "First"  # once, at its first instance
+    LAST = "Last"  # once, at its second instance
+    BOTH = "Both"  # at both instances
+
+
 @dataclass(frozen=True)
 class Recurrence:
-    """``JobRecurrence`` plus the ``timeZone`` extension (an IANA zone name).
+    """``JobRecurrence`` plus the ``timeZone`` extension (an IANA zone name) and its DST policies
+    (``gap_policy``, ``fold_policy``; they only matter for a wall-clock series with a time zone).
 
     ``end_time`` is inclusive; ``count`` and ``end_time`` may both be set, and
     whichever ends the series first wins.
@@ -86,3 +104,9 @@ class Recurrence:
     end_time: datetime | None = None
     schedule: Schedule | None = None
     time_zone: str | None = None
+    gap_policy: GapPolicy = GapPolicy.SHIFT
+    fold_policy: FoldPolicy = FoldPolicy.FIRST
+    cron: str | None = None
+    """A five-field cron expression (:mod:`shared.recurrence.cron`). When set, the series follows it on the wall
+    clock of ``time_zone`` (UTC without one) and ``frequency``, ``interval`` and ``schedule`` are ignored;
+    ``count``, ``end_time`` and startTime still bound it."""

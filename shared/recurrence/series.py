@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from .clock import FIRST_INSTANT, LAST_INSTANT, UtcClock, ZoneClock, ceil_seconds, floor_seconds, from_seconds
+from .clock import LAST_INSTANT, UtcClock, ZoneClock, ceil_seconds, floor_seconds, from_seconds
+from .dst_policy import Runs, check_policies
 from .errors import RecurrenceError
 from .expansion import expand
 from .model import Recurrence
@@ -14,7 +15,6 @@ from .validation import load_zone, validate_recurrence
 __all__ = ["OccurrenceSeries"]
 
 _UTC = UtcClock()
-_NAIVE_EPOCH = datetime(1970, 1, 1)
 
 
 class OccurrenceSeries:
@@ -38,13 +38,29 @@ class OccurrenceSeries:
       ``start_time`` (``count_origin`` does not apply);
     * naive datetimes, in arguments and in ``recurrence.end_time``, mean UTC;
     * the calendar ends at 9999-12-31T23:59:59Z: no occurrence lies after it (the search answers None there,
-      as at the end of a finite series), and a ``count`` reaching past it ends nothing.
+      as at the end of a finite series), and a ``count`` reaching past it ends nothing;
+    * a wall-clock series with a ``time_zone`` places the wall times a DST change skips or repeats by the
+      recurrence's ``gap_policy`` and ``fold_policy`` (:mod:`.dst_policy`; by default a skipped wall time runs
+      at the first instant after the gap, a repeated one at its first instance). Occurrences are distinct
+      instants: ``count`` and indexes count a wall time run twice (``Both``) twice, and one not run
+      (``Skip``) not at all.
 
     Raises :class:`RecurrenceError` for an invalid recurrence, an ``endTime``
     before ``start_time``, or a schedule that can never fire for this start.
     """
 
-    __slots__ = ("recurrence", "_start", "_origin", "_pattern", "_clock", "_elapsed", "_end", "_first")
+    __slots__ = (
+        "recurrence",
+        "_start",
+        "_origin",
+        "_pattern",
+        "_clock",
+        "_runs",
+        "_elapsed",
+        "_end",
+        "_limit",
+        "_first",
+    )
 
     def __init__(
         self, start_time: datetime, recurrence: Recurrence | None, count_origin: datetime | None = None
@@ -56,13 +72,16 @@ class OccurrenceSeries:
         self._origin = self._start if count_origin is None else max(self._start, ceil_seconds(count_origin))
         self._pattern: Pattern | None = None
         self._clock: UtcClock = _UTC
+        self._runs: Runs | None = None
         self._elapsed = 0
         self._end: int | None = self._start
+        self._limit: int | None = self._start
         self._first: int | None = self._start
         if recurrence is None:
             self._origin = self._start
             return
         validate_recurrence(recurrence)
+        check_policies(recurrence)
         clock = ZoneClock(load_zone(recurrence.time_zone)) if recurrence.time_zone else _UTC
         expansion = expand(recurrence, self._start, clock.wall(self._start))
         self._pattern = expansion.pattern
@@ -75,7 +94,8 @@ class OccurrenceSeries:
                 "schedule",
                 "the schedule never produces an occurrence with this interval and startTime",
             )
-        self._end = None
+        self._runs = Runs(self._pattern, self._clock, recurrence.gap_policy, recurrence.fold_policy)
+        self._end = self._limit = None
         if recurrence.end_time is not None:
             end_time = floor_seconds(recurrence.end_time)
             if end_time < self._start:
@@ -83,10 +103,13 @@ class OccurrenceSeries:
             last = self._upto(end_time)
             # Nothing at or before endTime: an empty series, which start - 1 encodes.
             self._end = self._start - 1 if last is None else last
+            self._limit = end_time
         if recurrence.count is not None:
             nth = self._nth(recurrence.count)  # None: beyond year 9999, no limit in practice
             if nth is not None and (self._end is None or nth < self._end):
                 self._end = nth
+            if nth is not None and (self._limit is None or nth < self._limit):
+                self._limit = nth
         first = self._after(self._start - 1)
         self._first = first if first is not None and (self._end is None or first <= self._end) else None
 
@@ -97,54 +120,31 @@ class OccurrenceSeries:
 
     def _after(self, x: int) -> int | None:
         """First occurrence > x, not before startTime."""
-        if self._pattern is None:
+        if self._runs is None:
             return self._start if x < self._start else None
         x = max(x, self._start - 1)
         if x >= LAST_INSTANT:
             return None
-        slot = self._pattern.next_slot(self._clock.wall_bound(x))
-        instant = None if slot is None else self._clock.to_instant(slot)
+        instant = self._runs.after(x)
         return None if instant is None or instant > LAST_INSTANT else instant
 
     def _upto(self, x: int) -> int | None:
         """Last occurrence <= x, not before startTime."""
-        if self._pattern is None:
+        if self._runs is None:
             return self._start if x >= self._start else None
         if x < self._start:
             return None
-        slot = self._pattern.prev_slot(self._clock.wall_bound(min(x, LAST_INSTANT)))
-        if slot is None:
-            return None
-        instant = self._clock.to_instant(slot)
-        return instant if instant >= self._start else None
+        return self._runs.upto(min(x, LAST_INSTANT), self._start)
 
     def _count(self, lo: int, x: int) -> int:
-        """Distinct occurrence instants in [lo, x].
-
-        Slots are counted by rank. Slots inside a spring-forward gap all run at
-        the same instant (together with the slot at the gap's end, if any),
-        so each such cluster counts once.
-        """
-        assert self._pattern is not None
-        pattern, clock = self._pattern, self._clock
-        total = pattern.rank(clock.wall_bound(x)) - pattern.rank(clock.wall_bound(lo - 1))
-        for _, gap_start, gap_end in clock.gaps(lo, x):
-            total -= max(0, pattern.rank(gap_end) - pattern.rank(gap_start - 1) - 1)
-        return total
+        """Distinct occurrence instants in [lo, x] (slots a DST gap merges count once)."""
+        assert self._runs is not None
+        return self._runs.count(lo, x)
 
     def _nth(self, k: int) -> int | None:
         """The k-th occurrence at or after count_origin (None past year 9999)."""
-        assert self._pattern is not None
-        pattern, clock = self._pattern, self._clock
-        rank = pattern.rank(clock.wall_bound(self._origin - 1)) + k
-        while True:
-            instant = clock.to_instant(pattern.select(rank))
-            if instant > LAST_INSTANT:
-                return None
-            found = self._count(self._origin, instant)
-            if found >= k:
-                return instant
-            rank += k - found  # slots merged by a DST gap: look further
+        assert self._runs is not None
+        return self._runs.nth(self._origin, k, LAST_INSTANT)
 
     # -- public API -----------------------------------------------------------------
 
@@ -188,7 +188,8 @@ class OccurrenceSeries:
         ignoring count/endTime; None for a one-shot series.
 
         Gaps are nominal: wall-clock distances for calendar schedules (a DST
-        change does not shrink them) and exact for elapsed Minute/Hour series.
+        change does not shrink them, nor fold policy Both, which runs a repeated
+        wall time twice) and exact for elapsed Minute/Hour series.
         """
         if self._pattern is None:
             return None
@@ -196,24 +197,25 @@ class OccurrenceSeries:
         return None if gap is None else timedelta(seconds=gap)
 
     def dst_shift(self, occurrence: datetime) -> str | None:
-        """How a DST change moved ``occurrence`` (an occurrence of the series) off its schedule's wall time:
-        ``"gap"`` when a wall time it names was skipped by a spring-forward change and runs at the first
-        instant after it, ``"fold"`` when its wall time repeats (it runs at the first instance only); None
-        otherwise, and always for a series without a time zone."""
-        clock, pattern = self._clock, self._pattern
-        if pattern is None or not isinstance(clock, ZoneClock):
+        """How a DST change placed ``occurrence`` (an occurrence of the series): ``"gap"`` when a wall time it
+        names was skipped by a spring-forward change and runs at the first instant after it (gap policy Shift),
+        ``"fold"`` when it is the first instance of a repeated wall time, ``"fold-second"`` when the second
+        (fold policy Last, or the second run of Both); None otherwise, and always for a series without a time
+        zone."""
+        if self._runs is None or not isinstance(self._clock, ZoneClock):
             return None
-        x = floor_seconds(occurrence)
-        wall_seconds = clock.wall(x)
-        if not FIRST_INSTANT <= wall_seconds <= LAST_INSTANT:
-            return None  # a wall time beyond the calendar's ends, where no zone changes its clocks
-        for _, first_skipped, after in clock.gaps(x, x):
-            if pattern.rank(after - 1) - pattern.rank(first_skipped - 1) > 0:
-                return "gap"
-        wall = (_NAIVE_EPOCH + timedelta(seconds=wall_seconds)).replace(tzinfo=clock.zone)
-        if wall.utcoffset() != wall.replace(fold=1).utcoffset():
-            return "fold"
-        return None
+        return self._runs.shift(floor_seconds(occurrence))
+
+    def dst_skipped(self, after: datetime, until: datetime) -> tuple[datetime, ...]:
+        """The instants of the spring-forward changes in (``after``, ``until``] at which gap policy Skip dropped a
+        slot of the series (one from startTime up to its end: endTime, or the last occurrence by count), in
+        order; empty under Shift and for a series without a time zone."""
+        if self._runs is None:
+            return ()
+        lo, hi = max(floor_seconds(after) + 1, self._start), floor_seconds(until)
+        if self._limit is not None:
+            hi = min(hi, self._limit)
+        return tuple(from_seconds(c) for c in self._runs.skipped(lo, hi))
 
     @property
     def ends_by(self) -> str | None:

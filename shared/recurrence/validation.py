@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TypeGuard
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from .cron import cron_pattern
 from .errors import RecurrenceError
 from .model import Frequency, MonthlyOccurrence, Recurrence, Schedule, WeekDay
 from .zone_names import iana_names, zone_hint
@@ -83,14 +84,8 @@ def _validate_schedule(schedule: Schedule, frequency: Frequency) -> None:
     _check_only_with("monthlyOccurrences", schedule.monthly_occurrences, frequency, Frequency.MONTH)
 
 
-def validate_recurrence(recurrence: Recurrence) -> None:
-    """Raise :class:`RecurrenceError` unless ``recurrence`` is acceptable on its own.
-
-    Checks that need the job's ``startTime`` (``endTime`` before it, a schedule
-    that can never fire for that start) are made by ``OccurrenceSeries``.
-    """
-    if not isinstance(recurrence, Recurrence):
-        raise RecurrenceError("", "recurrence must be a Recurrence")
+def _validate_periodic(recurrence: Recurrence) -> None:
+    """frequency and interval: what a recurrence without ``cron`` runs by (with its schedule)."""
     frequency = recurrence.frequency
     if not isinstance(frequency, Frequency):
         raise RecurrenceError("frequency", f"{frequency!r} is not one of {', '.join(f.value for f in Frequency)}")
@@ -100,12 +95,28 @@ def validate_recurrence(recurrence: Recurrence) -> None:
         raise RecurrenceError(
             "interval", f"interval must be an integer from 1 to {limit} for frequency {frequency.value}"
         )
+
+
+def validate_recurrence(recurrence: Recurrence) -> None:
+    """Raise :class:`RecurrenceError` unless ``recurrence`` is acceptable on its own.
+
+    Checks that need the job's ``startTime`` (``endTime`` before it, a schedule
+    that can never fire for that start) are made by ``OccurrenceSeries``. With
+    ``cron`` set, the expression is checked (path ``cron``, including one that
+    never fires) and ``frequency``, ``interval`` and ``schedule`` are not.
+    """
+    if not isinstance(recurrence, Recurrence):
+        raise RecurrenceError("", "recurrence must be a Recurrence")
+    if recurrence.cron is not None:
+        cron_pattern(recurrence.cron)
+    else:
+        _validate_periodic(recurrence)
     count = recurrence.count
     if count is not None and (not _is_int(count) or count < 1):
         raise RecurrenceError("count", "count must be a positive integer")
     if recurrence.end_time is not None and not isinstance(recurrence.end_time, datetime):
         raise RecurrenceError("endTime", "endTime must be a date-time")
-    if recurrence.schedule is not None:
-        _validate_schedule(recurrence.schedule, frequency)
+    if recurrence.schedule is not None and recurrence.cron is None:
+        _validate_schedule(recurrence.schedule, recurrence.frequency)
     if recurrence.time_zone is not None:
         load_zone(recurrence.time_zone)

@@ -62,6 +62,7 @@ def of_attempt(record: HistoryRecord) -> LedgerEntry | None:
         repeat_count=record.repeat_count,
         waited=record.waited,
         waited_for=record.waited_for,
+        reason=record.reason,
     )
 
 

@@ -8,7 +8,7 @@ SCHEDULER_METRICS_PER_JOB is set):
   reason `missed`: only the latest runs). Dispatched when queued; otherwise skipped for the job's state
   (`job_disabled`, `job_completed`, `job_faulted`).
 - `occurrence_skipped(message, reason)`: the executor did not run a queued occurrence (`job_changed`: deleted
-  or redefined since; `job_<state>`; `collection_not_enabled`).
+  or redefined since; `job_<state>`; `collection_not_enabled`; `collection_paused`: held by its pause).
 - `occurrence_ran(message, succeeded)` (from `attempt_done`): fired on the main action's first attempt,
   succeeded when the main action succeeded on any attempt. Retries and error actions are not occurrences.
 - `tick_observed(observation)`: what the dispatcher's heartbeat saw (shared/health.py `TickObservation`):

@@ -50,6 +50,12 @@ def jobs(draw: st.DrawFn) -> dict[str, Any]:
     zone = draw(st.sampled_from(ZONES))
     if zone:
         recurrence["timeZone"] = zone
+        policy = {
+            "gap": draw(st.sampled_from([None, "Shift", "Skip"])),
+            "fold": draw(st.sampled_from([None, "First", "Last", "Both"])),
+        }
+        if any(policy.values()):
+            recurrence["dstPolicy"] = {k: v for k, v in policy.items() if v}
     if draw(st.booleans()):
         recurrence["count"] = draw(st.integers(1, 60))
     if draw(st.booleans()):

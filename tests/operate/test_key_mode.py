@@ -26,6 +26,7 @@ VALUES = {
     "jobCollectionName": "jc",
     "jobName": "j",
     "roleAssignmentName": str(uuid.uuid4()),
+    "instant": "2026-12-01T09:00:00Z",
 }
 ANONYMOUS = {"OpenApi_Get", "Health_Get"}
 API = {"api-version": "2016-03-01"}

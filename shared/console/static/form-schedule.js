@@ -1,9 +1,12 @@
-// The job form's schedule: once or on a recurrence (frequency and interval, at these times, on these days,
-// in a time zone, from a start, until a count or an end), and its live preview: the schedule in words and the
-// next occurrences, computed by the scheduler's own engine (POST console/schedule) as the form changes.
+// The job form's schedule: once, on a recurrence (frequency and interval, at these times, on these days) or on a
+// cron expression (`recurrence.cron`, newer api-version: then no frequency, interval or schedule is sent), in a
+// time zone with its DST policy (form-dst.js), from a start, until a count or an end; and its live preview: the
+// schedule in words and the next occurrences, computed by the scheduler's own engine (POST console/schedule) as
+// the form changes.
 
 import { schedules } from "./api.js";
 import { fill, h } from "./dom.js";
+import { dstFields, zoneChanged } from "./form-dst.js";
 import { field, get, number, put } from "./form-fields.js";
 import { utcToZoned, zoned, zonedToUtc } from "./zones.js";
 
@@ -131,6 +134,7 @@ function zoneField(ctx) {
       if (ctx[key]) put(ctx.doc, path, zonedToUtc(ctx[key], zoneOf(ctx)));
     }
     for (const note of document.querySelectorAll(".zone-note")) note.textContent = note.textContent.replace(/In .*\.$/, `In ${zoneOf(ctx)}.`);
+    zoneChanged(ctx);
     ctx.changed();
   });
   return h("div", { class: "field" }, h("label", { for: "schedule-zone" }, "Time zone"), input,
@@ -138,20 +142,61 @@ function zoneField(ctx) {
     h("p", { class: "muted", id: "schedule-zone-help" }, "IANA name (Europe/London); times and days are wall-clock times there. Empty: UTC."));
 }
 
+// Once, on a schedule or on cron; `ctx.kind` keeps the choice while the cron field is empty.
+function kindOf(ctx) {
+  const rec = get(ctx.doc, REC);
+  ctx.kind = ctx.kind || (!rec ? "once" : rec.cron !== undefined ? "cron" : "recurring");
+  return ctx.kind;
+}
+
+// A change of kind keeps what both kinds of recurrence have: the zone, its DST policy and the end.
+function recurrenceOf(ctx, kind) {
+  ctx.kind = kind;
+  if (kind === "once") return undefined;
+  const rec = get(ctx.doc, REC) || {};
+  const kept = Object.fromEntries(["timeZone", "dstPolicy", "count", "endTime"].filter((k) => rec[k] !== undefined)
+    .map((k) => [k, rec[k]]));
+  return kind === "cron" ? { cron: "0 9 * * 1-5", ...kept } : { frequency: "Day", interval: 1, ...kept };
+}
+
+function cronField(ctx) {
+  return textField(ctx, "schedule-cron", "Cron expression", "properties.recurrence.cron",
+    get(ctx.doc, [...REC, "cron"]) || "", (text) => {
+      put(ctx.doc, [...REC, "cron"], text.trim() || undefined);
+      return text.trim() ? null : "a cron expression is required";
+    }, "Five fields: minute hour day-of-month month day-of-week (0 9 * * 1-5: 09:00 on week days), or a macro "
+      + "such as @daily; on the wall clock of the time zone below.");
+}
+
 export function scheduleFields(ctx) {
-  const recurring = Boolean(get(ctx.doc, REC));
+  const kind = kindOf(ctx);
   const runs = field(ctx, "schedule-kind", "Runs", ["properties", "recurrence"], {
-    choices: [["once", "Once"], ["recurring", "On a schedule"]], structural: true,
-    format: () => (recurring ? "recurring" : "once"),
-    parse: (v) => (v === "recurring" ? { frequency: "Day", interval: 1 } : undefined) });
-  if (!recurring) {
+    choices: [["once", "Once"], ["recurring", "On a schedule"], ["cron", "On a cron expression"]], structural: true,
+    format: () => kind, parse: (v) => recurrenceOf(ctx, v) });
+  if (kind === "once") {
     return [runs, instantField(ctx, "job-start", "At", ["properties", "startTime"], "startWall")];
   }
-  const schedule = get(ctx.doc, SCHEDULE) || {};
-  const frequency = (FREQUENCIES.find(([f]) => f.toLowerCase() === String(get(ctx.doc, [...REC, "frequency"])).toLowerCase()) || FREQUENCIES[2])[0];
   // "At a time" stays chosen while its time is still empty (`ctx.endKind`, the choice made here).
   const end = ctx.endKind || (get(ctx.doc, [...REC, "count"]) !== undefined ? "count"
     : get(ctx.doc, [...REC, "endTime"]) ? "until" : "never");
+  const common = [
+    h("div", { class: "row" }, zoneField(ctx), instantField(ctx, "job-start", "Starting", ["properties", "startTime"], "startWall")),
+    dstFields(ctx),
+    h("div", { class: "row" },
+      field(ctx, "schedule-end", "Ends", [...REC, "count"], { choices: [["never", "Never"], ["count", "After a number of runs"],
+        ["until", "At a time"]], structural: true, format: () => end,
+      parse: (v) => {
+        put(ctx.doc, [...REC, "endTime"], undefined);
+        ctx.endWall = "";
+        ctx.endKind = v;
+        return v === "count" ? 10 : undefined;
+      } }),
+      end === "count" ? field(ctx, "schedule-count", "Runs", [...REC, "count"], { type: "number", parse: number }) : null,
+      end === "until" ? instantField(ctx, "schedule-end-time", "Until", [...REC, "endTime"], "endWall") : null),
+  ];
+  if (kind === "cron") return [runs, cronField(ctx), ...common];
+  const schedule = get(ctx.doc, SCHEDULE) || {};
+  const frequency = (FREQUENCIES.find(([f]) => f.toLowerCase() === String(get(ctx.doc, [...REC, "frequency"])).toLowerCase()) || FREQUENCIES[2])[0];
   return [
     runs,
     h("div", { class: "row" },
@@ -181,18 +226,7 @@ export function scheduleFields(ctx) {
           put(ctx.doc, [...SCHEDULE, "monthlyOccurrences"], parsed.list);
           return null;
         }, "first Monday, last Friday.")),
-    h("div", { class: "row" }, zoneField(ctx), instantField(ctx, "job-start", "Starting", ["properties", "startTime"], "startWall")),
-    h("div", { class: "row" },
-      field(ctx, "schedule-end", "Ends", [...REC, "count"], { choices: [["never", "Never"], ["count", "After a number of runs"],
-        ["until", "At a time"]], structural: true, format: () => end,
-      parse: (v) => {
-        put(ctx.doc, [...REC, "endTime"], undefined);
-        ctx.endWall = "";
-        ctx.endKind = v;
-        return v === "count" ? 10 : undefined;
-      } }),
-      end === "count" ? field(ctx, "schedule-count", "Runs", [...REC, "count"], { type: "number", parse: number }) : null,
-      end === "until" ? instantField(ctx, "schedule-end-time", "Until", [...REC, "endTime"], "endWall") : null),
+    ...common,
   ];
 }
 

@@ -1,10 +1,11 @@
 // Create or edit a job with a form: its state, action (type and fields, headers, body, authentication),
-// retry policy, error action, schedule, overlap policy and spread window, success expectation and missed-run
-// policy, with a live preview of the next occurrences from the engine; the JSON as an advanced tab. Both tabs
-// edit one document, which is PUT as it stands; a new job's name already taken is refused (that PUT would
-// replace the job). The API validates it: its error is shown at the field (or, in the JSON tab, at the line) of
-// the property it names. The JSON tab also lists every member the API would ignore (it ignores unknown members,
-// as the old service did). Secrets left out of an edit are kept by the API.
+// retry policy, error action, schedule (a recurrence, or a cron expression, with its DST policy), overlap
+// policy and spread window, success expectation and missed-run policy, with a live preview of the next
+// occurrences from the engine; the JSON as an advanced tab. Both tabs edit one document, which is PUT as it
+// stands; a new job's name already taken is refused (that PUT would replace the job). The API validates it:
+// its error is shown at the field (or, in the JSON tab, at the line) of the property it names. The JSON tab
+// also lists every member the API would ignore (it ignores unknown members, as the old service did). Secrets
+// left out of an edit are kept by the API.
 import { ApiFailure, call, consoleBase, unknownMembers } from "./api.js";
 import { announce, fill, h, show } from "./dom.js";
 import { locate } from "./json-locate.js";
@@ -155,6 +156,7 @@ export async function renderJobForm(ids, jobName) {
       ctx.startWall = undefined;
       ctx.endWall = undefined;
       ctx.endKind = undefined;
+      ctx.kind = undefined; // once, on a schedule or on cron: as the JSON says now
       ctx.rerender();
     } else {
       text.value = JSON.stringify(ctx.doc, null, 2);

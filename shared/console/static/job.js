@@ -2,13 +2,14 @@
 // secrets shown as set / not set, its overlap policy and spread, its success expectation and missed-run policy,
 // the next 10 occurrences from the engine, the occurrences that run, wait or were skipped by the overlap policy
 // (from the ledger), and its history: each occurrence with every attempt under it (history.js), with lateness
-// and a chart; a backfill of a past interval after a what-if (backfill.js). "Run now" polls the history until
-// the new entry appears.
+// and a chart; a backfill of a past interval after a what-if (backfill.js); its pause, in force or not, with
+// Pause until… and Resume now (job-pause.js). "Run now" polls the history until the new entry appears.
 import { call, consoleBase, schedules } from "./api.js";
 import { backfillSection } from "./backfill.js";
 import { historyChart } from "./chart.js";
 import { announce, confirmAction, failure, folded, h, show, stateBadge, table } from "./dom.js";
 import { historyTable, loadLedger, placeAttempts, readHistory } from "./history.js";
+import { inForce, pauseBanner, pauseControls } from "./job-pause.js";
 import { zoned } from "./zones.js";
 
 // The API never returns a write-only secret, so the page can only infer whether one is set. It requires these
@@ -110,8 +111,10 @@ export async function renderJob(ids) {
   const [plan] = await schedules([{ ...p, from: status.nextExecutionTime }], 10)
     .catch((error) => [{ error: { message: String(error) } }]);
   const state = (p.state || "").toLowerCase();
-  // A spread job fires at its offset after each time of its schedule: the API's preview knows the instants.
-  const spread = p.spreadWindow && state === "enabled"
+  // A spread job fires at its offset after each time of its schedule, and exceptions and a pause change what
+  // fires: the API's preview knows the instants.
+  const controlled = (p.exceptions || []).length > 0 || inForce(p.pause);
+  const preview = (p.spreadWindow || controlled) && state === "enabled"
     ? await call("GET", `${jobPath}/occurrences`, { query: { count: 10 } }).catch(() => null) : null;
   const zone = (p.recurrence || {}).timeZone;
   // The API returns no status for a disabled job (as the old service did): no counters, no next run.
@@ -161,22 +164,26 @@ export async function renderJob(ids) {
     });
   };
 
+  const pausing = pauseControls({ jobPath, pause: p.pause, zone, act, reload: () => renderJob(ids) });
   const definition = withoutSecrets({ ...p });
   delete definition.status;
   const secrets = [...secretsOf(p.action, "properties.action"),
     ...secretsOf((p.action || {}).errorAction, "properties.action.errorAction")];
-  const occurrences = spread ? (spread.value || []).map((o) => o.fireTime)
+  const occurrences = preview ? (preview.value || []).map((o) => o.fireTime)
     : plan && plan.occurrences ? plan.occurrences : [];
   show(
     heading,
     h("p", { class: "sub" }, job.id || jobPath),
+    pauseBanner(p.pause, zone),
     h("div", { class: "toolbar", id: "job-actions", role: "group", "aria-label": "Job actions" },
       h("button", { type: "button", id: "enable", disabled: state === "enabled", onclick: () => setState("Enabled") }, "Enable"),
       h("button", { type: "button", id: "disable", disabled: state === "disabled", onclick: () => setState("Disabled") }, "Disable"),
       h("button", { type: "button", id: "run-now", onclick: runNow }, "Run now"),
+      pausing.buttons,
       h("a", { class: "button secondary", href: `${consoleBase()}${jobPath}?action=edit` }, "Edit"),
       h("a", { class: "button secondary", href: `${consoleBase()}${jobPath}?action=occurrences` }, "Occurrences, what-if"),
       h("button", { type: "button", id: "delete", class: "danger", onclick: remove }, "Delete")),
+    pausing.form,
     h("div", { id: "action-result" }),
     h("dl", { class: "props" },
       h("dt", {}, "State"), h("dd", {}, stateBadge(p.state)),
@@ -199,7 +206,7 @@ export async function renderJob(ids) {
     section("occurrences", "Next 10 occurrences",
       state !== "enabled" ? h("p", { class: "muted" }, `The job is ${state || "not enabled"}: these are its schedule's next times.`) : null,
       plan && plan.error ? failure(plan.error.message) : null,
-      spread ? h("p", { class: "muted", id: "spread-note" }, `When they fire: each at the job's fixed offset inside its spread window (${p.spreadWindow}).`) : null,
+      p.spreadWindow && preview ? h("p", { class: "muted", id: "spread-note" }, `When they fire: each at the job's fixed offset inside its spread window (${p.spreadWindow}).`) : null,
       occurrences.length ? h("ol", { class: "occurrences" }, occurrences.map((o) => h("li", {}, zoned(o, zone))))
         : h("p", { class: "muted" }, "None: the schedule has no occurrence left.")),
     section("overlap", "Running, waiting and skipped", overlapTable(history.occurrences, zone)),

@@ -79,3 +79,14 @@ export function utcToZoned(iso, zone) {
   const w = wall(d, isUtc(zone) || !validZone(zone) ? "UTC" : zone);
   return `${dateOf(w)}T${two(w.hour)}:${two(w.minute)}`;
 }
+
+// What a person typed for an instant, as the UTC instant ("...Z") the API takes; null when unreadable. A
+// wall-clock time ("2026-03-29T09:00", a space for the T too) is read in `zone`, as the job form reads its start;
+// one with `Z` or an offset ("2026-03-29T09:00Z", "...+01:00") is that instant.
+export function readInstant(text, zone) {
+  const value = (text || "").trim().replace(" ", "T");
+  if (/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/.test(value)) return zonedToUtc(value, zone);
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(z|[+-]\d\d:?\d\d)$/i.test(value)) return null;
+  const at = new Date(value.toUpperCase());
+  return Number.isNaN(at.getTime()) ? null : at.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
