@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from .keys import CollectionKey, JobKey
 from .model import (
+    DstShift,
     JobCollectionDefinition,
     JobCollectionState,
     JobExecutionStatus,
@@ -158,8 +159,10 @@ class HistoryRecord:
     # entry shows it (newer api-version `waited`, `waitedFor`). None: it did not wait.
     waited: timedelta | None = None
     waited_for: WaitCause | None = None
-    # An exception of the job put the occurrence at its instant (Moved, Extra): its ledger entry says so.
+    # An exception of the job put the occurrence at its instant (Moved, Extra), a DST change placed it (after a gap;
+    # the first or second instance of a repeated wall time): its ledger entry says so.
     reason: LedgerReason | None = None
+    dst_shift: DstShift | None = None
 
 
 @dataclass(frozen=True)
@@ -185,3 +188,4 @@ class LedgerEntry:
     entry_id: str = ""
     waited: timedelta | None = None  # before its first attempt (HistoryRecord.waited)
     waited_for: WaitCause | None = None
+    dst_shift: DstShift | None = None  # a run a DST change placed (HistoryRecord.dst_shift)

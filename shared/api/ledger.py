@@ -51,6 +51,7 @@ def render_entry(entry: LedgerEntry) -> dict[str, Any]:
             attempts=entry.attempts,
             waited=entry.waited,
             waited_for=entry.waited_for,
+            dst_shift=entry.dst_shift,
         ),
     )
 

@@ -208,6 +208,7 @@ class Attempts:
         scheduled = message.trigger == Trigger.SCHEDULE
         repeat = series_of(job).repeat_count(message.occurrence) if scheduled else 0
         placed = series_of(job).placed(message.occurrence) if scheduled else None
+        shifted = series_of(job).dst_mark(message.occurrence) if scheduled else None
         retry = effective_retry(action.retry_policy, None if is_error_action else MAIN_ACTION_DEFAULT)
         # An asynchronous target's work is polled (polling.py): GoesOn while it goes on, else the work's result.
         polled = await self.polling.attempt(job, message, action, context, started, self.actions.run_async)
@@ -260,6 +261,7 @@ class Attempts:
             occurrence=message.occurrence,
             trigger=message.trigger.value,
             reason=placed,
+            dst_shift=shifted,
         )
         history = _with_wait(covering(history, message), message, admitted)
         return Fired(message, job, claim, history, follow_up, outcome, result.succeeded)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from ..model import JobRecurrence, LedgerReason, OccurrenceException
+from ..model import DstShift, JobRecurrence, LedgerReason, OccurrenceException
 from ..records import JobRecord
 from ..recurrence import (
     FoldPolicy,
@@ -30,6 +30,7 @@ from ..recurrence import (
 from .exceptions import Exceptions, earliest, index, latest
 
 _FIRST_SECOND = datetime.min.replace(tzinfo=UTC)
+_DST_MARKS = {"gap": DstShift.GAP, "fold": DstShift.FOLD, "fold-second": DstShift.FOLD_SECOND}
 
 
 def engine_recurrence(recurrence: JobRecurrence) -> Recurrence:
@@ -166,6 +167,11 @@ class JobSeries:
     def is_added(self, occurrence: datetime) -> bool:
         """An exception put this instant in (a Move's target or an Add): it is outside the recurrence."""
         return occurrence in self.exceptions.added
+
+    def dst_mark(self, occurrence: datetime) -> DstShift | None:
+        """The DST mark of a run at `occurrence` (its ledger entry's `dstShift`), None when no change placed it."""
+        shift = self.dst_shift(occurrence)
+        return _DST_MARKS.get(shift) if shift is not None else None
 
     def placed(self, occurrence: datetime) -> LedgerReason | None:
         """Moved or Extra when an exception put this occurrence at its instant (its run's ledger entry says so)."""

@@ -48,6 +48,7 @@ from .job import JobDefinition, JobProperties, JobStatus
 from .lists import ErrorDetail, ErrorResponse, JobCollectionListResult, JobHistoryListResult, JobListResult
 from .occurrence_control import (
     DstPolicy,
+    DstShift,
     ExceptionType,
     FoldPolicy,
     GapPolicy,

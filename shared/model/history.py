@@ -10,6 +10,7 @@ from .durations import Duration
 from .enums import JobExecutionStatus, JobHistoryActionName
 from .extensions import LedgerReason, OccurrenceTrigger
 from .instants import UtcDateTime
+from .occurrence_control import DstShift
 
 
 class JobHistoryProperties(WireModel):
@@ -43,6 +44,8 @@ class JobHistoryProperties(WireModel):
     # and for what (the previous occurrence, a concurrency slot, a rate-limit slot); absent when it did not wait.
     waited: Duration | None = None
     waited_for: WaitCause | None = Field(default=None, alias="waitedFor")
+    # Newer api-version only (issue 39): a run a DST change placed (after a gap; first or second of a repeated time).
+    dst_shift: DstShift | None = Field(default=None, alias="dstShift")
 
 
 class JobHistoryDefinition(WireModel):

@@ -76,6 +76,15 @@ class FoldPolicy(CaseInsensitiveEnum):
     BOTH = "Both"
 
 
+class DstShift(CaseInsensitiveEnum):
+    """How a DST change placed an occurrence that ran (a ledger entry's `dstShift`; preview notes DstGap, DstFold,
+    DstFoldSecond): at the first instant after a gap, or at the first or second instance of a repeated wall time."""
+
+    GAP = "Gap"
+    FOLD = "Fold"
+    FOLD_SECOND = "FoldSecond"
+
+
 class DstPolicy(WireModel):
     gap: GapPolicy | None = Field(
         default=None,

@@ -102,6 +102,7 @@ EXTENSIONS: tuple[Extension, ...] = (
     Extension(JobRecurrence, "cron", PREVIEW),
     Extension(JobRecurrence, "dstPolicy", PREVIEW),
     Extension(JobCollectionProperties, "pause", PREVIEW),
+    Extension(JobHistoryProperties, "dstShift", PREVIEW),
 )
 
 

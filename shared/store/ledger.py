@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..keys import JobKey
-from ..model import JobExecutionStatus, JobHistoryActionName, LedgerReason, WaitCause
+from ..model import DstShift, JobExecutionStatus, JobHistoryActionName, LedgerReason, WaitCause
 from ..records import HistoryRecord, LedgerEntry
 from .keys import job_partition, job_rows
 from .tables import Entity, as_datetime
@@ -63,6 +63,7 @@ def of_attempt(record: HistoryRecord) -> LedgerEntry | None:
         waited=record.waited,
         waited_for=record.waited_for,
         reason=record.reason,
+        dst_shift=record.dst_shift,
     )
 
 
@@ -83,6 +84,7 @@ def entity(entry: LedgerEntry) -> Entity:
         "RepeatCount": entry.repeat_count,
         "WaitedSeconds": entry.waited.total_seconds() if entry.waited is not None else None,
         "WaitedFor": entry.waited_for.value if entry.waited_for is not None else None,
+        "DstShift": entry.dst_shift.value if entry.dst_shift is not None else None,
     }
 
 
@@ -109,6 +111,7 @@ def record(job: JobKey, e: Entity) -> LedgerEntry:
         entry_id=str(e["RowKey"]).split("|", 1)[-1],
         waited=timedelta(seconds=float(waited)) if isinstance(waited, (int, float)) else None,
         waited_for=WaitCause(waited_for) if waited_for else None,
+        dst_shift=_dst_shift(e.get("DstShift")),
     )
 
 
@@ -146,3 +149,11 @@ def ledger_query(
         query += " and Status eq @status"
         params["status"] = status.value
     return query, params
+
+
+def _dst_shift(value: object) -> DstShift | None:
+    """A stored DST mark; one this version does not know reads as none (a row is never unreadable for it)."""
+    try:
+        return DstShift(value) if isinstance(value, str) and value else None
+    except ValueError:
+        return None

@@ -141,3 +141,33 @@ def test_a_collections_pause_holds_each_occurrence_at_its_second_and_ends_by_its
     for instant in (t, t + MIN):
         entry = entries[stamp(instant)]
         assert (entry["status"], entry["reason"]) == ("Skipped", "Paused") and "quiet hours" in entry["message"]
+
+
+def test_a_repeated_wall_time_runs_twice_under_both_and_the_ledger_marks_each_run(
+    settings, clock: ManualClock, http_target
+) -> None:
+    # New York falls back on 2026-11-01 at 02:00 EDT (06:00Z): 01:30 is read at 05:30Z (EDT) and 06:30Z (EST).
+    rt = Runtime.create(settings, clock)
+    make_collection(rt)
+    clock.current = datetime.fromisoformat("2026-10-31T12:00:00+00:00")
+    recurrence = {
+        "frequency": "Day",
+        "schedule": {"hours": [1], "minutes": [30]},
+        "timeZone": "America/New_York",
+        "dstPolicy": {"fold": "Both"},
+    }
+    properties = {
+        "startTime": "2026-10-31T00:00:00Z",
+        "recurrence": recurrence,
+        "action": {"type": "Http", "request": {"uri": http_target.url, "method": "POST"}},
+    }
+    answer = call(rt, "Jobs_CreateOrUpdate", "PUT", "both", {"properties": properties}, query=NEWER)
+    assert answer.status == 201, answer.body
+    first, second = (datetime.fromisoformat(f"2026-11-01T0{h}:30:00+00:00") for h in (5, 6))
+
+    step(rt, clock, ["both"], second)
+
+    assert fired(http_target, "both") == [stamp(first), stamp(second)]
+    entries = ledger(rt, "both")
+    assert [entries[stamp(x)].get("dstShift") for x in (first, second)] == ["Fold", "FoldSecond"]
+    assert all(entries[stamp(x)]["status"] == "Completed" for x in (first, second))
