@@ -17,7 +17,19 @@ from __future__ import annotations
 import azure.functions as func
 
 from shared import api, telemetry
-from shared.api.operations import COLLECTION, GROUP, JOB, OPENAPI_ROUTES, PROVIDER, ROLE, ROLES, SUBSCRIPTION
+from shared.api.operation import (
+    COLLECTION,
+    DEAD_LETTER,
+    DEAD_LETTERS,
+    GROUP,
+    JOB,
+    OPENAPI_ROUTES,
+    PROVIDER,
+    ROLE,
+    ROLES,
+    SCHEDULER,
+    SUBSCRIPTION,
+)
 from shared.console import pages as console_pages
 from shared.dispatch_trigger import handle_dispatch_message_async
 from shared.retention import Retention
@@ -82,6 +94,36 @@ def job_collection_enable(req: func.HttpRequest) -> func.HttpResponse:
 @app.route(route=f"{COLLECTION}/disable", methods=api.methods_at(f"{COLLECTION}/disable"))
 def job_collection_disable(req: func.HttpRequest) -> func.HttpResponse:
     return _serve(f"{COLLECTION}/disable", req)
+
+
+@app.route(route=f"{COLLECTION}/forecast", methods=api.methods_at(f"{COLLECTION}/forecast"))
+def job_collection_forecast(req: func.HttpRequest) -> func.HttpResponse:
+    return _serve(f"{COLLECTION}/forecast", req)
+
+
+@app.route(route=f"{SUBSCRIPTION}/{SCHEDULER}/forecast", methods=api.methods_at(f"{SUBSCRIPTION}/{SCHEDULER}/forecast"))
+def subscription_forecast(req: func.HttpRequest) -> func.HttpResponse:
+    return _serve(f"{SUBSCRIPTION}/{SCHEDULER}/forecast", req)
+
+
+@app.route(route=DEAD_LETTERS, methods=api.methods_at(DEAD_LETTERS))
+def dead_letters(req: func.HttpRequest) -> func.HttpResponse:
+    return _serve(DEAD_LETTERS, req)
+
+
+@app.route(route=f"{DEAD_LETTERS}/replay", methods=api.methods_at(f"{DEAD_LETTERS}/replay"))
+def dead_letters_replay(req: func.HttpRequest) -> func.HttpResponse:
+    return _serve(f"{DEAD_LETTERS}/replay", req)
+
+
+@app.route(route=DEAD_LETTER, methods=api.methods_at(DEAD_LETTER))
+def dead_letter(req: func.HttpRequest) -> func.HttpResponse:
+    return _serve(DEAD_LETTER, req)
+
+
+@app.route(route=f"{DEAD_LETTER}/replay", methods=api.methods_at(f"{DEAD_LETTER}/replay"))
+def dead_letter_replay(req: func.HttpRequest) -> func.HttpResponse:
+    return _serve(f"{DEAD_LETTER}/replay", req)
 
 
 @app.route(route=f"{COLLECTION}/jobs", methods=api.methods_at(f"{COLLECTION}/jobs"))

@@ -23,6 +23,9 @@ Contract:
    timers and the app's clock at real time + one offset (SCHEDULER_CLOCK_OFFSET_SECONDS, which this sets; the flag
    wins over the environment): a test starts a host seconds before its minute tick. Azurite only; a refusal
    (another storage, a malformed value) exits 1 with one line.
+8. When the environment names no managed-identity endpoint (IDENTITY_ENDPOINT / IDENTITY_HEADER, as Azure Functions
+   sets them), serve a local one (devhost/managed_identity.py) for the host's life and set both, so a ManagedIdentity
+   Http action gets a token here too; its issuer's keys are logged at start for a local target to validate with.
 Port: --port, else env PORT, else local.settings.json Host.LocalHttpPort, else 7071. Azurite's ports: 10000-10002,
 or DEVHOST_AZURITE_PORTS=blob,queue,table; `--help` names both.
 """
@@ -54,6 +57,7 @@ from devhost.devstorage import (
 )
 from devhost.host import LocalHost
 from devhost.keys import KeyConfigurationError
+from devhost.managed_identity import LocalIdentity
 from devhost.settings import DEFAULT_CONNECTION, DEVELOPMENT_STORAGE, apply_settings, read_local_settings
 from shared.settings import ConfigurationError
 from shared.settings.clock_offset import CLOCK_OFFSET_SETTING
@@ -196,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signum, request_stop)
     app_dir: Path = args.app_dir.resolve()
     azurite: Azurite | None = None
+    identity: LocalIdentity | None = None
     try:
         settings = read_local_settings(app_dir)
         apply_settings(settings.values)
@@ -205,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise PortInUse(args.host, port, plan)
         azurite = ensure_development_storage(app_dir, plan, port)
         _apply_clock_flags(args)
+        identity = serve_local_identity()
         code = 0 if stop.is_set() else _run_in_process(app_dir, args.host, port, stop, azurite)
     except (PortInUse, StorageRefused) as error:
         sys.stderr.write(f"{error}\n")
@@ -216,10 +222,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.exception("devhost failed: %s", error)
         code = 1
     finally:
+        if identity is not None:
+            identity.stop()
         if azurite is not None:
             azurite.stop()
     _exit_even_if_functions_hang(code)
     return code
+
+
+def serve_local_identity() -> LocalIdentity | None:
+    """Step 8: a local managed-identity endpoint, unless the environment names one (the caller stops it)."""
+    if os.environ.get("IDENTITY_ENDPOINT") or os.environ.get("IDENTITY_HEADER"):
+        return None
+    identity = LocalIdentity().start()
+    os.environ.update(identity.environment())
+    log.info("Managed identity for targets: a local endpoint, its keys at %s/discovery/keys", identity.url)
+    return identity
 
 
 def _exit_even_if_functions_hang(code: int) -> None:

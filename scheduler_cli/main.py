@@ -15,7 +15,19 @@ import typer
 
 from shared.console.schedule import ScheduleError, describe, upcoming
 
-from . import collections, doctor, history, job_writes, jobs, local, occurrence_control, occurrences, why
+from . import (
+    collections,
+    dead_letters,
+    doctor,
+    forecast,
+    history,
+    job_writes,
+    jobs,
+    local,
+    occurrence_control,
+    occurrences,
+    why,
+)
 from .client import DEFAULT_ENDPOINT, USAGE_ERROR, CliError
 from .context import TIME_FORMATS, OneLineErrors, Options, Output, guarded, options, read_json
 from .export import export
@@ -33,6 +45,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Drive the scheduler's management API: collections, jobs, history, import of ARM templates.",
 )
+forecast.register(collections.app)  # forecast: occurrences per minute and per destination (issue 40)
 app.add_typer(collections.app, name="collections")
 job_writes.register(jobs.app)  # create and update: from flags, a file, or both
 history.register(jobs.app)  # history and ledger: each occurrence with every attempt under it
@@ -40,6 +53,7 @@ occurrences.register(jobs.app)  # occurrences, what-if, backfill (newer api-vers
 occurrence_control.register(jobs.app)  # skip, move, add-run, exceptions, unexcept, pause, resume (issue 39)
 why.register(jobs.app)  # why: what happened or will happen to one instant
 app.add_typer(jobs.app, name="jobs")
+app.add_typer(dead_letters.app, name="dead-letters")  # a collection's dead letters: list, show, replay, purge
 app.command("doctor", epilog="Example: scheduler doctor --endpoint http://127.0.0.1:7071/api")(doctor.doctor)
 app.add_typer(local.app, name="local")  # the local Azurite: a queue SAS for Storage-queue jobs
 

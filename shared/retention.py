@@ -6,7 +6,8 @@ except failed ones, kept until `failureMaxAge`: its collection's `historyRetenti
 by default the old service's last 1,000 entries or 60 days, whichever is fewer. Completed and Faulted jobs are
 deleted 60 days after their last occurrence (their last execution, or their creation when they never ran),
 with their history and claims. Claims only guard against duplicate deliveries, which arrive within minutes,
-so they are kept for 7 days.
+so they are kept for 7 days. A collection's dead letters (store/dead_letters.py) are failures: each is kept
+until `failureMaxAge` after its latest run ended (one query per collection that has jobs, once a day).
 
 Cost of one run, for J jobs (every request is a single-partition query or a transaction):
 - the jobs table is read once, as a projection of a few columns: ceil(J / 1000) requests; each collection once;
@@ -30,6 +31,7 @@ from .keys import CollectionKey
 from .lifecycle import purge_job
 from .model.extensions import DEFAULT_RETENTION, HistoryRetention
 from .store import Store
+from .store.dead_letters import DeadLetters
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,7 @@ class RetentionReport:
     jobs_deleted: int = 0
     history_deleted: int = 0
     claims_deleted: int = 0
+    dead_letters_deleted: int = 0
 
 
 class Retention:
@@ -68,6 +71,9 @@ class Retention:
             self.store.history.adopt_legacy(job.key)  # rows of the layout before, if any (store/history.py)
             report.history_deleted += self.store.history.prune(job.key, retention, now)
             report.claims_deleted += self.store.claims.delete_before(job.key, now - CLAIM_MAX_AGE)
+        for key, kept in retentions.items():
+            letters = DeadLetters(self.store.history.table_for(key))
+            report.dead_letters_deleted += letters.prune(key, kept.effective_failure_max_age, now)
         log.info("retention: %s", report)
         return report
 

@@ -33,6 +33,8 @@ class Runtime:
     started: datetime | None = None
     # Every lane of the process (shared/threads.py); a runtime assembled by hand gets threads of its own.
     threads: Threads = field(default_factory=Threads)
+    # The action targets, closed with the runtime (the managed identity's connections); None: assembled by hand.
+    actions: ActionRunner | None = None
 
     @classmethod
     def create(
@@ -59,14 +61,18 @@ class Runtime:
                 executor=Executor(store, clock, actions, settings, threads),
                 started=started,
                 threads=threads,
+                actions=actions,
             )
         except BaseException:
             threads.close()
             raise
 
     def close(self) -> None:
-        """End the runtime's threads: queued work is cancelled, the renewers' loops end (shared/threads.py)."""
+        """End the runtime's threads: queued work is cancelled, the renewers' loops end (shared/threads.py); close
+        the action targets' connections."""
         self.threads.close()
+        if self.actions is not None:
+            self.actions.close()
 
 
 _lock = threading.Lock()

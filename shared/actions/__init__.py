@@ -56,6 +56,13 @@ class ActionRunner:
             threads.lane(BLOCKING_ACTION) if threads is not None else None,
         )
 
+    def close(self) -> None:
+        """Close what the targets hold open across attempts (the managed identity's connections)."""
+        for target in {id(t): t for t in self.targets.values()}.values():
+            close = getattr(target, "close", None)
+            if close is not None:
+                close()
+
     def run(self, action: JobErrorAction, context: ExecutionContext) -> ActionResult:
         """`run_async` in an event loop of its own (tools, tests)."""
         return asyncio.run(self.run_async(action, context))

@@ -4,9 +4,10 @@ Success is a 2xx status; 3xx/4xx/5xx, timeouts and connection errors are failure
 The request is prepared by `requests` (URI normalisation, IDNA, Basic credentials) and sent by
 outbound.py: to a vetted address pinned for the request (the private-target policy, network.py), on a
 connection of its own that no other job ever uses, with one deadline (`TIMEOUT_SECONDS`) covering
-connect, TLS, send and the response. Authentication: Basic, ClientCertificate (client_certificate.py)
-and ActiveDirectoryOAuth (oauth.py, whose token request takes the same guarded path within the same
-deadline). Framing and hop-by-hop headers are the client's alone (framing.py).
+connect, TLS, send and the response. Authentication: Basic, ClientCertificate (client_certificate.py),
+ActiveDirectoryOAuth (oauth.py, whose token request takes the same guarded path within the same
+deadline) and ManagedIdentity (managed_identity.py: the app's own identity, within the same deadline).
+Framing and hop-by-hop headers are the client's alone (framing.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .accepted import UnusableLocation, accepted_work
 from .base import MAX_BODY_BYTES, ActionResult, ExecutionContext, truncate_body
 from .client_certificate import CertificateError, ContextCache
 from .framing import is_framing_header
+from .managed_identity import ManagedIdentityTokens
 from .network import TargetRefused
 from .oauth import TokenCache, TokenError
 from .outbound import Deadline, OutboundError, Reply, exchange
@@ -104,6 +106,11 @@ class HttpTarget:
         self._certificates = ContextCache(self.cafile)
         self.lookups = lookups
         self.tokens = TokenCache(settings.aad_authority_host, settings.private_targets, self.trust, lookups=lookups)
+        self.identity = ManagedIdentityTokens(settings.identity_audiences)
+
+    def close(self) -> None:
+        """Close the managed identity's connections (the runtime's close)."""
+        self.identity.close()
 
     async def send(
         self,
@@ -197,6 +204,15 @@ class HttpTarget:
             except TokenError as exc:
                 raise AuthenticationRefused(
                     f"no ActiveDirectoryOAuth token for tenant '{authentication.tenant}': {exc}"
+                ) from exc
+            headers["Authorization"] = f"Bearer {token}"
+            return self.trust, None
+        if kind == HttpAuthenticationType.MANAGED_IDENTITY:
+            try:
+                token = await self.identity.token(authentication.audience or "", authentication.client_id, deadline)
+            except TokenError as exc:
+                raise AuthenticationRefused(
+                    f"no ManagedIdentity token for audience '{authentication.audience}': {exc}"
                 ) from exc
             headers["Authorization"] = f"Bearer {token}"
             return self.trust, None

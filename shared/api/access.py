@@ -44,6 +44,15 @@ _ACTIONS: dict[str, tuple[str, str | None]] = {
     "Jobs_GetOccurrence": (f"{JOBS}/read", "collection"),
     "Jobs_ListAttempts": (f"{JOBS}/read", "collection"),
     "Jobs_Backfill": (f"{JOBS}/run/action", "collection"),  # runs past occurrences now: who may run, may backfill
+    "JobCollections_Forecast": (f"{JOBS}/read", "collection"),  # what the jobs' schedules say, counted
+    "Subscription_Forecast": (f"{JOBS}/read", "subscription"),  # cut down to the collections the caller may read
+    # Dead letters: reading them reads history; a replay runs an occurrence again; a purge deletes history.
+    "DeadLetters_List": (f"{JOBS}/read", "collection"),
+    "DeadLetters_Get": (f"{JOBS}/read", "collection"),
+    "DeadLetters_Replay": (f"{JOBS}/run/action", "collection"),
+    "DeadLetters_ReplayMany": (f"{JOBS}/run/action", "collection"),
+    "DeadLetters_Delete": (f"{JOBS}/write", "collection"),
+    "DeadLetters_Purge": (f"{JOBS}/write", "collection"),
     "RoleAssignments_ListForScope": (f"{ROLE_ASSIGNMENTS}/read", None),
     "RoleAssignments_Get": (f"{ROLE_ASSIGNMENTS}/read", None),
     "RoleAssignments_Create": (f"{ROLE_ASSIGNMENTS}/write", None),
@@ -51,8 +60,10 @@ _ACTIONS: dict[str, tuple[str, str | None]] = {
 }
 
 # Lists whose answer is cut down to what the caller may read, instead of a 403, when the caller may read
-# only some of the scopes below the one listed.
-FILTERED_LISTS = frozenset({"JobCollections_ListBySubscription", "JobCollections_ListByResourceGroup"})
+# only some of the scopes below the one listed (the subscription's forecast counts only those: api/forecast.py).
+FILTERED_LISTS = frozenset(
+    {"JobCollections_ListBySubscription", "JobCollections_ListByResourceGroup", "Subscription_Forecast"}
+)
 
 
 def scope_of(request: ApiRequest, level: str | None = None) -> tuple[str, str]:
@@ -92,6 +103,8 @@ def filtered(access: auth.Access, response: ApiResponse) -> ApiResponse:
     while reading (`ApiRequest.readable`, shared/api/collections.py), so that pages stay full and a page's
     continuation never lies on an item the caller may not read."""
     if access.visible is None or response.status != 200 or not isinstance(response.body, dict):
+        return response
+    if "value" not in response.body:  # not a list of resources (a forecast): its handler read only those
         return response
     items: list[Any] = response.body.get("value") or []
     kept = [

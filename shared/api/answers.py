@@ -38,6 +38,52 @@ class OccurrencePreview(WireModel):
     notes: list[OccurrenceNote] = Field(description="Notes of the job itself (a Disabled job fires nothing).")
 
 
+class ForecastMinute(WireModel):
+    minute: datetime = Field(description="The minute's first second.")
+    count: int = Field(description="Occurrences that fire in it.")
+
+
+class ForecastSecond(WireModel):
+    second: datetime
+    count: int = Field(description="Occurrences that fire in it.")
+
+
+class OverLimitSecond(WireModel):
+    second: datetime
+    count: int = Field(description="The collection's occurrences under the rule (every host it covers) in the second.")
+    collection: str = Field(description="The resource id of the collection whose rule it exceeds.")
+
+
+class ForecastDestination(WireModel):
+    destination: str = Field(description="An Http host, a Service Bus namespace or a storage account (lower case).")
+    kind: Literal["Http", "ServiceBus", "StorageQueue"]
+    total: int
+    busiest_second: ForecastSecond = Field(alias="busiestSecond", description="The earliest of the most crowded.")
+    limit: float | None = Field(description="requestsPerSecond of the targetRateLimits rule for it (the lowest).")
+    limit_host: str | None = Field(alias="limitHost", description="That rule's host (*. and a domain: shared).")
+    over_limit: list[OverLimitSecond] = Field(
+        alias="overLimit",
+        description="Seconds over the limit: more than max(1, requestsPerSecond); at most 100, most crowded first.",
+    )
+    over_limit_seconds: int = Field(alias="overLimitSeconds", description="How many seconds are over it in all.")
+    minutes: list[ForecastMinute]
+
+
+class Forecast(WireModel):
+    """The occurrences due in each minute of the next hours, and per destination (GET .../forecast): as the
+    dispatcher fires them (schedules, exceptions, pauses, spread), not counting retries, error actions, run-now."""
+
+    since: datetime = Field(alias="from", description="Now.")
+    until: datetime = Field(alias="to", description="`hours` later.")
+    minutes: list[ForecastMinute] = Field(description="Only the minutes with occurrences, in order.")
+    destinations: list[ForecastDestination] = Field(description="The busiest first.")
+    notes: list[OccurrenceNote] = Field(
+        description="Collection<State> (fires nothing), CollectionPaused, JobsNotEnabled, JobCut (more than 10,000 "
+        "occurrences of one job: the first counted), Truncated (1,000,000 counted: the jobs after them are not), "
+        "Readable (only the collections the caller may read)."
+    )
+
+
 class ManualRun(WireModel):
     trigger: Literal["RunNow", "Backfill"]
     status: str = Field(description="Of its ledger entry: Completed, Failed, Running, Waiting, Skipped.")

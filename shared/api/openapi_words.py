@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..jobstate.forecast import MAX_HOURS
 from ..model import OverlapPolicy
+from .forecast import DEFAULT_HOURS
 from .occurrences import DEFAULT_COUNT, MAX_COUNT
 from .paging import MAX_PAGE
 
@@ -44,6 +46,29 @@ DESCRIPTIONS = {
         "Runs the job's occurrences of a past interval again (at or after `from`, before `to`), in order, each "
         "with an executionTag of its own, under the job's policies."
     ),
+    "JobCollections_Forecast": (
+        "Counts the occurrences of the collection's jobs due in each minute of the next `hours`, and per destination "
+        "(an Http host, a Service Bus namespace, a storage account) with its busiest second and the seconds over "
+        "its targetRateLimits rule; from the schedules, exceptions and pauses as the dispatcher fires them. Writes "
+        "nothing."
+    ),
+    "Subscription_Forecast": (
+        "The forecast of every job collection of the subscription (those the caller may read) together: the "
+        "minutes and destinations summed, each collection's rate limits held to its own occurrences."
+    ),
+    "DeadLetters_List": (
+        "Lists the collection's dead letters, newest occurrence first: occurrences whose run ended failed for good "
+        "(the main action's retries spent and no error action, or the error action failed too)."
+    ),
+    "DeadLetters_Get": "Gets a dead letter with its occurrence's attempts (the requests' outcomes, its replays').",
+    "DeadLetters_Replay": (
+        "Queues the occurrence again with the same identity (executionTag: Idempotency-Key, x-ms-execution-tag, "
+        "MessageId) under the job's current definition and retry policy; 409 while a replay is in flight or when "
+        "the job was deleted."
+    ),
+    "DeadLetters_ReplayMany": "Replays the dead letters named (`ids`, up to 100) or up to 100 of all (`all`).",
+    "DeadLetters_Delete": "Purges a dead letter (409 while a replay of it is in flight).",
+    "DeadLetters_Purge": "Purges every dead letter of the collection but those whose replay is in flight.",
     "RoleAssignments_ListForScope": "Lists the role assignments at, above and below the scope.",
     "RoleAssignments_Get": "Gets a role assignment.",
     "RoleAssignments_Create": "Creates a role assignment (Owners only; an assignment never changes: 409 otherwise).",
@@ -67,6 +92,7 @@ PATH_PARAMETERS = {
     "jobName": "The job name.",
     "instant": "An ISO 8601 date-time (UTC when it has no offset; `:` as it is or as %3A), e.g. 2026-12-01T09:00:00Z.",
     "roleAssignmentName": "The role assignment's name, a GUID.",
+    "deadLetterId": "The dead letter's id (its `name` after the collection's).",
 }
 STATUSES = {"200": "OK", "201": "Created", "204": "No content", "503": "Unavailable"}
 
@@ -105,6 +131,10 @@ QUERY: dict[str, dict[str, Any]] = {
         "description": "The occurrences that fire at or after this instant (ISO 8601; default now); on a what-if "
         "PUT or PATCH, in its `occurrences`.",
         "schema": {"type": "string", "format": "date-time"},
+    },
+    "hours": {
+        "description": f"How many hours from now the forecast counts (1-{MAX_HOURS}, default {DEFAULT_HOURS}).",
+        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_HOURS},
     },
     "whatIf": {
         "description": "true: a dry run. The write is validated exactly as it would be (every refusal is its own) "

@@ -14,8 +14,7 @@ Routes are Functions route templates under /api (`{name}` parameters, no leading
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 
 from pydantic import BaseModel
 
@@ -26,23 +25,17 @@ from ..model import (
     JobHistoryListResult,
     JobListResult,
 )
-from ..model.versions import DOCUMENTED, PREVIEW, STABLE
-from ..runtime import Runtime
+from ..model.versions import STABLE
 from .answers import (
-    BackfillRequest,
-    BackfillResult,
     HealthReport,
     JobCollectionWhatIf,
     JobDeleteWhatIf,
     JobWhatIf,
-    OccurrenceExplanation,
-    OccurrencePreview,
     OpenApiDocument,
     RoleAssignment,
     RoleAssignmentCreateParameters,
     RoleAssignmentListResult,
 )
-from .backfill import backfill
 from .collections import (
     delete_collection,
     disable_collection,
@@ -53,10 +46,22 @@ from .collections import (
     patch_collection,
     put_collection,
 )
-from .explain import explain_occurrence
-from .http import ApiRequest, ApiResponse
-from .jobs import delete_job, get_job, list_attempts, list_history, list_jobs, patch_job, put_job, run_job
-from .occurrences import list_occurrences
+from .jobs import delete_job, get_job, list_history, list_jobs, patch_job, put_job, run_job
+from .newer_operations import NEWER_OPERATIONS
+from .operation import (
+    COLLECTION,
+    FILTERED_PAGING,
+    GROUP,
+    JOB,
+    OPENAPI_ROUTES,
+    PAGING,
+    PROVIDER,
+    ROLE,
+    ROLES,
+    SUBSCRIPTION,
+    Handler,
+    Operation,
+)
 from .role_assignments import API_VERSIONS as ROLE_API_VERSIONS
 from .role_assignments import (
     create_role_assignment,
@@ -64,51 +69,6 @@ from .role_assignments import (
     get_role_assignment,
     list_role_assignments,
 )
-
-Handler = Callable[[Runtime, ApiRequest], ApiResponse]
-
-SUBSCRIPTION = "subscriptions/{subscriptionId}"
-GROUP = f"{SUBSCRIPTION}/resourceGroups/{{resourceGroupName}}"
-PROVIDER = "providers/Microsoft.Scheduler/jobCollections"
-COLLECTION = f"{GROUP}/{PROVIDER}/{{jobCollectionName}}"
-JOB = f"{COLLECTION}/jobs/{{jobName}}"
-ROLES = "providers/Microsoft.Authorization/roleAssignments"
-ROLE = f"{ROLES}/{{roleAssignmentName}}"
-# One OpenAPI document per documented api-version, side by side: 2016-03-01's at the address it always had.
-OPENAPI_ROUTES = {
-    ("openapi.json" if version == STABLE else f"openapi-{version}.json"): version for version in DOCUMENTED
-}
-PAGING = ("$top", "$skip", "$skiptoken")
-FILTERED_PAGING = ("$top", "$skip", "$filter", "$skiptoken")
-
-
-@dataclass(frozen=True)
-class Operation:
-    name: str  # shared by role assignments at three scopes (operation_id tells them apart), and by OpenApi_Get
-    method: str
-    route: str
-    handler: Handler | None = None  # None: answered by api.handle itself (OpenApi_Get, Health_Get)
-    body: type[BaseModel] | None = None
-    responses: Mapping[str, type[BaseModel] | None] = field(default_factory=dict)  # status -> body model (None: empty)
-    query: tuple[str, ...] = ()  # query parameters beyond api-version, in every api-version that serves it
-    newer_query: tuple[str, ...] = ()  # query parameters only the newer api-version serves (an older one refuses them)
-    # The api-version that added it; None: served beside our api-versions (role assignments take Microsoft.
-    # Authorization's, OpenAPI and health none), described by the newest document only.
-    since: str | None = STABLE
-    api_versions: tuple[str, ...] | None = None  # None: the document's api-version; (): none is read
-    what_if: type[BaseModel] | None = None  # a write whose handler answers a what-if (what_if.py): its dry-run answer
-    operation_id: str = ""  # the OpenAPI operationId when `name` is not unique
-
-    @property
-    def path(self) -> str:
-        """The route as an OpenAPI path (relative to the server URL, which ends in /api)."""
-        return f"/{self.route}"
-
-    @property
-    def documented(self) -> bool:
-        """In 2016-03-01's OpenAPI document: the 15 operations of the published spec."""
-        return self.since == STABLE
-
 
 # Role assignments as Microsoft.Authorization serves them (role_assignments.py), at each scope (_at_scope).
 _ROLE_ASSIGNMENTS = (
@@ -221,44 +181,7 @@ OPERATIONS: tuple[Operation, ...] = (
         responses={"200": JobHistoryListResult},
         query=FILTERED_PAGING,
     ),
-    # Newer api-version only (2026-12-01-preview): an older one refuses them (400 naming the version).
-    Operation(
-        "Jobs_ListAttempts",
-        "GET",
-        f"{JOB}/attempts",
-        list_attempts,
-        responses={"200": JobHistoryListResult},
-        query=FILTERED_PAGING,
-        since=PREVIEW,
-    ),
-    Operation(
-        "Jobs_ListOccurrences",
-        "GET",
-        f"{JOB}/occurrences",
-        list_occurrences,
-        responses={"200": OccurrencePreview},
-        query=("count", "from"),
-        since=PREVIEW,
-    ),
-    Operation(
-        "Jobs_GetOccurrence",
-        "GET",
-        f"{JOB}/occurrences/{{instant}}",
-        explain_occurrence,
-        responses={"200": OccurrenceExplanation},
-        since=PREVIEW,
-    ),
-    Operation(
-        "Jobs_Backfill",
-        "POST",
-        f"{JOB}/backfill",
-        backfill,
-        body=BackfillRequest,
-        responses={"200": BackfillResult},
-        query=("overlapPolicy",),
-        since=PREVIEW,
-        what_if=BackfillResult,
-    ),
+    *NEWER_OPERATIONS,
     *_at_scope(SUBSCRIPTION, "Subscription"),
     *_at_scope(GROUP, "ResourceGroup"),
     *_at_scope(COLLECTION, "JobCollection"),

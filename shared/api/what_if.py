@@ -8,8 +8,8 @@ common.refuse_repeated_query) or the header `x-ms-what-if: true`; another value 
   the write would do and writes, queues and calls nothing: job PUT and PATCH (occurrences.py), job DELETE and
   backfill (jobs.py, backfill.py), collection PUT and PATCH (collections.py);
 - every other write is refused, 400 `WhatIfNotSupported` naming the operation: run now, collection DELETE,
-  enable and disable (their effects are queued cascades and calls to targets), and role assignments (ARM's
-  Microsoft.Authorization has no what-if on them either).
+  enable and disable (their effects are queued cascades and calls to targets), a dead letter's replay and purge,
+  and role assignments (ARM's Microsoft.Authorization has no what-if on them either).
 Reads (GET) are dry by nature and left alone.
 """
 

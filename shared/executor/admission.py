@@ -51,7 +51,7 @@ from ..jobstate.pause import collection_holds
 from ..keys import CollectionKey, JobKey
 from ..leases import Guard
 from ..model import JobCollectionState, JobHistoryActionName, JobPause, LedgerReason, WaitCause
-from ..occurrence import OccurrenceMessage, Trigger
+from ..occurrence import OccurrenceMessage
 from ..records import JobRecord
 from ..store import Claim, Store, read_modify_write
 from ..store.jobs import MANY_MIN
@@ -99,7 +99,7 @@ def rechecked(message: OccurrenceMessage) -> bool:
     """The attempt's job is read again at its second: all but a scheduled occurrence's first attempt (and polls)."""
     if message.poll is not None:
         return False
-    return not (message.first_attempt and message.trigger == Trigger.SCHEDULE)
+    return not (message.first_attempt and message.scheduled)
 
 
 class Admission:
@@ -173,7 +173,7 @@ class Admission:
         """The collection's pause when it holds this attempt back (the read the state came from: no request)."""
         record = await self.collections.latest(key)
         properties = record.definition.properties if record is not None else None
-        first = message.first_attempt and message.poll is None and message.trigger == Trigger.SCHEDULE
+        first = message.first_attempt and message.poll is None and message.scheduled
         return collection_holds(properties.pause if properties else None, message.occurrence, first)
 
     async def _superseded(self, message: OccurrenceMessage, current: JobRecord | None) -> Skip:

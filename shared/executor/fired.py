@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..jobstate import Attempt, AttemptOutcome, after_attempt
-from ..occurrence import OccurrenceMessage, Trigger
+from ..occurrence import OccurrenceMessage
 from ..records import HistoryRecord, JobRecord
 from ..store import Claim
 
@@ -17,7 +17,7 @@ from ..store import Claim
 def attempt_of(message: OccurrenceMessage) -> Attempt:
     """The attempt a message carries, as the job state machine sees it."""
     return Attempt(
-        message.claim_id, message.occurrence, message.trigger == Trigger.SCHEDULE, message.action, message.attempt
+        message.claim_id, message.occurrence, message.scheduled, message.action, message.attempt, message.replay > 0
     )
 
 

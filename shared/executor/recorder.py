@@ -10,8 +10,9 @@ more answers (short against the second within which an answer must be durable, i
 milliseconds between the answers of a herd), then writes all it holds:
 
 1. the history rows (keyed by attempt: writing one again overwrites it), one entity-group transaction per
-   collection's ATTEMPTS_PER_GROUP attempts (store/history.py), and the follow-up messages (a retry, the
-   error action), side by side;
+   collection's ATTEMPTS_PER_GROUP attempts (store/history.py), with the dead letter of a run that ended failed
+   for good in its attempt's transaction (dead_lettered.py), and the follow-up messages (a retry, the error
+   action), side by side;
 2. then the jobs (counters, state, done-ness): one request per jobs partition (a collection), an entity-group
    transaction of up to 100 jobs, each under its ETag. The jobs that changed meanwhile (the dispatcher
    advanced them, an API write) are read again together and written in a further transaction
@@ -44,11 +45,11 @@ from ..keys import CollectionKey
 from ..occurrence import OccurrenceMessage
 from ..records import JobRecord
 from ..store import ConcurrencyError, Store, read_modify_write
-from ..store.history import ATTEMPTS_PER_GROUP
 from ..store.job_updates import Updated, update_together
 from ..store.tables import chunks, grouped
 from ..store.transaction import MAX_OPERATIONS
 from ..threads import RECORD, RECORD_WINDOW, Threads
+from .dead_lettered import dead_letter_row, history_groups
 from .fired import Fired
 from .persist import persist
 from .recording_order import Recording, Step
@@ -153,7 +154,7 @@ class Recorder:
     def _write(self, taken: list[_Pending]) -> None:
         """History (a transaction per collection) and follow-ups side by side, then the jobs, one request per
         collection."""
-        groups = grouped(taken, _collection_of, ATTEMPTS_PER_GROUP)
+        groups = history_groups(taken, _collection_of, lambda pending: pending.fired)  # dead letters counted
         written = self._each(self._before_jobs, groups)
         ready = [
             pending
@@ -184,9 +185,10 @@ class Recorder:
         """The history of attempts of one collection, in one transaction; then what follows each."""
         try:
             records = [(pending.fired.history, pending.fired.message.due) for pending in group]
-            persist(
-                self.clock, self.timings, lambda: self.store.history.add_group(records), group[0].fired.message.claim_id
-            )
+            # A run ended failed for good: its dead letter in the same transaction (dead_lettered.py).
+            dead = [row for pending in group if (row := dead_letter_row(pending.fired)) is not None]
+            add = functools.partial(self.store.history.add_group, records, dead)
+            persist(self.clock, self.timings, add, group[0].fired.message.claim_id)
             for pending in [pending for pending in group if pending.order.move(Step.HISTORY_WRITTEN)]:
                 follow_up = pending.fired.follow_up
                 if follow_up is not None:

@@ -13,6 +13,8 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
 - ledger.py: the ledger entries of occurrences that did not run, and why (`let_go`, `not_run`, `superseded`,
   `while_disabled`).
 - preview.py: the next occurrences as the dispatcher will fire them, with notes (`upcoming`).
+- forecast.py: how many occurrences fire in each minute of the next hours, per destination, and the seconds over
+  a destination's rate limit (`forecast`).
 - missed.py: the missed-run policy (Skip, Latest, All) of a dispatch that finds the job behind (`catch_up`).
 - late.py: the same policy for an occurrence queued before an outage that reaches the executor missed
   (`let_go_late` -> `LetGo`, and `completed` when it was its series' last).

@@ -38,12 +38,15 @@ class Attempt:
     scheduled: bool  # an occurrence of the job's schedule (not run-now)
     action: JobHistoryActionName = JobHistoryActionName.MAIN_ACTION
     retry: int = 0  # 0 for the action's first attempt
+    # A replay of a dead-lettered occurrence (its `scheduled` is False): like a run-now, and, like a retry, it
+    # finishes an occurrence that already ran, so a final state does not stop it.
+    replay: bool = False
 
 
 def may_run(job: JobRecord, attempt: Attempt) -> bool:
     """The job's state lets this attempt run now (its collection's state is the executor's to check)."""
     allowed = SETTABLE_STATES if not attempt.scheduled else frozenset({JobState.ENABLED})
-    if attempt.retry > 0 or attempt.action == JobHistoryActionName.ERROR_ACTION:
+    if attempt.retry > 0 or attempt.action == JobHistoryActionName.ERROR_ACTION or attempt.replay:
         allowed |= FINAL_STATES
     return job.state in allowed
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ..model import JobHistoryActionName, JobState, LedgerReason, MissedRunType
-from ..occurrence import OccurrenceMessage, Trigger
+from ..occurrence import OccurrenceMessage
 from ..records import JobRecord
 from .missed import catch_up, is_missed
 from .series import keep_series, series_of
@@ -47,7 +47,7 @@ class LetGo:
 def applies(message: OccurrenceMessage) -> bool:
     """The attempt starts a scheduled occurrence: the only kind a missed-run policy decides about."""
     return (
-        message.trigger == Trigger.SCHEDULE
+        message.scheduled  # a replay of a dead letter runs when asked for, however old its occurrence
         and message.action == JobHistoryActionName.MAIN_ACTION
         and message.attempt == 0
         and message.poll is None

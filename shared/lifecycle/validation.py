@@ -41,7 +41,11 @@ _REQUIRED_AUTH = {
     HttpAuthenticationType.BASIC: ("username", "password"),
     HttpAuthenticationType.CLIENT_CERTIFICATE: ("pfx", "password"),
     HttpAuthenticationType.ACTIVE_DIRECTORY_OAUTH: ("tenant", "audience", "clientId", "secret"),
+    HttpAuthenticationType.MANAGED_IDENTITY: ("audience",),
 }
+# What ManagedIdentity takes no part of: its token is the app's own identity's, in the app's tenant, and no secret
+# of the job's is stored for it (a secret sent along would be sealed and kept for nothing).
+_NOT_FOR_MANAGED_IDENTITY = ("secret", "password", "pfx", "username", "tenant")
 
 
 def add_months(instant: datetime, months: int) -> datetime:
@@ -67,6 +71,14 @@ def validate_authentication(auth: HttpAuthentication, path: str) -> None:
         )
     required = _REQUIRED_AUTH.get(auth.type, ())
     values = auth.model_dump(by_alias=True, context={"with_secrets": True})
+    if auth.type == HttpAuthenticationType.MANAGED_IDENTITY:
+        for name in _NOT_FOR_MANAGED_IDENTITY:
+            if values.get(name) is not None:
+                raise Invalid(
+                    f"'{name}' does not apply to 'ManagedIdentity' authentication: the token is the Function app's "
+                    "managed identity's, and no secret is stored for it.",
+                    f"{path}.{name}",
+                )
     missing = [name for name in required if not values.get(name)]
     if not missing:
         return

@@ -33,7 +33,8 @@ class HttpAuthentication(WireModel):
     certificate_subject_name: str | None = Field(default=None, alias="certificateSubjectName")
     # Basic
     username: str | None = None
-    # ActiveDirectoryOAuth
+    # ActiveDirectoryOAuth; ManagedIdentity (newer api-version) takes `audience` and an optional `clientId` (a
+    # user-assigned identity's) and nothing secret: the token is the Function app's own identity's.
     secret: str | None = Field(default=None, json_schema_extra={"writeOnly": True})
     tenant: str | None = None
     audience: str | None = None

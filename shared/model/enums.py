@@ -58,6 +58,8 @@ class HttpAuthenticationType(CaseInsensitiveEnum):
     CLIENT_CERTIFICATE = "ClientCertificate"
     ACTIVE_DIRECTORY_OAUTH = "ActiveDirectoryOAuth"
     BASIC = "Basic"
+    # Newer api-version only (versions.py): a token of the Function app's managed identity for `audience`.
+    MANAGED_IDENTITY = "ManagedIdentity"
 
 
 class ServiceBusAuthenticationType(CaseInsensitiveEnum):

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from ..keys import fold_case
 from .actions import HttpRequest, RetryPolicy
 from .collection import JobCollectionProperties
-from .enums import JobExecutionStatus, RetryType
+from .enums import HttpAuthenticationType, JobExecutionStatus, RetryType
 from .history import JobHistoryProperties
 from .job import JobProperties
 from .recurrence import JobRecurrence
@@ -60,13 +60,16 @@ DOCUMENTED = (STABLE, PREVIEW)  # the versions with an OpenAPI document of their
 @dataclass(frozen=True)
 class Extension:
     """A member `member` of `model` that versions before `since` do not know; with `value`, only that value of
-    the member is new, and older versions are shown `shown_as` instead."""
+    the member is new, and older versions are shown `shown_as` instead. With `within` as well, the value is that
+    of the member's own member `within` (an object's type): older versions are shown no `member` at all while it
+    holds the value, and a write in them that leaves the member out keeps it."""
 
     model: type[BaseModel]
     member: str  # the JSON name
     since: str
     value: Enum | None = None
     shown_as: Enum | None = None
+    within: str | None = None
 
 
 # A job's document is rendered and merged through these rules (shared/api/jobs.py); collection and history
@@ -102,6 +105,10 @@ EXTENSIONS: tuple[Extension, ...] = (
     Extension(JobRecurrence, "cron", PREVIEW),
     Extension(JobRecurrence, "dstPolicy", PREVIEW),
     Extension(JobCollectionProperties, "pause", PREVIEW),
+    # Issue 40: a token of the app's managed identity (docs/identity.md, "Managed identity for targets"). Shown
+    # to 2016-03-01 as no authentication: the official client cannot write back a type it has no class for
+    # (NotSpecified included: it reads that as a type of None, which it then refuses to send).
+    Extension(HttpRequest, "authentication", PREVIEW, value=HttpAuthenticationType.MANAGED_IDENTITY, within="type"),
     Extension(JobHistoryProperties, "dstShift", PREVIEW),
 )
 
@@ -115,7 +122,9 @@ def hide(version: ApiVersion, model: type[BaseModel], document: dict[str, Any]) 
     it does not know, and with the values it does not know shown as the ones it does."""
     for node, node_model in _objects(document, model):
         for extension in _unknown(version, node_model):
-            if extension.value is None:
+            if extension.value is None or (
+                extension.within is not None and _is(_held(node, extension), extension.value)
+            ):
                 node.pop(extension.member, None)
             elif extension.shown_as is not None and _is(node.get(extension.member), extension.value):
                 node[extension.member] = _wire_value(node_model, extension.member, extension.shown_as)
@@ -129,7 +138,10 @@ def carry_over(version: ApiVersion, model: type[BaseModel], incoming: dict[str, 
     for node, node_model, old in _pairs(incoming, stored, model):
         for extension in _unknown(version, node_model):
             member = extension.member
-            if extension.value is not None:
+            if extension.within is not None:
+                if member not in node and _is(_held(old, extension), extension.value):
+                    node[member] = old[member]
+            elif extension.value is not None:
                 if _is(node.get(member), extension.shown_as) and _is(old.get(member), extension.value):
                     node[member] = old[member]
             elif member not in node and member in old:
@@ -158,6 +170,14 @@ def _unknown(version: ApiVersion, model: type[BaseModel]) -> list[Extension]:
 @cache
 def _by_model() -> dict[type[BaseModel], tuple[Extension, ...]]:
     return {model: tuple(e for e in EXTENSIONS if e.model is model) for model in {e.model for e in EXTENSIONS}}
+
+
+def _held(node: dict[str, Any], extension: Extension) -> Any:
+    """The value an extension's row compares: the member's, or with `within` its own member's."""
+    value = node.get(extension.member)
+    if extension.within is None:
+        return value
+    return value.get(extension.within) if isinstance(value, dict) else None
 
 
 def _is(value: Any, member: Enum | None) -> bool:

@@ -83,6 +83,17 @@ class OccurrenceMessage:
     paced: bool = False
     # A poll of the attempt's asynchronous work (optional "poll"): this message polls instead of running the action.
     poll: PollState | None = None
+    # A replay of a dead-lettered occurrence (shared/store/dead_letters.py; optional "rp", "ra"): which replay, from
+    # 1, and when it was asked for. It enters the claim id (a replay must not be dropped as already run) but not
+    # the execution id: the target sees the occurrence's identity again.
+    replay: int = 0
+    replayed_at: datetime | None = None
+
+    @property
+    def scheduled(self) -> bool:
+        """Fired by the job's schedule (not a run-now, a backfill or a replay): what the schedule's rules (the job's
+        state, a pause, the missed-run policy) decide about."""
+        return self.trigger == Trigger.SCHEDULE and self.replay == 0
 
     @property
     def first_attempt(self) -> bool:
@@ -102,7 +113,8 @@ class OccurrenceMessage:
     @property
     def attempt_id(self) -> str:
         """The attempt's claim id, the same for its polls (which have claims of their own: `claim_id`)."""
-        return f"{self.execution_id}|{self.action.value}|{self.attempt}"
+        replay = f"|replay{self.replay}" if self.replay else ""
+        return f"{self.execution_id}|{self.action.value}|{self.attempt}{replay}"
 
     @property
     def claim_id(self) -> str:
@@ -152,6 +164,8 @@ class OccurrenceMessage:
             **({"wf": self.waited_for.value} if self.waited_for is not None else {}),
             **({"pc": 1} if self.paced else {}),
             **({"poll": self.poll.fields()} if self.poll is not None else {}),
+            **({"rp": self.replay} if self.replay else {}),
+            **({"ra": format_utc(self.replayed_at)} if self.replayed_at is not None else {}),
         }
 
     @classmethod
@@ -182,6 +196,8 @@ class OccurrenceMessage:
                 waited_for=_wait_cause(data.get("wf")),
                 paced=bool(data.get("pc")),
                 poll=PollState.from_fields(data.get("poll")),
+                replay=int(str(data.get("rp") or 0)),
+                replayed_at=to_utc(datetime.fromisoformat(str(data["ra"]))) if data.get("ra") else None,
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise MalformedMessage(f"not an occurrence message: {exc}") from exc

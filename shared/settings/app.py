@@ -47,6 +47,9 @@ class Settings:
     queue_endpoint_template: str | None = None
     service_bus_endpoint: str | None = None
     aad_authority_host: str = "https://login.microsoftonline.com"
+    # SCHEDULER_IDENTITY_AUDIENCES: the audiences a ManagedIdentity action may ask the app's managed identity a
+    # token for (shared/actions/managed_identity.py); "*" any. None by default: the identity is the app's own.
+    identity_audiences: tuple[str, ...] = ()
     table_prefix: str = "scheduler"
     # Fixed in the cloud (function_app.py binds the queue trigger to it); tests isolate themselves with it.
     occurrence_queue: str = OCCURRENCE_QUEUE
@@ -91,6 +94,9 @@ class Settings:
             queue_endpoint_template=env.get("SCHEDULER_QUEUE_ENDPOINT") or None,
             service_bus_endpoint=env.get("SCHEDULER_SERVICEBUS_ENDPOINT") or None,
             aad_authority_host=env.get("SCHEDULER_AAD_AUTHORITY_HOST") or "https://login.microsoftonline.com",
+            identity_audiences=tuple(
+                a.strip() for a in (env.get("SCHEDULER_IDENTITY_AUDIENCES") or "").split(",") if a.strip()
+            ),
             table_prefix=prefix,
             secret_keys=env.get("SCHEDULER_SECRET_KEYS") or None,
             due_shards=whole_number(env, "SCHEDULER_DUE_SHARDS", DEFAULT_DUE_SHARDS, 1, MAX_DUE_SHARDS),

@@ -20,12 +20,12 @@ are moved into this one by `adopt_legacy`, which retention runs for every job.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..keys import JobKey
+from ..keys import CollectionKey, JobKey
 from ..model import JobExecutionStatus, JobHistoryActionName
 from ..model.extensions import HistoryRetention
 from ..records import HistoryRecord, LedgerEntry
@@ -59,12 +59,15 @@ class HistoryStore:
         entity-group transaction (one request either way). The record as stored (with its id)."""
         return self.add_group([(record, due)])[0]
 
-    def add_group(self, records: list[tuple[HistoryRecord, datetime]]) -> list[HistoryRecord]:
+    def add_group(
+        self, records: list[tuple[HistoryRecord, datetime]], beside: Sequence[Entity] = ()
+    ) -> list[HistoryRecord]:
         """Attempts of one collection (at most ATTEMPTS_PER_GROUP, `history_groups`), each with the due instant
-        it is keyed by and its occurrence's ledger row, in one entity-group transaction. The records as stored
-        (with their ids), in order."""
+        it is keyed by and its occurrence's ledger row, in one entity-group transaction; `beside`: rows of the
+        collection's partition written in it too (the dead letters these attempts leave: dead_letters.py), the
+        caller keeping the whole within MAX_OPERATIONS rows. The records as stored (with their ids), in order."""
         stored = [_keyed(record, due) for record, due in records]
-        rows: list[Entity] = []
+        rows: list[Entity] = list(beside)
         for record in stored:
             entry = ledger.of_attempt(record)
             rows.extend([_entity(record)] if entry is None else [_entity(record), ledger.entity(entry)])
@@ -88,6 +91,16 @@ class HistoryStore:
                     self.table.upsert(batch[0])
                 else:
                     self.table.upsert_batch(batch)
+
+    def table_for(self, collection: CollectionKey) -> Table:
+        """The table holding the collection's partition (its dead letters' too: dead_letters.py)."""
+        return self.table
+
+    def attempts_of(self, job: JobKey, execution_id: str) -> list[HistoryRecord]:
+        """The job's attempts of one occurrence identity (its replays' included), newest first."""
+        query, params = ledger.attempts_query(job, None)
+        entities = self.table.query(f"{query} and ExecutionId eq @execution", params | {"execution": execution_id})
+        return read_each("history entry", entities, lambda e: _record(job, e))
 
     def adopt_legacy(self, job: JobKey) -> int:
         """Move the job's rows of the layout before (a partition of its own) into its collection's partition;

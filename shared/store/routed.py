@@ -18,6 +18,7 @@ from .history import HistoryStore
 from .job_rows import JobSummary
 from .jobs import JobStore
 from .routing import Unrouted, account_of
+from .tables import Entity, Table
 
 
 class RoutedJobs(JobStore):
@@ -88,8 +89,16 @@ class RoutedHistory(HistoryStore):
     def add(self, record: HistoryRecord, due: datetime) -> HistoryRecord:
         return self._at(record.key).add(record, due)
 
-    def add_group(self, records: list[tuple[HistoryRecord, datetime]]) -> list[HistoryRecord]:
-        return self._at(records[0][0].key).add_group(records) if records else []  # one collection: one account
+    def add_group(
+        self, records: list[tuple[HistoryRecord, datetime]], beside: Sequence[Entity] = ()
+    ) -> list[HistoryRecord]:
+        return self._at(records[0][0].key).add_group(records, beside) if records else []  # one collection: one account
+
+    def table_for(self, collection: CollectionKey) -> Table:
+        return self.stores[account_of(collection, len(self.stores))].table
+
+    def attempts_of(self, job: JobKey, execution_id: str) -> list[HistoryRecord]:
+        return self._at(job).attempts_of(job, execution_id)
 
     def adopt_legacy(self, job: JobKey) -> int:
         return self._at(job).adopt_legacy(job)

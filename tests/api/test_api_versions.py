@@ -181,8 +181,9 @@ def test_each_version_has_its_own_openapi_document(api_server) -> None:
         assert ("Exponential" in schemas["RetryType"]["enum"]) is known
         operations = [op for path in document["paths"].values() for op in path.values()]
         scheduler = [op for op in operations if op["tags"][0] in ("JobCollections", "Jobs")]
-        # The newer version adds the occurrences preview, an occurrence's explanation, backfill and the attempts list.
-        assert len(scheduler) == (19 if known else 15)
+        # The newer version adds the occurrences preview, an occurrence's explanation, backfill, the attempts list and
+        # the collection's forecast.
+        assert len(scheduler) == (20 if known else 15)
         enums = {
             p["schema"]["$ref"].rsplit("/", 1)[1]
             for op in scheduler

@@ -53,6 +53,11 @@ REFUSED = {
     "Jobs_Run",
     "RoleAssignments_Create",
     "RoleAssignments_Delete",
+    # A collection's dead letters: a replay calls a target, a purge loses what it removes.
+    "DeadLetters_Replay",
+    "DeadLetters_ReplayMany",
+    "DeadLetters_Delete",
+    "DeadLetters_Purge",
 }
 WRITES = [op for op in OPERATIONS if op.method != "GET"]
 
@@ -69,6 +74,7 @@ def _path(op: Operation, assignment: str | None = None) -> str:
         "jobCollectionName": JC,
         "jobName": JOB,
         "roleAssignmentName": assignment or ASSIGNMENT.format(op.route.count("/")),
+        "deadLetterId": "0000000000000000000-000000000000",
     }
     return re.sub(r"\{(\w+)\}", lambda m: names[m.group(1)], op.route)
 

@@ -27,6 +27,7 @@ VALUES = {
     "jobName": "j",
     "roleAssignmentName": str(uuid.uuid4()),
     "instant": "2026-12-01T09:00:00Z",
+    "deadLetterId": "0000000000000000000-000000000000",
 }
 ANONYMOUS = {"OpenApi_Get", "Health_Get"}
 API = {"api-version": "2016-03-01"}

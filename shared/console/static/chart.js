@@ -10,6 +10,8 @@ const W = 720;
 const H = 220;
 const PAD = { left: 64, right: 16, top: 16, bottom: 36 };
 const s = (tag, attrs = {}, ...children) => h(tag, { xmlns: SVG, ...attrs }, ...children);
+// The drawing other charts share (forecast.js): SVG elements, the size and the margins of the plot.
+export { s as svgNode, W as CHART_WIDTH, H as CHART_HEIGHT, PAD as CHART_PAD };
 
 function mark(x, y, status, label) {
   const title = s("title", {}, label);

@@ -10,7 +10,9 @@ const TYPES = [["Http", "HTTP"], ["Https", "HTTPS"], ["StorageQueue", "Storage q
   ["ServiceBusQueue", "Service Bus queue"], ["ServiceBusTopic", "Service Bus topic"]];
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"].map((m) => [m, m]);
 const AUTH = [["", "None"], ["Basic", "Basic"], ["ClientCertificate", "Client certificate"],
-  ["ActiveDirectoryOAuth", "Microsoft Entra ID (OAuth)"]];
+  ["ActiveDirectoryOAuth", "Microsoft Entra ID (OAuth)"], ["ManagedIdentity", "The app's managed identity (extension)"]];
+// What ManagedIdentity refuses (shared/lifecycle/validation.py): left over from another type, they are dropped.
+const NOT_FOR_IDENTITY = ["secret", "password", "pfx", "username", "tenant"];
 const TARGETS = ["request", "queueMessage", "serviceBusQueueMessage", "serviceBusTopicMessage"];
 const kindOf = (type) => (/^https?$/i.test(type || "") ? "http" : (type || "").toLowerCase());
 
@@ -70,7 +72,11 @@ function httpFields(ctx, base, idp) {
     field(ctx, `${idp}-body`, "Body", [...request, "body"], { type: "textarea", className: "body",
       parse: (v) => (v === "" ? undefined : v) }),
     field(ctx, `${idp}-auth`, "Authentication", [...auth, "type"], { choices: AUTH, structural: true,
-      format: () => authType, parse: (v) => { if (!v) put(ctx.doc, auth, undefined); return v || undefined; } }),
+      format: () => authType, parse: (v) => {
+        if (!v) put(ctx.doc, auth, undefined);
+        if (v === "ManagedIdentity") NOT_FOR_IDENTITY.forEach((name) => put(ctx.doc, [...auth, name], undefined));
+        return v || undefined;
+      } }),
   ];
   if (authType === "Basic") {
     parts.push(h("div", { class: "row" }, field(ctx, `${idp}-username`, "User name", [...auth, "username"], { parse: trimmed }),
@@ -85,6 +91,13 @@ function httpFields(ctx, base, idp) {
       field(ctx, `${idp}-audience`, "Audience", [...auth, "audience"], { parse: trimmed }),
       field(ctx, `${idp}-client-id`, "Client id", [...auth, "clientId"], { parse: trimmed })),
     secret(ctx, `${idp}-secret`, "Client secret", [...auth, "secret"]));
+  } else if (authType === "ManagedIdentity") {
+    // No secret: the token is the Function app's own identity's, for an audience the deployment allows.
+    parts.push(h("div", { class: "row" },
+      field(ctx, `${idp}-audience`, "Audience", [...auth, "audience"], { parse: trimmed, placeholder: "api://target",
+        help: "Allowed by the deployment's SCHEDULER_IDENTITY_AUDIENCES." }),
+      field(ctx, `${idp}-client-id`, "Client id (user-assigned identity)", [...auth, "clientId"], { parse: trimmed,
+        help: "Empty: the system-assigned identity." })));
   }
   return parts;
 }

@@ -1,9 +1,11 @@
 // Jobs of a collection: state, schedule in words, next and last run (with the last outcome), counters;
 // filtered by state through the API's $filter, paged with $top/$skip (one extra row tells whether a next
-// page exists, whatever the API does with nextLink).
+// page exists, whatever the API does with nextLink). Above them, the collection's load forecast for the next
+// 24 hours (forecast.js).
 import { call, consoleBase, limitsOf, schedules } from "./api.js";
 import { collectionActions } from "./collection-actions.js";
 import { announce, failure, h, show, stateBadge, table } from "./dom.js";
+import { forecastSection } from "./forecast.js";
 import { zoned } from "./zones.js";
 
 const PAGE_SIZE = 25;
@@ -116,6 +118,7 @@ export async function renderJobs(ids, query) {
     heading,
     h("p", { class: "sub" }, `Resource group ${ids.group}, subscription ${ids.sub}`),
     collectionSummary(collection, ids, limits, !state && page === 0 && !more ? jobs.length : null),
+    forecastSection(ids),
     ...collectionActions(ids, collection, !state && page === 0 && !more ? jobs.length : null,
       () => renderJobs(ids, query)),
     h("div", { class: "toolbar" },
