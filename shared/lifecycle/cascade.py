@@ -40,6 +40,7 @@ from .. import jobstate
 from ..keys import CollectionKey
 from ..model import JobCollectionState
 from ..records import CollectionRecord, JobRecord
+from ..store.dead_letters import DeadLetters
 from ..store.dispatch_queue import named_watchdog
 from ..threads import CASCADE
 from .purge import purge_job
@@ -130,13 +131,14 @@ def _purge_page(rt: Runtime, record: CollectionRecord) -> bool:
     jobs, after = rt.store.jobs.page_after(record.key, None, PAGE, None)
 
     def purge(job: JobRecord) -> None:
-        purge_job(rt.store, job.key, due=job.next_execution_time, count=False)
+        purge_job(rt.store, job.key, due=job.next_execution_time, count=False, letters=False)
 
     list(rt.threads.share(CASCADE).map(purge, jobs))
     if jobs and after is not None:
         return False
     # What could not be read by key (a damaged row) goes with its partition; then the collection itself.
     rt.store.jobs.delete_rows_of(record.key)
+    DeadLetters(rt.store.history.table_for(record.key)).delete_all(record.key)  # the jobs' purge left them
     rt.store.collections.delete(record.key)
     return True
 

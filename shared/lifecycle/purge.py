@@ -14,6 +14,7 @@ from ..keys import JobKey
 from ..model import JobCollectionState
 from ..records import JobRecord
 from ..store import ConcurrencyError, Store
+from ..store.dead_letters import DeadLetters
 from ..store.readable import UnreadableEntity
 from .errors import CollectionNotFound
 from .reads import missing_job
@@ -23,13 +24,20 @@ if TYPE_CHECKING:
 
 
 def purge_job(
-    store: Store, key: JobKey, *, due: datetime | None = None, etag: str | None = None, count: bool = True
+    store: Store,
+    key: JobKey,
+    *,
+    due: datetime | None = None,
+    etag: str | None = None,
+    count: bool = True,
+    letters: bool = True,
 ) -> bool:
-    """Remove a job and everything kept for it. True if this call removed the job.
+    """Remove a job and everything kept for it (its dead letters too). True if this call removed the job.
 
     `due`: its due-index entry, when known (an entry left behind names a job that no longer exists, so the
     dispatcher drops it as stale). `etag`: remove only the job as read (a job re-created meanwhile is left;
     False). `count`: give the place back to the collection's count (not while the collection itself goes).
+    `letters`: remove its dead letters (not while the collection goes: its delete removes them all at once).
     """
     try:
         removed = store.jobs.delete(key, etag)
@@ -39,6 +47,8 @@ def purge_job(
         store.due.remove(key, due)
     store.history.delete_all(key)
     store.claims.delete_all(key)
+    if letters:
+        DeadLetters(store.history.table_for(key.collection_key)).delete_all(key.collection_key, key.job)
     if removed and count:
         store.collections.count_removed_job(key.collection_key)
     return removed

@@ -31,13 +31,14 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
-from ..keys import CollectionKey, JobKey
+from ..keys import CollectionKey, JobKey, fold_case
 from ..model import JobExecutionStatus, JobHistoryActionName
 from ..occurrence import OccurrenceMessage, Trigger
 from ..records import HistoryRecord
 from .keys import job_partition
 from .ledger import ticks
-from .tables import ConcurrencyError, Entity, Table, as_datetime, as_int, int64
+from .tables import ConcurrencyError, Entity, Table, as_datetime, as_int, chunks, int64
+from .transaction import MAX_OPERATIONS
 
 PREFIX = "~DL|"
 END = "~DL}"  # the first key after every dead letter
@@ -214,6 +215,20 @@ class DeadLetters:
         params = {"pk": job_partition(collection), "low": PREFIX, "high": END}
         for e in self.table.query(query, params):
             yield read(collection, e)
+
+    def delete_all(self, collection: CollectionKey, job: str | None = None) -> int:
+        """Every dead letter of the collection, or of its job named `job` (names ignore case), whatever its state:
+        what the delete of the job or the collection takes with it (a job created again under the name must not
+        find them). How many."""
+        partition = job_partition(collection)
+        doomed = [
+            PREFIX + letter.dead_letter_id
+            for letter in self.each(collection)
+            if job is None or fold_case(letter.job) == fold_case(job)
+        ]
+        for batch in chunks(doomed, MAX_OPERATIONS):
+            self.table.delete_batch(partition, batch)
+        return len(doomed)
 
     def prune(self, collection: CollectionKey, max_age: timedelta, now: datetime) -> int:
         """Delete the dead letters whose latest run ended more than `max_age` ago (none in flight); how many."""
