@@ -28,10 +28,8 @@ Contract:
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
-import time
 
 import requests
 from azure.core.exceptions import AzureError, ServiceRequestError, ServiceResponseError
@@ -40,7 +38,7 @@ from azure.identity import CredentialUnavailableError
 from azure.identity.aio import ManagedIdentityCredential
 
 from ..keys import fold_case
-from .oauth import TokenError
+from .oauth import Pending, TokenError, shared_request
 from .outbound import Deadline
 
 ENDPOINT_VARIABLE, HEADER_VARIABLE = "IDENTITY_ENDPOINT", "IDENTITY_HEADER"
@@ -69,7 +67,7 @@ class ManagedIdentityTokens:
         self._lock = threading.Lock()
         self._credentials: dict[str | None, tuple[ManagedIdentityCredential, requests.Session]] = {}
         # Token requests under way, by (client id, scope, event loop): a task belongs to the loop that runs it.
-        self._pending: dict[tuple[object, ...], asyncio.Task[str]] = {}
+        self._pending: Pending = {}
 
     async def token(self, audience: str, client_id: str | None = None, deadline: Deadline | None = None) -> str:
         """A bearer token of the app's identity (a user-assigned one with `client_id`) for `audience`; TokenError
@@ -85,19 +83,10 @@ class ManagedIdentityTokens:
         credential = self._credential(client_id or None)
         scope = scope_of(audience)
         limit = deadline.within(self.timeout) if deadline is not None else Deadline(self.timeout)
-        loop = asyncio.get_running_loop()
-        flight = (client_id or None, scope, id(loop))
-        task = self._pending.get(flight)
-        if task is None or task.get_loop() is not loop:
-            task = loop.create_task(_fetch(credential, scope))
-            self._pending[flight] = task
-            task.add_done_callback(
-                lambda done: self._pending.pop(flight, None) if self._pending.get(flight) is done else None
-            )
-        try:
-            return await asyncio.wait_for(asyncio.shield(task), timeout=max(limit.at - time.monotonic(), 0.0))
-        except TimeoutError as exc:
-            raise TokenError("the managed identity endpoint timed out") from exc
+        late = "the managed identity endpoint timed out"
+        return await shared_request(
+            self._pending, (client_id or None, scope), lambda: _fetch(credential, scope), limit, late
+        )
 
     def _credential(self, client_id: str | None) -> ManagedIdentityCredential:
         with self._lock:

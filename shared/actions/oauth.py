@@ -23,8 +23,10 @@ import re
 import ssl
 import threading
 import time
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from ..private_targets import PrivateTargets
@@ -50,6 +52,28 @@ class TokenError(Exception):
     """No token could be obtained; the message is safe for history (no secret, no token)."""
 
 
+Pending = dict[tuple[object, ...], "asyncio.Task[str]"]
+
+
+async def shared_request(
+    pending: Pending, key: tuple[object, ...], fetch: Callable[[], Coroutine[Any, Any, str]], limit: Deadline, late: str
+) -> str:
+    """The token `fetch` gets, one request for every asker of `key` on this event loop at once (a task belongs to
+    the loop that runs it), awaited until `limit`: TokenError(`late`) after it. A caller giving up does not cancel
+    the request the others share."""
+    loop = asyncio.get_running_loop()
+    flight = (*key, id(loop))
+    task = pending.get(flight)
+    if task is None or task.get_loop() is not loop:
+        task = loop.create_task(fetch())
+        pending[flight] = task
+        task.add_done_callback(lambda done: pending.pop(flight, None) if pending.get(flight) is done else None)
+    try:
+        return await asyncio.wait_for(asyncio.shield(task), timeout=max(limit.at - time.monotonic(), 0.0))
+    except TimeoutError as exc:
+        raise TokenError(late) from exc
+
+
 @dataclass(frozen=True)
 class _Cached:
     token: str
@@ -73,7 +97,7 @@ class TokenCache:
         self._lock = threading.Lock()
         self._tokens: dict[tuple[str, ...], _Cached] = {}
         # Token requests under way, by key and event loop (a task belongs to the loop that runs it).
-        self._pending: dict[tuple[object, ...], asyncio.Task[str]] = {}
+        self._pending: Pending = {}
 
     async def token(
         self, tenant: str, client_id: str, secret: str, audience: str, deadline: Deadline | None = None
@@ -89,19 +113,8 @@ class TokenCache:
             if cached is not None and cached.renew_at > time.monotonic():
                 return cached.token
         limit = deadline.within(self.timeout) if deadline is not None else Deadline(self.timeout)
-        loop = asyncio.get_running_loop()
-        flight = (*key, id(loop))
-        task = self._pending.get(flight)
-        if task is None or task.get_loop() is not loop:
-            task = loop.create_task(self._fetch(key, tenant, client_id, secret, audience))
-            self._pending[flight] = task
-            task.add_done_callback(
-                lambda done: self._pending.pop(flight, None) if self._pending.get(flight) is done else None
-            )
-        try:
-            return await asyncio.wait_for(asyncio.shield(task), timeout=max(limit.at - time.monotonic(), 0.0))
-        except TimeoutError as exc:
-            raise TokenError("the token endpoint timed out") from exc
+        fetch = lambda: self._fetch(key, tenant, client_id, secret, audience)  # noqa: E731
+        return await shared_request(self._pending, key, fetch, limit, "the token endpoint timed out")
 
     async def _fetch(self, key: tuple[str, ...], tenant: str, client_id: str, secret: str, audience: str) -> str:
         started = time.monotonic()
