@@ -43,6 +43,9 @@ _POSITIVE = frozenset(
         "concurrency_peek",
         "backoff_first",
         "record_retry_first",
+        "pressure_refresh",
+        "pressure_quiet",
+        "circuit_probe_every",
     }
 )
 
@@ -84,6 +87,14 @@ class Timings:
     backoff_max: timedelta = _s(15)  # at most
     slot_lease: timedelta = _s(120)  # a concurrency slot held without renewal
     waiter_lease: timedelta = _s(30)  # a place in a concurrency line kept without asking again
+    # Destinations that push back or fail (executor/destinations.py, jobstate/pushback.py, jobstate/circuit.py).
+    deferral_deadline: timedelta = _s(3600)  # an occurrence waits for its destination at most this past its second
+    pressure_refresh: timedelta = _s(2)  # a process reads a destination it knows to push back or fail this often
+    pressure_quiet: timedelta = _s(30)  # a budget widens after this long without a push-back, and per this after
+    pressure_forget: timedelta = _s(300)  # and is dropped after this long without one
+    circuit_sustained: timedelta = _s(10)  # two failures in a row this far apart open a circuit
+    circuit_probe_every: timedelta = _s(5)  # an open circuit lets one probe go per this
+    circuit_answer_wait: timedelta = _s(1)  # attempts held by it come back this long after the probe's instant
     # Overlap (jobstate/overlap.py): a running occurrence's marker lapses this long after its latest due.
     running_lease: timedelta = _s(180)
     # The recorder (executor/recorder.py) and every write after an action (executor/persist.py).
@@ -192,6 +203,7 @@ class Timings:
             self.waiter_lease > 1.5 * self.concurrency_wait,
             "waiter_lease must exceed 1.5 x concurrency_wait (a waiter renews its place well before it lapses)",
         )
+        yield (self.pressure_forget > self.pressure_quiet, "pressure_forget must exceed pressure_quiet")
         yield (self.backoff_first <= self.backoff_max, "backoff_first must not exceed backoff_max")
         yield (self.record_retry_first <= self.record_retry_max, "record_retry_first must not exceed record_retry_max")
         yield (

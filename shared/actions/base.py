@@ -49,11 +49,24 @@ class Accepted:
     retry_after: float | None = None  # seconds, as the target asked (unclamped)
 
 
+PUSHBACK_STATUSES = frozenset({429, 503})  # Too Many Requests, Service Unavailable: "not now", not "failed"
+
+
+@dataclass(frozen=True)
+class PushBack:
+    """The target answered 429 or 503 (or its service's ServerBusy): not now (executor/destinations.py)."""
+
+    status: int
+    retry_after: float | None = None  # seconds, as the target asked (unclamped); None: it named none
+
+
 @dataclass(frozen=True)
 class ActionResult:
     succeeded: bool
     message: str  # for history: never contains a secret; response bodies cut to MAX_BODY_BYTES
     accepted: Accepted | None = None  # the work is not done yet: poll it (the attempt's outcome is the work's)
+    pushback: PushBack | None = None  # the target asked the scheduler to wait (a failure unless deferred)
+    unreachable: bool = False  # a timeout, a refused or broken connection, a 5xx other than 503: the circuit counts it
 
 
 class ActionTarget(Protocol):

@@ -25,8 +25,8 @@ from requests.utils import DEFAULT_CA_BUNDLE_PATH
 from ..model import HttpAuthenticationType, HttpRequest, format_utc
 from ..model import JobErrorAction as Action
 from ..settings import Settings
-from .accepted import UnusableLocation, accepted_work
-from .base import MAX_BODY_BYTES, ActionResult, ExecutionContext, truncate_body
+from .accepted import UnusableLocation, accepted_work, retry_after
+from .base import MAX_BODY_BYTES, PUSHBACK_STATUSES, ActionResult, ExecutionContext, PushBack, truncate_body
 from .client_certificate import CertificateError, ContextCache
 from .framing import is_framing_header
 from .managed_identity import ManagedIdentityTokens
@@ -170,10 +170,12 @@ class HttpTarget:
             return ActionResult(False, f"Http Action - Request to host '{host}' was refused: {exc}")
         except OutboundError as exc:
             if exc.timed_out:
-                return ActionResult(False, f"Http Action - Request to host '{host}' timed out after {self.timeout:g} s")
+                timed_out = f"Http Action - Request to host '{host}' timed out after {self.timeout:g} s"
+                return ActionResult(False, timed_out, unreachable=True)
             if exc.responded:
-                return ActionResult(False, f"Http Action - Response from host '{host}' broke off: {exc.cause}")
-            return ActionResult(False, f"Http Action - Request to host '{host}' failed: {exc.cause}")
+                broke = f"Http Action - Response from host '{host}' broke off: {exc.cause}"
+                return ActionResult(False, broke, unreachable=True)
+            return ActionResult(False, f"Http Action - Request to host '{host}' failed: {exc.cause}", unreachable=True)
         except (ValueError, requests.RequestException) as exc:  # a URI requests cannot parse; no secret in it
             return ActionResult(False, f"Http Action - Request to host '{host}' is invalid: {type(exc).__name__}")
         described = describe_response(host, reply)
@@ -181,7 +183,7 @@ class HttpTarget:
             accepted = accepted_work(request.uri, reply) if request.async_completion is not None else None
         except UnusableLocation as exc:  # the work cannot be followed: the attempt fails, recorded, never again
             return ActionResult(False, f"{not_pollable(host, exc)} {described}")
-        return ActionResult(200 <= reply.status < 300, described, accepted)
+        return ActionResult(200 <= reply.status < 300, described, accepted, *_pushed_back(reply))
 
     async def authenticate(
         self, request: HttpRequest, headers: dict[str, str], deadline: Deadline
@@ -223,6 +225,14 @@ class HttpTarget:
                 raise AuthenticationRefused(f"ClientCertificate: {exc}") from exc
             return ssl_context, None
         raise AuthenticationRefused(f"authentication type {kind.value} is not supported")
+
+
+def _pushed_back(reply: Reply) -> tuple[PushBack | None, bool]:
+    """A 429 or 503 is the target pushing back (with its Retry-After); another 5xx counts for its circuit."""
+    if reply.status in PUSHBACK_STATUSES:
+        found = next((value for name, value in reply.headers if name.lower() == "retry-after"), None)
+        return PushBack(reply.status, retry_after(found)), False
+    return None, 500 <= reply.status < 600
 
 
 def not_pollable(host: str, exc: UnusableLocation) -> str:

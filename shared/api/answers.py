@@ -127,7 +127,9 @@ class OccurrenceExplanation(WireModel):
     exception: OccurrenceException | None = Field(default=None, description="The exception that decided.")
     pause: JobPause | None = Field(default=None, description="The pause that decided.")
     waited: str | None = Field(default=None, description="ISO 8601 duration it waited (or waits) for a limit.")
-    waited_for: Literal["Previous", "Concurrency", "RateLimit"] | None = Field(default=None, alias="waitedFor")
+    waited_for: Literal["Previous", "Concurrency", "RateLimit", "Destination"] | None = Field(
+        default=None, alias="waitedFor"
+    )
     manual_runs: list[ManualRun] | None = Field(
         default=None,
         alias="manualRuns",

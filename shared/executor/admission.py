@@ -27,7 +27,8 @@ The checks, in this order; each runs only when the one before let the attempt th
 5. The overlap turn of an occurrence's first attempt (`jobstate.overlap.tracked`: a policy other than Allow, or a
    Skip/BufferOne override): its job's marker written under the ETag (overlap_marker.py). A waiter's message
    is only the fallback: the running occurrence's end releases it (the recorder, `released_message`).
-6. The collection's limits (limits.py): its concurrency slot, then its target host's rate slot.
+6. Its destination's turn (destinations.py: an open circuit holds it, a push-back's budget paces it), then the
+   collection's limits (limits.py): its concurrency slot, then its target host's rate slot.
 Why this order: reads that may refuse come before any write, so a refused attempt writes only its note; a late
 occurrence that is let go never takes its job's marker; the marker comes before the limits, so a Skip or a
 BufferOne turn never holds a slot it would not give back; and slots, the scarce resource, are taken last,
@@ -58,6 +59,7 @@ from ..store.jobs import MANY_MIN
 from ..telemetry import occurrence_skipped
 from . import overlap_marker
 from .collection_gate import CollectionGate
+from .destinations import Destinations
 from .fired import attempt_of
 from .gathered import Gathered
 from .limits import Admitted, Limits
@@ -111,6 +113,7 @@ class Admission:
         self.jobs: Gathered[CollectionKey, JobKey, JobRecord | None] = Gathered(io, self._read_jobs, window, clock)
         self.collections = CollectionGate(store, clock, io)
         self.limits = Limits(store, clock, self.collections, io, deferrals)
+        self.destinations = Destinations(store, clock, io)  # push-back and circuits, shared per destination
 
     async def admit(self, message: OccurrenceMessage, job: JobRecord, claim: Claim, guard: Guard) -> Run | Wait | Skip:
         """Whether the attempt runs now (the module's docstring says in which order this is decided, and why)."""
@@ -240,13 +243,14 @@ class Admission:
         return Wait(WaitCause.PREVIOUS, marker.waiting.until)
 
     async def _limited(self, job: JobRecord, message: OccurrenceMessage, claim: Claim, guard: Guard) -> Run | Wait:
-        """Check 6: the collection's limits for the attempt's action; a Wait once its claim is given back and its
-        message queued again (deferrals.py `requeue`)."""
+        """Check 6: its destination's turn, then the collection's limits for the attempt's action; a Wait once its
+        claim is given back and its message queued again (deferrals.py `requeue`)."""
         main = job.properties.action
         action = main.error_action if main and message.action == JobHistoryActionName.ERROR_ACTION else main
         if action is None:
             return Run(job)
-        admitted = await self.limits.admit(job, message, action)
+        deferred = await self.destinations.admit(job, message, action)
+        admitted = deferred or await self.limits.admit(job, message, action)
         if isinstance(admitted, Admitted):
             return Run(job, admitted)
         guard.drop(claim.claim_id)

@@ -38,6 +38,7 @@ from ..store import Claim, Expired, Store
 from ..telemetry import attempt_done, occurrence_skipped, outgoing_headers, traced_execution
 from ..telemetry.propagation import current_traceparent
 from .admission import Admission, Blocking, Run
+from .deferrals import Deferral
 from .fired import Fired
 from .job_order import Turn
 from .limits import Admitted
@@ -152,6 +153,10 @@ class Attempts:
         # From here on, the action may have run: never hand the attempt back.
         try:
             done = await self._acted(answer, message, claim, turn)
+            if isinstance(done, Deferral):  # its destination pushed back: nothing was done, it goes again later
+                guard.drop(claim.claim_id)
+                await self.admission.limits.requeue(done, lambda: self.store.claims.release(claim))
+                return None
             if not isinstance(done, Fired):  # nothing ran, or its work goes on (polled): its claim is done
                 complete = functools.partial(self.store.claims.complete, claim)
                 await self.io(persist, self.clock, self.store.timings, complete, message.claim_id)
@@ -165,9 +170,9 @@ class Attempts:
 
     async def _acted(
         self, run: Run, message: OccurrenceMessage, claim: Claim, turn: Turn | None
-    ) -> Fired | GoesOn | None:
+    ) -> Fired | GoesOn | Deferral | None:
         """The action run; then its slots given back (kept while its work is polled)."""
-        done: Fired | GoesOn | None = None
+        done: Fired | GoesOn | Deferral | None = None
         try:
             done = await self._run_action(run.job, message, claim, run.admitted, turn)
             return done
@@ -181,9 +186,9 @@ class Attempts:
         claim: Claim,
         admitted: Admitted | None = None,
         turn: Turn | None = None,
-    ) -> Fired | GoesOn | None:
-        """Run the attempt's action and decide what follows; GoesOn while its work is polled, None if there was
-        nothing to run."""
+    ) -> Fired | GoesOn | Deferral | None:
+        """Run the attempt's action and decide what follows; GoesOn while its work is polled, a Deferral when its
+        destination pushed back (destinations.py), None if there was nothing to run."""
         main = job.properties.action
         assert main is not None, "validation guarantees every job has an action"
         is_error_action = message.action == JobHistoryActionName.ERROR_ACTION
@@ -216,6 +221,9 @@ class Attempts:
             return polled
         result = polled
         ended = self.clock.now()
+        deferral = await self.admission.destinations.answered(job, message, action, result)
+        if deferral is not None:
+            return deferral
         outcome = decide(
             succeeded=result.succeeded,
             is_error_action=is_error_action,

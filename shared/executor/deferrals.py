@@ -16,11 +16,12 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..clock import Clock
 from ..jobstate.ledger import WAIT_SHOWN_AFTER, waiting
+from ..model import JobHistoryActionName
 from ..occurrence import BATCH_MAX, OccurrenceBatch, OccurrenceMessage
 from ..records import JobRecord
 from ..store import Store
@@ -35,6 +36,7 @@ class Deferral:
 
     job: JobRecord
     message: OccurrenceMessage  # the attempt as queued again: due later, its first fire instant kept
+    note: str | None = None  # its Waiting entry's message, written however short the wait (a destination's)
 
 
 class Deferrals:
@@ -52,8 +54,8 @@ class Deferrals:
 
         def before() -> None:
             give_back()  # first: the message, when it comes, claims the attempt again
-            if message.due - message.fire_instant > WAIT_SHOWN_AFTER:
-                self._show_waiting(deferral.job, message)
+            if deferral.note is not None or message.due - message.fire_instant > WAIT_SHOWN_AFTER:
+                self._show_waiting(deferral.job, message, deferral.note)
 
         await asyncio.get_running_loop().run_in_executor(self._lane, before)
         await self._queue.ask(None, message)
@@ -62,11 +64,18 @@ class Deferrals:
         """The Waiting entry of a first attempt that waits in its coroutine (limits.py), on the deferral lane."""
         await asyncio.get_running_loop().run_in_executor(self._lane, self._show_waiting, job, message)
 
-    def _show_waiting(self, job: JobRecord, message: OccurrenceMessage) -> None:
-        """The Waiting ledger entry of an occurrence whose first attempt waits (best effort)."""
-        if not message.first_attempt or message.poll is not None or message.waited_for is None:
+    def _show_waiting(self, job: JobRecord, message: OccurrenceMessage, note: str | None = None) -> None:
+        """The Waiting ledger entry of an occurrence whose first attempt waits (best effort); `note`: its message
+        when the cause says more than its reason (a destination's name and until when)."""
+        if message.poll is not None or message.waited_for is None:
+            return
+        # A retry deferred by its destination shows too: its entry said Failed, and it now waits instead.
+        retried = note is not None and message.action == JobHistoryActionName.MAIN_ACTION
+        if not message.first_attempt and not retried:
             return
         entry = waiting(job, message.occurrence, message.trigger, message.waited_for, message.fire_instant)
+        if note is not None:
+            entry = replace(entry, message=note, retry_count=message.attempt, attempts=message.attempt)
         try:
             self.store.history.add_all([], [entry])
         except Exception:

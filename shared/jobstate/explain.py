@@ -76,6 +76,7 @@ _WAITED_FOR = {
     LedgerReason.WAITING_FOR_PREVIOUS: WaitCause.PREVIOUS,
     LedgerReason.WAITING_FOR_CONCURRENCY: WaitCause.CONCURRENCY,
     LedgerReason.WAITING_FOR_RATE_LIMIT: WaitCause.RATE_LIMIT,
+    LedgerReason.DEFERRED: WaitCause.DESTINATION,
 }
 
 

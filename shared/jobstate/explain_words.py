@@ -17,6 +17,7 @@ WAITS_FOR = {
     WaitCause.PREVIOUS: "the previous occurrence to end (overlapPolicy BufferOne)",
     WaitCause.CONCURRENCY: "a slot of maxConcurrentExecutions",
     WaitCause.RATE_LIMIT: "its turn under the target host's requestsPerSecond",
+    WaitCause.DESTINATION: "its destination to take requests again (it pushed back, or its circuit is open)",
 }
 # What keeps a job from running anything, by the rule's name (explain.py `reason`).
 IS = {

@@ -55,11 +55,13 @@ WAITING_REASON = {
     WaitCause.PREVIOUS: LedgerReason.WAITING_FOR_PREVIOUS,
     WaitCause.CONCURRENCY: LedgerReason.WAITING_FOR_CONCURRENCY,
     WaitCause.RATE_LIMIT: LedgerReason.WAITING_FOR_RATE_LIMIT,
+    WaitCause.DESTINATION: LedgerReason.DEFERRED,
 }
 _WAITS_FOR = {
     WaitCause.PREVIOUS: "the previous occurrence of the job to end (overlapPolicy BufferOne)",
     WaitCause.CONCURRENCY: "a slot of its job collection's maxConcurrentExecutions",
     WaitCause.RATE_LIMIT: "its turn under its target host's requestsPerSecond (targetRateLimits)",
+    WaitCause.DESTINATION: "its destination to take requests again (it answered 429 or 503, or its circuit is open)",
 }
 
 

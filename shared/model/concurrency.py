@@ -61,6 +61,7 @@ class WaitCause(CaseInsensitiveEnum):
     PREVIOUS = "Previous"  # the previous occurrence of its job (overlapPolicy BufferOne)
     CONCURRENCY = "Concurrency"  # a slot of its collection's maxConcurrentExecutions
     RATE_LIMIT = "RateLimit"  # a slot of its target host's requestsPerSecond
+    DESTINATION = "Destination"  # its destination pushed back (429, 503) or its circuit is open (issue 40)
 
 
 class OverlapPolicy(CaseInsensitiveEnum):

@@ -128,6 +128,8 @@ class LedgerReason(CaseInsensitiveEnum):
     WAITING_FOR_PREVIOUS = "WaitingForPrevious"
     WAITING_FOR_CONCURRENCY = "WaitingForConcurrency"
     WAITING_FOR_RATE_LIMIT = "WaitingForRateLimit"
+    # Issue 40: its destination pushed back or its circuit is open; deferred (status Waiting), without a retry.
+    DEFERRED = "Deferred"
     # Issue 39 (occurrence_control.py): an exception skipped it, or moved it (the run at its new instant is an
     # occurrence of its own, as an added one is: Extra); the job's pause held it (with the pause's note).
     EXCEPTED = "Excepted"

@@ -18,6 +18,7 @@ from ..threads import ROUTING, Threads
 from ..timings import Timings
 from .claims import Claim, ClaimStore, Expired
 from .collections import CollectionStore
+from .destinations import DestinationRows
 from .dispatch_queue import DispatchQueue
 from .due import DueEntry, DueIndex, bucket_of, bucket_start
 from .expectations import ExpectationIndex
@@ -78,6 +79,7 @@ class Store:
     # without them (a store made of its parts by a test).
     gates: ConcurrencyGates | None = None
     pacers: HostPacers | None = None
+    destinations: DestinationRows | None = None  # destinations pushing back or failing (store/destinations.py)
 
     @classmethod
     def from_settings(cls, settings: Settings, storage: Storage | None = None, threads: Threads | None = None) -> Store:
@@ -121,6 +123,7 @@ class Store:
             expectations=expectations,
             gates=ConcurrencyGates(limits),
             pacers=HostPacers(limits),
+            destinations=DestinationRows(limits),
         )
 
     def ensure_ready(self, now: datetime) -> None:

@@ -3,7 +3,7 @@ occurrence's ledger entry does (`executionTag`, `occurrenceTime`, `trigger`); 20
 attempts exactly as before, without them, and the attempts list does not exist in 2016-03-01.
 
 Against real Azurite and real local targets: a job retried twice (Fixed) with an Http error action, run by a
-backfill of two past occurrences and a run-now, against a target answering 503. Their attempts interleave; each
+backfill of two past occurrences and a run-now, against a target answering 500. Their attempts interleave; each
 one's identity is its ledger entry's and the execution tag the target saw."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ IDENTITY = ("executionTag", "occurrenceTime", "trigger")
 
 
 def _unavailable(hit: Hit) -> tuple[int, dict[str, str], bytes]:
-    return 503, {"Content-Type": "text/plain"}, b"try later"
+    return 500, {"Content-Type": "text/plain"}, b"try later"
 
 
 @pytest.fixture

@@ -96,8 +96,8 @@ def open_host(azurite: Azurite) -> Iterator[tuple[str, str]]:
 
 @pytest.fixture
 def target() -> Iterator[Server]:
-    """Answers 503 under /fail, 200 elsewhere."""
-    server = serve(lambda hit: (503 if hit.path.startswith("/fail") else 200, {}, b""))
+    """Answers 500 under /fail, 200 elsewhere."""
+    server = serve(lambda hit: (500 if hit.path.startswith("/fail") else 200, {}, b""))
     yield server
     server.close()
 

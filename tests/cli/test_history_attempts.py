@@ -1,6 +1,6 @@
 """`scheduler jobs history` and `jobs ledger` show every attempt of an occurrence under it, against the real
 function_app.py under the local host and real local targets: a job retried twice 15 s apart (Fixed) with an Http
-error action, run twice a few seconds apart against a target answering 503. Each occurrence lists its three
+error action, run twice a few seconds apart against a target answering 500. Each occurrence lists its three
 failed attempts and its completed error action, in the order they ran and with the identity the target saw, and
 the summary's attempts agree with the job's counters.
 
@@ -29,7 +29,7 @@ SLOW = 10.0  # seconds the first retry 1 is answered after: past the other occur
 
 
 def _unavailable(hit: Hit) -> tuple[int, dict[str, str], bytes]:
-    return 503, {"Content-Type": "text/plain"}, b"try later"
+    return 500, {"Content-Type": "text/plain"}, b"try later"
 
 
 def _first_retry_slow(server: list[Server]) -> Callable[[Hit], tuple[int, dict[str, str], bytes]]:

@@ -1,6 +1,6 @@
 """The console's job page shows every attempt of an occurrence under it, in a real headless Chromium against the
 real function_app.py under the local host and real local targets: a job retried twice 15 s apart (Fixed) with an
-Http error action, run once against a target answering 503. Its history lists the occurrence, then its three
+Http error action, run once against a target answering 500. Its history lists the occurrence, then its three
 failed attempts and its completed error action; the chart counts the same four attempts, as the job's counters
 (attempts / failed / faulted occurrences) do."""
 
@@ -22,7 +22,7 @@ COLLECTION = "subscriptions/tries-sub/resourceGroups/tries-rg/providers/Microsof
 
 
 def _unavailable(hit: Hit) -> tuple[int, dict[str, str], bytes]:
-    return 503, {"Content-Type": "text/plain"}, b"try later"
+    return 500, {"Content-Type": "text/plain"}, b"try later"
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import uuid
@@ -57,12 +58,16 @@ def put_job(
     record = rt.store.jobs.get(JobKey(SUB, RG, JC, name))
     assert record is not None and record.properties.action is not None
     if retry is not None or error_retry is not None:
+        # New objects, never a change in place: the store remembers a parsed definition by identity
+        # (store/definitions.py), so a properties object changed in place would be written as the text it was read from.
         action = record.properties.action
         if retry is not None:
-            action.retry_policy = retry
+            action = action.model_copy(update={"retry_policy": retry})
         if error_retry is not None and action.error_action is not None:
-            action.error_action.retry_policy = error_retry
-        record = rt.store.jobs.replace(record)
+            error_action = action.error_action.model_copy(update={"retry_policy": error_retry})
+            action = action.model_copy(update={"error_action": error_action})
+        properties = record.properties.model_copy(update={"action": action})
+        record = rt.store.jobs.replace(dataclasses.replace(record, properties=properties))
     return record
 
 

@@ -226,6 +226,16 @@ ROWS = [
         facts={"waited_for": WaitCause.RATE_LIMIT},
     ),
     Row(
+        "deferred by its destination",
+        NOW - HOUR / 2,
+        Verdict.WAITING,
+        "Deferred",
+        "for its destination to take requests again (it pushed back, or its circuit is open).",
+        waiting(LedgerReason.DEFERRED),
+        covers=LedgerReason.DEFERRED,
+        facts={"waited_for": WaitCause.DESTINATION},
+    ),
+    Row(
         "excepted",
         PAST,
         Verdict.SKIPPED,

@@ -29,10 +29,10 @@ FAILING, SUCCEEDING = "failing", "succeeding"
 
 @pytest.fixture
 def target() -> Iterator[Server]:
-    """Answers 503 under /fail, 200 elsewhere."""
+    """Answers 500 under /fail, 200 elsewhere."""
 
     def answer(hit: Hit) -> tuple[int, dict[str, str], bytes]:
-        return (503 if hit.path.startswith("/fail") else 200), {"Content-Type": "text/plain"}, b""
+        return (500 if hit.path.startswith("/fail") else 200), {"Content-Type": "text/plain"}, b""
 
     server = serve(answer)
     yield server

@@ -52,6 +52,14 @@ BEFORE = {
     "record_patience": 300,  # executor/recorder.py RECORD_PATIENCE
     "record_retry_first": 0.2,  # executor/persist.py, its first delay
     "record_retry_max": 2,  # executor/persist.py, its longest delay
+    # Issue 40 (executor/destinations.py): new, no earlier value.
+    "deferral_deadline": 3600,
+    "pressure_refresh": 2,
+    "pressure_quiet": 30,
+    "pressure_forget": 300,
+    "circuit_sustained": 10,
+    "circuit_probe_every": 5,
+    "circuit_answer_wait": 1,
 }
 CLOUD = "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net"
 

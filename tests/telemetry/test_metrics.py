@@ -19,7 +19,7 @@ from tests.support.scheduler_client import call, drain
 
 @pytest.fixture
 def failing() -> Iterator[Server]:
-    server = serve(lambda hit: (503, {}, b""))
+    server = serve(lambda hit: (500, {}, b""))
     yield server
     server.close()
 

@@ -92,7 +92,7 @@ def test_retries_run_out_then_the_error_action_runs_and_the_job_faults(
 def test_the_documented_sample_five_five_one(rt: Runtime, clock: ManualClock, servers) -> None:
     """wire-contract.md §3.7: failing with the default retries shows executionCount 5, failureCount 5, faulted 1."""
     make_collection(rt)
-    target = start(servers, 503)
+    target = start(servers, 500)
     policy = RetryPolicy(retry_type=RetryType.FIXED, retry_interval=timedelta(seconds=1))  # count: the default 4
     put_job(rt, "sample", {"action": http(target.url)}, retry=policy)
     drain_on_the_clock(rt, clock, lambda: settled(rt, "sample"))

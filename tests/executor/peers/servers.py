@@ -71,7 +71,7 @@ def serve(respond: Respond, tls: ssl.SSLContext | None = None, delay: float = 0.
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = _Backlogged(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
@@ -80,6 +80,12 @@ def serve(respond: Respond, tls: ssl.SSLContext | None = None, delay: float = 0.
     record.server = server
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return record
+
+
+class _Backlogged(ThreadingHTTPServer):
+    # socketserver's listen backlog is 5: a herd's connections beyond it wait for the kernel's SYN retry, a second
+    # later, which reads as the scheduler sending late.
+    request_queue_size = 256
 
 
 def server_tls(cert: Path, key: Path, client_ca: Path | None = None) -> ssl.SSLContext:
