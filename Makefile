@@ -56,6 +56,7 @@ bench: setup
 	$(PY) bench/api.py
 	$(PY) bench/auth.py
 	$(PY) bench/faults.py
+	$(PY) bench/pushback.py
 
 # A million stored jobs (about 15 minutes) and two storage accounts: by hand, not in `make bench`.
 bench-scale: setup

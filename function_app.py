@@ -106,6 +106,13 @@ def subscription_forecast(req: func.HttpRequest) -> func.HttpResponse:
     return _serve(f"{SUBSCRIPTION}/{SCHEDULER}/forecast", req)
 
 
+@app.route(
+    route=f"{SUBSCRIPTION}/{SCHEDULER}/destinations", methods=api.methods_at(f"{SUBSCRIPTION}/{SCHEDULER}/destinations")
+)
+def destinations(req: func.HttpRequest) -> func.HttpResponse:
+    return _serve(f"{SUBSCRIPTION}/{SCHEDULER}/destinations", req)
+
+
 @app.route(route=DEAD_LETTERS, methods=api.methods_at(DEAD_LETTERS))
 def dead_letters(req: func.HttpRequest) -> func.HttpResponse:
     return _serve(DEAD_LETTERS, req)

@@ -1,10 +1,11 @@
 """`scheduler doctor`: check a deployment or a local host end to end and say what is wrong and what to do.
 
 Read-only, over HTTP like every command: the anonymous GET /api/health (reachable, storage, the dispatcher's
-heartbeat, backlog, poison queue, the host's clock against storage, the jobs past their expectation of success)
-and one management call with the given credentials (auth). Each check is `ok`, `warn` (worth a look; jobs still
-run on time) or `FAIL`, with a finding, its details (one line each: the silent jobs) and, when not ok, what to
-do. Exit code: 0 when nothing failed, 1 when a check failed, 3 when the endpoint could not be reached at all.
+heartbeat, backlog, poison queue, the host's clock against storage, the jobs past their expectation of success),
+one management call with the given credentials (auth), and the destinations held back (doctor_destinations.py).
+Each check (doctor_check.py) is `ok`, `warn` (worth a look; jobs still run on time) or `FAIL`, with a finding, its
+details (one line each: the silent jobs) and, when not ok, what to do. Exit code: 0 when nothing failed, 1 when a
+check failed, 3 when the endpoint could not be reached at all.
 
 A job past its expectation (`silence`) is a warning, not a failure, as it leaves the health status alone: the
 service works, one of its jobs does not succeed, and that is the job's owner's to look at.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -26,20 +27,12 @@ import typer
 
 from .client import API_ERROR, UNREACHABLE, CliError
 from .context import Options, guarded, options
+from .doctor_check import FAIL, OK, WARN, Check
+from .doctor_destinations import destinations_check
 from .output import emit_json
 
-OK, WARN, FAIL = "ok", "warn", "FAIL"
 PROBE_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"  # any subscription tells whether credentials pass
 CLOCK_LIMIT = 5.0  # seconds: the health endpoint's own limit for the host's clock against storage
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: str
-    finding: str
-    todo: str = ""
-    details: tuple[str, ...] = ()
 
 
 def _local(endpoint: str) -> bool:
@@ -282,13 +275,16 @@ def examine(opts: Options) -> list[Check]:
     checks.append(_auth(opts))
     if (health.get("storage") or {}).get("reachable"):
         checks += [_heartbeat(health, local), _backlog(health), _poison(health), _clock(health, here), _silence(health)]
+        held = destinations_check(opts, opts.subscription or PROBE_SUBSCRIPTION)  # None: refused, as `auth` says
+        checks += [held] if held is not None else []
     return checks
 
 
 @guarded
 def doctor(ctx: typer.Context) -> None:
     """Check the deployment (or local host) at --endpoint end to end: reachable, auth, dispatcher heartbeat,
-    backlog, poison queue, clock against storage, jobs past their expectation; say what is wrong and what to do."""
+    backlog, poison queue, clock against storage, jobs past their expectation, destinations held back; say what is
+    wrong and what to do."""
     opts = options(ctx)
     checks = examine(opts)
     failed = [c for c in checks if c.status == FAIL]

@@ -18,6 +18,7 @@ from shared.console.schedule import ScheduleError, describe, upcoming
 from . import (
     collections,
     dead_letters,
+    destinations,
     doctor,
     forecast,
     history,
@@ -54,6 +55,7 @@ occurrence_control.register(jobs.app)  # skip, move, add-run, exceptions, unexce
 why.register(jobs.app)  # why: what happened or will happen to one instant
 app.add_typer(jobs.app, name="jobs")
 app.add_typer(dead_letters.app, name="dead-letters")  # a collection's dead letters: list, show, replay, purge
+app.command("destinations", epilog=destinations.EXAMPLE)(destinations.destinations)  # held back (issue 40)
 app.command("doctor", epilog="Example: scheduler doctor --endpoint http://127.0.0.1:7071/api")(doctor.doctor)
 app.add_typer(local.app, name="local")  # the local Azurite: a queue SAS for Storage-queue jobs
 

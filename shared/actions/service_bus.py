@@ -23,13 +23,22 @@ from typing import Any
 
 from azure.servicebus import ServiceBusClient, ServiceBusMessage
 from azure.servicebus.amqp import AmqpMessageHeader
-from azure.servicebus.exceptions import ServiceBusError
+from azure.servicebus.exceptions import (
+    OperationTimeoutError,
+    ServiceBusCommunicationError,
+    ServiceBusConnectionError,
+    ServiceBusError,
+    ServiceBusServerBusyError,
+)
 
 from ..model import JobActionType, JobErrorAction
 from ..model import ServiceBusMessage as Wire
 from ..settings import Settings
-from .base import ActionResult, ExecutionContext
+from .base import ActionResult, ExecutionContext, PushBack
 from .http import scheduler_headers
+
+# Service Bus names no wait with ServerBusy; its guidance is to back off about 10 s (the SDK's own wait).
+SERVER_BUSY_WAIT = 10.0
 
 TIMEOUT_SECONDS = 60
 # Namespace names: 6-50 letters, digits and hyphens. Anything else could steer the host name.
@@ -130,10 +139,17 @@ class ServiceBusTarget:
             self._send(text, entity, is_topic, message)
         except _Invalid as exc:
             return ActionResult(False, f"{kind} Action - The message for {where} was not sent: {exc}")
+        except ServiceBusServerBusyError as exc:  # the namespace's throttling: push-back, as a 503 is
+            failed = f"{kind} Action - Sending to {where} failed: {_describe(exc)}"
+            return ActionResult(False, failed, pushback=PushBack(503, SERVER_BUSY_WAIT))
+        except (ServiceBusConnectionError, ServiceBusCommunicationError, OperationTimeoutError) as exc:
+            failed = f"{kind} Action - Sending to {where} failed: {_describe(exc)}"
+            return ActionResult(False, failed, unreachable=True)
         except ServiceBusError as exc:
             return ActionResult(False, f"{kind} Action - Sending to {where} failed: {_describe(exc)}")
         except (OSError, ValueError) as exc:
-            return ActionResult(False, f"{kind} Action - Sending to {where} failed: {type(exc).__name__}")
+            failed = f"{kind} Action - Sending to {where} failed: {type(exc).__name__}"
+            return ActionResult(False, failed, unreachable=isinstance(exc, OSError))
         return ActionResult(True, f"{kind} Action - The message was successfully sent to {where}")
 
     def _send(self, text: str, entity: str, is_topic: bool, message: ServiceBusMessage) -> None:

@@ -31,7 +31,8 @@ from azure.storage.queue.aio import QueueClient
 from ..model import JobErrorAction, format_utc
 from ..settings import Settings
 from ..settings.storage import parse_connection_string
-from .base import ActionResult, ExecutionContext
+from .accepted import retry_after
+from .base import PUSHBACK_STATUSES, ActionResult, ExecutionContext, PushBack
 
 DEFAULT_ENDPOINT = "https://{account}.queue.core.windows.net"
 DEVELOPMENT_ACCOUNT = "devstoreaccount1"
@@ -136,7 +137,17 @@ class StorageQueueTarget:
             failed = f"StorageQueue Action - Sending to {where} failed: {exc.status_code} {code}"
             if exc.status_code == 403:
                 failed += f". {forbidden_hint(account, name, sas)}"
-            return ActionResult(False, failed)
+            if exc.status_code in PUSHBACK_STATUSES:  # ServerBusy (503): the account's limits, not a failure yet
+                pushback = PushBack(exc.status_code, _retry_after(exc))
+                return ActionResult(False, failed, pushback=pushback)
+            return ActionResult(False, failed, unreachable=exc.status_code is not None and exc.status_code >= 500)
         except AzureError as exc:
-            return ActionResult(False, f"StorageQueue Action - Sending to {where} failed: {type(exc).__name__}")
+            failed = f"StorageQueue Action - Sending to {where} failed: {type(exc).__name__}"
+            return ActionResult(False, failed, unreachable=True)  # no answer: a timeout or a connection that failed
         return ActionResult(True, f"StorageQueue Action - The message was successfully sent to {where}")
+
+
+def _retry_after(exc: HttpResponseError) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    return retry_after(headers.get("Retry-After"))

@@ -46,6 +46,9 @@ _ACTIONS: dict[str, tuple[str, str | None]] = {
     "Jobs_Backfill": (f"{JOBS}/run/action", "collection"),  # runs past occurrences now: who may run, may backfill
     "JobCollections_Forecast": (f"{JOBS}/read", "collection"),  # what the jobs' schedules say, counted
     "Subscription_Forecast": (f"{JOBS}/read", "subscription"),  # cut down to the collections the caller may read
+    # The deployment's destinations (api/destinations.py): who may read the subscription's jobs. Not a filtered
+    # list: no destination belongs to a collection, so a caller who may read only some of them is refused.
+    "Destinations_List": (f"{JOBS}/read", "subscription"),
     # Dead letters: reading them reads history; a replay runs an occurrence again; a purge deletes history.
     "DeadLetters_List": (f"{JOBS}/read", "collection"),
     "DeadLetters_Get": (f"{JOBS}/read", "collection"),

@@ -23,6 +23,7 @@ from .dead_letters import (
     replay_dead_letter,
     replay_dead_letters,
 )
+from .destinations import DestinationListResult, list_destinations
 from .explain import explain_occurrence
 from .forecast import collection_forecast, subscription_forecast
 from .jobs import list_attempts
@@ -93,6 +94,15 @@ NEWER_OPERATIONS: tuple[Operation, ...] = (
         subscription_forecast,
         responses={"200": Forecast},
         query=("hours",),
+        since=PREVIEW,
+    ),
+    # The destinations pushing back or failing, the deployment's (api/destinations.py).
+    Operation(
+        "Destinations_List",
+        "GET",
+        f"{SUBSCRIPTION}/{SCHEDULER}/destinations",
+        list_destinations,
+        responses={"200": DestinationListResult},
         since=PREVIEW,
     ),
     # A collection's dead letters (api/dead_letters.py).

@@ -56,6 +56,13 @@ DESCRIPTIONS = {
         "The forecast of every job collection of the subscription (those the caller may read) together: the "
         "minutes and destinations summed, each collection's rate limits held to its own occurrences."
     ),
+    "Destinations_List": (
+        "Lists the destinations the scheduler holds back: those that pushed back (429, 503: a budget in requests a "
+        "second and a hold until their Retry-After) or keep failing (a circuit Open, or HalfOpen while a probe is "
+        "under way), each as the executor sees it now. Destinations are the deployment's, not the subscription's: "
+        "every subscription's jobs share them, and the list is the same in every subscription. A destination that "
+        "recovered longer ago than the budget is forgotten is left out. Writes nothing."
+    ),
     "DeadLetters_List": (
         "Lists the collection's dead letters, newest occurrence first: occurrences whose run ended failed for good "
         "(the main action's retries spent and no error action, or the error action failed too)."

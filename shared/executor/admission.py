@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -59,6 +59,7 @@ from ..store.jobs import MANY_MIN
 from ..telemetry import occurrence_skipped
 from . import overlap_marker
 from .collection_gate import CollectionGate
+from .deferrals import Deferral
 from .destinations import Destinations
 from .fired import attempt_of
 from .gathered import Gathered
@@ -249,12 +250,27 @@ class Admission:
         action = main.error_action if main and message.action == JobHistoryActionName.ERROR_ACTION else main
         if action is None:
             return Run(job)
-        deferred = await self.destinations.admit(job, message, action)
-        admitted = deferred or await self.limits.admit(job, message, action)
+        turn = await self.destinations.admit(job, message, action)
+        admitted = turn if isinstance(turn, Deferral) else await self.limits.admit(job, message, action)
         if isinstance(admitted, Admitted):
+            if turn is not None and not isinstance(turn, Deferral):  # its destination's turn, then its rule's
+                admitted = replace(admitted, before_send=_both(turn, admitted.before_send))
             return Run(job, admitted)
         guard.drop(claim.claim_id)
         await self.limits.requeue(admitted, lambda: self.store.claims.release(claim))
         queued = admitted.message
         assert queued.waited_for is not None, "a deferral's message says what it waits for"
         return Wait(queued.waited_for, queued.due)
+
+
+def _both(
+    first: Callable[[], Awaitable[None]], then: Callable[[], Awaitable[None]] | None
+) -> Callable[[], Awaitable[None]]:
+    if then is None:
+        return first
+
+    async def turns() -> None:
+        await first()
+        await then()
+
+    return turns

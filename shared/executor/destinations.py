@@ -28,15 +28,18 @@ from typing import Any
 from ..actions import ActionResult
 from ..clock import Clock
 from ..jobstate.circuit import CircuitRules, Held, answered, circuit_of, gate
-from ..jobstate.pushback import DestinationState, destination_key, pushed_back, reserve, widened
+from ..jobstate.pushback import DestinationState, destination_key, learned, pushed_back, reserve, widened
 from ..model import JobErrorAction, WaitCause, format_utc
 from ..occurrence import OccurrenceMessage
 from ..records import JobRecord
 from ..store import ConcurrencyError, Store, read_modify_write
 from ..store.destinations import DestinationRow
 from ..store.tables import backoff
+from ..telemetry import circuit_changed, destination_deferred
 from .deferrals import Deferral
 from .gathered import Gathered
+from .limits import PACING_SHARE
+from .wire_turns import WireTurns
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 60  # lost ETag races before giving up: a herd of instances may race for one row
@@ -58,12 +61,14 @@ class _Answer:
     retry_after: float | None = None
     accepted: int = 0
     paced: bool = False  # the refused request had waited for its slot of the budget
+    learning: bool = False  # a success while the hold lasts: what the destination accepts (`learned`)
 
 
 @dataclass(frozen=True)
 class _Slot:
     at: datetime
     probe: bool = False
+    rate: float | None = None  # the budget the slot was taken under (None: no budget)
 
 
 _Ask = _Turn | _Answer
@@ -89,11 +94,18 @@ class Destinations:
         # Answers wait for no window: an attempt's end is not held back by its destination's row (those that come
         # while a write runs share the next one).
         self._answers: Gathered[str, _Ask, _Slot | Held | None] = Gathered(io, self._settle, 0.0, clock)
+        # A herd's attempts that find the row stale share one read.
+        self._reads: Gathered[str, None, DestinationRow] = Gathered(io, self._read, 0.0, clock)
         self._known: dict[str, _Known] = {}
+        self._wire = WireTurns(clock)
         self._accepted: dict[str, deque[datetime]] = {}
 
-    async def admit(self, job: JobRecord, message: OccurrenceMessage, action: JobErrorAction) -> Deferral | None:
-        """None: the attempt goes now (after waiting here for a near slot); else its deferral (it holds nothing)."""
+    async def admit(
+        self, job: JobRecord, message: OccurrenceMessage, action: JobErrorAction
+    ) -> Deferral | Callable[[], Awaitable[None]] | None:
+        """None: the attempt goes now; its deferral (it holds nothing); or, when it goes at a slot of its
+        destination's budget, its turn on the wire (wire_turns.py: the action awaits it right before it writes the
+        request, so requests that reached their slots late never go out bunched)."""
         destination = destination_key(action, message)
         if destination is None or message.poll is not None or self.store.destinations is None:
             return None
@@ -113,16 +125,24 @@ class Destinations:
         turn = await self._asks.ask(destination, _Turn(message.claim_id, paced))
         if isinstance(turn, Held):
             log.info("occurrence %s deferred: the circuit of %s is open", message.claim_id, destination)
+            destination_deferred(destination, "CircuitOpen")
             note = None if message.waited_for == WaitCause.DESTINATION else self._circuit_note(destination, turn.until)
             return Deferral(job, message.waiting(turn.until, WaitCause.DESTINATION), note)
         assert turn is not None
         start = message.due if paced else turn.at
         if start - self.clock.now() > self.timings.early_hop:
             return Deferral(job, message.waiting(start, WaitCause.DESTINATION, paced=True))
-        wait = (start - self.clock.now()).total_seconds()
+        wait = (start - self.timings.connect_lead - self.clock.now()).total_seconds()
         if wait > 0:
             await self.clock.pause(wait)
-        return None
+        rate, holder = turn.rate, message.claim_id
+        if rate is None:
+            return None
+
+        async def on_the_wire() -> None:
+            await self._wire.turn(("destination", destination), rate, PACING_SHARE, start, holder)
+
+        return on_the_wire
 
     async def answered(
         self, job: JobRecord, message: OccurrenceMessage, action: JobErrorAction, result: ActionResult
@@ -135,9 +155,15 @@ class Destinations:
         now = self.clock.now()
         pushback = result.pushback
         if pushback is None:
+            known = self._known.get(destination)
             if not result.unreachable:
                 self._count_accepted(destination, now)
-            known = self._known.get(destination)
+                hold = known.state.hold_until if known is not None else None
+                if hold is not None and now <= hold:  # learning what it accepts
+                    accepted = self._accepted_count(destination, now)
+                    await self._answers.ask(
+                        destination, _Answer(message.claim_id, False, None, None, accepted, False, True)
+                    )
             troubled = known is not None and (known.state.failures > 0 or known.state.open_until is not None)
             if result.unreachable or troubled:
                 await self._answers.ask(destination, _Answer(message.claim_id, result.unreachable))
@@ -152,10 +178,11 @@ class Destinations:
         note = (
             f"Deferred: {destination} answered {pushback.status}"
             + (f" with Retry-After {pushback.retry_after:g} s" if pushback.retry_after is not None else "")
-            + f"; the attempt goes again at {format_utc(slot.at)}, within the destination's budget."
+            + f"; the attempt takes its turn under the destination's budget from {format_utc(slot.at)}."
         )
         log.info("occurrence %s deferred: %s pushed back (%d)", message.claim_id, destination, pushback.status)
-        return Deferral(job, message.waiting(slot.at, WaitCause.DESTINATION, paced=True), note)
+        destination_deferred(destination, "PushBack")
+        return Deferral(job, message.waiting(slot.at, WaitCause.DESTINATION), note)
 
     def state(self, destination: str) -> DestinationState | None:
         """What this process knows of the destination (None: nothing: it never pushed back or failed here)."""
@@ -164,10 +191,13 @@ class Destinations:
 
     async def _refresh(self, destination: str) -> _Known | None:
         """The row read again; None (and forgotten) when it holds nothing any more."""
+        row = await self._reads.ask(destination, None)
+        return self._remember(destination, row.state)
+
+    def _read(self, destination: str, asks: list[None]) -> list[DestinationRow]:
         rows = self.store.destinations
         assert rows is not None
-        row: DestinationRow = await self._asks.io(rows.read, destination)
-        return self._remember(destination, row.state)
+        return [rows.read(destination)] * len(asks)
 
     def _remember(self, destination: str, state: DestinationState) -> _Known | None:
         now = self.clock.now()
@@ -202,7 +232,11 @@ class Destinations:
         assert rows is not None
         answers: list[_Slot | Held | None] = []
 
+        before: DestinationState | None = None
+
         def decide(row: DestinationRow) -> DestinationRow | None:
+            nonlocal before
+            before = row.state
             now = self.clock.now()
             state = widened(row.state, now, self.timings.pressure_quiet, self.timings.pressure_forget)
             answers.clear()
@@ -223,26 +257,30 @@ class Destinations:
             raise ConcurrencyError(f"the row of destination {destination} kept changing ({ATTEMPTS} attempts)") from exc
         if row is not None:
             self._remember(destination, row.state)
+            now = self.clock.now()
+            if before is not None and circuit_of(before, now) != circuit_of(row.state, now):
+                circuit_changed(destination, circuit_of(row.state, now).value)
         return answers
 
     def _one(self, state: DestinationState, ask: _Ask, now: datetime) -> tuple[DestinationState, _Slot | Held | None]:
         if isinstance(ask, _Answer):
+            if ask.learning:
+                return learned(state, now, ask.accepted), None
             state = answered(state, now, ask.failed, ask.holder, self.rules)
             if ask.status is None:
                 return state, None
             deadline = self.timings.deferral_deadline
             state = pushed_back(state, now, ask.status, ask.accepted, ask.retry_after, deadline, ask.paced)
-            state, slots = reserve(state, now, 1)
-            return state, _Slot(slots[0])
+            assert state.hold_until is not None
+            # Back at the hold's end, it takes its slot of the budget as the budget is by then (`learned`).
+            return state, _Slot(state.hold_until)
         turn = gate(state, now, ask.holder, self.rules)
         if isinstance(turn, Held):
             return state, turn
         state = turn.state
-        if ask.paced or state.rate is None:
+        if state.rate is None:
             return state, _Slot(now, turn.probe)
+        if ask.paced:
+            return state, _Slot(now, turn.probe, state.rate)
         state, slots = reserve(state, now, 1)
-        return state, _Slot(slots[0], turn.probe)
-
-
-def circuit_name(state: DestinationState, now: datetime) -> str:
-    return circuit_of(state, now).value
+        return state, _Slot(slots[0], turn.probe, state.rate)

@@ -12,7 +12,10 @@ A 429 or 503 answer (`pushed_back`) tightens the destination's budget, `rate` re
   such estimate (the answers of one burst arrive over a second or more, each counting more accepted requests;
   several instances each count their own share, and the largest share is below their sum, so the budget errs low);
 - a push-back of a request paced at the budget halves it (multiplicative decrease), once per EPISODE: the
-  requests paced at the old budget that are already on their way are answers to the same mistake.
+  requests paced at the old budget that are already on their way are answers to the same mistake;
+- while the hold lasts, each success raises it to the best estimate (`learned`): a target whose successes take
+  longer than its 429s has none counted when the first push-back sets the budget.
+The refused attempts wait for the hold's end, then take their slots of the budget as it is by then.
 Its Retry-After (seconds or a date, at most `deadline` ahead) holds every request until then (`hold_until`); one
 without Retry-After holds DEFAULT_HOLD.
 
@@ -86,6 +89,8 @@ def _http(uri: str) -> str | None:
     if not host:
         return None
     name = host_key(host.rstrip("."))
+    if ":" in name:  # an IPv6 address: bracketed, as in a URL, so its port is told from its last group
+        name = f"[{name}]"
     return f"{name}:{port}" if port is not None else name
 
 
@@ -126,6 +131,16 @@ def pushed_back(
     )
 
 
+def learned(state: DestinationState, now: datetime, accepted: int) -> DestinationState:
+    """While the hold lasts, the budget rises to what the destination was seen to accept in the second before
+    (`accepted`, at PUSHED_SHARE): a target that answers its successes more slowly than its 429s has none counted
+    when the first push-back sets the budget."""
+    if state.rate is None or state.hold_until is None or now > state.hold_until:
+        return state
+    rate = max(state.rate, FLOOR_RATE, accepted * PUSHED_SHARE)
+    return state if rate == state.rate else replace(state, rate=rate)
+
+
 def widened(state: DestinationState, now: datetime, quiet: timedelta, forget: timedelta) -> DestinationState:
     """The budget after answers went on succeeding: WIDEN per `quiet` since the latest push-back (or widening),
     none at all after `forget`."""
@@ -134,9 +149,10 @@ def widened(state: DestinationState, now: datetime, quiet: timedelta, forget: ti
     if now - state.pushed_at >= forget:
         return replace(state, rate=None, next_free=None, hold_until=None, episode_at=None, widened_at=None)
     since = state.widened_at or state.pushed_at
-    if now - since < quiet:
+    periods = (now - since) // quiet
+    if periods < 1:
         return state
-    return replace(state, rate=state.rate * WIDEN, widened_at=now)
+    return replace(state, rate=state.rate * WIDEN**periods, widened_at=since + periods * quiet)
 
 
 def reserve(state: DestinationState, now: datetime, k: int) -> tuple[DestinationState, list[datetime]]:

@@ -45,8 +45,10 @@ def _micros(instant: datetime) -> int:
 
 
 def _instant(value: Any) -> datetime | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None  # absent, or an empty value a hand-edited row may hold: not 1970
     try:
-        return _EPOCH + timedelta(microseconds=as_int(value)) if value is not None else None
+        return _EPOCH + timedelta(microseconds=as_int(value))
     except (TypeError, ValueError, OverflowError):
         return None
 

@@ -6,7 +6,8 @@ Contract:
   goes out all the same (a fresh trace id, sampled flag off), so a target can correlate either way.
 - The scheduler calls only the hooks (hooks.py): `traced_api`, `traced_tick`, `traced_dispatch`, `traced_execution`
   (decorators), `attempt_done`, `poisoned`; the occurrence counts (occurrences.py): `occurrence_planned`,
-  `occurrence_skipped`; and `outgoing_headers` / `current_traceparent` for what it sends.
+  `occurrence_skipped`; the destinations' (destinations.py): `destination_deferred`, `circuit_changed`; and
+  `outgoing_headers` / `current_traceparent` for what it sends.
 - Telemetry records only what it is handed: it never reads or writes storage (the dispatcher writes its own
   heartbeat and hands over what it saw).
 - A trace runs: API operation or dispatch task -> (occurrence message, field `tp`) -> execution attempt ->
@@ -14,6 +15,7 @@ Contract:
 - Metric names are in instruments.py; README "Operate it" says what each means.
 """
 
+from .destinations import circuit_changed, destination_deferred
 from .hooks import attempt_done, poisoned, traced_api, traced_dispatch, traced_execution, traced_tick
 from .instruments import ALL_METRICS
 from .occurrences import occurrence_planned, occurrence_skipped
@@ -25,8 +27,10 @@ __all__ = [
     "ALL_METRICS",
     "TelemetrySettings",
     "attempt_done",
+    "circuit_changed",
     "configure",
     "current_traceparent",
+    "destination_deferred",
     "disable",
     "occurrence_planned",
     "occurrence_skipped",

@@ -31,6 +31,9 @@ SKIPPED = "scheduler.occurrences.skipped"
 OVERDUE_AGE = "scheduler.occurrences.overdue_age"
 EXPECTATIONS_BROKEN = "scheduler.expectations.broken"
 JOB_SILENCE = "scheduler.job.silence"
+# Destinations that push back or fail (issue 40; telemetry/destinations.py): one series per such destination.
+DESTINATION_DEFERRED = "scheduler.destination.deferred"
+DESTINATION_CIRCUIT = "scheduler.destination.circuit"
 
 ALL_METRICS = (
     EXECUTIONS,
@@ -52,6 +55,8 @@ ALL_METRICS = (
     OVERDUE_AGE,
     EXPECTATIONS_BROKEN,
     JOB_SILENCE,
+    DESTINATION_DEFERRED,
+    DESTINATION_CIRCUIT,
 )
 
 
@@ -130,4 +135,12 @@ class Instruments:
         )
         self.job_silence = meter.create_gauge(
             JOB_SILENCE, unit="s", description="Time without a success of a job whose expectation is broken"
+        )
+        self.destination_deferred = meter.create_counter(
+            DESTINATION_DEFERRED,
+            unit="{attempt}",
+            description="Attempts deferred by their destination, by destination and reason (PushBack, CircuitOpen)",
+        )
+        self.destination_circuit = meter.create_counter(
+            DESTINATION_CIRCUIT, unit="{change}", description="Circuit changes of a destination, by its new state"
         )

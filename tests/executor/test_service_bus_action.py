@@ -136,3 +136,4 @@ def test_missing_key_and_unreachable_namespace_fail(settings: Settings, amqp_pee
     unreachable = ServiceBusTarget(replace(settings, service_bus_endpoint="sb://127.0.0.1:9"), timeout=3)
     down = unreachable.run(bus_action("ServiceBusQueue", "orders"), context())
     assert not down.succeeded and "failed" in down.message
+    assert down.unreachable and down.pushback is None  # its circuit counts it (executor/destinations.py)

@@ -18,9 +18,11 @@ from azure.storage.queue import (
 )
 
 from devhost.azurite import ACCOUNT_KEY, ACCOUNT_NAME
+from shared.actions.base import PushBack
 from shared.actions.storage_queue import StorageQueueTarget, queue_endpoint
 from shared.model import JobErrorAction
 from shared.settings import Settings
+from tests.executor.peers.servers import serve
 from tests.executor.support import context
 
 
@@ -111,3 +113,35 @@ def test_endpoint_resolution(settings: Settings) -> None:
     assert queue_endpoint(settings, "prodacct") == "https://prodacct.queue.core.windows.net"
     local = replace(settings, queue_endpoint_template="http://127.0.0.1:9/{account}")
     assert queue_endpoint(local, "prodacct") == "http://127.0.0.1:9/prodacct"
+
+
+SERVER_BUSY = (
+    b'<?xml version="1.0" encoding="utf-8"?><Error><Code>ServerBusy</Code>'
+    b"<Message>Ingress is over the account limit.</Message></Error>"
+)
+
+
+def test_a_busy_account_is_a_push_back_with_its_retry_after_and_a_5xx_or_no_answer_counts_for_its_circuit(
+    settings: Settings,
+) -> None:
+    """ServerBusy (503) is the account's throttling: a push-back carrying its Retry-After (executor/destinations.py
+    defers the attempt); a 500 and a refused connection count for the destination's circuit; a 404 for neither."""
+    answers = iter(
+        [(503, {"Retry-After": "3", "x-ms-error-code": "ServerBusy"}, SERVER_BUSY), (500, {}, b""), (404, {}, b"")]
+    )
+    server = serve(lambda hit: next(answers))
+    try:
+        local = replace(settings, queue_endpoint_template=f"{server.url}/{{account}}")
+        target = StorageQueueTarget(local, timeout=5)
+        busy = target.run(queue_action("q", "sv=2020&sig=x", account="prodacct"), context())
+        broken = target.run(queue_action("q", "sv=2020&sig=x", account="prodacct"), context())
+        missing = target.run(queue_action("q", "sv=2020&sig=x", account="prodacct"), context())
+    finally:
+        server.close()
+    assert not busy.succeeded and busy.pushback == PushBack(503, 3.0) and not busy.unreachable
+    assert "failed: 503 ServerBusy" in busy.message
+    assert not broken.succeeded and broken.pushback is None and broken.unreachable
+    assert not missing.succeeded and missing.pushback is None and not missing.unreachable
+    refused = replace(settings, queue_endpoint_template="http://127.0.0.1:9/{account}")  # nothing listens on 9
+    down = StorageQueueTarget(refused, timeout=5).run(queue_action("q", "sv=2020&sig=x", account="prodacct"), context())
+    assert not down.succeeded and down.unreachable and down.pushback is None

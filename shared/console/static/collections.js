@@ -1,5 +1,7 @@
-// Collections of a subscription: state, SKU, quota use (jobs used / max) and job counts by state.
+// Collections of a subscription: state, SKU, quota use (jobs used / max) and job counts by state; then the
+// destinations held back (destinations.js).
 import { collectionPath, consoleBase, limitsOf, listAll } from "./api.js";
+import { destinationsSection } from "./destinations.js";
 import { announce, failure, h, show, stateBadge, table } from "./dom.js";
 
 const STATES = ["enabled", "disabled", "faulted", "completed"];
@@ -66,6 +68,7 @@ export async function renderCollections(sub) {
     table(`${collections.length} collection${collections.length === 1 ? "" : "s"}`,
       ["Collection", "Resource group", "Location", "State", "SKU", "Quota (jobs used / max)",
         "Enabled", "Disabled", "Faulted", "Completed"], rows, [6, 7, 8, 9]),
+    destinationsSection(sub),
   );
   announce(`${collections.length} collections loaded.`);
 }
