@@ -1,9 +1,10 @@
 // Jobs of a collection: state, schedule in words, next and last run (with the last outcome), counters;
 // filtered by state through the API's $filter, paged with $top/$skip (one extra row tells whether a next
 // page exists, whatever the API does with nextLink). Above them, the collection's load forecast for the next
-// 24 hours (forecast.js).
+// 24 hours (forecast.js); under them, its dead letters (dead-letters.js).
 import { call, consoleBase, limitsOf, schedules } from "./api.js";
 import { collectionActions } from "./collection-actions.js";
+import { deadLettersSection } from "./dead-letters.js";
 import { announce, failure, h, show, stateBadge, table } from "./dom.js";
 import { forecastSection } from "./forecast.js";
 import { zoned } from "./zones.js";
@@ -129,6 +130,7 @@ export async function renderJobs(ids, query) {
       ? h("p", { class: "note" }, "— The API returns no status for a disabled job, so its runs are not counted here; "
         + "its page lists its history.") : null,
     pager,
+    deadLettersSection(ids),
   );
   announce(`${jobs.length} jobs shown.`);
 }
