@@ -37,6 +37,7 @@ class Deferral:
     job: JobRecord
     message: OccurrenceMessage  # the attempt as queued again: due later, its first fire instant kept
     note: str | None = None  # its Waiting entry's message, written however short the wait (a destination's)
+    shown: bool = False  # its Waiting entry was written when it was deferred before, for the same cause
 
 
 class Deferrals:
@@ -54,7 +55,8 @@ class Deferrals:
 
         def before() -> None:
             give_back()  # first: the message, when it comes, claims the attempt again
-            if deferral.note is not None or message.due - message.fire_instant > WAIT_SHOWN_AFTER:
+            long_wait = message.due - message.fire_instant > WAIT_SHOWN_AFTER
+            if deferral.note is not None or (long_wait and not deferral.shown):
                 self._show_waiting(deferral.job, message, deferral.note)
 
         await asyncio.get_running_loop().run_in_executor(self._lane, before)

@@ -126,12 +126,14 @@ class Destinations:
         if isinstance(turn, Held):
             log.info("occurrence %s deferred: the circuit of %s is open", message.claim_id, destination)
             destination_deferred(destination, "CircuitOpen")
-            note = None if message.waited_for == WaitCause.DESTINATION else self._circuit_note(destination, turn.until)
-            return Deferral(job, message.waiting(turn.until, WaitCause.DESTINATION), note)
+            again = message.waited_for == WaitCause.DESTINATION  # its entry says so already: not written again
+            note = None if again else self._circuit_note(destination, turn.until)
+            return Deferral(job, message.waiting(turn.until, WaitCause.DESTINATION), note, shown=again)
         assert turn is not None
         start = message.due if paced else turn.at
         if start - self.clock.now() > self.timings.early_hop:
-            return Deferral(job, message.waiting(start, WaitCause.DESTINATION, paced=True))
+            again = message.waited_for == WaitCause.DESTINATION
+            return Deferral(job, message.waiting(start, WaitCause.DESTINATION, paced=True), shown=again)
         wait = (start - self.timings.connect_lead - self.clock.now()).total_seconds()
         if wait > 0:
             await self.clock.pause(wait)
