@@ -163,9 +163,8 @@ class Destinations:
                 hold = known.state.hold_until if known is not None else None
                 if hold is not None and now <= hold:  # learning what it accepts
                     accepted = self._accepted_count(destination, now)
-                    await self._answers.ask(
-                        destination, _Answer(message.claim_id, False, None, None, accepted, False, True)
-                    )
+                    learning = _Answer(message.claim_id, failed=False, accepted=accepted, learning=True)
+                    await self._answers.ask(destination, learning)
             troubled = known is not None and (known.state.failures > 0 or known.state.open_until is not None)
             if result.unreachable or troubled:
                 await self._answers.ask(destination, _Answer(message.claim_id, result.unreachable))
