@@ -185,11 +185,6 @@ class Destinations:
         destination_deferred(destination, "PushBack")
         return Deferral(job, message.waiting(slot.at, WaitCause.DESTINATION), note)
 
-    def state(self, destination: str) -> DestinationState | None:
-        """What this process knows of the destination (None: nothing: it never pushed back or failed here)."""
-        known = self._known.get(destination)
-        return known.state if known is not None else None
-
     async def _refresh(self, destination: str) -> _Known | None:
         """The row read again; None (and forgotten) when it holds nothing any more."""
         row = await self._reads.ask(destination, None)
