@@ -143,7 +143,7 @@ class Limits:
             asked = self.clock.now()
             start = (
                 message.due
-                if message.paced
+                if message.paced and message.waited_for == WaitCause.RATE_LIMIT  # its slot of this rule, not a budget's
                 else await self._pacers.ask((key, pacer_key(rule), rate), SlotRequest(holder, fire))
             )
             if start - asked > self.timings.early_hop:
