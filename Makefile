@@ -57,6 +57,7 @@ bench: setup
 	$(PY) bench/auth.py
 	$(PY) bench/faults.py
 	$(PY) bench/pushback.py
+	$(PY) bench/auto_spread.py
 
 # A million stored jobs (about 15 minutes) and two storage accounts: by hand, not in `make bench`.
 bench-scale: setup

@@ -15,10 +15,13 @@ from shared.wire_members import unknown_members
 
 from .client import USAGE_ERROR, CliError, collection_path
 from .concurrency import (
+    AutoSpreadOption,
     MaxConcurrentOption,
+    NoAutoSpreadOption,
     NoRateLimitsOption,
     RateLimitOption,
     ReplaceOption,
+    auto_spread_words,
     collection_members,
     limits_words,
 )
@@ -113,6 +116,7 @@ def show(ctx: typer.Context, group: str = Group, collection: str = Collection) -
             ("history kept", words.get("retention", "?")),
             ("max concurrent executions", limits_words(properties)[0]),
             ("target rate limits", limits_words(properties)[1]),
+            ("auto spread", auto_spread_words(properties)),
             *((f"{state} jobs", count) for state, count in counts.items()),
             ("tags", ", ".join(f"{k}={v}" for k, v in (found.get("tags") or {}).items()) or "-"),
         ],
@@ -131,6 +135,7 @@ def create(
     file: Path = typer.Option(None, "--file", "-f", help="A JobCollectionDefinition JSON (flags win)."),
     max_concurrent: int | None = MaxConcurrentOption,
     rate_limit: list[str] | None = RateLimitOption,
+    auto_spread: str | None = AutoSpreadOption,
     replace: bool = ReplaceOption,
 ) -> None:
     """Create a collection (PUT); an existing one only with --replace (`update` changes its limits)."""
@@ -147,7 +152,7 @@ def create(
         properties["sku"] = {"name": sku}
     if max_jobs:
         properties.setdefault("quota", {})["maxJobCount"] = max_jobs
-    collection_members(properties, max_concurrent, rate_limit, False)
+    collection_members(properties, max_concurrent, rate_limit, False, auto_spread)
     if not body.get("location"):
         raise CliError("MissingLocation", "pass --location (or a location in --file)", USAGE_ERROR)
     properties.setdefault("sku", {"name": "Standard"})
@@ -178,11 +183,17 @@ def update(
     max_concurrent: int | None = MaxConcurrentOption,
     rate_limit: list[str] | None = RateLimitOption,
     no_rate_limits: bool = NoRateLimitsOption,
+    auto_spread: str | None = AutoSpreadOption,
+    no_auto_spread: bool = NoAutoSpreadOption,
 ) -> None:
     """Change a collection's limits (PATCH: everything else is kept)."""
-    properties = collection_members({}, max_concurrent, rate_limit, no_rate_limits)
+    properties = collection_members({}, max_concurrent, rate_limit, no_rate_limits, auto_spread, no_auto_spread)
     if not properties:
-        raise CliError("NothingToChange", "pass --max-concurrent, --rate-limit or --no-rate-limits", USAGE_ERROR)
+        raise CliError(
+            "NothingToChange",
+            "pass --max-concurrent, --rate-limit, --no-rate-limits, --auto-spread or --no-auto-spread",
+            USAGE_ERROR,
+        )
     opts = options(ctx)
     saved = opts.client().call(
         "PATCH", collection_path(opts.require_subscription(), group, collection), {"properties": properties}
@@ -190,8 +201,12 @@ def update(
     if opts.json:
         emit_json(saved)
         return
-    most, rates = limits_words(saved.get("properties") or {})
-    emit_message(f"Job collection {collection} updated: max concurrent executions {most}; rate limits {rates}.")
+    saved_properties = saved.get("properties") or {}
+    most, rates = limits_words(saved_properties)
+    emit_message(
+        f"Job collection {collection} updated: max concurrent executions {most}; rate limits {rates}; "
+        f"auto spread {auto_spread_words(saved_properties)}."
+    )
 
 
 def _post(ctx: typer.Context, group: str, collection: str, verb: str) -> None:

@@ -1,8 +1,9 @@
 """The options that set members of the newer api-version, and how `list`/`show` put them in words: a job's
 `overlapPolicy` and `spreadWindow` and a collection's `maxConcurrentExecutions` and `targetRateLimits` (issue 27,
-docs/decisions.md, "Overlap, limits, long-running completion, spread"); a job's `expectSuccessWithin` and
-`missedRunPolicy` (docs/decisions.md, "Missed runs, backfill, the ledger"). The values are the API's to validate
-(a 400 names the member); only the `HOST=RPS` shape of `--rate-limit` is read here.
+docs/decisions.md, "Overlap, limits, long-running completion, spread") and `autoSpread` (issue 40,
+docs/decisions.md, "Automatic spread"); a job's `expectSuccessWithin` and `missedRunPolicy` (docs/decisions.md,
+"Missed runs, backfill, the ledger"). The values are the API's to validate (a 400 names the member); only the
+`HOST=RPS` shape of `--rate-limit` is read here.
 """
 
 from __future__ import annotations
@@ -41,6 +42,14 @@ RateLimitOption = typer.Option(
     "repeat for more hosts; replaces the collection's list.",
 )
 NoRateLimitsOption = typer.Option(False, "--no-rate-limits", help="Remove every targetRateLimits rule.")
+AutoSpreadOption = typer.Option(
+    None,
+    "--auto-spread",
+    metavar="DURATION",
+    help="autoSpread.tolerance: occurrences of a second that would exceed their destination's budget fire up to "
+    "this much later (whole seconds, PT1S to PT5M, e.g. PT30S).",
+)
+NoAutoSpreadOption = typer.Option(False, "--no-auto-spread", help="Remove autoSpread (occurrences fire on time).")
 # `create` refuses a name already taken (as the console does): replacing one wipes what the command leaves out.
 ReplaceOption = typer.Option(
     False, "--replace", help="Replace it if it exists (PUT: what the command does not set goes back to its default)."
@@ -117,9 +126,21 @@ def rate_limits(values: list[str] | None) -> list[dict[str, Any]] | None:
 
 
 def collection_members(
-    properties: dict[str, Any], max_concurrent: int | None, limits: list[str] | None, no_limits: bool
+    properties: dict[str, Any],
+    max_concurrent: int | None,
+    limits: list[str] | None,
+    no_limits: bool,
+    auto_spread: str | None = None,
+    no_auto_spread: bool = False,
 ) -> dict[str, Any]:
-    """`properties` with the collection options applied (0 and --no-rate-limits remove, as null in a PATCH)."""
+    """`properties` with the collection options applied (0, --no-rate-limits and --no-auto-spread remove, as null
+    in a PATCH)."""
+    if no_auto_spread and auto_spread is not None:
+        raise CliError("InvalidAutoSpread", "--auto-spread and --no-auto-spread exclude each other", USAGE_ERROR)
+    if no_auto_spread:
+        properties["autoSpread"] = None
+    elif auto_spread is not None:
+        properties["autoSpread"] = {"tolerance": auto_spread}
     if max_concurrent is not None:
         properties["maxConcurrentExecutions"] = max_concurrent or None
     if no_limits and limits:
@@ -153,3 +174,9 @@ def limits_words(properties: dict[str, Any]) -> tuple[str, str]:
     rules = properties.get("targetRateLimits") or []
     rates = ", ".join(f"{r.get('host')} {r.get('requestsPerSecond')}/s" for r in rules) or "-"
     return (str(most) if most else "no limit"), rates
+
+
+def auto_spread_words(properties: dict[str, Any]) -> str:
+    """The collection's autoSpread in words: how much later a crowded second's occurrences may fire."""
+    tolerance = (properties.get("autoSpread") or {}).get("tolerance")
+    return f"up to {tolerance} later" if tolerance else "off"

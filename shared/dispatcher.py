@@ -1,34 +1,27 @@
 """The dispatcher: turn due-index entries into queued occurrences, fanned out over instances.
 
-Once a minute the timer (`fan_out`) enqueues one dispatch task per (minute bucket, shard) from its
-watermark up to its horizon, one whole minute ahead of the current one; the queue-triggered
-`handle_task` dispatches one such partition on whichever instance takes it. Per entry: enqueue the
-occurrence (visible at its due second), index the job's following occurrence, advance the job under
-its ETag, delete the entry. Working a minute ahead means a dispatch's own duration never makes an
-occurrence late; the minute ahead's tasks turn visible shard by shard over the first half of the minute
-before (`spread_delay`), so that the process dispatching does not starve the occurrences due meanwhile of
-CPU. Each step is done for a page of entries at once (index writes batched per partition; the jobs of one
-collection read together and advanced in entity-group transactions,
-due_jobs.py), and every step comes before the ones that depend on it, so a crash anywhere duplicates
-rather than loses: the entries stay, a later task re-reads them, and the executor's claim drops the
-duplicate occurrence. A task is idempotent; the timer re-sends the last buckets (`dispatch_overlap`) and sweeps
-older buckets for leftovers, so a task lost or failed is done again by a later tick. A host that dies while it
-dispatches does not leave the work to a later tick: the tasks of the minute the tick dispatches ahead (and the
-sweeps of leftovers) are sent after a watchdog, and a task that finds entries keeps one while it works
-(shared/leases.py), so a live host takes the task up again about `task_watchdog_after` later. A tick missed
-while no host ran (a restart across a minute's start) is made up when a host starts again: the timer's
-schedule monitor (function_app.py, `use_monitor`) runs it at once, past due.
+Once a minute the timer (`fan_out`) enqueues one dispatch task per (minute bucket, shard) from its watermark up to
+its horizon, one whole minute ahead of the current one; the queue-triggered `handle_task` dispatches one such
+partition on whichever instance takes it. Per entry: enqueue the occurrence (visible at its due second), index the
+job's following occurrence, advance the job under its ETag, delete the entry. Working a minute ahead means a
+dispatch's own duration never makes an occurrence late; the minute ahead's tasks turn visible shard by shard over
+the first half of the minute before (`spread_delay`), so that the process dispatching does not starve the
+occurrences due meanwhile of CPU. Each step is done for a page of entries at once (index writes batched per
+partition; the jobs of one collection read together and advanced in entity-group transactions, due_jobs.py), and
+every step comes before the ones that depend on it, so a crash anywhere duplicates rather than loses: the entries
+stay, a later task re-reads them, and the executor's claim drops the duplicate occurrence. A task is idempotent;
+the timer re-sends the last buckets (`dispatch_overlap`) and sweeps older buckets for leftovers, so a task lost or
+failed is done again by a later tick. A host that dies while it dispatches does not leave the work to a later
+tick: the tasks of the minute the tick dispatches ahead (and the sweeps of leftovers) are sent after a watchdog,
+and a task that finds entries keeps one while it works (shared/leases.py), so a live host takes the task up again
+about `task_watchdog_after` later. A tick missed while no host ran is made up when a host starts again: the
+timer's schedule monitor (function_app.py, `use_monitor`) runs it at once, past due.
 
-What the job becomes at each step (the occurrence to queue, a missed run, the advance) is shared/jobstate's
-to say (`dispatch_step`, `advanced`); the dispatcher is its I/O shell. Which tasks a tick sends: tick_window.py.
-
-After each tick the dispatcher writes its heartbeat (shared/health.py), telemetry on or off, and hands what
-it saw to telemetry with the report; each due entry it advances past is counted (expected, dispatched or
-skipped) for the occurrence metrics.
-
-`tick` does a whole tick in this process (tests, tools). A writer (the lifecycle) calls `dispatch` directly
-for an occurrence before the horizon, so a job created seconds ahead runs on time although nothing
-polls faster than the minute timer.
+What the job becomes at each step is shared/jobstate's to say (`dispatch_step`, `advanced`); the dispatcher is its
+I/O shell. Which tasks a tick sends: tick_window.py. A collection's `autoSpread` moves the fire instants of a
+crowded second (spread_plans.py). After each tick the dispatcher writes its heartbeat (shared/health.py) and hands
+what it saw to telemetry with the report. `tick` does a whole tick in this process (tests, tools); the lifecycle
+calls `dispatch` for an occurrence before the horizon.
 """
 
 from __future__ import annotations
@@ -46,6 +39,7 @@ from .due_jobs import advance_jobs, read_jobs
 from .jobstate import DispatchStep
 from .occurrence import OccurrenceMessage, Trigger, batches
 from .records import HistoryRecord, JobRecord, LedgerEntry
+from .spread_plans import SpreadPlans
 from .store import DueEntry, Store
 from .store.dispatch_queue import MalformedTask, ShardTask
 from .store.tables import chunks
@@ -88,12 +82,9 @@ class Dispatcher:
     occurrences due then (run by the same process) are late by as much.
 
     `span` (the timings' `batch_span` unless given): a shard's occurrences due within this of each other go in one
-    queue message (up to BATCH_MAX). Under a steady load spread over the seconds, a message per second and shard is
-    most of the queue's work (each message comes with its watchdog and backstop, and costs three sends and three
-    deletes; Azurite's queue also sweeps every deleted message's body once a minute, one by one, which stalls all
-    of its storage for seconds at 100 executions/s). Each occurrence still fires at its own second. The cost: a host
-    dying with the batch in hand before its first second hands it back after its last (the watchdog's time), up to
-    this much later.
+    queue message (up to BATCH_MAX): under a steady load a message per second and shard (each with its watchdog
+    and backstop) would be most of the queue's work (docs/execution.md). Each occurrence still fires at its own
+    second; a host dying with the batch in hand before its first second hands it back up to this much later.
 
     `threads`: the process's (shared/threads.py): a task's job reads and advances go side by side on a share of the
     dispatch-fanout lane, its watchdog is renewed on the dispatch-renewer's. None: threads of its own (a dispatcher
@@ -114,6 +105,7 @@ class Dispatcher:
         self.span = self.timings.batch_span if span is None else span  # seconds of a shard one queue message holds
         self.threads = threads or Threads(clock)
         self.watchdogs = TaskWatchdogs(store, clock, self.threads)
+        self.spread_plans = SpreadPlans(store)  # collections' autoSpread
 
     # -- the timer: decide the tasks ------------------------------------------------------------------
 
@@ -247,13 +239,21 @@ class Dispatcher:
         step = jobstate.dispatch_step(job, entry.due, now)
         messages = [
             OccurrenceMessage(
-                job.key, occurrence, step.due_of(occurrence, now), Trigger.SCHEDULE, generation=job.generation
+                job.key, occurrence, self._fire(job, step, occurrence, now), Trigger.SCHEDULE, generation=job.generation
             )
             for occurrence in step.queued
         ]
         return _Plan(
             entry, job, step, messages, jobstate.postponed_note(job, step, now), jobstate.let_go(job, step, now)
         )
+
+    def _fire(self, job: JobRecord, step: DispatchStep, occurrence: datetime, now: datetime) -> datetime:
+        """The step's instant for the occurrence, later by its collection's automatic spread (a catch-up or a
+        resume is spaced by its own rule)."""
+        due = step.due_of(occurrence, now)
+        if step.catch_up is not None or step.resume_at is not None:
+            return due
+        return due + self.spread_plans.offset(job, occurrence, due)
 
     def _write(self, plans: list[_Plan], pool: Executor | None) -> None:
         """Postponed notes and the ledger entries of what they skipped, then the messages, then the following

@@ -24,6 +24,8 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
   `Explanation`), in explain_words.py's words.
 - view.py: the status the API shows (`status`) and when a finished job expires (`expired`).
 - spread.py: the fixed offset of a job's occurrences inside its spreadWindow (`spread_offset`, `offset_of`).
+- auto_spread.py: a collection's autoSpread: the occurrences of a crowded second placed later, within the
+  tolerance (`planned` -> `SpreadPlan`; `place`, which the forecast uses too).
 - overlap.py: what an occurrence does while an earlier one of its job runs (`on_occurrence` -> `Turn`, and the
   job's marker: `begun`, `ended`, `extended`).
 - pacing.py: a target host's rate limit as slots (`pace`, `rule_for`) and on the wire (`send_at`).

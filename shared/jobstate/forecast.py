@@ -36,9 +36,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ..model import JobActionType, JobCollectionState, JobErrorAction, JobState, TargetRateLimit, format_utc
+from ..model import (
+    JobActionType,
+    JobCollectionState,
+    JobErrorAction,
+    JobState,
+    TargetRateLimit,
+    format_duration,
+    format_utc,
+)
 from ..model.concurrency import host_key
 from ..records import CollectionRecord, JobRecord
+from .auto_spread import Event, budget_of, event, place, tolerance_of
 from .pacing import pacer_key, rule_for, target_host
 from .pause import collection_holds
 from .preview import Note, Upcoming, upcoming
@@ -200,6 +209,7 @@ def _collection(
             )
         )
     idle: Counter[str] = Counter()
+    walked: list[tuple[JobRecord, list[Upcoming]]] = []
     for job in jobs:
         if job.state != JobState.ENABLED:
             idle[job.state.value] += 1
@@ -209,13 +219,45 @@ def _collection(
             continue
         due, cut = due_in(job, now, until, min(cap, tally.left))
         tally.left -= len(due)
-        fires = [u.fires for u in due if collection_holds(pause, u.occurrence, True) is None]
-        tally.add(name, rules, job, fires)
+        walked.append((job, [u for u in due if collection_holds(pause, u.occurrence, True) is None]))
         if cut:
             tally.cut.append((job.key.resource_id, len(due)))
+    tolerance = tolerance_of(record)
+    if tolerance is not None:
+        tally.notes.append(
+            Note(
+                "AutoSpread",
+                f"The job collection {name} spreads a second over a destination's budget over up to "
+                f"{format_duration(tolerance)} after it: its occurrences are counted where they fire.",
+            )
+        )
+    for job, fires in _spread(record, rules, walked):
+        tally.add(name, rules, job, fires)
     if idle:
         said = ", ".join(f"{n} {state}" for state, n in sorted(idle.items()))
         tally.notes.append(Note("JobsNotEnabled", f"In the job collection {name}, jobs that fire nothing: {said}."))
+
+
+def _spread(
+    record: CollectionRecord, rules: Sequence[TargetRateLimit], walked: list[tuple[JobRecord, list[Upcoming]]]
+) -> list[tuple[JobRecord, list[datetime]]]:
+    """Each job's fire instants, moved as the collection's autoSpread moves them at dispatch (auto_spread.py,
+    with the static rules: a budget learned from push-back lasts minutes, and is not forecast)."""
+    tolerance = tolerance_of(record)
+    fired = [(job, [u.fires for u in due]) for job, due in walked]
+    if tolerance is None:
+        return fired
+    events: list[tuple[int, int, Event]] = []
+    for j, (job, due) in enumerate(walked):
+        budget = budget_of(job, rules, {})
+        if budget is None:
+            continue
+        for i, u in enumerate(due):
+            after = due[i + 1].fires if i + 1 < len(due) else None
+            events.append((j, i, event(budget, job.key, u.occurrence, u.fires, after, tolerance)))
+    for (j, i, _), second in zip(events, place([e for _, _, e in events]), strict=True):
+        fired[j][1][i] = second
+    return fired
 
 
 def forecast(

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, field_validator
 
 from .base import CamelCaseOnOutput, WireModel
-from .concurrency import MaxConcurrentExecutions, TargetRateLimit, unique_hosts
+from .concurrency import AutoSpread, MaxConcurrentExecutions, TargetRateLimit, unique_hosts
 from .enums import JobCollectionState, RecurrenceFrequency, SkuName
 from .extensions import HistoryRetention
 from .occurrence_control import JobPause
@@ -63,6 +63,14 @@ class JobCollectionProperties(WireModel):
         alias="targetRateLimits",
         description="Per target host, the most requests per second the collection's Http actions send it "
         "(at most 20 hosts). Requests beyond wait for their slot, in order.",
+    )
+    # Newer api-version only (concurrency.py, issue 40).
+    auto_spread: AutoSpread | None = Field(
+        default=None,
+        alias="autoSpread",
+        description="Occurrences of a second that would exceed their destination's budget (a targetRateLimits rule, "
+        "or what a destination that pushed back accepts) fire later, deterministically, each at most `tolerance` "
+        "after its time; the others keep their second.",
     )
     # Newer api-version only (occurrence_control.py): the collection's pause, held at each occurrence's second.
     pause: JobPause | None = Field(

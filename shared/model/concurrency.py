@@ -13,7 +13,9 @@ Rules (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
   the first answer;
 - collection `maxConcurrentExecutions`: the most occurrences of its jobs that run at once, across instances;
 - collection `targetRateLimits`: per target host (exact, or `*.` and a domain for its subdomains), the most
-  requests per second the collection's Http actions send it; requests beyond wait for their slot.
+  requests per second the collection's Http actions send it; requests beyond wait for their slot;
+- collection `autoSpread` (issue 40): `{tolerance}` (PT1S to PT5M): the occurrences of a second that would exceed
+  their destination's budget fire later, each at most `tolerance` after its time (jobstate/auto_spread.py).
 
 Values are strict (issue 36): numbers are JSON numbers, never booleans (`true` is not 1) or strings, and the
 limits' hosts are ASCII as DNS carries them (an internationalised name in its `xn--` form, `host_key`): Unicode
@@ -37,6 +39,10 @@ from .durations import Duration
 
 SPREAD_MIN = timedelta(seconds=1)  # offsets are whole seconds: a shorter window would always be 0
 SPREAD_MAX = timedelta(hours=1)
+AUTO_SPREAD_MIN = timedelta(seconds=1)
+# The dispatcher counts, for each minute it dispatches, what the tolerance before it spilled into it: a longer one
+# would have it walk more of every job's series each minute.
+AUTO_SPREAD_MAX = timedelta(minutes=5)
 
 ASYNC_DEFAULT_DEADLINE = timedelta(hours=1)
 ASYNC_MIN_DEADLINE = timedelta(minutes=1)
@@ -173,6 +179,20 @@ class TargetRateLimit(WireModel):
             raise ValueError("requestsPerSecond must be a number from 0.01 to 1000.")
         if not MIN_REQUESTS_PER_SECOND <= value <= MAX_REQUESTS_PER_SECOND:
             raise ValueError("requestsPerSecond must be a number from 0.01 to 1000.")
+        return value
+
+
+class AutoSpread(WireModel):
+    tolerance: Duration = Field(
+        description="How much later than its time an occurrence may fire so that no second exceeds its "
+        "destination's budget (whole seconds, PT1S to PT5M)."
+    )
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerance(cls, value: timedelta) -> timedelta:
+        if not AUTO_SPREAD_MIN <= value <= AUTO_SPREAD_MAX or value % timedelta(seconds=1):
+            raise ValueError("tolerance must be whole seconds from PT1S to PT5M.")
         return value
 
 

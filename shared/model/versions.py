@@ -110,6 +110,7 @@ EXTENSIONS: tuple[Extension, ...] = (
     # (NotSpecified included: it reads that as a type of None, which it then refuses to send).
     Extension(HttpRequest, "authentication", PREVIEW, value=HttpAuthenticationType.MANAGED_IDENTITY, within="type"),
     Extension(JobHistoryProperties, "dstShift", PREVIEW),
+    Extension(JobCollectionProperties, "autoSpread", PREVIEW),
 )
 
 

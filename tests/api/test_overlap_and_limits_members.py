@@ -1,9 +1,9 @@
 """The members of issue 27 on the wire (docs/decisions.md, "Overlap, limits, long-running completion, spread"):
 job `overlapPolicy` and `spreadWindow`, Http `request.asyncCompletion`, collection `maxConcurrentExecutions` and
-`targetRateLimits`, the ledger's `waited`/`waitedFor` and Waiting status, and the `overlapPolicy` override of
-run-now and backfill. They live in api-version 2026-12-01-preview: they read back equal there, 2016-03-01 shows
-none of them, and a 2016-03-01 read-modify-write (the official client's included) keeps them. A bad value is a
-400 naming the member, and changes nothing stored.
+`targetRateLimits` (and issue 40's `autoSpread`), the ledger's `waited`/`waitedFor` and Waiting status, and the
+`overlapPolicy` override of run-now and backfill. They live in api-version 2026-12-01-preview: they read back
+equal there, 2016-03-01 shows none of them, and a 2016-03-01 read-modify-write (the official client's included)
+keeps them. A bad value is a 400 naming the member, and changes nothing stored.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ LIMITS = {
         {"host": "api.example.com", "requestsPerSecond": 50},
         {"host": "*.Example.org", "requestsPerSecond": 0.5},
     ],
+    "autoSpread": {"tolerance": "PT30S"},
 }
 
 
@@ -223,6 +224,12 @@ def test_a_spread_window_fits_a_one_shot_job_and_the_patch_that_shortens_the_int
             {"targetRateLimits": [{"host": f"h{n}.example.com", "requestsPerSecond": 1} for n in range(21)]},
             "properties.targetRateLimits",
         ),
+        ({"autoSpread": {"tolerance": "PT0S"}}, "properties.autoSpread.tolerance"),
+        ({"autoSpread": {"tolerance": "PT5M1S"}}, "properties.autoSpread.tolerance"),
+        ({"autoSpread": {"tolerance": "PT1.5S"}}, "properties.autoSpread.tolerance"),
+        ({"autoSpread": {"tolerance": "soon"}}, "properties.autoSpread.tolerance"),
+        ({"autoSpread": {}}, "properties.autoSpread.tolerance"),
+        ({"autoSpread": {"tolerance": "PT30S", "every": 3}}, "properties.autoSpread"),
     ],
 )
 def test_bad_collection_limits_are_refused_by_name(inproc, members, path) -> None:

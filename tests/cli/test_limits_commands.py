@@ -1,6 +1,7 @@
-"""`scheduler` shows and sets issue 27's members against the real function_app.py under the local host: a job's
-overlap policy and spread window (create, update, list, show, run's override), a collection's
-maxConcurrentExecutions and targetRateLimits (create, update, show), and the ledger's Waited column."""
+"""`scheduler` shows and sets issue 27's members (and issue 40's autoSpread) against the real function_app.py under
+the local host: a job's overlap policy and spread window (create, update, list, show, run's override), a
+collection's maxConcurrentExecutions, targetRateLimits and autoSpread (create, update, show), and the ledger's
+Waited column."""
 
 from __future__ import annotations
 
@@ -84,3 +85,32 @@ def test_a_collections_limits(cli) -> None:
     assert malformed.exit_code != 0 and "HOST=RPS" in malformed.stderr
     refused = cli("collections", "update", "-g", RG, "-c", "limited", "--rate-limit", "https://x.com=5")
     assert refused.exit_code == 1 and "host" in refused.stderr
+
+
+def test_a_collections_auto_spread(cli) -> None:
+    made = cli("collections", "create", "-g", RG, "-c", "spread", "--location", "westus", "--auto-spread", "PT20S")
+    assert made.exit_code == 0, made.stderr
+    flags = ["-g", RG, "-c", "spread"]
+    assert "up to PT20S later" in cli("collections", "show", *flags).stdout
+
+    changed = cli("collections", "update", *flags, "--auto-spread", "PT1M")
+    assert changed.exit_code == 0 and "auto spread up to PT1M later" in changed.stdout, changed.stderr
+    stored = json.loads(cli("-o", "json", "collections", "show", *flags).stdout)["properties"]
+    assert stored["autoSpread"] == {"tolerance": "PT1M"}
+    shown = cli("collections", "show", *flags).stdout
+    assert "auto spread" in shown and "up to PT1M later" in shown
+
+    too_long = cli("collections", "update", *flags, "--auto-spread", "PT10M")
+    assert too_long.exit_code == 1, too_long.stdout
+    assert "properties.autoSpread.tolerance" in too_long.stderr and "whole seconds from PT1S to PT5M" in too_long.stderr
+    both = cli("collections", "update", *flags, "--auto-spread", "PT5S", "--no-auto-spread")
+    assert both.exit_code == 2 and "exclude each other" in both.stderr
+    assert json.loads(cli("-o", "json", "collections", "show", *flags).stdout)["properties"]["autoSpread"] == {
+        "tolerance": "PT1M"
+    }
+
+    removed = cli("collections", "update", *flags, "--no-auto-spread")
+    assert removed.exit_code == 0 and "auto spread off" in removed.stdout, removed.stderr
+    stored = json.loads(cli("-o", "json", "collections", "show", *flags).stdout)["properties"]
+    assert "autoSpread" not in stored and stored["sku"]["name"] == "Standard"
+    assert "auto spread" in cli("collections", "show", *flags).stdout

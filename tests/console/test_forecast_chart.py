@@ -3,7 +3,8 @@ headless Chromium against the real function_app.py under the local host: one bar
 the minutes holding a second over a destination's rate limit marked, and those seconds listed.
 
 Two hourly jobs fire at the same second to a host limited to one request a second, from hours ahead (nothing
-fires while the test runs): every one of their seconds is over the limit."""
+fires while the test runs): every one of their seconds is over the limit. In a collection with autoSpread the
+second of them is counted a second later, so nothing is over the limit, and the section says why."""
 
 from __future__ import annotations
 
@@ -19,25 +20,25 @@ from .browser import screenshot, wait_until
 
 SUB, RG, JC = "forecast-sub", "forecast-rg", "forecast"
 COLLECTION = f"subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/{JC}"
+SPREAD = f"subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/spread"
 NEW = {"api-version": NEWEST.name}
 START = (datetime.now(UTC) + timedelta(hours=2)).replace(minute=0, second=0, microsecond=0)
 
 
-@pytest.fixture(scope="module")
-def site(host_url: str) -> str:
+def collection(host_url: str, path: str, **more: object) -> None:
     made = requests.put(
-        f"{host_url}/{COLLECTION}",
+        f"{host_url}/{path}",
         params=NEW,
         timeout=10,
         json={
             "location": "westeurope",
-            "properties": {"targetRateLimits": [{"host": "127.0.0.1", "requestsPerSecond": 1}]},
+            "properties": {"targetRateLimits": [{"host": "127.0.0.1", "requestsPerSecond": 1}], **more},
         },
     )
     assert made.status_code in (200, 201), made.text
     for name in ("first", "second"):
         job = requests.put(
-            f"{host_url}/{COLLECTION}/jobs/{name}",
+            f"{host_url}/{path}/jobs/{name}",
             params=NEW,
             timeout=10,
             json={
@@ -49,6 +50,12 @@ def site(host_url: str) -> str:
             },
         )
         assert job.status_code == 201, job.text
+
+
+@pytest.fixture(scope="module")
+def site(host_url: str) -> str:
+    collection(host_url, COLLECTION)
+    collection(host_url, SPREAD, autoSpread={"tolerance": "PT30S"})
     return host_url
 
 
@@ -65,4 +72,17 @@ def test_the_collection_page_charts_the_next_24_hours_and_lists_the_seconds_over
     first = START.strftime("%Y-%m-%d %H:%M:%S")
     assert listed.startswith(f"127.0.0.1 (at most 1/s): {first} UTC (2)")
     assert f"and {len(answer['minutes']) - 10} more" in listed  # ten listed, the rest counted
+    assert browser.find_elements(By.ID, "forecast-spread") == []
+    assert browser.find_element(By.ID, "auto-spread").text == "off"
     screenshot(browser, "console-collection-forecast")
+
+
+def test_with_auto_spread_the_crowded_seconds_are_counted_where_they_fire(site: str, browser) -> None:
+    browser.get(f"{site}/console/{SPREAD}")
+    note = wait_until(lambda: browser.find_element(By.ID, "forecast-spread"), what="the spread note")
+    assert "up to PT30S later" in note.text
+    assert browser.find_element(By.ID, "forecast-over-limit").text == "No second goes over a destination's rate limit."
+    chart = browser.find_element(By.CSS_SELECTOR, "#forecast-chart svg")
+    assert chart.find_elements(By.CSS_SELECTOR, "g.over-limit") == []
+    assert chart.find_elements(By.CSS_SELECTOR, "g.within") != []
+    assert browser.find_element(By.ID, "auto-spread").text.endswith("fire up to PT30S later")

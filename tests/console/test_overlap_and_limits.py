@@ -1,6 +1,7 @@
 """The console shows and sets issue 27's members, in a real headless Chromium against the real function_app.py
 under the local host: a job's overlap policy and spread window (its page and its form), its occurrences that
-wait, ran late or were skipped by the overlap policy (read from the ledger), and a collection's limits."""
+wait, ran late or were skipped by the overlap policy (read from the ledger), and a collection's limits (with
+issue 40's autoSpread)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ def site(host_url: str, azurite, prefix: str) -> str:
             "properties": {
                 "maxConcurrentExecutions": 10,
                 "targetRateLimits": [{"host": "api.example.com", "requestsPerSecond": 50}],
+                "autoSpread": {"tolerance": "PT45S"},
             },
         },
     )
@@ -130,6 +132,7 @@ def test_the_collection_page_shows_its_limits(site: str, browser) -> None:
     limits = wait_until(lambda: browser.find_element(By.ID, "rate-limits"), what="the collection's limits")
     assert limits.text == "api.example.com: 50/s"
     assert browser.find_element(By.ID, "max-concurrent").text.startswith("at most 10 at once")
+    assert browser.find_element(By.ID, "auto-spread").text.endswith("fire up to PT45S later")
 
 
 def test_the_form_sets_the_overlap_policy_and_spread_window(site: str, browser) -> None:

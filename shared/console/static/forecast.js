@@ -2,6 +2,7 @@
 // minute over the next 24 hours as bars (chart.js's drawing), a minute holding a second over a destination's rate
 // limit marked by a triangle (▼) as well as a colour, and those seconds listed per destination. The chart carries a
 // text summary for screen readers; the list holds the seconds themselves. Times in UTC (a collection has no zone).
+// With the collection's autoSpread the API counts each occurrence where the dispatcher places it; a line says so.
 import { call } from "./api.js";
 import { CHART_HEIGHT as H, CHART_PAD as PAD, CHART_WIDTH as W, svgNode as s } from "./chart.js";
 import { failure, fill, h } from "./dom.js";
@@ -77,13 +78,22 @@ function overLimitList(answer) {
   }));
 }
 
+// What the chart counts under autoSpread (docs/decisions.md, "Automatic spread"): the static rules' budget only.
+function spreadNote(autoSpread) {
+  const tolerance = (autoSpread || {}).tolerance;
+  return tolerance ? h("p", { id: "forecast-spread", class: "note" }, `With autoSpread, the occurrences of a `
+    + `crowded second are counted where they will fire: up to ${tolerance} later, before their job's next `
+    + "occurrence. A second still listed had no room within that; a rate learned from push-back is not forecast.")
+    : null;
+}
+
 // The page's forecast section: filled when the answer comes, so the rest of the page does not wait for it.
-export function forecastSection(ids) {
+export function forecastSection(ids, autoSpread) {
   const heading = h("h2", { id: "forecast-heading" }, `Forecast: the next ${HOURS} hours`);
   const box = h("section", { id: "forecast", "aria-labelledby": "forecast-heading" }, heading, h("p", {}, "Loading…"));
   call("GET", `${ids.path}/forecast`, { query: { hours: HOURS } })
     .then((answer) => fill(box, heading, forecastChart(answer),
-      h("h3", {}, "Seconds over a destination's rate limit"), overLimitList(answer),
+      h("h3", {}, "Seconds over a destination's rate limit"), overLimitList(answer), spreadNote(autoSpread),
       (answer.notes || []).map((n) => h("p", { class: "note" }, n.message))))
     .catch((error) => fill(box, heading, failure(error, "Could not read the forecast")));
   return box;

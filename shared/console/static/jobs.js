@@ -49,6 +49,9 @@ function collectionSummary(collection, ids, limits, count) {
       ? `at most ${p.maxConcurrentExecutions} at once, across every instance` : "no limit"),
     h("dt", {}, "Target rate limits"), h("dd", { id: "rate-limits" }, (p.targetRateLimits || []).length
       ? p.targetRateLimits.map((r) => `${r.host}: ${r.requestsPerSecond}/s`).join(", ") : "none"),
+    h("dt", {}, "Automatic spread"), h("dd", { id: "auto-spread" }, (p.autoSpread || {}).tolerance
+      ? `occurrences of a second over a destination's rate limit fire up to ${p.autoSpread.tolerance} later`
+      : "off"),
     h("dt", {}, "Resource id"), h("dd", {}, collection.id || ids.path));
 }
 
@@ -119,7 +122,7 @@ export async function renderJobs(ids, query) {
     heading,
     h("p", { class: "sub" }, `Resource group ${ids.group}, subscription ${ids.sub}`),
     collectionSummary(collection, ids, limits, !state && page === 0 && !more ? jobs.length : null),
-    forecastSection(ids),
+    forecastSection(ids, (collection.properties || {}).autoSpread),
     ...collectionActions(ids, collection, !state && page === 0 && !more ? jobs.length : null,
       () => renderJobs(ids, query)),
     h("div", { class: "toolbar" },
