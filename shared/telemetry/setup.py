@@ -13,6 +13,13 @@ Where spans and metrics go, first match wins:
 - `SCHEDULER_TELEMETRY_CONSOLE` = `true`: spans and metrics printed to stdout (local debugging).
 - none of these: off. `make run` and the tests configure nothing, so they pay for no-op hooks only.
 
+What goes to Application Insights is bounded, as its ingestion is billed per GB (docs/cost.md): traces are sampled
+at most `SCHEDULER_TELEMETRY_TRACES_PER_SECOND` a second (default 5: every trace of a quiet deployment, a sample of
+a busy one's, which Application Insights extrapolates), the logs of an unsampled trace are dropped with it, and the
+Azure SDK's own span per storage request (two or three per execution, more than the execution's own) is off unless
+`SCHEDULER_TELEMETRY_STORAGE_SPANS` = `true`. Metrics are aggregated before export and never sampled: the occurrence
+counts stay exact.
+
 `SCHEDULER_METRICS_PER_JOB` = `true` adds the job's id to the occurrence counts (one time series per job:
 for deployments with few jobs, or a short investigation).
 """
@@ -37,10 +44,39 @@ OTLP = "otlp"
 CONSOLE = "console"
 # The distro's bundled instrumentations of frameworks this app does not use.
 _UNUSED = ("django", "fastapi", "flask", "psycopg2")
+STORAGE_SPANS = "azure_sdk"  # the distro's name for the Azure SDK's instrumentation
+TRACES_PER_SECOND = 5.0
 
 
 def _flag(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _rate(value: str | None) -> float:
+    """A positive number of traces a second; anything else is the default (logged: a setting is never ignored
+    silently)."""
+    if not value:
+        return TRACES_PER_SECOND
+    try:
+        rate = float(value)
+    except ValueError:
+        rate = 0.0
+    if not 0 < rate < float("inf"):
+        log.warning(
+            "SCHEDULER_TELEMETRY_TRACES_PER_SECOND=%r is not a positive number: %s used", value, TRACES_PER_SECOND
+        )
+        return TRACES_PER_SECOND
+    return rate
+
+
+def azure_monitor_options(settings: TelemetrySettings) -> dict[str, object]:
+    """The distro's options besides the connection: sampling, and the instrumentations left off."""
+    off = (*_UNUSED, *(() if settings.storage_spans else (STORAGE_SPANS,)))
+    return {
+        "traces_per_second": settings.traces_per_second,
+        "enable_trace_based_sampling_for_logs": True,
+        "instrumentation_options": {name: {"enabled": False} for name in off},
+    }
 
 
 @dataclass(frozen=True)
@@ -51,6 +87,8 @@ class TelemetrySettings:
     otlp_endpoint: str | None = None
     console: bool = False
     per_job_metrics: bool = False
+    traces_per_second: float = TRACES_PER_SECOND
+    storage_spans: bool = False
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> TelemetrySettings:
@@ -63,6 +101,8 @@ class TelemetrySettings:
             otlp_endpoint=env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
             console=_flag(env.get("SCHEDULER_TELEMETRY_CONSOLE")),
             per_job_metrics=_flag(env.get("SCHEDULER_METRICS_PER_JOB")),
+            traces_per_second=_rate(env.get("SCHEDULER_TELEMETRY_TRACES_PER_SECOND")),
+            storage_spans=_flag(env.get("SCHEDULER_TELEMETRY_STORAGE_SPANS")),
         )
 
     @property
@@ -108,7 +148,7 @@ def _start(settings: TelemetrySettings) -> str | None:
             connection_string=settings.connection_string,
             credential=credential_from(settings.authentication),
             logger_name="shared",
-            instrumentation_options={name: {"enabled": False} for name in _UNUSED},
+            **azure_monitor_options(settings),
         )
         use_providers(trace.get_tracer_provider(), metrics.get_meter_provider(), per_job=settings.per_job_metrics)
     elif destination in {OTLP, CONSOLE}:
