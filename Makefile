@@ -47,17 +47,10 @@ infra-check:
 
 test: lint infra-check unit
 
+# Every bench once, cheap ones first (`bench/report.py --list`), into docs/figures.json, then docs/figures.md and the
+# generated blocks of docs/cost.md and docs/capacity.md; `make bench ONLY=fire,steady` re-runs some, the rest stay.
 bench: setup
-	$(PY) bench/recurrence.py
-	$(PY) bench/fire.py
-	$(PY) bench/steady.py
-	$(PY) bench/idle.py
-	$(PY) bench/memory.py
-	$(PY) bench/api.py
-	$(PY) bench/auth.py
-	$(PY) bench/faults.py
-	$(PY) bench/pushback.py
-	$(PY) bench/auto_spread.py
+	$(PY) bench/report.py $(if $(ONLY),--only $(ONLY))
 
 # A million stored jobs (about 15 minutes) and two storage accounts: by hand, not in `make bench`.
 bench-scale: setup

@@ -7,7 +7,8 @@ create the collections and their one-time jobs through the API, all due in one m
 (fan-out plus every task, in this process); every occurrence executed (an Http action to a local server).
 Storage requests are counted at the SDK's HTTP transport, per Azurite and service (table or queue), and
 printed per execution. Also: a list-by-subscription page (p50), with one and with two accounts, as a ratio to
-one raw partition query measured in the same run.
+one raw partition query measured in the same run. Recorded (bench/figures.py, when BENCH_FIGURES names a file) as
+bench "accounts", phases `one-account` and `two-accounts`.
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from azure.core.pipeline.transport import RequestsTransport
 
+from bench.figures import record
 from devhost.azurite import Azurite
 from shared import api
 from shared.dispatcher import Dispatcher
@@ -42,6 +45,8 @@ from tests.support.scheduler_client import drain_dispatch
 SUB = "accounts-sub"
 V = {"api-version": "2016-03-01"}
 LIST_SAMPLES = 40
+STAGES = ("create", "tick", "execute")
+NAMES = {1: "one-account", 2: "two-accounts"}  # each run's phase in the recorded figures
 
 # Storage requests of this process by port (each Azurite service has its own), counted at the SDK's transport.
 _counts: Counter[int] = Counter()
@@ -207,17 +212,40 @@ def main() -> None:
         )
         results = {accounts: run(azurites, accounts, args.collections, args.jobs, target) for accounts in (1, 2)}
         server.shutdown()
+    phases: dict[str, dict[str, Any]] = {}
     for accounts, figures in results.items():
         assert figures["executed"] == total, figures["executed"]
+        phases[NAMES[accounts]] = recorded(figures, args.collections, args.jobs)
         print(f"\n{accounts} account(s): storage requests, total (per execution)")
         print(f"  {'phase':<10}" + "".join(f"{name:>22}" for name in figures["create"]))  # type: ignore[union-attr]
-        for phase in ("create", "tick", "execute"):
+        for phase in STAGES:
             counts = figures[phase].values()  # type: ignore[union-attr]
             print(f"  {phase:<10}" + "".join(f"{f'{n} ({n / total:.2f})':>22}" for n in counts))
         print(
             f"  list by subscription ({args.collections} collections) p50 {figures['list_ms']:.2f} ms = "
             f"{figures['list_ms'] / figures['raw_ms']:.2f}x a raw partition query ({figures['raw_ms']:.2f} ms)"
         )
+    raw = {f"partition_query_p50_ms_{name.replace('-', '_')}": phase["raw_p50_ms"] for name, phase in phases.items()}
+    record("accounts", phases, raw)
+
+
+def recorded(figures: dict[str, Any], collections: int, jobs: int) -> dict[str, Any]:
+    """One run's figures as bench/figures.py records them (the printed ones: requests by stage, account and
+    service, in total and per execution; the list page beside the raw query)."""
+    total = collections * jobs
+    stages = {stage: {cell.replace(" ", "_"): n for cell, n in figures[stage].items()} for stage in STAGES}
+    return {
+        "collections": collections,
+        "jobs_per_collection": jobs,
+        "executions": figures["executed"],
+        "storage_requests_by_stage": stages,
+        "storage_requests_per_execution_by_stage": {
+            stage: {cell: round(n / total, 3) for cell, n in cells.items()} for stage, cells in stages.items()
+        },
+        "list_by_subscription_p50_ms": round(figures["list_ms"], 3),
+        "raw_p50_ms": round(figures["raw_ms"], 3),
+        "ratio_to_raw": round(figures["list_ms"] / figures["raw_ms"], 3),
+    }
 
 
 if __name__ == "__main__":

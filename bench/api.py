@@ -7,7 +7,8 @@ the same Azurite in the same run: PUT job (create in a collection holding 0-199 
 1,000 jobs (all pages of 100) vs a raw paged query of the same 1,000 entities. Target: <= 2x.
 
 Each API sample is paired with a sample of its raw operation taken right before it, so both see the same
-load on the machine (other processes come and go on a shared host); the ratio is of the two medians.
+load on the machine (other processes come and go on a shared host); the ratio is of the two medians. Recorded
+(bench/figures.py, when BENCH_FIGURES names a file) as bench "api", one phase per API call.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.figures import record
 from devhost.azurite import Azurite
 from shared import api
 from shared.keys import CollectionKey
@@ -160,22 +163,48 @@ def main() -> None:
             ).by_page()
             assert sum(len(list(p)) for p in pages) == JOBS
 
-        rows = [
-            ("PUT job (create, 0-199 held)", *early, "upsert entity"),
-            (f"PUT job (create, {JOBS - SAMPLES}-{JOBS - 1} held)", *late, "upsert entity"),
-            ("PUT job (replace)", *paired(put, raw_upsert, SAMPLES), "upsert entity"),
-            ("GET job", *paired(get, raw_get, SAMPLES), "get entity"),
-            (f"list {JOBS} jobs, all pages", *paired(list_all, raw_list, LIST_ROUNDS), f"query {JOBS}, pages of 100"),
+        rows = [  # (its phase in the figures, the API call, its samples, the raw ones, the raw operation)
+            ("put-job-create-0-199", "PUT job (create, 0-199 held)", *early, "upsert entity"),
+            (
+                f"put-job-create-{JOBS - SAMPLES}-{JOBS - 1}",
+                f"PUT job (create, {JOBS - SAMPLES}-{JOBS - 1} held)",
+                *late,
+                "upsert entity",
+            ),
+            ("put-job-replace", "PUT job (replace)", *paired(put, raw_upsert, SAMPLES), "upsert entity"),
+            ("get-job", "GET job", *paired(get, raw_get, SAMPLES), "get entity"),
+            (
+                f"list-{JOBS}-jobs",
+                f"list {JOBS} jobs, all pages",
+                *paired(list_all, raw_list, LIST_ROUNDS),
+                f"query {JOBS}, pages of 100",
+            ),
         ]
         print(
             f"\nAPI vs raw Table Storage (Azurite, in-process API, {JOBS} jobs; each API sample paired with a "
             "raw one taken just before it)"
         )
         print(f"{'API call':<32}{'p50 ms':>9}{'p99 ms':>9}   {'raw storage':<26}{'p50 ms':>9}{'p99 ms':>9}{'x p50':>8}")
-        for name, samples, raw_samples, raw_name in rows:
+        phases: dict[str, dict[str, Any]] = {}
+        for key, name, samples, raw_samples, raw_name in rows:
             p50, p99 = percentiles(samples)
             r50, r99 = percentiles(raw_samples)
             print(f"{name:<32}{p50:>9.2f}{p99:>9.2f}   {raw_name:<26}{r50:>9.2f}{r99:>9.2f}{p50 / r50:>8.2f}")
+            phases[key] = {
+                "samples": len(samples),
+                "p50_ms": round(p50, 3),
+                "p99_ms": round(p99, 3),
+                "raw_operation": raw_name,
+                "raw_p50_ms": round(r50, 3),
+                "raw_p99_ms": round(r99, 3),
+                "ratio_to_raw": round(p50 / r50, 3),
+            }
+    raw = {  # the raw operations of the same run, as the other benches name them
+        "entity_read_p50_ms": phases["get-job"]["raw_p50_ms"],
+        "entity_upsert_p50_ms": phases["put-job-replace"]["raw_p50_ms"],
+        f"query_{JOBS}_paged_p50_ms": phases[f"list-{JOBS}-jobs"]["raw_p50_ms"],
+    }
+    record("api", phases, raw)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ Run from the repo root: `python bench/auth.py`. Calls the API in-process (`share
 the same caller three ways: `none` mode (no check), `entra` mode with a real RS256 token (validated with PyJWT
 against a local issuer's keys, fetched once over loopback) and a role assignment at the resource group among
 `ASSIGNMENTS` in the subscription's partition (found with one filtered query), and raw storage (one entity
-get, and the whole partition's query that a caller in more than 14 groups costs instead).
+get, and the whole partition's query that a caller in more than 14 groups costs instead). Recorded (bench/figures.py,
+when BENCH_FIGURES names a file) as bench "auth", phases `get-job-auth-none` and `get-job-auth-entra` (their ratio
+to the raw entity get), the raw rows in `raw`.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from api import percentiles, request, timed
 
+from bench.figures import record
 from devhost.azurite import Azurite
 from shared import api
 from shared.runtime import Runtime
@@ -109,21 +113,36 @@ def main() -> None:
             assert len(list(grants.query_entities("PartitionKey eq @pk", parameters={"pk": SUB}))) == ASSIGNMENTS
 
         get_entra(0)  # the first call fetches the issuer's metadata and keys
-        rows = [
-            ("GET job, SCHEDULER_AUTH=none", timed(get_open, SAMPLES)),
-            ("GET job, SCHEDULER_AUTH=entra", timed(get_entra, SAMPLES)),
-            ("raw: get entity", timed(raw_get, SAMPLES)),
-            (f"raw: query {ASSIGNMENTS} assignments", timed(raw_partition, SAMPLES)),
+        rows = [  # (its name in the figures, the operation, its samples)
+            ("get-job-auth-none", "GET job, SCHEDULER_AUTH=none", timed(get_open, SAMPLES)),
+            ("get-job-auth-entra", "GET job, SCHEDULER_AUTH=entra", timed(get_entra, SAMPLES)),
+            ("entity_read", "raw: get entity", timed(raw_get, SAMPLES)),
+            ("assignments_query", f"raw: query {ASSIGNMENTS} assignments", timed(raw_partition, SAMPLES)),
         ]
-        base = percentiles(rows[2][1])[0]
+        base = percentiles(rows[2][2])[0]
         print(
             f"\nAuthentication + authorization cost (Azurite, in-process API, {ASSIGNMENTS} role assignments in "
             "the subscription; ratios to one raw entity get)"
         )
         print(f"{'operation':<40}{'p50 ms':>9}{'p99 ms':>9}{'x get':>8}")
-        for name, samples in rows:
+        phases: dict[str, dict[str, Any]] = {}
+        raw: dict[str, float] = {}
+        for key, name, samples in rows:
             p50, p99 = percentiles(samples)
             print(f"{name:<40}{p50:>9.2f}{p99:>9.2f}{p50 / base:>8.2f}")
+            if name.startswith("raw: "):  # raw storage in the same run
+                raw |= {f"{key}_p50_ms": round(p50, 3), f"{key}_p99_ms": round(p99, 3)}
+                if key != "entity_read":
+                    raw[f"{key}_ratio_to_entity_read"] = round(p50 / base, 3)
+            else:
+                phases[key] = {
+                    "samples": len(samples),
+                    "assignments": ASSIGNMENTS,
+                    "p50_ms": round(p50, 3),
+                    "p99_ms": round(p99, 3),
+                    "ratio_to_raw": round(p50 / base, 3),
+                }
+    record("auth", phases, raw)
 
 
 if __name__ == "__main__":

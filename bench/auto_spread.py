@@ -18,9 +18,11 @@ alone paces the herd, for contrast). Reported per phase: the herd accepted, lost
 most requests in any sliding second; its first and last request after :00 and whether it finished within the
 tolerance (its last accepted request before :00 + tolerance + 1 s: the last second an occurrence may be placed at
 is :00 + tolerance); its requests per second (accepted/all) for the first 30 s; the others' lateness at their
-target (arrival minus due second: p50, p99, max), lost, duplicated; storage requests and function invocations
-per execution (herd and others), counted on the wire from one second before the tick that dispatches the phase
-to the end of its 20 s duplicate watch, beside raw storage measured in the same run (bench/pushback.py's).
+target (arrival minus due second: p50, p99, max), lost, duplicated; storage requests, function invocations and
+the local host's CPU per execution (herd and others), counted from one second before the tick that dispatches the
+phase to the end of its 20 s duplicate watch, beside raw storage measured in the same run (bench/pushback.py's).
+Recorded (bench/figures.py, when BENCH_FIGURES names a file) as bench "auto_spread", one phase per --phases name;
+its `lateness_s` is the others'.
 
     .venv/bin/python bench/auto_spread.py [--phases spread,pacing] [--jobs 1000 --rate 50 --others 150]
         [--tolerance PT30S] [--delay 0.5] [--dump requests.tsv]
@@ -42,14 +44,18 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import Harness, lateness_line, next_minute, one_shot, pause_until  # noqa: E402
+from bench.figures import record  # noqa: E402
+from bench.harness import Harness, lateness_figures, lateness_line, next_minute, one_shot, pause_until  # noqa: E402
 from bench.idle import raw_round_trip  # noqa: E402
 from bench.limits import limited_collection  # noqa: E402
-from bench.pushback import Phase, accepted_line, cost_lines, jobs_of  # noqa: E402
+from bench.phase_figures import num, raw_read  # noqa: E402
+from bench.pushback import Phase, jobs_of  # noqa: E402
+from bench.pushback_report import accepted_line, cost_lines  # noqa: E402
 from bench.pushback_targets import PushbackTargets  # noqa: E402
 from bench.pushback_watch import densest, most_within  # noqa: E402
 from bench.targets import Arrival  # noqa: E402
@@ -103,6 +109,7 @@ def measure(harness: Harness, targets: PushbackTargets, phase: SpreadPhase, unti
     arrived (or `until`), then the duplicate watch."""
     phase.late_start = not pause_until(phase.due - timedelta(minutes=1, seconds=1))
     requests, invocations, kinds = harness.requests(), harness.invocations(), harness.kinds()
+    cpu = harness.host_cpu_seconds()
     while datetime.now(UTC) < until:
         accepted = {a.job for a in targets.answers("budget") if a.job in phase.plan and a.status == 200}
         if len(accepted) == len(phase.plan) and len({a.job for a in others_of(harness, phase)}) == len(phase.others):
@@ -113,6 +120,7 @@ def measure(harness: Harness, targets: PushbackTargets, phase: SpreadPhase, unti
     phase.requests = harness.requests() - requests
     phase.invocations = harness.invocations() - invocations
     phase.kinds = harness.kinds() - kinds
+    phase.host_cpu_s = harness.host_cpu_seconds() - cpu
 
 
 def report(
@@ -122,12 +130,24 @@ def report(
     raw: float,
     until: datetime,
     args: argparse.Namespace,
-) -> None:
+) -> dict[str, Any]:
     name, zero = phase.name, phase.due.timestamp()
     tolerance = args.tolerance.total_seconds()
     answers = [a for a in targets.answers("budget") if a.job in phase.plan]
-    line, accepted = accepted_line(phase, answers, until)
+    line, herd = accepted_line(phase, answers, until)
+    accepted = herd["executions"]
     refused = sum(1 for a in answers if a.status == 429)
+    figures: dict[str, Any] = {
+        "auto_spread": phase.auto_spread,
+        "tolerance_s": tolerance,
+        "budget_per_s": args.rate,
+        "herd_jobs": herd["jobs"],
+        "herd_accepted": accepted,
+        "herd_lost": herd["lost"],
+        "herd_duplicated": herd["duplicated"],
+        "herd_refused": refused,
+        "count_window_started_late": phase.late_start,
+    }
     how = f"autoSpread {format_duration(args.tolerance)} and " if phase.auto_spread else "no autoSpread, "
     print(
         f"[{name}] herd:       {len(phase.plan)} jobs due at {phase.due:%H:%M:%S}Z ({how}rule 127.0.0.1 at "
@@ -137,12 +157,23 @@ def report(
     ok = sorted(a.at.timestamp() - zero for a in answers if a.status == 200)
     if instants:
         most, start = densest(instants, 1.0)
+        figures |= {
+            "most_per_second": most,
+            "most_per_second_from_s": num(start, 2),
+            "most_accepted_per_second": most_within(ok, 1.0),
+        }
         print(
             f"[{name}] rate:       most requests in any sliding second {most} (from :00 + {start:.2f} s; budget "
             f"{args.rate}), accepted ones only {most_within(ok, 1.0)}"
         )
         last = ok[-1] if ok else float("nan")
         within = "yes" if ok and len(ok) == len(phase.plan) and last < tolerance + 1 else "NO"
+        figures |= {
+            "first_request_s": num(instants[0], 2),
+            "last_request_s": num(instants[-1], 2),
+            "last_accepted_s": num(last, 2),
+            "within_tolerance": within == "yes",
+        }
         print(
             f"[{name}] span:       first request at :00 + {instants[0]:.2f} s, last {instants[-1]:.2f} s, last "
             f"accepted {last:.2f} s; finished within the tolerance ({tolerance:g} s; every occurrence accepted "
@@ -154,18 +185,35 @@ def report(
     histogram = " ".join(f"{taken[s]}/{every[s]}" for s in range(HISTOGRAM))
     beyond = sum(n for s, n in every.items() if s >= HISTOGRAM)
     print(f"[{name}] per second from :00 (accepted/all): {histogram}; later {beyond}, before :00 {early}")
+    figures |= {
+        "per_second_accepted": [taken[s] for s in range(HISTOGRAM)],
+        "per_second_all": [every[s] for s in range(HISTOGRAM)],
+        "requests_later": beyond,
+        "requests_before_00": early,
+    }
 
     arrivals = others_of(harness, phase)
-    lateness = [(a.at - phase.others[a.job]).total_seconds() for a in arrivals]
+    lateness_values = [(a.at - phase.others[a.job]).total_seconds() for a in arrivals]
     seen = Counter(a.job for a in arrivals)
     print(
         f"[{name}] others:     {len(seen)}/{len(phase.others)} arrived, lost {len(phase.others) - len(seen)}, "
         f"duplicated {sum(n - 1 for n in seen.values())}; lateness (arrival minus due second) "
-        f"{lateness_line(lateness)}"
+        f"{lateness_line(lateness_values)}"
     )
+    others_lost, others_doubled = len(phase.others) - len(seen), sum(n - 1 for n in seen.values())
     executions = accepted + len(seen)
     ends = [a.at for a in answers if a.status == 200] + [a.at for a in arrivals]
-    cost_lines(phase, executions, raw, (max(ends) - phase.due).total_seconds() if ends else 0.0)
+    figures |= {
+        "others": len(phase.others),
+        "others_arrived": len(seen),
+        "others_lost": others_lost,
+        "others_duplicated": others_doubled,
+        "lateness_s": lateness_figures(lateness_values),  # the others': the herd is placed, not late
+        "executions": executions,
+        "lost": herd["lost"] + others_lost,
+        "duplicated": herd["duplicated"] + others_doubled,
+    }
+    return figures | cost_lines(phase, executions, raw, (max(ends) - phase.due).total_seconds() if ends else 0.0)
 
 
 def main() -> None:
@@ -210,9 +258,10 @@ def main() -> None:
             + ", ".join(f"{p.name} {p.due:%H:%M:%S}Z" for p, _ in phases),
             flush=True,
         )
+        figures: dict[str, dict[str, Any]] = {}
         for phase, until in phases:
             measure(harness, targets, phase, until)
-            report(harness, targets, phase, raw, until, args)
+            figures[phase.name] = report(harness, targets, phase, raw, until, args)
             sys.stdout.flush()
         if args.dump:
             with args.dump.open("w") as out:
@@ -224,6 +273,7 @@ def main() -> None:
                     f"others\t{a.job}\t{a.expected.isoformat()}\t{a.at.isoformat()}\t200\n"
                     for a in harness.targets.arrivals()
                 )
+    record("auto_spread", figures, raw_read(raw))
 
 
 if __name__ == "__main__":

@@ -41,80 +41,22 @@ import sys
 import tempfile
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.api_probe import ApiProbe  # noqa: E402
-from bench.harness import GROUP, VERSION, percentile, request  # noqa: E402
+from bench.faults_report import Crash, Phase, Target, report  # noqa: E402
+from bench.figures import record  # noqa: E402
+from bench.harness import GROUP, VERSION, request  # noqa: E402
 from devhost.azurite import Azurite  # noqa: E402
 from tests.support.crash import CrashingHost  # noqa: E402
 from tests.support.fault_proxy import StorageFaults  # noqa: E402
-
-Occurrence = tuple[str, datetime]  # (job name, expected execution time)
-SLOW_ANSWER = 5.0  # seconds the target takes to answer a "slow" job
-
-
-@dataclass
-class Call:
-    at: datetime
-    answered: datetime | None = None
-
-
-class Target:
-    """Records every call by occurrence, when it arrived and when it was answered; "slow*" jobs answer late."""
-
-    def __init__(self) -> None:
-        self.calls: dict[Occurrence, list[Call]] = defaultdict(list)
-        lock = threading.Lock()
-        calls = self.calls
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                call = Call(datetime.now(UTC))
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                job = self.headers["x-ms-scheduler-jobid"]
-                expected = datetime.fromisoformat(self.headers["x-ms-scheduler-expected-execution-time"])
-                with lock:
-                    calls[(job, expected)].append(call)
-                if job.startswith("slow"):
-                    time.sleep(SLOW_ANSWER)
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                self.wfile.flush()
-                call.answered = datetime.now(UTC)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
-@dataclass
-class Crash:
-    died: datetime
-    back: datetime
-
-
-@dataclass
-class Phase:
-    name: str
-    collection: str
-    plan: set[Occurrence] = field(default_factory=set)
-    crashes: list[Crash] = field(default_factory=list)
 
 
 def sleep_until(instant: datetime) -> None:
@@ -169,56 +111,6 @@ def create(
         list(pool.map(put, jobs))
 
 
-def report(phase: Phase, target: Target) -> None:
-    lateness, held, lost = [], [], 0
-    in_flight = answered = 0
-    for occurrence in sorted(phase.plan):
-        job, due = occurrence
-        calls = sorted(target.calls.get(occurrence, []), key=lambda c: c.at)
-        if not calls:
-            lost += 1
-            continue
-        first = calls[0]
-        holder = next(
-            (
-                c
-                for c in phase.crashes
-                if first.at >= c.died and c.died - timedelta(seconds=60) <= due < c.back + timedelta(seconds=6)
-            ),
-            None,
-        )
-        if holder is not None:
-            held.append((first.at - max(holder.back, due)).total_seconds())
-        else:
-            lateness.append((first.at - due).total_seconds())
-        for again in calls[1:]:  # a run again after a crash that caught the call before it in flight
-            before = [c for c in calls if c.at < again.at]
-            explained = any(
-                c.died > before[-1].at
-                and (before[-1].answered is None or before[-1].answered > c.died - timedelta(seconds=1))
-                for c in phase.crashes
-            )
-            in_flight += explained
-            answered += not explained
-    fired = len(phase.plan) - lost
-    line = (
-        f"[{phase.name}] fired {fired}/{len(phase.plan)}, lost {lost}; duplicated {in_flight + answered} "
-        f"(in flight at a crash {in_flight}, already answered or no crash {answered})"
-    )
-    if lateness:
-        hidden = sum(1 for late in lateness if late > 300)  # a receive's ten-minute visibility
-        line += (
-            f"; lateness p50 {percentile(lateness, 0.5):.2f} s, p99 {percentile(lateness, 0.99):.2f} s, "
-            f"worst {max(lateness):.2f} s ({hidden} more than 5 min late)"
-        )
-    if phase.crashes:
-        line += (
-            f"; held by a crash {len(held)}, worst {max(held, default=0.0):.2f} s after the host was back "
-            f"(or their second)"
-        )
-    print(line, flush=True)
-
-
 def next_minute(after: datetime, second: int) -> datetime:
     """The first hh:mm:second at least `after`."""
     candidate = after.replace(second=second, microsecond=0)
@@ -226,7 +118,7 @@ def next_minute(after: datetime, second: int) -> datetime:
 
 
 def kill_run(index: int, host: CrashingHost, target: Target, rng: random.Random) -> Phase:
-    phase = Phase(f"kill at random, run {index}", f"kill{index}")
+    phase = Phase(f"kill at random, run {index}", f"kill{index}", f"kill-run-{index}")
     # The window opens at hh:mm:50 at least 40 s from now (room to create the jobs), lasts 75 s, and holds the
     # ticks of the next two minutes: its first tick dispatches the window's last seconds.
     start = next_minute(datetime.now(UTC) + timedelta(seconds=40), 50)
@@ -268,7 +160,7 @@ def kill_run(index: int, host: CrashingHost, target: Target, rng: random.Random)
 
 
 def double_lost_receive(host: CrashingHost, target: Target, faults: StorageFaults) -> Phase:
-    phase = Phase("double-lost receive (batch and watchdog)", "twice")
+    phase = Phase("double-lost receive (batch and watchdog)", "twice", "double-lost-receive")
     second = next_minute(datetime.now(UTC) + timedelta(minutes=2, seconds=20), 30)  # queued by a tick, batched
     jobs = {f"twice{i:02d}": (second, False) for i in range(20)}
     create(host, target, phase, jobs)
@@ -291,6 +183,7 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(args.seed)
     phases: list[Phase] = []
+    figures: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp, Azurite(Path(tmp), in_memory=True) as azurite:
         faults = StorageFaults(azurite.connection_string)
         target = Target()
@@ -304,13 +197,15 @@ def main() -> None:
         host.start()
         try:
             start = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=60)
-            # (name, offset from start, [(second of the phase, proxy mode, share of answers or connections)]).
+            # (name, its key in the figures, offset from start, [(second of the phase, proxy mode, share of answers
+            # or connections)]).
             storage_phases = (
                 (
-                    ("drop 20 s (50% of answers lost)", 0, [(10, "drop", 0.5), (30, "pass", 0.5)]),
-                    ("outage 15 s", 120, [(12, "down", 0.5), (27, "pass", 0.5)]),
+                    ("drop 20 s (50% of answers lost)", "drop", 0, [(10, "drop", 0.5), (30, "pass", 0.5)]),
+                    ("outage 15 s", "outage", 120, [(12, "down", 0.5), (27, "pass", 0.5)]),
                     (
                         "outage 16 s, then 20 s of resets (40% of connections)",
+                        "outage-then-resets",
                         240,
                         [(10, "down", 0.4), (26, "reset", 0.4), (46, "pass", 0.4)],
                     ),
@@ -319,8 +214,8 @@ def main() -> None:
                 else ()
             )
             probe = ApiProbe(host.url, "probe").start() if storage_phases else None
-            for name, offset, steps in storage_phases:
-                phase = Phase(name, name.split()[0] + str(offset))
+            for name, key, offset, steps in storage_phases:
+                phase = Phase(name, name.split()[0] + str(offset), key)
                 jobs = {
                     f"{phase.collection}{i}": (start + timedelta(seconds=offset + i * 0.5), False) for i in range(80)
                 }
@@ -336,6 +231,11 @@ def main() -> None:
                 sleep_until(start + timedelta(seconds=320))
                 assert probe is not None
                 print(probe.stop(), flush=True)
+                figures["storage-api-probe"] = {
+                    "statuses": dict(probe.statuses),
+                    "unexpected": len(probe.unexpected),
+                    "first_unexpected": probe.unexpected[:3],
+                }
             if "double" in args.phases:
                 phases.append(double_lost_receive(host, target, faults))
             for run in range(1, args.runs + 1 if "kills" in args.phases else 1):
@@ -347,7 +247,8 @@ def main() -> None:
             host.stop()
             faults.close()
     for phase in phases:
-        report(phase, target)
+        figures[phase.key] = report(phase, target)
+    record("faults", figures)
 
 
 if __name__ == "__main__":

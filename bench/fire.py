@@ -11,9 +11,10 @@ collection and its own minutes (the output says so if a phase's count window sta
 - mixed: 900 jobs at a 0.5 s host and 100 at a host that hangs past the 60 s deadline.
 
 Per phase: fired, duplicates (watched for 20 s after the last arrival, longer than a redelivery or a
-watchdog takes), lost, early, lateness at the target (p50/p99/max), storage requests and function
-invocations per execution, counted from one second before the minute timer's tick that dispatches the
-phase until the end of the duplicate watch (so a herd's own dispatch is in its count).
+watchdog takes), lost, early, lateness at the target (p50/p99/max), storage requests, function invocations
+and the local host's CPU per execution, counted from one second before the minute timer's tick that
+dispatches the phase until the end of the duplicate watch (so a herd's own dispatch is in its count).
+Run by bench/report.py, it records every figure it prints in docs/figures.json (bench/figures.py).
 
     python bench/fire.py [--phase herd-1000-0.5 ...] [--dump arrivals.jsonl]
 
@@ -33,11 +34,22 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import Harness, kinds_line, lateness_line, next_minute, one_shot, pause_until  # noqa: E402
+from bench.figures import record  # noqa: E402
+from bench.harness import (  # noqa: E402
+    Harness,
+    kinds_line,
+    lateness_figures,
+    lateness_line,
+    next_minute,
+    one_shot,
+    pause_until,
+    per_execution,
+)
 from bench.targets import Arrival  # noqa: E402
 
 HOSTS: dict[str, float | None] = {"instant": 0.0, "0.2s": 0.2, "0.5s": 0.5, "2s": 2.0, "hang": None}
@@ -59,6 +71,8 @@ class Phase:
     kinds: Counter[str] = field(default_factory=Counter)
     invocations: int = 0
     rss_mb: float = 0.0
+    cpu_s: float = 0.0  # the local host's CPU over the count window
+    seconds: float = 0.0  # the count window's length
 
 
 PHASES = {
@@ -98,6 +112,7 @@ def window_start(phase: Phase) -> datetime:
 def measure(harness: Harness, phase: Phase) -> None:
     phase.late_start = not pause_until(window_start(phase))
     requests, invocations, kinds = harness.requests(), harness.invocations(), harness.kinds()
+    cpu, began = harness.host_cpu_seconds(), time.monotonic()
     last_due = max(due for due, _ in phase.plan.values())
     deadline = last_due + timedelta(seconds=phase.wait)
     while datetime.now(UTC) < deadline and len(arrived(harness, phase)) < len(phase.plan):
@@ -110,13 +125,16 @@ def measure(harness: Harness, phase: Phase) -> None:
     phase.requests = harness.requests() - requests
     phase.kinds = harness.kinds() - kinds
     phase.invocations = harness.invocations() - invocations
+    phase.cpu_s = harness.host_cpu_seconds() - cpu
+    phase.seconds = time.monotonic() - began
 
 
 def arrived(harness: Harness, phase: Phase) -> list[Arrival]:
     return [a for a in harness.targets.arrivals() if a.job in phase.plan]
 
 
-def report(phase: Phase, arrivals: list[Arrival]) -> None:
+def report(phase: Phase, arrivals: list[Arrival]) -> dict[str, Any]:
+    """Print the phase's figures; the same figures for bench/figures.py."""
     name = phase.name
     jobs = {a.job for a in arrivals}
     lateness = [(a.at - phase.plan[a.job][0]).total_seconds() for a in arrivals]
@@ -125,9 +143,16 @@ def report(phase: Phase, arrivals: list[Arrival]) -> None:
         f"[{name}] fired:      {len(jobs)}/{len(phase.plan)} jobs, {len(arrivals) - len(jobs)} duplicate(s), "
         f"{len(phase.plan) - len(jobs)} lost, {sum(1 for x in lateness if x < 0)} early{flags}"
     )
+    by_target: dict[str, dict[str, float]] = {}
     for host in phase.groups:
         group = [(a.at - phase.plan[a.job][0]).total_seconds() for a in arrivals if phase.plan[a.job][1] == host]
+        by_target[host] = lateness_figures(group)
         print(f"[{name}] lateness:   {host + ' target: ' if len(phase.groups) > 1 else ''}{lateness_line(group)}")
+    cpu_ms = per_execution(phase.cpu_s * 1000, len(arrivals), 3)
+    print(
+        f"[{name}] host CPU:   {'-' if cpu_ms is None else f'{cpu_ms:.2f}'} ms per execution "
+        f"({phase.cpu_s:.2f} s over the {phase.seconds:.0f} s count window)"
+    )
     executions = max(len(arrivals), 1)
     print(
         f"[{name}] cost:       {phase.requests / executions:.2f} storage requests and "
@@ -136,6 +161,30 @@ def report(phase: Phase, arrivals: list[Arrival]) -> None:
         f"host RSS peak {phase.rss_mb:.0f} MB"
     )
     print(f"[{name}] requests:   {kinds_line(phase.kinds, len(arrivals))}")
+    figures: dict[str, Any] = {
+        "jobs": len(phase.plan),
+        "fired": len(jobs),
+        "executions": len(arrivals),
+        "duplicated": len(arrivals) - len(jobs),
+        "lost": len(phase.plan) - len(jobs),
+        "early": sum(1 for x in lateness if x < 0),
+        "count_window_started_late": phase.late_start,
+        "lateness_s": lateness_figures(lateness),
+        "storage_requests": phase.requests,
+        "invocations": phase.invocations,
+        "storage_requests_per_execution": per_execution(phase.requests, len(arrivals)),
+        "invocations_per_execution": per_execution(phase.invocations, len(arrivals)),
+        "storage_requests_by_kind": {
+            kind: per_execution(count, len(arrivals)) for kind, count in phase.kinds.most_common() if count
+        },
+        "host_cpu_ms_per_execution": cpu_ms,
+        "host_cpu_s": round(phase.cpu_s, 3),
+        "host_rss_mb": round(phase.rss_mb, 1),
+        "seconds": round(phase.seconds, 1),
+    }
+    if len(phase.groups) > 1:
+        figures["lateness_by_target_s"] = by_target
+    return figures
 
 
 def main() -> None:
@@ -157,14 +206,16 @@ def main() -> None:
         started = time.perf_counter()
         for index, phase in enumerate(phases):
             create(harness, phase, index)
+        took = time.perf_counter() - started
+        found: dict[str, dict[str, Any]] = {"create": {"jobs": jobs, "seconds": round(took, 1)}}
         print(
-            f"created {jobs} jobs in {time.perf_counter() - started:.1f} s; phases at "
+            f"created {jobs} jobs in {took:.1f} s; phases at "
             + ", ".join(f"{p.name} {p.due:%H:%M:%S}Z" for p in phases),
             flush=True,
         )
         for phase in phases:
             measure(harness, phase)
-            report(phase, arrived(harness, phase))
+            found[phase.name] = report(phase, arrived(harness, phase))
             sys.stdout.flush()
         if args.dump:
             with args.dump.open("w") as out:
@@ -181,6 +232,7 @@ def main() -> None:
                             )
                             + "\n"
                         )
+    record("fire", found)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import cpu_seconds  # noqa: E402
 from bench.storage_meter import StorageMeter  # noqa: E402
 from bench.targets import Targets  # noqa: E402
 from bench.tls import make_pki  # noqa: E402
@@ -66,6 +67,23 @@ def lateness_line(values: list[float]) -> str:
         f"p50 {statistics.median(values):.3f} s, p99 {percentile(values, 0.99):.3f} s, max {max(values):.3f} s, "
         f"min {min(values):.3f} s"
     )
+
+
+def lateness_figures(values: list[float]) -> dict[str, float]:
+    """What `lateness_line` prints, for bench/figures.py (seconds; empty when nothing arrived)."""
+    if not values:
+        return {}
+    return {
+        "p50": round(statistics.median(values), 4),
+        "p99": round(percentile(values, 0.99), 4),
+        "max": round(max(values), 4),
+        "min": round(min(values), 4),
+    }
+
+
+def per_execution(count: float, executions: int, digits: int = 4) -> float | None:
+    """`count` per execution, for bench/figures.py (None without executions, never a division by a guess)."""
+    return round(count / executions, digits) if executions else None
 
 
 def pause_until(instant: datetime) -> bool:
@@ -210,6 +228,10 @@ class Harness:
     def invocations(self) -> int:
         text = self.log_path.read_text(errors="replace")
         return sum(text.count(f"Executed 'Functions.{name}' (") for name in PIPELINE)
+
+    def host_cpu_seconds(self) -> float:
+        """The local host process's CPU seconds so far (user and system): a phase's figure is the difference."""
+        return cpu_seconds(self.host.pid)
 
     def host_rss_mb(self) -> float:
         return rss_mb(self.host.pid)

@@ -8,6 +8,10 @@
     by three local hosts, aimed at a target that holds each request HOLD seconds: the most requests the
     target held at once.
 
+Each also prints the local hosts' CPU per execution (from one second before the tick that dispatches the herd to
+the end of its duplicate watch; in (b) the three hosts together), and the figures are recorded (bench/figures.py,
+when BENCH_FIGURES names a file) as bench "limits", phases "rate" and "concurrency".
+
     .venv/bin/python bench/limits.py            # the issue's figures: 1,000 at 50/s; 100 jobs, limit 10
     .venv/bin/python bench/limits.py --short    # scaled down, to check it runs: 200 at 20/s; 30 jobs, limit 5
 """
@@ -24,11 +28,14 @@ from collections import Counter
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import GROUP, Harness, next_minute, one_shot, request  # noqa: E402
+from bench.figures import cpu_seconds, record  # noqa: E402
+from bench.harness import GROUP, Harness, next_minute, one_shot, pause_until, request  # noqa: E402
+from bench.phase_figures import cpu_ms, cpu_text, num  # noqa: E402
 from bench.targets import Arrival  # noqa: E402
 from devhost.azurite import free_port  # noqa: E402
 
@@ -54,14 +61,21 @@ def herd(harness: Harness, collection: str, target: str, count: int) -> tuple[da
     return due, set(names)  # the target sees a job's name (x-ms-scheduler-jobid)
 
 
-def arrivals_of(harness: Harness, ids: set[str], count: int, until: datetime) -> list[Arrival]:
+def arrivals_of(
+    harness: Harness, ids: set[str], count: int, due: datetime, until: datetime, pids: list[int]
+) -> tuple[list[Arrival], float]:
+    """The herd's arrivals, and the CPU seconds the hosts (`pids`) spent from one second before the tick that
+    dispatches it to the end of the duplicate watch."""
+
     def ours() -> list[Arrival]:
         return [a for a in harness.targets.arrivals() if a.job in ids]
 
+    pause_until(due.replace(second=0) - timedelta(minutes=1, seconds=1))
+    cpu = sum(cpu_seconds(pid) for pid in pids)
     while datetime.now(UTC) < until and len({a.job for a in ours()}) < count:
         time.sleep(0.2)
     time.sleep(WATCH)
-    return ours()
+    return ours(), sum(cpu_seconds(pid) for pid in pids) - cpu
 
 
 def most_in_one_second(instants: list[float]) -> int:
@@ -83,12 +97,13 @@ def most_at_once(arrivals: list[Arrival], hold: float) -> int:
     return most
 
 
-def rate_phase(folder: Path, count: int, rate: float) -> None:
+def rate_phase(folder: Path, count: int, rate: float) -> dict[str, Any]:
     with Harness(folder / "rate", {"paced": 0.0}) as harness:
         limited_collection(harness, "rate", {"targetRateLimits": [{"host": "127.0.0.1", "requestsPerSecond": rate}]})
         due, ids = herd(harness, "rate", "paced", count)
         print(f"[rate] {count} jobs due at {due:%H:%M:%S}, aimed at one host limited to {rate:g} requests/s")
-        arrivals = arrivals_of(harness, ids, count, due + timedelta(seconds=count / rate + 120))
+        until = due + timedelta(seconds=count / rate + 120)
+        arrivals, cpu = arrivals_of(harness, ids, count, due, until, [harness.host.pid])
     jobs = Counter(a.job for a in arrivals)
     instants = [a.at.timestamp() for a in arrivals]
     by_second = Counter(int(t) for t in instants)
@@ -96,21 +111,38 @@ def rate_phase(folder: Path, count: int, rate: float) -> None:
     in_order = all(a.expected <= b.expected for a, b in zip(ordered, ordered[1:], strict=False))
     took = (max(a.at for a in arrivals) - due).total_seconds() if arrivals else float("nan")
     first = (min(a.at for a in arrivals) - due).total_seconds() if arrivals else float("nan")
+    most, doubled = most_in_one_second(instants), sum(n - 1 for n in jobs.values())
     print(
-        f"[rate] observed max per second: {most_in_one_second(instants)} (sliding 1 s windows), "
+        f"[rate] observed max per second: {most} (sliding 1 s windows), "
         f"{max(by_second.values(), default=0)} (calendar seconds); limit {rate:g}"
     )
     seconds = range(min(by_second, default=0), max(by_second, default=-1) + 1)
     print(f"[rate] per calendar second: {' '.join(str(by_second.get(s, 0)) for s in seconds)}")
     print(
-        f"[rate] fired {len(jobs)}/{count}, lost {count - len(jobs)}, doubled {sum(n - 1 for n in jobs.values())}, "
+        f"[rate] fired {len(jobs)}/{count}, lost {count - len(jobs)}, doubled {doubled}, "
         f"total duration {took:.1f} s from the due second to the last request (the first at {first:.2f} s; "
         f"expected ~{count / rate:.0f} s), "
-        f"in due order: {'yes' if in_order else 'no'}"
+        f"in due order: {'yes' if in_order else 'no'}; {cpu_text(cpu, len(arrivals))}"
     )
+    return {
+        "jobs": count,
+        "limit_per_s": rate,
+        "executions": len(arrivals),
+        "lost": count - len(jobs),
+        "duplicated": doubled,
+        "most_per_second": most,
+        "most_per_calendar_second": max(by_second.values(), default=0),
+        "per_calendar_second": [by_second.get(s, 0) for s in seconds],
+        "duration_s": num(took, 1),
+        "first_request_s": num(first, 2),
+        "expected_duration_s": num(count / rate, 1),
+        "in_due_order": in_order,
+        "host_cpu_s": num(cpu, 2),
+        "host_cpu_ms_per_execution": cpu_ms(cpu, len(arrivals)),
+    }
 
 
-def concurrency_phase(folder: Path, count: int, limit: int) -> None:
+def concurrency_phase(folder: Path, count: int, limit: int) -> dict[str, Any]:
     with Harness(folder / "concurrency", {"slow": HOLD}) as harness, ExitStack() as stack:
         env = {
             **os.environ,
@@ -118,6 +150,7 @@ def concurrency_phase(folder: Path, count: int, limit: int) -> None:
             "SCHEDULER_PRIVATE_TARGETS": "loopback",
             "PYTHONUNBUFFERED": "1",
         }
+        pids = [harness.host.pid]
         for n in (2, 3):  # two more instances on the same storage
             log = stack.enter_context((folder / f"host{n}.log").open("wb"))
             port = free_port()
@@ -129,18 +162,35 @@ def concurrency_phase(folder: Path, count: int, limit: int) -> None:
                 stderr=subprocess.STDOUT,
             )
             stack.callback(_stop, host)
+            pids.append(host.pid)
             _wait_up(f"http://127.0.0.1:{port}/api")
         limited_collection(harness, "conc", {"maxConcurrentExecutions": limit})
         due, ids = herd(harness, "conc", "slow", count)
         print(f"[concurrency] {count} jobs due at {due:%H:%M:%S}, maxConcurrentExecutions {limit}, three local hosts")
-        arrivals = arrivals_of(harness, ids, count, due + timedelta(seconds=count * HOLD / limit * 3 + 120))
+        until = due + timedelta(seconds=count * HOLD / limit * 3 + 120)
+        arrivals, cpu = arrivals_of(harness, ids, count, due, until, pids)
     jobs = Counter(a.job for a in arrivals)
     took = (max(a.at for a in arrivals) - due).total_seconds() + HOLD if arrivals else float("nan")
+    most, doubled = most_at_once(arrivals, HOLD), sum(n - 1 for n in jobs.values())
     print(
-        f"[concurrency] max in flight at the target: {most_at_once(arrivals, HOLD)} (limit {limit}); fired "
-        f"{len(jobs)}/{count}, lost {count - len(jobs)}, doubled {sum(n - 1 for n in jobs.values())}; "
-        f"done {took:.1f} s after the due second (at the limit: {count * HOLD / limit:.0f} s)"
+        f"[concurrency] max in flight at the target: {most} (limit {limit}); fired "
+        f"{len(jobs)}/{count}, lost {count - len(jobs)}, doubled {doubled}; "
+        f"done {took:.1f} s after the due second (at the limit: {count * HOLD / limit:.0f} s); "
+        f"{cpu_text(cpu, len(arrivals))}, the three hosts together"
     )
+    return {
+        "jobs": count,
+        "limit": limit,
+        "hosts": len(pids),
+        "executions": len(arrivals),
+        "lost": count - len(jobs),
+        "duplicated": doubled,
+        "most_in_flight": most,
+        "duration_s": num(took, 1),
+        "duration_at_limit_s": num(count * HOLD / limit, 1),
+        "host_cpu_s": num(cpu, 2),
+        "host_cpu_ms_per_execution": cpu_ms(cpu, len(arrivals)),
+    }
 
 
 def _stop(host: subprocess.Popen[bytes]) -> None:
@@ -169,11 +219,13 @@ def main() -> None:
     parser.add_argument("--short", action="store_true", help="scaled down (a check that it runs)")
     parser.add_argument("--phase", choices=("rate", "concurrency", "both"), default="both")
     args = parser.parse_args()
+    figures: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-limits-") as folder:
         if args.phase in ("rate", "both"):
-            rate_phase(Path(folder), 200 if args.short else 1000, 20.0 if args.short else 50.0)
+            figures["rate"] = rate_phase(Path(folder), 200 if args.short else 1000, 20.0 if args.short else 50.0)
         if args.phase in ("concurrency", "both"):
-            concurrency_phase(Path(folder), 30 if args.short else 100, 5 if args.short else 10)
+            figures["concurrency"] = concurrency_phase(Path(folder), 30 if args.short else 100, 5 if args.short else 10)
+    record("limits", figures)
 
 
 if __name__ == "__main__":

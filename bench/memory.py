@@ -9,7 +9,8 @@ recorded. SCHEDULER_ACTIONS_IN_FLIGHT and SCHEDULER_ACTIONS_PER_HOST are raised 
 
     python bench/memory.py [--actions 5000]
 
-Target (issue 22): 5,000 actions in flight under 500 MB RSS. A figure, not a test.
+Target (issue 22): 5,000 actions in flight under 500 MB RSS. A figure, not a test. Recorded (bench/figures.py,
+when BENCH_FIGURES names a file) as bench "memory", phase `actions-<count>`.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import record  # noqa: E402
 from bench.harness import rss_mb  # noqa: E402
 from bench.targets import Targets  # noqa: E402
 from devhost.azurite import Azurite  # noqa: E402
@@ -58,9 +61,10 @@ def main() -> None:
             )
             rt = Runtime.create(settings)
             keys = create_jobs(rt, count, targets.url("hang"))
-            run(rt, keys, targets, count)
+            figures = run(rt, keys, targets, count)
         finally:
             targets.stop()
+    record("memory", {f"actions-{count}": figures})
 
 
 def create_jobs(rt: Runtime, count: int, url: str) -> list[JobKey]:
@@ -109,14 +113,15 @@ def create_jobs(rt: Runtime, count: int, url: str) -> list[JobKey]:
     return keys
 
 
-def run(rt: Runtime, keys: list[JobKey], targets: Targets, count: int) -> None:
+def run(rt: Runtime, keys: list[JobKey], targets: Targets, count: int) -> dict[str, Any]:
+    """Print what the process's memory did; the same figures for bench/figures.py."""
     pid = os.getpid()
     due = (datetime.now(UTC) + timedelta(seconds=5)).replace(microsecond=0)
     messages = []
     for key in keys:
-        record = rt.store.jobs.get(key)
-        assert record is not None
-        messages.append(OccurrenceMessage(key, due, due, Trigger.RUN_NOW, generation=record.generation))
+        job = rt.store.jobs.get(key)
+        assert job is not None
+        messages.append(OccurrenceMessage(key, due, due, Trigger.RUN_NOW, generation=job.generation))
     texts = [batch.to_json() for batch in batches(messages)]
     baseline = rss_mb(pid)
     print(
@@ -124,6 +129,7 @@ def run(rt: Runtime, keys: list[JobKey], targets: Targets, count: int) -> None:
         f"due {due:%H:%M:%S}Z)",
         flush=True,
     )
+    figures: dict[str, Any] = {"actions": count, "batches": len(texts), "rss_mb_before": round(baseline, 1)}
 
     async def watch(done: asyncio.Event) -> tuple[float, float, int]:
         peak, at_full, held = 0.0, 0.0, 0
@@ -134,13 +140,18 @@ def run(rt: Runtime, keys: list[JobKey], targets: Targets, count: int) -> None:
             held = len(targets.arrivals())
             if held >= count and not at_full:
                 at_full = rss
-                running = rt.executor.attempts.actions.limits.running()
+                running, after, count_threads = (
+                    rt.executor.attempts.actions.limits.running(),
+                    (datetime.now(UTC) - due).total_seconds(),
+                    threads(),
+                )
                 print(
-                    f"all {held} requests held at the target {(datetime.now(UTC) - due).total_seconds():.1f} s "
+                    f"all {held} requests held at the target {after:.1f} s "
                     f"after their second: RSS {rss:.0f} MB, {running} actions in flight in this process, "
-                    f"{threads()} threads",
+                    f"{count_threads} threads",
                     flush=True,
                 )
+                figures.update(all_held_after_s=round(after, 1), actions_in_flight=running, threads=count_threads)
         return peak, at_full, held
 
     async def everything() -> None:
@@ -150,15 +161,25 @@ def run(rt: Runtime, keys: list[JobKey], targets: Targets, count: int) -> None:
         done.set()
         peak, at_full, held = await watcher
         failed = [r for r in results if isinstance(r, BaseException)]
+        after = rss_mb(pid)
         print(
             f"[memory] {count} actions in flight: RSS {at_full:.0f} MB when all were held "
             f"({(at_full - baseline) * 1024 / count:.0f} KB per action over the {baseline:.0f} MB before), "
             f"peak {peak:.0f} MB; {held} requests reached the target; {len(failed)} batch(es) failed; "
-            f"RSS after they timed out and were recorded: {rss_mb(pid):.0f} MB",
+            f"RSS after they timed out and were recorded: {after:.0f} MB",
             flush=True,
+        )
+        figures.update(
+            rss_mb_all_held=round(at_full, 1),
+            kb_per_action=round((at_full - baseline) * 1024 / count, 1),
+            rss_mb_peak=round(peak, 1),
+            requests_held=held,
+            batches_failed=len(failed),
+            rss_mb_after=round(after, 1),
         )
 
     asyncio.run(everything())
+    return figures
 
 
 def threads() -> int:

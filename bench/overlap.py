@@ -11,7 +11,8 @@ occurrence (status, reason, waited). Expected with the defaults: Skip runs at 0,
 BufferOne runs back to back (0, ~90, ~180, ~270: each waiter starts as the previous one's work is found done, up
 to a poll later); Allow at 0, 60, 120, 180, 240.
 
-A figure, not a test: nothing here asserts.
+A figure, not a test: nothing here asserts. Recorded (bench/figures.py, when BENCH_FIGURES names a file) as bench
+"overlap", one phase per policy (skip, bufferone, allow): its runs' start offsets and its occurrences' ledger.
 
     python bench/overlap.py [--minutes 5] [--takes 90] [--poll 5]
 """
@@ -26,12 +27,14 @@ import time
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import requests
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import record  # noqa: E402
 from devhost.azurite import Azurite  # noqa: E402
 from shared.keys import JobKey  # noqa: E402
 from shared.model import PREVIEW_API_VERSION  # noqa: E402
@@ -124,6 +127,7 @@ def main() -> None:
     parser.add_argument("--poll", type=int, default=5, help="the target's Retry-After, seconds")
     args = parser.parse_args()
     target = AsyncTarget(args.takes, args.poll)
+    figures: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as folder, Azurite(Path(folder) / "azurite", in_memory=True) as azurite:
         env = crash_environment(azurite, "overlap")
         host = CrashingHost(env, Path(folder) / "host.log")
@@ -143,6 +147,7 @@ def main() -> None:
                 runs = [int((at - start).total_seconds()) for at in target.posts[policy]]
                 print(f"\n{policy}: runs started at {runs} s (the schedule goes on while the last work ends)")
                 entries, _ = store.history.ledger_page(JobKey("s1", "rg", "crash", policy), None, None, None, 100)
+                ledger: list[dict[str, Any]] = []
                 for entry in sorted(entries, key=lambda e: e.occurrence):
                     if entry.occurrence > last:
                         continue
@@ -150,9 +155,19 @@ def main() -> None:
                     reason = f" ({entry.reason.value})" if entry.reason else ""
                     offset = int((entry.occurrence - start).total_seconds())
                     print(f"  occurrence +{offset:>3} s: {entry.status.value}{reason}{waited}")
+                    ledger.append(
+                        {
+                            "offset_s": offset,
+                            "status": entry.status.value,
+                            "reason": entry.reason.value if entry.reason else None,
+                            "waited_s": round(entry.waited.total_seconds()) if entry.waited else None,
+                        }
+                    )
+                figures[policy.lower()] = {"executions": len(runs), "runs_started_s": runs, "occurrences": ledger}
         finally:
             host.stop()
             target.server.shutdown()
+    record("overlap", figures)
 
 
 if __name__ == "__main__":

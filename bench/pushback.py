@@ -20,8 +20,10 @@ its own, on loopback), with the status it was given. Phases (`--phases herd,outa
   duplicated, accepted before), dead letters, and from the target's return to the first and to the last success.
 Both phases: the jobs' retry policy is Fixed `--retry-interval` (PT30S) x `--retry-count` (10); storage requests
 and function invocations per execution (counted on the wire from one second before the tick that dispatches the
-phase to the end of its 20 s duplicate watch, by kind) beside raw storage measured in the same run (a
-single-entity read's p50, bench/idle.py, and executions/s vs raw operations/s).
+phase to the end of its 20 s duplicate watch, by kind) and the local host's CPU per execution over the same window,
+beside raw storage measured in the same run (a single-entity read's p50, bench/idle.py, and executions/s vs raw
+operations/s). Printed by bench/pushback_report.py, and recorded (bench/figures.py, when BENCH_FIGURES names a file)
+as bench "pushback", phases "herd" and "outage".
 
     .venv/bin/python bench/pushback.py [--phases herd,outage] [--jobs 1000 --rate 50] [--outage-jobs 200]
         [--delay 0.5] [--dump requests.tsv]
@@ -49,16 +51,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import Harness, kinds_line, next_minute, one_shot, pause_until  # noqa: E402
+from bench.figures import record  # noqa: E402
+from bench.harness import Harness, next_minute, one_shot, pause_until  # noqa: E402
 from bench.idle import raw_round_trip  # noqa: E402
-from bench.pushback_targets import Answer, PushbackTargets  # noqa: E402
-from bench.pushback_watch import Deferred, Reader, densest, most_within, opened_at  # noqa: E402
+from bench.phase_figures import raw_read  # noqa: E402
+from bench.pushback_report import report_herd, report_outage  # noqa: E402
+from bench.pushback_targets import PushbackTargets  # noqa: E402
+from bench.pushback_watch import Deferred, Reader  # noqa: E402
 from shared.jobstate.circuit import Circuit, circuit_of  # noqa: E402
-from shared.timings import Timings  # noqa: E402
 
 WATCH = timedelta(seconds=20)  # duplicates watched for after the last acceptance
 SAMPLE = 6  # waiting jobs whose ledger is read every 0.5 s
-PROBE_EVERY = Timings().circuit_probe_every.total_seconds()  # the host's default
 
 
 @dataclass
@@ -71,6 +74,7 @@ class Phase:
     requests: int = 0
     invocations: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
+    host_cpu_s: float = 0.0  # the local host's CPU over the count window
     deferred: Deferred = field(default_factory=Deferred)
     first_open: datetime | None = None  # the destination's row first read Open
     rates: list[tuple[float, float]] = field(default_factory=list)  # (s after :00, its budget) as the row changed
@@ -95,6 +99,7 @@ def measure(harness: Harness, targets: PushbackTargets, reader: Reader, phase: P
     the duplicate watch; sampling waiting jobs' ledgers and the destination's circuit every 0.5 s."""
     phase.late_start = not pause_until(phase.due.replace(second=0) - timedelta(minutes=1, seconds=1))
     requests, invocations, kinds = harness.requests(), harness.invocations(), harness.kinds()
+    cpu = harness.host_cpu_seconds()
     destination = f"127.0.0.1:{targets.ports[phase.target]}"
     turn = 0
     while datetime.now(UTC) < until:
@@ -123,141 +128,7 @@ def measure(harness: Harness, targets: PushbackTargets, reader: Reader, phase: P
     phase.requests = harness.requests() - requests
     phase.invocations = harness.invocations() - invocations
     phase.kinds = harness.kinds() - kinds
-
-
-def accepted_line(phase: Phase, answers: list[Answer], until: datetime) -> tuple[str, int]:
-    taken = Counter(a.job for a in answers if a.status == 200)
-    lost = len(phase.plan) - len(taken)
-    doubled = sum(n - 1 for n in taken.values())
-    flag = " (its count window started late: the counts miss part of its dispatch)" if phase.late_start else ""
-    return (
-        f"accepted {len(taken)}/{len(phase.plan)}, lost {lost} (not accepted by the end of its window, "
-        f"{until:%H:%M:%S}Z), duplicated {doubled}{flag}",
-        len(taken),
-    )
-
-
-def cost_lines(phase: Phase, executions: int, raw: float, seconds: float) -> None:
-    n = max(executions, 1)
-    rate = executions / seconds if seconds > 0 else float("nan")
-    print(
-        f"[{phase.name}] cost:       {phase.requests / n:.2f} storage requests and {phase.invocations / n:.3f} "
-        f"function invocations per execution ({phase.requests} requests, {phase.invocations} invocations, "
-        f"{executions} executions); raw storage in the same run: a single-entity read {raw * 1000:.2f} ms (p50), "
-        f"{1 / raw:.0f} operations/s; executions/s {rate:.1f} vs raw {1 / raw:.0f} = {rate * raw:.3f}"
-    )
-    print(f"[{phase.name}] requests:   {kinds_line(phase.kinds, executions)}")
-
-
-def deferred_line(phase: Phase) -> str:
-    example = min(phase.deferred.entries, default=("", "none"))[1]
-    return (
-        f"{len(phase.deferred.entries)} distinct Deferred entries of {len(phase.deferred.jobs)} jobs in "
-        f'{phase.deferred.reads} ledger reads; e.g. "{example}"'
-    )
-
-
-def report_herd(
-    phase: Phase, targets: PushbackTargets, reader: Reader, raw: float, until: datetime, args: argparse.Namespace
-) -> None:
-    name = phase.name
-    answers = [a for a in targets.answers("budget") if a.job in phase.plan]
-    line, executions = accepted_line(phase, answers, until)
-    refused = [a for a in answers if a.status == 429]
-    print(f"[{name}] {len(phase.plan)} jobs due at {phase.due:%H:%M:%S}Z; {line}, refused (429) {len(refused)}")
-    instants = [a.at.timestamp() for a in answers]
-    if refused:
-        t0 = min(a.at.timestamp() for a in refused)
-        first = sum(1 for t in instants if t0 <= t < t0 + 1)
-        first_refused = sum(1 for a in refused if t0 <= a.at.timestamp() < t0 + 1)
-        later = [t for t in instants if t >= t0 + 1]
-        most, start = densest(later, 1.0)
-        inside = sum(1 for a in refused if start <= a.at.timestamp() < start + 1)
-        print(
-            f"[{name}] rate:       most requests in any sliding second after the first second of throttling "
-            f"{most} (budget {args.rate}; from :00 + {start - phase.due.timestamp():.2f} s, {inside} of them "
-            f"refused); in the first second of throttling {first} "
-            f"({first_refused} refused); in any sliding second overall {most_within(instants, 1.0)}; the first 429 "
-            f"at :00 + {t0 - phase.due.timestamp():.2f} s"
-        )
-    by_second = Counter(int(t - phase.due.timestamp()) for t in instants)
-    ok_second = Counter(int(a.at.timestamp() - phase.due.timestamp()) for a in answers if a.status == 200)
-    span = range(min(by_second, default=0), max(by_second, default=-1) + 1)
-    print(f"[{name}] per second from :00 (accepted/all): {' '.join(f'{ok_second[s]}/{by_second[s]}' for s in span)}")
-    budget = ", ".join(f"{rate:.2f}/s at :00 + {at:.1f} s" for at, rate in phase.rates[:8])
-    print(f"[{name}] budget:     the destination's row (read every 0.5 s): {budget or 'never set'}")
-    ok = [a.at for a in answers if a.status == 200]
-    if ok:
-        print(f"[{name}] duration:   :00 to the last accepted request {(max(ok) - phase.due).total_seconds():.2f} s")
-    spent = reader.spent(phase.collection, phase.plan)
-    print(
-        f"[{name}] retries:    {spent.retried} attempts with retryCount > 0, {spent.failed} failed attempts (0 "
-        f"expected); ledger: {spent.completed} Completed, {spent.waited_for_destination} with waitedFor Destination, "
-        f"{spent.waiting} still Waiting"
-    )
-    print(f"[{name}] ledger:     while it ran, {deferred_line(phase)}")
-    cost_lines(phase, executions, raw, (max(ok) - phase.due).total_seconds() if ok else 0.0)
-
-
-def report_outage(
-    phase: Phase,
-    targets: PushbackTargets,
-    reader: Reader,
-    raw: float,
-    up_at: datetime,
-    until: datetime,
-    args: argparse.Namespace,
-) -> None:
-    name = phase.name
-    answers = [a for a in targets.answers("outage") if a.job in phase.plan]
-    line, executions = accepted_line(phase, answers, until)
-    before = sum(1 for a in answers if a.status == 200 and a.at < up_at)
-    print(
-        f"[{name}] {len(phase.plan)} one-shot jobs due {phase.due:%H:%M:%S}Z-{max(phase.plan.values()):%H:%M:%S}Z, "
-        f"target down (500) until {up_at:%H:%M:%S}Z; retry policy Fixed PT{args.retry_interval}S x "
-        f"{args.retry_count}; {line}, accepted before the target came back {before}"
-    )
-    failures = [a.at.timestamp() for a in answers if a.status != 200]
-    if not failures:
-        print(f"[{name}] no failure reached the target")
-        return
-    first_failure = min(failures)
-    opened = opened_at(failures, PROBE_EVERY)
-    row = f"{(phase.first_open.timestamp() - first_failure):.2f} s" if phase.first_open else "never seen"
-    log = f"{opened - first_failure:.2f} s" if opened is not None else "never (no probe-spaced requests)"
-    print(
-        f"[{name}] circuit:    opened after the first failure (:{datetime.fromtimestamp(first_failure, UTC):%S.%f}"
-        f"Z): from the target's log {log}; first read Open in the destination's row (every 0.5 s) {row}; "
-        f"{sum(1 for t in failures if opened is None or t <= opened)} failures before it opened"
-    )
-    ok = sorted(a.at.timestamp() for a in answers if a.status == 200)
-    if opened is not None:
-        closing = [t for t in failures if t > opened] + ok[:1]
-        gaps = [b - a for a, b in zip(closing, closing[1:], strict=False)]
-        print(
-            f"[{name}] while open: {len(closing)} requests (probes, the closing one included) in "
-            f"{(closing[-1] - opened) if closing else 0:.1f} s; the most in any 5 s {most_within(closing, 5.0)}; "
-            f"shortest gap {min(gaps, default=float('nan')):.2f} s (probe_every {PROBE_EVERY:g} s)"
-        )
-    if ok:
-        back = up_at.timestamp()
-        failed_jobs = {a.job for a in answers if a.status != 200}
-        retried = sorted(a.at.timestamp() for a in answers if a.status == 200 and a.job in failed_jobs)
-        held = sorted(a.at.timestamp() for a in answers if a.status == 200 and a.job not in failed_jobs)
-        print(
-            f"[{name}] recovery:   from the target's return to the first success {ok[0] - back:.2f} s, to the last "
-            f"occurrence's success {ok[-1] - back:.2f} s; the {len(held)} that never failed (held while open) by "
-            f"{(held[-1] - back) if held else float('nan'):.2f} s, the {len(retried)} that had failed (a retry "
-            f"interval after their failure) by {(retried[-1] - back) if retried else float('nan'):.2f} s"
-        )
-    spent = reader.spent(phase.collection, phase.plan)
-    print(
-        f"[{name}] retries:    {spent.failed} failed attempts, {spent.retried} with retryCount > 0 (the most on "
-        f"one attempt {spent.most_retries}); dead-lettered {reader.dead_letters(phase.collection)}; "
-        f"ledger: {spent.completed} Completed, {spent.waiting} still Waiting"
-    )
-    print(f"[{name}] ledger:     while it ran, {deferred_line(phase)}")
-    cost_lines(phase, executions, raw, ok[-1] - ok[0] if len(ok) > 1 else 0.0)
+    phase.host_cpu_s = harness.host_cpu_seconds() - cpu
 
 
 def main() -> None:
@@ -306,6 +177,7 @@ def main() -> None:
             + ", ".join(f"{p.name} {p.due:%H:%M:%S}Z" for p in phases),
             flush=True,
         )
+        figures: dict[str, dict[str, Any]] = {}
         for phase in phases:
             if phase.target == "budget":
                 until = phase.due + timedelta(seconds=args.retry_after + 3 * args.jobs / args.rate + 60)
@@ -313,9 +185,9 @@ def main() -> None:
                 until = up_at + timedelta(minutes=5)
             measure(harness, targets, reader, phase, until)
             if phase.target == "budget":
-                report_herd(phase, targets, reader, raw, until, args)
+                figures[phase.name] = report_herd(phase, targets, reader, raw, until, args)
             else:
-                report_outage(phase, targets, reader, raw, up_at, until, args)
+                figures[phase.name] = report_outage(phase, targets, reader, raw, up_at, until, args)
             sys.stdout.flush()
         if args.dump:
             with args.dump.open("w") as out:
@@ -323,6 +195,7 @@ def main() -> None:
                     f"{a.target}\t{a.job}\t{a.expected.isoformat()}\t{a.at.isoformat()}\t{a.status}\n"
                     for a in targets.answers()
                 )
+    record("pushback", figures, raw_read(raw))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ monthlyOccurrences started 10 years ago, (c) count = 1,000,000 near its end. Eac
 time of one OccurrenceSeries.next_after call and of rrule.after (cache=False, rrule built once) on
 the same inputs, their ratio, and whether both gave the same instant. Targets: median <= 20 us and
 >= 20x faster than rrule. A figure, not a test: nothing here asserts. rrule walks period by period,
-so case (a) costs it ~13 s and is timed once; the whole script takes ~20 s.
+so case (a) costs it ~13 s and is timed once; the whole script takes ~20 s. Recorded (bench/figures.py, when
+BENCH_FIGURES names a file) as bench "recurrence", one phase per case.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from dateutil import rrule as rr  # noqa: E402
 
+from bench.figures import record  # noqa: E402
 from shared.recurrence import (  # noqa: E402
     Frequency,
     MonthlyOccurrence,
@@ -37,6 +40,8 @@ from shared.recurrence import (  # noqa: E402
 NOW = datetime(2025, 6, 15, 12, 34, 56, tzinfo=UTC)
 TEN_YEARS_AGO = datetime(2015, 6, 15, 8, 0, 30, tzinfo=UTC)
 NEW_YORK = "America/New_York"
+# The cases' phases in the recorded figures, in the order of `main`'s rows.
+KEYS = ("a-minute-10y", "b-month-10y", "c-count-1000000", "d-day-new-york-10y")
 
 
 def median_us(call: Callable[[datetime], object], queries: list[datetime], batch: int) -> float:
@@ -127,8 +132,17 @@ def main() -> None:
         ),
     ]
     print(f"{'case':<54} {'next_after':>12} {'rrule.after':>14} {'speed-up':>10}  same")
-    for name, ours, theirs, same in rows:
+    phases: dict[str, dict[str, Any]] = {}
+    for key, (name, ours, theirs, same) in zip(KEYS, rows, strict=True):
         print(f"{name:<54} {ours:>9.2f} us {theirs:>11.0f} us {theirs / ours:>9.0f}x  {'yes' if same else 'NO'}")
+        phases[key] = {
+            "case": name,
+            "next_after_us": round(ours, 3),
+            "rrule_after_us": round(theirs, 1),
+            "speed_up": round(theirs / ours, 1),
+            "same_answer": same,
+        }
+    record("recurrence", phases)
 
 
 if __name__ == "__main__":

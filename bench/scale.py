@@ -15,6 +15,7 @@ not part of `make test` or `make bench`). One Azurite (in memory), one deploymen
 The load runs in this process too, so its RSS includes the loader's leftovers.
 Prints stage 2 / stage 1 ratios (targets: tick <= 1.1x; GET job, jobs page and history page <= 1.2x; memory
 flat) and how fast Azurite took the load. If Azurite gives up part-way, the figures are printed for the size it reached.
+Printed side by side and recorded (bench/figures.py, when BENCH_FIGURES names a file) by bench/scale_report.py.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from azure.core.pipeline.transport import RequestsTransport
 from azure.data.tables import TableClient
 
+from bench import scale_report
 from bench.bulk import insert_batch
 from devhost.azurite import Azurite
 from shared import api
@@ -376,43 +378,14 @@ def main() -> None:
                 stopped = f"Azurite failed at {bench.stored:,} jobs: {type(exc).__name__}: {str(exc)[:200]}"
             if bench.stored < checkpoint and stopped is None:
                 stopped = f"the load budget ({args.budget} s) ran out at {bench.stored:,} jobs"
-            print(f"  bulk load: {bench.stored:,} jobs stored after {time.perf_counter() - started:.0f} s", flush=True)
+            loaded = time.perf_counter() - started
+            print(f"  bulk load: {bench.stored:,} jobs stored after {loaded:.0f} s", flush=True)
             if bench.stored > measured[-1][0]:
-                measured.append((bench.stored, bench.measure(f"{bench.stored:,}")))
+                measured.append((bench.stored, {**bench.measure(f"{bench.stored:,}"), "loaded_after_s": loaded}))
             if stopped:
                 print(f"  stopped: {stopped}", flush=True)
                 break
-        sizes = [f"{n:,} jobs" for n, _ in measured]
-        print("\n" + f"{'figure':<29}" + "".join(f"{size:>15}" for size in sizes) + f"{'last/first':>12}")
-        for name, key in (
-            ("tick wall time s", "tick_s"),
-            ("tick storage requests", "tick_requests"),
-            ("GET job p50 ms", "get_ms"),
-            ("jobs list page p50 ms", "list_ms"),
-            ("history page p50 ms", "history_ms"),
-            ("bench process RSS MB", "rss_mb"),
-            ("Azurite RSS MB", "azurite_rss_mb"),
-            ("raw: due partition query ms", "raw_due_ms"),
-            ("raw: jobs page query ms", "raw_page_ms"),
-            ("raw: get entity ms", "raw_get_ms"),
-        ):
-            values = [figures[key] for _, figures in measured]
-            print(f"{name:<29}" + "".join(f"{v:>15.2f}" for v in values) + f"{values[-1] / values[0]:>12.2f}")
-        if len(measured) >= 2 and measured[-1][0] < args.jobs:
-            (n1, f1), (n2, f2) = measured[-2], measured[-1]
-            print(f"\nExtrapolated linearly from {n1:,} and {n2:,} jobs to {args.jobs:,}:")
-            for name, key in (
-                ("tick wall time s", "tick_s"),
-                ("GET job p50 ms", "get_ms"),
-                ("jobs list page p50 ms", "list_ms"),
-                ("history page p50 ms", "history_ms"),
-                ("Azurite RSS MB", "azurite_rss_mb"),
-                ("raw: due partition query ms", "raw_due_ms"),
-                ("raw: jobs page query ms", "raw_page_ms"),
-            ):
-                slope = (f2[key] - f1[key]) / (n2 - n1)
-                value = f2[key] + slope * (args.jobs - n2)
-                print(f"  {name:<24}{value:>12.2f}  ({value / measured[0][1][key]:.2f}x the 1k figure)")
+        scale_report.report(measured, args.jobs, stopped)
 
 
 if __name__ == "__main__":

@@ -7,10 +7,12 @@ collection is disabled through the API while the load runs, and the run goes on 
 
 Reports, per measured minute: executions that arrived at the target for the minute's occurrences, lost and
 duplicated occurrences, lateness at the target (p50/p99/max); over the measured minutes: executions per
-second, storage requests per execution (everything the app does, counted on the wire, by kind: tables, queues
-and blobs, over exactly the measured minutes) and function invocations per execution; then how long the
-disable took to answer and whether any occurrence of the disabled collection due after the answer (and its
-collection read's freshness, 1 s) arrived. Duplicates are watched for 20 s after the last occurrence.
+second, lateness over them all, storage requests per execution (everything the app does, counted on the wire,
+by kind: tables, queues and blobs, over exactly the measured minutes), function invocations and the local
+host's CPU per execution; then how long the disable took to answer and whether any occurrence of the disabled
+collection due after the answer (and its collection read's freshness, 1 s) arrived. Duplicates are watched
+for 20 s after the last occurrence. Run by bench/report.py, it records every figure it prints in
+docs/figures.json (bench/figures.py): phase `steady-<rate>` (the offered rate), `disable` and `create`.
 
     python bench/steady.py [--rate 100] [--minutes 3] [--delay 0]
 
@@ -30,11 +32,22 @@ import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import Harness, every_minute, kinds_line, lateness_line, next_minute, pause_until  # noqa: E402
+from bench.figures import record  # noqa: E402
+from bench.harness import (  # noqa: E402
+    Harness,
+    every_minute,
+    kinds_line,
+    lateness_figures,
+    lateness_line,
+    next_minute,
+    pause_until,
+    per_execution,
+)
 from bench.targets import Arrival  # noqa: E402
 from shared.timings import Timings  # noqa: E402
 
@@ -69,8 +82,11 @@ def main() -> None:
             f"({jobs / took:.0f} PUT/s); first occurrences at {first:%H:%M}Z",
             flush=True,
         )
-        if datetime.now(UTC) > first - timedelta(minutes=1, seconds=50):
+        late = datetime.now(UTC) > first - timedelta(minutes=1, seconds=50)
+        if late:
             print("warning: the jobs were created late; the API, not the timer, queued the first occurrences")
+        create = {"jobs": jobs, "collections": len(collections), "seconds": round(took, 1)}
+        create |= {"puts_per_s": round(jobs / took, 1), "created_late": late}
 
         end = first + timedelta(minutes=args.minutes)
         # Costs are counted over exactly the measured minutes, [first - 1 s, end - 1 s): the minute ticks at
@@ -78,12 +94,17 @@ def main() -> None:
         # are counted (the tick at `end` would add a minute of dispatch to them).
         rss = sample_until(harness, first - timedelta(seconds=1), 0.0)
         requests, invocations, kinds = harness.requests(), harness.invocations(), harness.kinds()
+        cpu = harness.host_cpu_seconds()
         rss = sample_until(harness, end - timedelta(seconds=1), rss)
         used = harness.requests() - requests
         invoked = harness.invocations() - invocations
         by_kind = harness.kinds() - kinds
+        cpu = harness.host_cpu_seconds() - cpu
         rss = sample_until(harness, end + timedelta(seconds=5), rss)
-        report(harness.targets.arrivals(), home, first, args.minutes, used, invoked, by_kind, rss)
+        steady = report(harness.targets.arrivals(), home, first, args.minutes, used, invoked, by_kind, rss, cpu)
+        steady["rate_per_s"] = args.rate
+        steady["target_delay_s"] = args.delay
+        phases: dict[str, dict[str, Any]] = {f"steady-{args.rate}": steady, "create": create}
         sys.stdout.flush()
         if args.arrivals:
             with open(args.arrivals, "w") as out:
@@ -96,11 +117,15 @@ def main() -> None:
             status, seconds, answered = harness.post(victim, "disable")
         except OSError as error:
             print(f"[disable] POST disable of {victim} under the load failed: {error!r}")
+            record("steady", {**phases, "disable": {"failed": repr(error)}})
             return
         after = end + timedelta(minutes=1)
         pause_until(after + WATCH)
         arrivals = harness.targets.arrivals()
-        report(arrivals, home, first, args.minutes, used, invoked, by_kind, rss, quiet=True)
+        watched = report(arrivals, home, first, args.minutes, used, invoked, by_kind, rss, cpu, quiet=True)
+        for minute, doubled in zip(steady["by_minute"], watched["by_minute"], strict=True):
+            minute["duplicated"] = doubled["duplicated"]  # seen by the end of the watch
+        steady["duplicated"] = watched["duplicated"]
         if args.host_log:
             shutil.copy(harness.log_path, args.host_log)
 
@@ -114,10 +139,22 @@ def main() -> None:
         f"of which due more than {FRESH.total_seconds():g} s after the answer: {len(due_after)}"
     )
     others = [a for a in arrivals if home.get(a.job) != victim and end <= a.expected < after]
+    others_late = [(a.at - a.expected).total_seconds() for a in others]
     print(
         f"[disable] the other collections in the minute after: {len(others)} executions, lateness "
-        f"{lateness_line([(a.at - a.expected).total_seconds() for a in others])}"
+        f"{lateness_line(others_late)}"
     )
+    phases["disable"] = {
+        "jobs": list(home.values()).count(victim),
+        "status": status,
+        "answer_s": round(seconds, 3),
+        "arrivals_after_answer": len(late_ones),
+        "due_after_freshness": len(due_after),
+        "freshness_s": FRESH.total_seconds(),
+        "others_executions": len(others),
+        "others_lateness_s": lateness_figures(others_late),
+    }
+    record("steady", phases)
 
 
 def sample_until(harness: Harness, instant: datetime, rss: float) -> float:
@@ -137,43 +174,86 @@ def report(
     invoked: int,
     kinds: Counter[str],
     rss: float,
+    cpu: float,
     quiet: bool = False,
-) -> None:
-    """Per measured minute; `quiet`: only duplicates that showed up since (the watch after the last minute)."""
+) -> dict[str, Any]:
+    """Per measured minute; `quiet`: only duplicates that showed up since (the watch after the last minute).
+    Returns the figures printed, for bench/figures.py (`quiet`: only the duplicates)."""
     jobs = len(home)
     total = 0
+    by_minute: list[dict[str, Any]] = []
     for minute in range(minutes):
         start = first + timedelta(minutes=minute)
         these = [a for a in arrivals if a.job in home and start <= a.expected < start + timedelta(minutes=1)]
         seen = Counter((a.job, a.expected) for a in these)
         lateness = [(a.at - a.expected).total_seconds() for a in these]
         total += len(these)
+        doubled = sum(n - 1 for n in seen.values())
+        by_minute.append(
+            {
+                "minute": minute + 1,
+                "arrived": len(seen),
+                "lost": jobs - len(seen),
+                "duplicated": doubled,
+                "early": sum(1 for x in lateness if x < 0),
+                "lateness_s": lateness_figures(lateness),
+            }
+        )
         if quiet:
-            doubled = sum(n - 1 for n in seen.values())
             if doubled:
                 print(f"[steady] minute {minute + 1}: {doubled} duplicated, seen by the end of the watch")
             continue
         print(
             f"[steady] minute {minute + 1} ({start:%H:%M}Z): {len(seen)}/{jobs} occurrences arrived, "
-            f"{jobs - len(seen)} lost, {sum(n - 1 for n in seen.values())} duplicated, "
+            f"{jobs - len(seen)} lost, {doubled} duplicated, "
             f"{sum(1 for x in lateness if x < 0)} early; lateness {lateness_line(lateness)}"
         )
+    duplicated = sum(m["duplicated"] for m in by_minute)
     if quiet:
-        return
+        return {"by_minute": by_minute, "duplicated": duplicated}
     # Where in the minute lateness comes from (the minute's dispatch of the next one runs at its start).
     measured = [a for a in arrivals if a.job in home and first <= a.expected < first + timedelta(minutes=minutes)]
     slices = []
+    by_second: dict[str, float | None] = {}
     for low in range(0, 60, 10):
         late = sorted((a.at - a.expected).total_seconds() for a in measured if low <= a.expected.second < low + 10)
         slices.append(f"{low:02}-{low + 9:02} s {late[int(0.99 * (len(late) - 1))]:.2f}" if late else f"{low:02} s -")
+        by_second[f"{low:02}-{low + 9:02}"] = round(late[int(0.99 * (len(late) - 1))], 4) if late else None
     print(f"[steady] lateness p99 by second of the minute: {', '.join(slices)}")
     seconds = minutes * 60
+    all_late = [(a.at - a.expected).total_seconds() for a in measured]
+    cpu_ms = per_execution(cpu * 1000, total, 3)
+    print(
+        f"[steady] over the {minutes} minutes: lateness {lateness_line(all_late)}; host CPU "
+        f"{'-' if cpu_ms is None else f'{cpu_ms:.2f}'} ms per execution ({cpu:.1f} s in {seconds} s)"
+    )
     print(
         f"[steady] {total} executions in {seconds} s: {total / seconds:.1f} executions/s; "
         f"{used / max(total, 1):.2f} storage requests and {invoked / max(total, 1):.3f} function invocations "
         f"per execution ({used} requests, {invoked} invocations); host RSS peak {rss:.0f} MB"
     )
     print(f"[steady] requests per execution by kind: {kinds_line(kinds, total)}")
+    return {
+        "jobs": jobs,
+        "measured_minutes": minutes,
+        "seconds": seconds,
+        "executions": total,
+        "executions_per_s": round(total / seconds, 2),
+        "lost": sum(m["lost"] for m in by_minute),
+        "duplicated": duplicated,
+        "early": sum(m["early"] for m in by_minute),
+        "lateness_s": lateness_figures(all_late),
+        "lateness_p99_by_second_s": by_second,
+        "by_minute": by_minute,
+        "storage_requests": used,
+        "invocations": invoked,
+        "storage_requests_per_execution": per_execution(used, total),
+        "invocations_per_execution": per_execution(invoked, total),
+        "storage_requests_by_kind": {kind: per_execution(n, total) for kind, n in kinds.most_common() if n},
+        "host_cpu_ms_per_execution": cpu_ms,
+        "host_cpu_s": round(cpu, 3),
+        "host_rss_mb": round(rss, 1),
+    }
 
 
 if __name__ == "__main__":
