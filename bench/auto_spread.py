@@ -56,7 +56,7 @@ from bench.limits import limited_collection  # noqa: E402
 from bench.phase_figures import num, raw_read  # noqa: E402
 from bench.pushback import Phase, jobs_of  # noqa: E402
 from bench.pushback_report import accepted_line, cost_lines  # noqa: E402
-from bench.pushback_targets import PushbackTargets  # noqa: E402
+from bench.pushback_targets import Answer, PushbackTargets  # noqa: E402
 from bench.pushback_watch import densest, most_within  # noqa: E402
 from bench.targets import Arrival  # noqa: E402
 from shared.model.durations import format_duration, parse_duration  # noqa: E402
@@ -265,14 +265,8 @@ def main() -> None:
             sys.stdout.flush()
         if args.dump:
             with args.dump.open("w") as out:
-                out.writelines(
-                    f"{a.target}\t{a.job}\t{a.expected.isoformat()}\t{a.at.isoformat()}\t{a.status}\n"
-                    for a in targets.answers()
-                )
-                out.writelines(
-                    f"others\t{a.job}\t{a.expected.isoformat()}\t{a.at.isoformat()}\t200\n"
-                    for a in harness.targets.arrivals()
-                )
+                out.writelines(a.tsv() for a in targets.answers())
+                out.writelines(Answer("others", a.job, a.expected, a.at, 200).tsv() for a in harness.targets.arrivals())
     record("auto_spread", figures, raw_read(raw))
 
 

@@ -191,10 +191,7 @@ def main() -> None:
             sys.stdout.flush()
         if args.dump:
             with args.dump.open("w") as out:
-                out.writelines(
-                    f"{a.target}\t{a.job}\t{a.expected.isoformat()}\t{a.at.isoformat()}\t{a.status}\n"
-                    for a in targets.answers()
-                )
+                out.writelines(a.tsv() for a in targets.answers())
     record("pushback", figures, raw_read(raw))
 
 

@@ -25,6 +25,8 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+from bench.targets import complete_lines, utc_of
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -33,6 +35,10 @@ class Answer:
     expected: datetime
     at: datetime
     status: int
+
+    def tsv(self) -> str:
+        """The answer as a line of `--dump`."""
+        return f"{self.target}\t{self.job}\t{self.expected.isoformat()}\t{self.at.isoformat()}\t{self.status}\n"
 
 
 @dataclass(frozen=True)
@@ -120,27 +126,16 @@ class PushbackTargets:
 
     def answers(self, target: str | None = None) -> list[Answer]:
         """Every request so far (of `target`, or of both), in arrival order of the log."""
-        if self.path.exists():
-            with self.path.open() as log:
-                log.seek(self._read)
-                text = log.read()
-            complete = text[: text.rfind("\n") + 1]
-            self._read += len(complete.encode())
-            for line in complete.splitlines():
-                name, job, expected, at, status = line.split("\t")
-                self._seen.append(
-                    Answer(name, job, _utc(expected), datetime.fromtimestamp(float(at), UTC), int(status))
-                )
+        lines, self._read = complete_lines(self.path, self._read)
+        for line in lines:
+            name, job, expected, at, status = line.split("\t")
+            self._seen.append(Answer(name, job, utc_of(expected), datetime.fromtimestamp(float(at), UTC), int(status)))
         return [a for a in self._seen if target is None or a.target == target]
 
     def stop(self) -> None:
         if self._process is not None:
             self._process.terminate()
             self._process.join(10)
-
-
-def _utc(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else datetime.min.replace(tzinfo=UTC)
 
 
 if __name__ == "__main__":

@@ -116,16 +116,10 @@ class Targets:
 
     def arrivals(self) -> list[Arrival]:
         """Every arrival so far (the target flushes its log every 0.1 s)."""
-        if not self.path.exists():
-            return []
-        with self.path.open() as log:
-            log.seek(self._read)
-            text = log.read()
-        complete = text[: text.rfind("\n") + 1]
-        self._read += len(complete.encode())
-        for line in complete.splitlines():
+        lines, self._read = complete_lines(self.path, self._read)
+        for line in lines:
             job, expected, at = line.split("\t")
-            self._seen.append(Arrival(job, _utc(expected), datetime.fromtimestamp(float(at), UTC)))
+            self._seen.append(Arrival(job, utc_of(expected), datetime.fromtimestamp(float(at), UTC)))
         return list(self._seen)
 
     def stop(self) -> None:
@@ -134,7 +128,19 @@ class Targets:
             self._process.join(10)
 
 
-def _utc(text: str) -> datetime:
+def complete_lines(path: Path, offset: int) -> tuple[list[str], int]:
+    """The whole lines a target's log holds past `offset` (a line still being written waits for the next read), and
+    the offset after them."""
+    if not path.exists():
+        return [], offset
+    with path.open() as log:
+        log.seek(offset)
+        text = log.read()
+    complete = text[: text.rfind("\n") + 1]
+    return complete.splitlines(), offset + len(complete.encode())
+
+
+def utc_of(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else datetime.min.replace(tzinfo=UTC)
 
 

@@ -231,7 +231,7 @@ def _collection(
                 f"{format_duration(tolerance)} after it: its occurrences are counted where they fire.",
             )
         )
-    for job, fires in _spread(record, rules, walked):
+    for job, fires in _spread(tolerance, rules, walked):
         tally.add(name, rules, job, fires)
     if idle:
         said = ", ".join(f"{n} {state}" for state, n in sorted(idle.items()))
@@ -239,11 +239,10 @@ def _collection(
 
 
 def _spread(
-    record: CollectionRecord, rules: Sequence[TargetRateLimit], walked: list[tuple[JobRecord, list[Upcoming]]]
+    tolerance: timedelta | None, rules: Sequence[TargetRateLimit], walked: list[tuple[JobRecord, list[Upcoming]]]
 ) -> list[tuple[JobRecord, list[datetime]]]:
     """Each job's fire instants, moved as the collection's autoSpread moves them at dispatch (auto_spread.py,
     with the static rules: a budget learned from push-back lasts minutes, and is not forecast)."""
-    tolerance = tolerance_of(record)
     fired = [(job, [u.fires for u in due]) for job, due in walked]
     if tolerance is None:
         return fired
