@@ -3,10 +3,11 @@ collection and minute of fire instants, how much later each occurrence fires, ma
 
 The plan of a minute needs every job of the collection, whichever shard a dispatch task holds, so the first task
 of a process to dispatch an occurrence firing in that minute reads them (a query of the collection's partition),
-with the rates of the destinations that pushed back (one query of their rows); the others of that minute use
-it. A collection without autoSpread costs a read of its row per minute and process. Every process reads the same
-rows, so the plans agree (jobstate/auto_spread.py says how far). A read that fails moves nothing: the occurrence
-keeps its second and the executor's pacing holds its budget.
+with the rates of the destinations that pushed back (one query of their rows per minute, shared by every
+collection's plan of that minute); the others of that minute use it. A collection without autoSpread costs a read
+of its row per minute and process. Every process reads the same rows, so the plans agree (jobstate/auto_spread.py
+says how far). A read that fails moves nothing: the occurrence keeps its second and the executor's pacing holds
+its budget.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class SpreadPlans:
         self._plans: dict[tuple[CollectionKey, datetime], SpreadPlan] = {}
         self._locks: dict[tuple[CollectionKey, datetime], threading.Lock] = {}
         self._guard = threading.Lock()
+        self._rates: tuple[datetime, dict[str, float]] | None = None  # (minute, learned rates) of the latest plan
 
     def offset(self, job: JobRecord, occurrence: datetime, fire: datetime) -> timedelta:
         """How much later than `fire` the job's `occurrence` fires."""
@@ -60,12 +62,20 @@ class SpreadPlans:
             record = self.store.collections.get(collection)
             if record is None or tolerance_of(record) is None:
                 return NOTHING_MOVED
-            rows = self.store.destinations.all() if self.store.destinations is not None else []
-            learned = {name: state.rate for name, state in rows if state.rate is not None}
-            return planned(record, self.store.jobs.all(collection), learned, minute, minute + MINUTE)
+            return planned(record, self.store.jobs.all(collection), self._learned(minute), minute, minute + MINUTE)
         except Exception:
             log.warning("the automatic spread of %s could not be planned", collection.resource_id, exc_info=True)
             return NOTHING_MOVED
+
+    def _learned(self, minute: datetime) -> dict[str, float]:
+        """The destinations' learned rates, read once per minute for every collection's plan of that minute."""
+        kept = self._rates
+        if kept is not None and kept[0] == minute:
+            return kept[1]
+        rows = self.store.destinations.all() if self.store.destinations is not None else []
+        rates = {name: state.rate for name, state in rows if state.rate is not None}
+        self._rates = (minute, rates)  # two plans made at once may both read: the same rows, no harm
+        return rates
 
     def _forget(self, before: datetime) -> None:
         for key in [k for k in self._plans if k[1] < before]:
