@@ -50,11 +50,14 @@ from bench.harness import (  # noqa: E402
     pause_until,
     per_execution,
 )
+from bench.idle import raw_round_trip  # noqa: E402
+from bench.phase_figures import num, raw_read  # noqa: E402
 from bench.targets import Arrival  # noqa: E402
 
 HOSTS: dict[str, float | None] = {"instant": 0.0, "0.2s": 0.2, "0.5s": 0.5, "2s": 2.0, "hang": None}
 HTTPS: dict[str, float | None] = {"tls-0.5s": 0.5}
 WATCH = timedelta(seconds=20)  # duplicates watched for after the last arrival
+COLLECTION_JOBS = 1000  # a P20Premium collection's maxJobCount
 
 
 @dataclass
@@ -64,6 +67,7 @@ class Phase:
     spread: bool = False
     minutes: int = 2  # minutes of the schedule it occupies (its dispatch minute and its own)
     wait: float = 60.0  # seconds after its last due time that its attempts may take (hanging: the deadline)
+    default: bool = True  # run when no --phase names phases (bench/report.py runs the 5,000 herd on its own)
     due: datetime = field(default_factory=lambda: datetime.min.replace(tzinfo=UTC))
     plan: dict[str, tuple[datetime, str]] = field(default_factory=dict)  # job -> (due, target host)
     late_start: bool = False
@@ -83,6 +87,8 @@ PHASES = {
     "herd-1000-0.5s": Phase("herd-1000-0.5s", {"0.5s": 1000}),
     "herd-1000-2s": Phase("herd-1000-2s", {"2s": 1000}),
     "herd-1000-https-0.5s": Phase("herd-1000-https-0.5s", {"tls-0.5s": 1000}),
+    # Five full P20Premium collections due at the same second (issue 41 item 4).
+    "herd-5000-0.5s": Phase("herd-5000-0.5s", {"0.5s": 5000}, wait=90.0, default=False),
     "mixed-900-0.5s-100-hang": Phase("mixed-900-0.5s-100-hang", {"0.5s": 900, "hang": 100}, minutes=3, wait=90.0),
 }
 
@@ -98,9 +104,13 @@ def plan(phase: Phase, index: int, due: datetime) -> None:
 
 
 def create(harness: Harness, phase: Phase, index: int) -> float:
-    harness.collection(f"p{index}")
+    """The phase's jobs, in as many full P20Premium collections (1,000 jobs each) as it needs."""
+    names = [f"p{index}" if k == 0 else f"p{index}-{k}" for k in range(-(-len(phase.plan) // COLLECTION_JOBS))]
+    for name in names:
+        harness.collection(name)
     return harness.create_jobs(
-        (f"p{index}", name, one_shot(due, harness.targets.url(host))) for name, (due, host) in phase.plan.items()
+        (names[n // COLLECTION_JOBS], name, one_shot(due, harness.targets.url(host)))
+        for n, (name, (due, host)) in enumerate(phase.plan.items())
     )
 
 
@@ -133,8 +143,10 @@ def arrived(harness: Harness, phase: Phase) -> list[Arrival]:
     return [a for a in harness.targets.arrivals() if a.job in phase.plan]
 
 
-def report(phase: Phase, arrivals: list[Arrival]) -> dict[str, Any]:
-    """Print the phase's figures; the same figures for bench/figures.py."""
+def report(phase: Phase, arrivals: list[Arrival], raw: float) -> dict[str, Any]:
+    """Print the phase's figures; the same figures for bench/figures.py. `raw`: a single-entity read's p50 in the
+    same run; the phase's executions a second (from the first due second to the last arrival) over raw storage's
+    operations a second is its ratio to raw."""
     name = phase.name
     jobs = {a.job for a in arrivals}
     lateness = [(a.at - phase.plan[a.job][0]).total_seconds() for a in arrivals]
@@ -161,6 +173,14 @@ def report(phase: Phase, arrivals: list[Arrival]) -> dict[str, Any]:
         f"host RSS peak {phase.rss_mb:.0f} MB"
     )
     print(f"[{name}] requests:   {kinds_line(phase.kinds, len(arrivals))}")
+    first_due = min(due for due, _ in phase.plan.values())
+    span = max(((a.at - first_due).total_seconds() for a in arrivals), default=0.0)
+    rate = len(arrivals) / span if span > 0 else None
+    if rate is not None:
+        print(
+            f"[{name}] vs raw:     {rate:.1f} executions/s from the first due second to the last arrival; raw "
+            f"storage {1 / raw:.0f} operations/s (a single-entity read {raw * 1000:.2f} ms): {rate * raw:.3f}"
+        )
     figures: dict[str, Any] = {
         "jobs": len(phase.plan),
         "fired": len(jobs),
@@ -181,6 +201,8 @@ def report(phase: Phase, arrivals: list[Arrival]) -> dict[str, Any]:
         "host_cpu_s": round(phase.cpu_s, 3),
         "host_rss_mb": round(phase.rss_mb, 1),
         "seconds": round(phase.seconds, 1),
+        "executions_per_s": num(rate, 1),
+        "ratio_to_raw": num(None if rate is None else rate * raw, 4),
     }
     if len(phase.groups) > 1:
         figures["lateness_by_target_s"] = by_target
@@ -192,10 +214,11 @@ def main() -> None:
     parser.add_argument("--phase", action="append", choices=list(PHASES), help="run only these (repeatable)")
     parser.add_argument("--dump", type=Path, help="write every arrival (job, due, arrival) as JSON lines here")
     args = parser.parse_args()
-    phases = [PHASES[name] for name in (args.phase or list(PHASES))]
+    phases = [PHASES[name] for name in args.phase] if args.phase else [p for p in PHASES.values() if p.default]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the host, targets and Azurite on a kill
 
     with tempfile.TemporaryDirectory() as tmp, Harness(Path(tmp), HOSTS, HTTPS) as harness:
+        raw = raw_round_trip(harness)  # straight to Azurite, before any phase
         # Every phase's jobs first, far enough ahead (at a conservative 40 PUT/s) that the minute timer, not the
         # API, queues each phase, and no creation runs during a phase's count window.
         jobs = sum(sum(phase.groups.values()) for phase in phases)
@@ -215,7 +238,7 @@ def main() -> None:
         )
         for phase in phases:
             measure(harness, phase)
-            found[phase.name] = report(phase, arrived(harness, phase))
+            found[phase.name] = report(phase, arrived(harness, phase), raw)
             sys.stdout.flush()
         if args.dump:
             with args.dump.open("w") as out:
@@ -232,7 +255,7 @@ def main() -> None:
                             )
                             + "\n"
                         )
-    record("fire", found)
+    record("fire", found, raw_read(raw))
 
 
 if __name__ == "__main__":

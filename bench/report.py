@@ -75,6 +75,9 @@ BENCHES = (
     Bench("pushback", 10),
     Bench("steady", 10),
     Bench("fire", 30),
+    Bench("herd_5000", 12, ("--phase", "herd-5000-0.5s"), script=ROOT / "bench" / "fire.py"),
+    # fire's 1,000 herd at a 0.5 s target alone: the quick check that a change keeps it (the whole of fire: 30 min).
+    Bench("herd_1000", 6, ("--phase", "herd-1000-0.5s"), by_hand=True, script=ROOT / "bench" / "fire.py"),
     Bench("faults", 30),
     Bench("scale", 15, ("--budget", "600"), by_hand=True),
 )
@@ -129,7 +132,7 @@ def run_bench(bench: Bench, figures: Path, logs: Path = LOGS) -> Outcome:
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp, log.open("w") as out:
         own = Path(tmp) / "figures.json"
-        env = {**os.environ, "BENCH_FIGURES": str(own), "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "BENCH_FIGURES": str(own), "BENCH_RECORD_AS": bench.name, "PYTHONUNBUFFERED": "1"}
         child = subprocess.Popen(
             bench.command(),
             cwd=ROOT,

@@ -18,8 +18,8 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
 - missed.py: the missed-run policy (Skip, Latest, All) of a dispatch that finds the job behind (`catch_up`).
 - late.py: the same policy for an occurrence queued before an outage that reaches the executor missed
   (`let_go_late` -> `LetGo`, and `completed` when it was its series' last).
-- attempt.py: may this attempt run (`may_run`), and the job after it (`after_attempt`).
-- outcome.py: what follows an attempt (`decide` -> `AttemptOutcome`).
+- attempt.py: may this attempt run (`may_run`), what follows it (`decide` -> `AttemptOutcome`), and the job after
+  it (`after_attempt`).
 - explain.py: what happened or will happen to one instant of a job, and by which rule (`explain` ->
   `Explanation`), in explain_words.py's words.
 - view.py: the status the API shows (`status`) and when a finished job expires (`expired`).
@@ -35,14 +35,13 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
 Table tests of the whole lifecycle without storage: tests/jobstate/.
 """
 
-from .attempt import RECENT_CLAIMS, Attempt, after_attempt, is_done, may_run
+from .attempt import RECENT_CLAIMS, Attempt, AttemptOutcome, Outcome, after_attempt, decide, is_done, may_run
 from .concurrency import Acquired, GateState, SlotRequest, acquire, released, renewed, worth_asking
 from .explain import Explanation, Verdict, explain
 from .late import LetGo, completed, let_go_late
 from .ledger import let_go, let_go_queued, not_run, resumed, skipped_by_overlap, superseded, waiting, while_disabled
 from .missed import MISSED_AFTER, CatchUp, catch_up
 from .missed_note import missed_count, postponed_note
-from .outcome import AttemptOutcome, Outcome, decide
 from .overlap import (
     Begun,
     Ended,

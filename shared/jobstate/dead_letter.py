@@ -1,4 +1,4 @@
-"""When an occurrence goes to its collection's dead-letter list: one pure rule, beside `decide` (outcome.py).
+"""When an occurrence goes to its collection's dead-letter list: one pure rule, beside `decide` (attempt.py).
 
 Rule (docs/decisions.md, "Dead letters"): an occurrence is dead-lettered when its run ends failed for good with
 nothing left to handle it:
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .outcome import Outcome
+from .attempt import Outcome
 
 
 class Capture(str, Enum):
