@@ -48,6 +48,9 @@ class Deployment:
     traces_per_second: float | None  # SCHEDULER_TELEMETRY_TRACES_PER_SECOND as the app reads it (None: unreadable)
     storage_spans: bool | None  # SCHEDULER_TELEMETRY_STORAGE_SPANS as the app reads it (None: unreadable)
     host_items_per_s: float  # host.json samplingSettings.maxTelemetryItemsPerSecond (the host's own items)
+    # host.json logging.logLevel "Function" at Information or below: the host sends its "Executing"/"Executed" traces
+    # and the worker's forwarded log lines to Application Insights (the worker exports its own, sampled, besides).
+    host_function_logs: bool = True
 
     @property
     def instance_gb(self) -> float:
@@ -126,7 +129,18 @@ def read_deployment(root: Path = ROOT) -> Deployment:
         traces_per_second=traces_per_second,
         storage_spans=storage_spans,
         host_items_per_s=float(sampling["maxTelemetryItemsPerSecond"]) if sampling.get("isEnabled") else 0.0,
+        host_function_logs=_logs_information(host["logging"].get("logLevel", {})),
     )
+
+
+_LEVELS = ("trace", "debug", "information", "warning", "error", "critical", "none")
+
+
+def _logs_information(levels: dict[str, str]) -> bool:
+    """Whether the host logs the functions' categories at Information: "Function" when set, else "default" (the
+    host's own default is Information)."""
+    level = str(levels.get("Function", levels.get("default", "Information"))).lower()
+    return level not in _LEVELS or _LEVELS.index(level) <= _LEVELS.index("information")
 
 
 @dataclass

@@ -10,7 +10,8 @@ Contract:
   steady, its executions a second; a herd, its executions over its seconds; sparse, 100 an hour.
 - `telemetry_line` scales the worker's spans, logs and storage spans by that share. The host's request and trace
   items are not sampled by the worker (host.json caps the host's traces: `host_trace_cap`, per unit), and metric
-  items never are.
+  items never are. The host's traces are its "Executing"/"Executed" lines and the worker's log lines it forwards,
+  all at Information: none when host.json's logLevel "Function" is Warning or above (`host_function_logs`).
 - A setting the model cannot follow (an `OTEL_TRACES_SAMPLER`, which replaces the app's sampler; a value set by an
   expression the Bicep reader cannot resolve) is named in `Inputs.missing`, and the line is unpriced.
 """
@@ -107,6 +108,8 @@ def telemetry_line(
     worker = model.spans_per_execution * model.span_bytes + model.logs_per_execution * model.log_bytes
     worker = (worker + deps * model.dependency_bytes) * sampled + model.metric_items * model.metric_bytes
     traces = invocations * model.host_traces_per_invocation + model.logs_per_execution  # + the forwarded log
+    if not inputs.deployment.host_function_logs:
+        traces = 0.0  # host.json keeps the functions' categories at Warning: nothing logged at Information goes
     if host_trace_cap is not None:
         traces = min(traces, host_trace_cap)
     host = invocations * model.request_bytes + traces * model.host_trace_bytes

@@ -15,7 +15,7 @@ import pytest
 
 from bench.cost import goal, render_cost, replace_block
 from bench.cost_idle import idle_month
-from bench.cost_inputs import Deployment, Inputs, read_deployment
+from bench.cost_inputs import Deployment, Inputs, _logs_information, read_deployment
 from bench.cost_lines import (
     BLOB_READ,
     BLOB_WRITE,
@@ -206,6 +206,33 @@ def test_a_higher_trace_limit_keeps_more_up_to_every_trace():
         load = steady(inputs(traces_per_second=limit))
         assert load is not None
         assert by_item(load)[TELEMETRY].usd == pytest.approx(telemetry_usd((t.span_bytes + t.log_bytes) * kept + host))
+
+
+def test_host_traces_are_not_billed_when_host_json_keeps_function_logs_at_warning():
+    load = steady(inputs(host_function_logs=False))
+    assert load is not None
+    t = TelemetryModel()
+    worker = (t.span_bytes + t.log_bytes) * 5 / 100
+    assert by_item(load)[TELEMETRY].usd == pytest.approx(telemetry_usd(worker + 0.05 * t.request_bytes))
+
+
+@pytest.mark.parametrize(
+    ("levels", "expected"),
+    [
+        ({"default": "Information"}, True),
+        ({"default": "Information", "Function": "Warning"}, False),
+        ({"default": "Warning"}, False),
+        ({"Function": "Debug"}, True),
+        ({}, True),
+    ],
+)
+def test_the_host_function_log_level_is_read_from_host_json(levels, expected):
+    assert _logs_information(levels) is expected
+
+
+def test_the_project_host_json_keeps_function_logs_at_warning():
+    # The worker exports its own logs, sampled with their traces: the host's copies would be billed again, unsampled.
+    assert read_deployment().host_function_logs is False
 
 
 @pytest.mark.parametrize(
