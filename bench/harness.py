@@ -17,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
@@ -110,9 +110,11 @@ class Harness:
         hosts: dict[str, float | None],
         https: dict[str, float | None] | None = None,
         env: dict[str, str] | None = None,
+        workers: int = 1,
     ) -> None:
         self.folder = folder
         self.hosts, self.https, self.extra_env = hosts, https or {}, env or {}
+        self.workers = workers  # FUNCTIONS_WORKER_PROCESS_COUNT: the local host's worker processes (devhost/workers.py)
         self._stack = ExitStack()
         self.log_path = folder / "host.log"
 
@@ -135,6 +137,7 @@ class Harness:
                 "AzureWebJobsStorage": self.meter.connection_string,
                 "SCHEDULER_PRIVATE_TARGETS": "loopback",
                 "PYTHONUNBUFFERED": "1",
+                "FUNCTIONS_WORKER_PROCESS_COUNT": str(self.workers),
                 **self.extra_env,
             }
             if ca_file is not None:
@@ -230,11 +233,24 @@ class Harness:
         return sum(text.count(f"Executed 'Functions.{name}' (") for name in PIPELINE)
 
     def host_cpu_seconds(self) -> float:
-        """The local host process's CPU seconds so far (user and system): a phase's figure is the difference."""
-        return cpu_seconds(self.host.pid)
+        """The local host's CPU seconds so far (user and system), its worker processes' included: a phase's figure
+        is the difference."""
+        return self._over_host(cpu_seconds)
 
     def host_rss_mb(self) -> float:
-        return rss_mb(self.host.pid)
+        return self._over_host(rss_mb)
+
+    def _over_host(self, measure: Callable[[int], float]) -> float:
+        """`measure` of the host process plus its children's (with `workers` > 1: the worker processes and
+        multiprocessing's resource tracker; none otherwise)."""
+        total = measure(self.host.pid)
+        for task in Path(f"/proc/{self.host.pid}/task").glob("*/children"):
+            for pid in task.read_text().split():
+                try:
+                    total += measure(int(pid))
+                except OSError:  # exited since; once reaped, its CPU is in the host's own (cutime)
+                    continue
+        return total
 
 
 def one_shot(due: datetime, url: str) -> dict[str, Any]:

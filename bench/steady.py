@@ -9,12 +9,13 @@ Reports, per measured minute: executions that arrived at the target for the minu
 duplicated occurrences, lateness at the target (p50/p99/max); over the measured minutes: executions per
 second, lateness over them all, storage requests per execution (everything the app does, counted on the wire,
 by kind: tables, queues and blobs, over exactly the measured minutes), function invocations and the local
-host's CPU per execution; then how long the disable took to answer and whether any occurrence of the disabled
-collection due after the answer (and its collection read's freshness, 1 s) arrived. Duplicates are watched
-for 20 s after the last occurrence. Run by bench/report.py, it records every figure it prints in
-docs/figures.json (bench/figures.py): phase `steady-<rate>` (the offered rate), `disable` and `create`.
+host's CPU per execution (its worker processes' included); then how long the disable took to answer and whether
+any occurrence of the disabled collection due after the answer (and its collection read's freshness, 1 s)
+arrived. Duplicates are watched for 20 s after the last occurrence. Run by bench/report.py, it records every
+figure it prints in docs/figures.json (bench/figures.py): phase `steady-<rate>` (the offered rate, and `workers`:
+the local host's FUNCTIONS_WORKER_PROCESS_COUNT, devhost/workers.py), `disable` and `create`.
 
-    python bench/steady.py [--rate 100] [--minutes 3] [--delay 0]
+    python bench/steady.py [--rate 100] [--minutes 3] [--delay 0] [--workers 1]
 
 Targets (issue 22): 100 executions/s for 3 minutes with p99 <= 1 s in every minute, nothing lost or
 doubled, <= 3 storage requests per execution; the disable of a 1,000-job collection answers in <= 2 s and
@@ -63,10 +64,16 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.0, help="seconds the target takes to answer")
     parser.add_argument("--arrivals", help="write every arrival here (job, due, arrived; CSV) after the minutes")
     parser.add_argument("--host-log", help="copy the local host's log here at the end")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="the local host's worker processes (FUNCTIONS_WORKER_PROCESS_COUNT)"
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     jobs = args.rate * 60
-    with tempfile.TemporaryDirectory() as tmp, Harness(Path(tmp), {"target": args.delay}) as harness:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Harness(Path(tmp), {"target": args.delay}, workers=args.workers) as harness,
+    ):
         url = harness.targets.url("target")
         collections = [f"s{n}" for n in range((jobs + COLLECTION_SIZE - 1) // COLLECTION_SIZE)]
         for name in collections:
@@ -79,7 +86,8 @@ def main() -> None:
         )
         print(
             f"created {jobs} every-minute jobs in {len(collections)} collections in {took:.1f} s "
-            f"({jobs / took:.0f} PUT/s); first occurrences at {first:%H:%M}Z",
+            f"({jobs / took:.0f} PUT/s); first occurrences at {first:%H:%M}Z; "
+            f"{args.workers} worker process(es) (FUNCTIONS_WORKER_PROCESS_COUNT)",
             flush=True,
         )
         late = datetime.now(UTC) > first - timedelta(minutes=1, seconds=50)
@@ -104,6 +112,7 @@ def main() -> None:
         steady = report(harness.targets.arrivals(), home, first, args.minutes, used, invoked, by_kind, rss, cpu)
         steady["rate_per_s"] = args.rate
         steady["target_delay_s"] = args.delay
+        steady["workers"] = args.workers
         phases: dict[str, dict[str, Any]] = {f"steady-{args.rate}": steady, "create": create}
         sys.stdout.flush()
         if args.arrivals:

@@ -73,6 +73,8 @@ _ENVIRONMENT = f"""environment:
   AzureWebJobsStorage    a connection string: use that storage and start no Azurite (share one on purpose)
   {CLOCK_OFFSET_SETTING}  seconds the timers' and the app's clock run ahead of real time (Azurite only),
                          as --clock-offset
+  FUNCTIONS_WORKER_PROCESS_COUNT  worker processes that run the functions, 1-10 (default 1: in the host's
+                         process), as on the Functions host
 """
 
 

@@ -19,6 +19,9 @@ Contract:
   `clock_offset` holds it; start() refuses a malformed one, or one on storage other than Azurite (ConfigurationError).
 - A function whose app setting `AzureWebJobs.<name>.Disabled` is true is indexed but not triggered (its
   timer does not fire, its queue is not polled, its route answers 404), as on the Functions host.
+- FUNCTIONS_WORKER_PROCESS_COUNT (workers.py): with 2-10 the functions run in that many worker processes, the
+  host keeping the HTTP front end, queue listeners, timers, schedule monitor and keys, as the Functions host
+  does; `worker_pids` names them (empty when the functions run in this process, the default).
 - Usable as a context manager (start on enter, stop on exit).
 """
 
@@ -35,13 +38,14 @@ from typing import Protocol
 from devhost.hostconfig import HostConfig
 from devhost.http_server import HttpFrontend
 from devhost.indexing import HTTP_TRIGGER, QUEUE_TRIGGER, TIMER_TRIGGER, FunctionInfo, index_app
-from devhost.invoker import Invoker
+from devhost.invoker import Invoker, Invokes
 from devhost.keys import ADMIN, FUNCTION_KEY_SETTING, MASTER_KEY_SETTING, FunctionKeys, level_of
 from devhost.queues import QueueListener
 from devhost.routing import Router
 from devhost.schedule_monitor import ScheduleMonitor, host_id
 from devhost.settings import SettingsError, apply_settings, function_disabled, read_local_settings, storage_connection
 from devhost.timers import TimerScheduler
+from devhost.workers import WorkerPool, worker_process_count
 from shared.clock import clock_with_offset
 from shared.settings.clock_offset import clock_offset
 
@@ -80,6 +84,7 @@ class LocalHost:
         self._functions: tuple[FunctionInfo, ...] | None = None
         self._module: ModuleType | None = None
         self._http: HttpFrontend | None = None
+        self._pool: WorkerPool | None = None
         self._running: list[_Stoppable] = []
         self.keys: FunctionKeys | None = None
         self.clock_offset = timedelta(0)
@@ -101,6 +106,10 @@ class LocalHost:
         return self._module
 
     @property
+    def worker_pids(self) -> tuple[int, ...]:
+        return () if self._pool is None else self._pool.pids
+
+    @property
     def port(self) -> int:
         if self._http is None:
             raise RuntimeError("LocalHost is not started: call start() first")
@@ -120,7 +129,9 @@ class LocalHost:
         self.clock_offset = offset = clock_offset(os.environ)
         self._config = config = HostConfig.load(self.app_dir)
         index = index_app(self.app_dir)
-        invoker = Invoker()
+        processes = worker_process_count()
+        self._pool = WorkerPool(self.app_dir, processes) if processes > 1 else None
+        invoker: Invokes = self._pool or Invoker()
         disabled = {f.name for f in index.functions if function_disabled(f.name)}
         if disabled:
             log.info("Disabled by AzureWebJobs.<name>.Disabled: %s", ", ".join(sorted(disabled)))

@@ -24,7 +24,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 from devhost.indexing import FunctionInfo
-from devhost.invoker import Invoker
+from devhost.invoker import Invokes
 from devhost.keys import FunctionKeys
 from devhost.routing import MethodMismatch, Router
 
@@ -58,7 +58,7 @@ def to_wsgi_response(result: Any) -> Response:
 
 class HttpFrontend:
     def __init__(
-        self, router: Router[FunctionInfo], invoker: Invoker, host: str, port: int, keys: FunctionKeys | None = None
+        self, router: Router[FunctionInfo], invoker: Invokes, host: str, port: int, keys: FunctionKeys | None = None
     ) -> None:
         self._router = router
         self._invoker = invoker

@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 from devhost.indexing import FunctionInfo
 
@@ -38,6 +38,16 @@ def worker_thread_count(env: Mapping[str, str] | None = None) -> int:
             return int(value)
         log.warning("%s=%r is not a number from 1 to 32; using the default", THREAD_COUNT_SETTING, value)
     return min(32, (os.cpu_count() or 1) + 4)
+
+
+class Invokes(Protocol):
+    """What the triggers call: an Invoker in the host's process, or workers.WorkerPool across worker processes."""
+
+    def start(self) -> None: ...
+
+    def stop(self, timeout: float = 2.0) -> None: ...
+
+    def invoke(self, function: FunctionInfo, trigger_value: Any, reason: str) -> Any: ...
 
 
 class Invoker:

@@ -34,7 +34,7 @@ from azure.storage.queue import LinearRetry, QueueClient, QueueMessage
 
 from devhost.hostconfig import QueueOptions
 from devhost.indexing import FunctionInfo
-from devhost.invoker import Invoker
+from devhost.invoker import Invokes
 from devhost.settings import resolve_references, storage_connection
 from shared.store.clients import PooledTransport
 
@@ -76,7 +76,7 @@ def decode_message(text: str, encoding: str) -> bytes:
 
 
 class QueueListener:
-    def __init__(self, function: FunctionInfo, options: QueueOptions, invoker: Invoker) -> None:
+    def __init__(self, function: FunctionInfo, options: QueueOptions, invoker: Invokes) -> None:
         self._function = function
         self._options = options
         self._invoker = invoker

@@ -29,7 +29,7 @@ from azure.functions.timer import TimerRequest
 from croniter import croniter
 
 from devhost.indexing import FunctionInfo
-from devhost.invoker import Invoker
+from devhost.invoker import Invokes
 from devhost.schedule_monitor import ScheduleMonitor, ScheduleStatus, monitored
 from devhost.settings import resolve_references
 
@@ -75,7 +75,7 @@ class TimerScheduler:
     def __init__(
         self,
         functions: Sequence[FunctionInfo],
-        invoker: Invoker,
+        invoker: Invokes,
         clock: Clock | None = None,
         monitor: ScheduleMonitor | None = None,
     ) -> None:
