@@ -213,11 +213,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--phase", action="append", choices=list(PHASES), help="run only these (repeatable)")
     parser.add_argument("--dump", type=Path, help="write every arrival (job, due, arrival) as JSON lines here")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="the local host's worker processes (FUNCTIONS_WORKER_PROCESS_COUNT)"
+    )
     args = parser.parse_args()
     phases = [PHASES[name] for name in args.phase] if args.phase else [p for p in PHASES.values() if p.default]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the host, targets and Azurite on a kill
 
-    with tempfile.TemporaryDirectory() as tmp, Harness(Path(tmp), HOSTS, HTTPS) as harness:
+    with tempfile.TemporaryDirectory() as tmp, Harness(Path(tmp), HOSTS, HTTPS, workers=args.workers) as harness:
         raw = raw_round_trip(harness)  # straight to Azurite, before any phase
         # Every phase's jobs first, far enough ahead (at a conservative 40 PUT/s) that the minute timer, not the
         # API, queues each phase, and no creation runs during a phase's count window.
@@ -232,13 +235,13 @@ def main() -> None:
         took = time.perf_counter() - started
         found: dict[str, dict[str, Any]] = {"create": {"jobs": jobs, "seconds": round(took, 1)}}
         print(
-            f"created {jobs} jobs in {took:.1f} s; phases at "
+            f"created {jobs} jobs in {took:.1f} s; {args.workers} worker process(es); phases at "
             + ", ".join(f"{p.name} {p.due:%H:%M:%S}Z" for p in phases),
             flush=True,
         )
         for phase in phases:
             measure(harness, phase)
-            found[phase.name] = report(phase, arrived(harness, phase), raw)
+            found[phase.name] = report(phase, arrived(harness, phase), raw) | {"workers": args.workers}
             sys.stdout.flush()
         if args.dump:
             with args.dump.open("w") as out:
