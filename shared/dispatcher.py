@@ -37,13 +37,13 @@ from .clock import Clock
 from .dispatch_report import DispatchOutcome, TickReport
 from .due_jobs import advance_jobs, read_jobs
 from .jobstate import DispatchStep
+from .leases import TaskWatchdogs
 from .occurrence import OccurrenceMessage, Trigger, batches
 from .records import HistoryRecord, JobRecord, LedgerEntry
 from .spread_plans import SpreadPlans
 from .store import DueEntry, Store
 from .store.dispatch_queue import MalformedTask, ShardTask
 from .store.tables import chunks
-from .task_watchdogs import TaskWatchdogs
 from .telemetry import occurrence_planned, traced_dispatch, traced_tick
 from .threads import DISPATCH_FANOUT, Threads
 from .tick_window import TICK, dispatch_horizon, spread_delay, tick_window

@@ -19,7 +19,7 @@ claims' leases expired and not renewed, takes them over (claims.py) and runs the
 first runner had recorded, just marks it done. Should the watchdog's receive be lost as well (hidden ten minutes
 while no worker knows of it), the backstop runs the batch `backstop_after` past its second.
 
-Dispatch tasks (`TaskWatchdogs`, task_watchdogs.py): a task that has due entries to dispatch is guarded the
+Dispatch tasks (`TaskWatchdogs`, below): a task that has due entries to dispatch is guarded the
 same way, without claims (a task is idempotent: a second run finds what the first queued and advanced, and
 drops it): the minute timer sends a watchdog before each task of the minute it dispatches ahead, the handler takes it
 over (or sends one when the task found entries and names none), renews it while it dispatches, deletes it
@@ -33,8 +33,8 @@ Costs, per batch: three sends by its sender (backstop, watchdog, batch) and two 
 its size; for batches that run longer than `renew_every` past their second, one table transaction per 100
 claims of one collection and one queue operation per renewal. Per dispatch task with entries, or page of a
 cascade: about three queue operations. A failed renewal (storage unreachable) is retried every `renewal_retry`
-until the work ends. One renewer thread per kind looks for renewals due every `renewer_poll`, until the process's
-threads are closed (shared/threads.py `Threads.loop`), and renews them on its lane. The timings are the settings'
+until the work ends. One renewer thread per kind (shared/threads.py `Renewer`) looks for renewals due every
+`renewer_poll`, until the process's threads are closed, and renews them on its lane. The timings are the settings'
 (shared/timings.py); every renewal is reckoned on the runtime's clock (its `monotonic`), as the loop's period is.
 """
 
@@ -43,10 +43,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Generic, Protocol, TypeVar
 
 from azure.core.exceptions import HttpResponseError
 
@@ -55,70 +54,11 @@ from .guard_protocol import ON_CLOSE, Act, Delivery, on_open, on_renew
 from .occurrence import OccurrenceBatch
 from .store import Claim, Store
 from .store.claims import claim_groups
+from .store.dispatch_queue import WatchedTask
 from .store.queue import Receipt, backstop_delay, watchdog_delay
-from .threads import ATTEMPT_RENEWER, LEASE_RENEWAL, Threads
-from .timings import Timings
+from .threads import ATTEMPT_RENEWER, DISPATCH_RENEWER, LEASE_RENEWAL, Renewer, Threads
 
 log = logging.getLogger(__name__)
-
-
-class Held(Protocol):
-    next_renewal: float
-    renewing: threading.Lock  # held while the item is renewed, and while it is let go
-    let_go: bool  # no renewal may start any more (its holder is deleting or abandoning its copies)
-
-
-H = TypeVar("H", bound=Held)
-
-
-class Renewer(Generic[H]):
-    """One loop per process (`Threads.loop`, started on first use, ended by the threads' close) that renews each
-    held item when its renewal is due, side by side on the lane of its name (shared/threads.py)."""
-
-    def __init__(self, renew: Callable[[H], None], name: str, clock: Clock, timings: Timings, threads: Threads) -> None:
-        self._renew = renew
-        self._name = name
-        self._clock = clock
-        self._poll = timings.renewer_poll.total_seconds()
-        self._retry = timings.renewal_retry.total_seconds()
-        self._every = timings.renew_every.total_seconds()
-        self._threads = threads
-        self._lane = threads.lane(name)
-        self._active: set[H] = set()
-        self._lock = threading.Lock()
-        self._started = False
-
-    def add(self, item: H) -> None:
-        with self._lock:
-            self._active.add(item)
-            if not self._started:
-                self._threads.loop(self._name, self._pass, self._poll)
-                self._started = True
-
-    def discard(self, item: H) -> None:
-        """Stop renewing `item`; returns once a renewal in progress has ended, so the caller then holds the
-        item's current receipts, and no renewal can hide a copy anew, or send a fresh one, after it returns
-        (that raced with the holder's deletes and left a stray watchdog that ran the work a second time)."""
-        with self._lock:
-            self._active.discard(item)
-        with item.renewing:
-            item.let_go = True
-
-    def _pass(self) -> None:
-        """One look, every `renewer_poll`: the items due renewed side by side (the lane's table says why)."""
-        now = self._clock.monotonic()
-        with self._lock:
-            due = [item for item in self._active if item.next_renewal <= now]
-        list(self._lane.map(self._renew_one, due))
-
-    def _renew_one(self, item: H) -> None:
-        with item.renewing:
-            if item.let_go:
-                return
-            item.next_renewal = self._clock.monotonic() + self._retry  # what a failure waits for
-            with contextlib.suppress(Exception):  # logged by the renewal; retried on a later pass
-                self._renew(item)
-                item.next_renewal = self._clock.monotonic() + self._every
 
 
 @dataclass(eq=False)
@@ -278,3 +218,85 @@ class Guards:
 def _name(guard: Guard) -> str:
     first = guard.batch.items[0].claim_id
     return first if len(guard.batch.items) == 1 else f"the batch of {len(guard.batch.items)} from {first}"
+
+
+@dataclass(eq=False)
+class TaskWatch:
+    """A task of the dispatch queue (a dispatch or a cascade task) in the hands of this process, and its watchdog."""
+
+    task: WatchedTask
+    watchdog: Receipt
+    next_renewal: float  # when its renewal is due (monotonic)
+    renewing: threading.Lock = field(default_factory=threading.Lock)
+    let_go: bool = False
+
+
+class TaskWatchdogs:
+    """Opens, renews and closes the watchdogs of the dispatch queue's tasks."""
+
+    def __init__(self, store: Store, clock: Clock, threads: Threads) -> None:
+        self.store = store
+        self.clock = clock
+        self.timings = store.timings
+        self._renewer: Renewer[TaskWatch] = Renewer(self.renew, DISPATCH_RENEWER, clock, self.timings, threads)
+
+    def open(self, task: WatchedTask) -> TaskWatch:
+        """Take the task's watchdog over (hidden anew: the task may have waited for a worker) or send one."""
+        hidden = self.timings.task_watchdog_after.total_seconds()
+        if task.watchdog is not None:
+            watchdog = self._rehide(Receipt(*task.watchdog), task)
+        else:
+            watchdog = self.store.dispatch.send_hidden(task, hidden)
+        watch = TaskWatch(task, watchdog, self.clock.monotonic() + self.timings.renew_every.total_seconds())
+        self._renewer.add(watch)
+        return watch
+
+    @contextlib.contextmanager
+    def watching(self, task: WatchedTask) -> Iterator[TaskWatch]:
+        """The task's watchdog held while the block runs; closed when it ends; abandoned when it raises (a fault: the
+        host delivers the task again, but under a lossy spell that redelivery may be lost for the receive's ten
+        minutes, so the watchdog stays to bring the task back) or the process is going away (cancelled)."""
+        watch = self.open(task)
+        try:
+            yield watch
+        except BaseException:
+            self.abandon(watch)
+            raise
+        self.close(watch)
+
+    def abandon(self, watch: TaskWatch) -> None:
+        """The process is going away mid-task, or the task failed: stop renewing, and leave the watchdog to bring
+        the task back."""
+        self._renewer.discard(watch)
+
+    def close(self, watch: TaskWatch) -> None:
+        self._renewer.discard(watch)
+        try:
+            self.store.dispatch.delete(watch.watchdog)
+        except Exception as error:  # it turns up later, finds the work done, and costs a query or two
+            log.warning("could not delete the watchdog of task %s: %s", watch.task, type(error).__name__)
+
+    def drop(self, task: WatchedTask) -> None:
+        """A task with nothing to do (no entries to dispatch, a cascade overtaken): its sender's watchdog is not
+        needed."""
+        if task.watchdog is not None:
+            with contextlib.suppress(Exception):
+                self.store.dispatch.delete(Receipt(*task.watchdog))
+
+    def renew(self, watch: TaskWatch) -> None:
+        try:
+            watch.watchdog = self._rehide(watch.watchdog, watch.task)
+        except Exception as error:
+            log.warning("renewing the watchdog of task %s failed: %s", watch.task, type(error).__name__)
+            raise
+
+    def _rehide(self, watchdog: Receipt, task: WatchedTask) -> Receipt:
+        hidden = self.timings.task_watchdog_after.total_seconds()
+        try:
+            return self.store.dispatch.hide(watchdog, hidden)
+        except HttpResponseError as error:
+            if error.status_code not in (400, 404):
+                raise
+            # Gone: another worker received it and runs the task too (harmless, a task is idempotent), or a
+            # delivery before this one deleted it. This delivery keeps a watchdog of its own.
+            return self.store.dispatch.send_hidden(task, hidden)

@@ -21,7 +21,7 @@ deleted is not found by the API; a PUT that creates it again first finishes the 
 A host that dies mid-page does not leave the jobs' state stale for the trigger's ten-minute receive visibility.
 Each task is sent after a hidden copy of it, its watchdog, which it names (store/dispatch_queue.py `send_kept`);
 the page's handler takes the watchdog over, renews it while the page runs and the next page is queued, and then
-deletes it (shared/task_watchdogs.py `TaskWatchdogs`). After a death, the copy turns visible `task_watchdog_after` later
+deletes it (shared/leases.py `TaskWatchdogs`). After a death, the copy turns visible `task_watchdog_after` later
 and a live host runs the page again. The task the dead host held still comes back when its receive runs out, and
 runs its page once more: the cascade is done by then and it finds nothing left to move, or it moves what a page of
 the cascade would, and both chains end at the last page. (A job whose own state was changed against its

@@ -38,7 +38,7 @@ class MalformedTask(ValueError):
 
 class WatchedTask(Protocol):
     """A task of this queue that may name its watchdog ("w"): a shard's dispatch (`ShardTask`) or a collection's
-    cascade (shared/lifecycle/cascade.py). What `send_hidden` copies and shared/task_watchdogs.py `TaskWatchdogs`
+    cascade (shared/lifecycle/cascade.py). What `send_hidden` copies and shared/leases.py `TaskWatchdogs`
     guards."""
 
     @property

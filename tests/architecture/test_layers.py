@@ -22,7 +22,7 @@ FLOORS: list[set[str]] = [
     {"records", "occurrence"},
     {"jobstate"},  # what a job becomes: pure
     {"store", "actions"},  # the only code that talks to Storage / to targets
-    {"health", "leases", "task_watchdogs", "guard_protocol", "expectations", "due_jobs", "tick_window"}
+    {"health", "leases", "guard_protocol", "expectations", "due_jobs", "tick_window"}
     | {"dispatch_report", "spread_plans"},
     {"dispatcher", "executor"},  # I/O shells of jobstate
     {"runtime"},
