@@ -74,8 +74,11 @@ BENCHES = (
     Bench("auto_spread", 8),
     Bench("pushback", 10),
     Bench("steady", 10),
+    Bench("overload", 20),  # 18,000 jobs created through the API (about 9 min), 5 measured minutes, the drain
     Bench("fire", 30),
-    Bench("herd_5000", 12, ("--phase", "herd-5000-0.5s"), script=ROOT / "bench" / "fire.py"),
+    # Issue 41's next scale, with two worker processes (FUNCTIONS_WORKER_PROCESS_COUNT) on the 2-core machine.
+    Bench("steady_300", 16, ("--rate", "300", "--workers", "2"), script=ROOT / "bench" / "steady.py"),
+    Bench("herd_5000", 12, ("--phase", "herd-5000-0.5s", "--workers", "2"), script=ROOT / "bench" / "fire.py"),
     # fire's 1,000 herd at a 0.5 s target alone: the quick check that a change keeps it (the whole of fire: 30 min).
     Bench("herd_1000", 6, ("--phase", "herd-1000-0.5s"), by_hand=True, script=ROOT / "bench" / "fire.py"),
     Bench("faults", 30),

@@ -1,8 +1,8 @@
 """What an operator (and GET /api/health) needs to know without logs: is the timer ticking, is work piling up.
 
 The dispatcher calls `record_tick` after every tick (whether telemetry is on or off): it measures the
-due-index backlog, the oldest overdue occurrence (per collection too), the poison queue's depth and the
-jobs whose expectation of success is broken (shared/expectations.py), and writes a heartbeat row
+due-index backlog, the oldest overdue occurrence (per collection too), the executor's backlog (below), the poison
+queue's depth and the jobs whose expectation of success is broken (shared/expectations.py), and writes a heartbeat row
 (`dispatcher`/`heartbeat` in the State table, next to the watermark) and the silent jobs' row
 (`expectations.record`). It returns what it saw, which the dispatcher hands to telemetry. `snapshot` reads both
 back with a fresh backlog and the host's clock skew against storage; `problems` judges a snapshot. Silent jobs
@@ -19,18 +19,36 @@ it does not fail it until two intervals after its start (the problems still say 
 Backlog: due-index entries whose minute has already passed. The dispatcher works a minute ahead and
 deletes each entry it dispatches, so on a healthy deployment this is 0 right after a tick; anything else
 is an occurrence that should have been queued and was not (yet).
+
+The executor's backlog (`executor_backlog`): occurrences queued and not yet run, which is where work piles up
+when more is due than the hosts carry (the dispatcher keeps up, the executor does not). Two requests, each time
+health is read and each tick's `record_tick`: the occurrence queue's properties (its approximate message count,
+hidden messages too: batches not yet due and every batch's watchdog and backstop copies) and a peek at its front
+message (which changes nothing), whose earliest due instant says how late the front waiting occurrence is. A
+message is waiting once it is visible: one a worker holds (received, so invisible) or one not yet due is not, and
+the front visible message is at most `early_visibility` early, counted as 0 s late. The queue keeps about the
+order of sending, so the front is about the longest waiting in the queue; the lateness is a lower bound, since
+the batches each host has received and not yet run (up to host.json's batchSize + newBatchThreshold messages per
+instance) are older still, by about the time an instance takes to work through them. Past
+`executor_behind_after` (timings, 30 s) `problems` says the executor is behind by that much with the count:
+degraded, not down (GET /api/health still answers 200, shared/api/health.py), since occurrences still run, late,
+and only more hosts or less load help; a dispatcher behind is down (503), since then nothing is queued at all. A
+front message that is not ours (the executor poisons it when it comes) tells no due: not behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from .expectations import Broken, Silence, check, record, recorded
 from .keys import CollectionKey
+from .occurrence import MalformedMessage, OccurrenceBatch
 from .store import Store, bucket_of
 from .store.tables import as_datetime, as_int
+from .timings import Timings
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +73,16 @@ class Overdue:
 
 
 @dataclass(frozen=True)
+class ExecutorBacklog:
+    queued: int  # messages in the occurrence queue, about (hidden ones too)
+    front_due: datetime | None = None  # the earliest due of the front visible message (None: none, or not ours)
+
+    def lateness(self, now: datetime) -> timedelta | None:
+        """How late the front waiting occurrence is at `now` (0 s when not yet due; None: nothing waiting)."""
+        return max(now - self.front_due, timedelta(0)) if self.front_due is not None else None
+
+
+@dataclass(frozen=True)
 class TickObservation:
     at: datetime
     backlog: int
@@ -62,6 +90,7 @@ class TickObservation:
     oldest_overdue: datetime | None = None
     overdue_by_collection: dict[CollectionKey, datetime] = field(default_factory=dict)
     broken_expectations: list[Broken] = field(default_factory=list)
+    executor: ExecutorBacklog | None = None  # None: the queue could not be read this tick
 
 
 @dataclass(frozen=True)
@@ -77,6 +106,8 @@ class Snapshot:
     clock_skew: timedelta | None = None  # the host's clock minus storage's, about (None: not measured)
     silence: Silence = field(default_factory=Silence)  # the jobs past their expectation, as the last tick found
     host_started: datetime | None = None  # when the host that answers began serving (None: not known)
+    executor: ExecutorBacklog = field(default_factory=lambda: ExecutorBacklog(0))
+    executor_behind_after: timedelta = Timings().executor_behind_after
 
     @property
     def since_last_tick(self) -> timedelta | None:
@@ -85,6 +116,16 @@ class Snapshot:
     @property
     def oldest_overdue_age(self) -> timedelta | None:
         return self.now - self.oldest_overdue if self.oldest_overdue else None
+
+    @property
+    def executor_lateness(self) -> timedelta | None:
+        return self.executor.lateness(self.now)
+
+    @property
+    def executor_behind(self) -> bool:
+        """The front waiting occurrence is later than `executor_behind_after`: more is due than the hosts run."""
+        late = self.executor_lateness
+        return late is not None and late > self.executor_behind_after
 
     @property
     def fresh(self) -> bool:
@@ -142,6 +183,17 @@ def poison_depth(store: Store) -> int:
     return int(store.queue.poison_client.get_queue_properties().approximate_message_count or 0)
 
 
+def executor_backlog(store: Store) -> ExecutorBacklog:
+    """The occurrence queue's message count and its front visible message's earliest due: two requests."""
+    queued = int(store.queue.client.get_queue_properties().approximate_message_count or 0)
+    due = None
+    for front in store.queue.client.peek_messages(max_messages=1):
+        # Not ours: the executor poisons it when it comes, and it tells no due.
+        with contextlib.suppress(MalformedMessage):
+            due = OccurrenceBatch.from_json(front.content).due
+    return ExecutorBacklog(queued, due)
+
+
 def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> TickObservation:
     """Observe the deployment after a tick and write the heartbeat; what was observed, for telemetry."""
     late = overdue(store, at)
@@ -152,7 +204,15 @@ def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> Tick
             record(store.due.state, at, broken)
     except Exception:  # the heartbeat matters more: the next tick checks the expectations again
         log.warning("the expectations of success could not be checked or recorded", exc_info=True)
-    observation = TickObservation(at, late.count, poison_depth(store), late.oldest, late.oldest_by_collection, broken)
+    executor: ExecutorBacklog | None = None
+    try:
+        executor = executor_backlog(store)
+    except Exception:  # the heartbeat matters more: health reads the queue again when asked
+        log.warning("the occurrence queue's backlog could not be read", exc_info=True)
+    observation = TickObservation(
+        at, late.count, poison_depth(store), late.oldest, late.oldest_by_collection, broken, executor
+    )
+    lateness = executor.lateness(at) if executor is not None else None
     store.due.state.upsert(
         {
             "PartitionKey": _PARTITION,
@@ -162,13 +222,15 @@ def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> Tick
             "Tasks": int(tasks),
             "Backlog": observation.backlog,
             "PoisonDepth": observation.poison_depth,
+            **({"QueuedMessages": executor.queued} if executor is not None else {}),
+            **({"ExecutorLateSeconds": lateness.total_seconds()} if lateness is not None else {}),
         }
     )
     return observation
 
 
 def snapshot(store: Store, now: datetime, host_started: datetime | None = None) -> Snapshot:
-    """What the heartbeat row, the due index, the poison queue and the clock say at `now`, as seen by a host
+    """What the heartbeat row, the due index, the queues and the clock say at `now`, as seen by a host
     that began serving at `host_started` (runtime.py; None: not known, no host is spared its first tick)."""
     entity = store.due.state.get(_PARTITION, _ROW) or {}
     duration = entity.get("DurationSeconds")
@@ -185,6 +247,8 @@ def snapshot(store: Store, now: datetime, host_started: datetime | None = None) 
         clock_skew=store.due.state.clock_skew(),
         silence=recorded(store.due.state),
         host_started=host_started,
+        executor=executor_backlog(store),
+        executor_behind_after=store.timings.executor_behind_after,
     )
 
 
@@ -201,6 +265,10 @@ def problems(found: Snapshot) -> list[str]:
     if found.backlog:
         oldest = f", the oldest {age.total_seconds():.0f} s overdue" if age is not None else ""
         said.append(f"{found.backlog}{'+' if found.backlog >= BACKLOG_LIMIT else ''} occurrence(s) are overdue{oldest}")
+    late = found.executor_lateness
+    if late is not None and found.executor_behind:
+        waiting = f"{found.executor.queued} message(s) queued"
+        said.append(f"the executor is behind by {late.total_seconds():.0f} s ({waiting})")
     if found.poison_depth:
         said.append(f"{found.poison_depth} message(s) are in the poison queue")
     if found.clock_skew is not None and abs(found.clock_skew) > CLOCK_SKEW_LIMIT:

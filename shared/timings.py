@@ -1,6 +1,7 @@
 """Every timing of the pipeline's own mechanisms, in one place: leases, watchdogs, the backstop, the dispatcher's
 batch span and margins, the executor's gathering windows, the limits' waits and leases, the recorder's window
-and patience. docs/operate.md ("Timings") lists each field with its default and what it trades.
+and patience, health's threshold for an executor behind. docs/operate.md ("Timings") lists each field with its
+default and what it trades.
 
 `Settings.timings` holds them (the defaults, or SCHEDULER_TIMING_<FIELD>_SECONDS: shared/settings/app.py);
 `Store.from_settings` hands them to the store, and every component built over the store (dispatcher, executor,
@@ -68,6 +69,8 @@ class Timings:
     # The queue and the executor's entry (store/queue.py, executor/batch.py).
     early_visibility: timedelta = _s(5)  # an occurrence message turns visible this much before its second
     early_hop: timedelta = _s(8)  # a batch (or a rate slot) further ahead than this goes back to the queue
+    # Health (health.py): the executor is behind once the front waiting occurrence message is this late.
+    executor_behind_after: timedelta = _s(30)
     # The dispatcher (dispatcher.py).
     batch_span: timedelta = _s(3)  # a shard's occurrences due within this of each other share a message
     spread_margin: timedelta = _s(25)  # the spread of the minute ahead's dispatch ends this long before it

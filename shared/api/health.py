@@ -1,11 +1,15 @@
 """GET /api/health: anonymous, so a probe or an operator can ask without a key; therefore it says nothing secret.
 
 It reports whether storage answers, when the dispatcher last ticked (shared/health.py's heartbeat), the backlog
-(overdue due-index entries, the oldest of them, messages in the poison queue) and the host's clock against
-storage's, with `problems`, one sentence each. Status:
+(overdue due-index entries, the oldest of them, messages in the poison queue), the executor's backlog
+(`executor`: `queuedMessages` in the occurrence queue, about, hidden ones too; `frontDue` and `behindSeconds` of
+the front waiting message; `behind` past `behindAfterSeconds`) and the host's clock against storage's, with
+`problems`, one sentence each. Status:
 - `Healthy` (200): nothing to say;
 - `Degraded` (200): something to look at that does not stop jobs from running on time (poisoned messages, a
-  backlog younger than two intervals, a skewed clock, no tick yet on a store made ready moments ago);
+  backlog younger than two intervals, a skewed clock, no tick yet on a store made ready moments ago), or an
+  executor behind (`executor.behind`: more is due than the hosts run; occurrences still run, late, so a probe
+  must not take the service out of rotation, which would only make it later);
 - `Unhealthy` (503, with Retry-After): the dispatcher is behind (no heartbeat for two intervals, or an
   occurrence overdue that long; `dispatcher.behind`; a host that has not ticked yet is held to its own start,
   shared/health.py), or storage cannot be reached (any passing storage fault, store/failures.py; a bug is
@@ -103,6 +107,13 @@ def health_response(runtime: Callable[[], Runtime]) -> ApiResponse:
             "oldestOverdueOccurrence": _instant(found.oldest_overdue),
             "oldestOverdueSeconds": _seconds(found.oldest_overdue_age),
             "poisonMessages": found.poison_depth,
+        },
+        "executor": {
+            "queuedMessages": found.executor.queued,
+            "frontDue": _instant(found.executor.front_due),
+            "behindSeconds": _seconds(found.executor_lateness),
+            "behind": found.executor_behind,
+            "behindAfterSeconds": found.executor_behind_after.total_seconds(),
         },
         "clock": {"skewSecondsAgainstStorage": _seconds(found.clock_skew)},
         "problems": said,

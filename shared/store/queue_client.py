@@ -11,7 +11,8 @@ queue not created every call raises ResourceNotFoundError (QueueNotFound). `send
 None: 7 days). `update_message` and `delete_message` need the message's latest pop receipt (each receive and
 update makes a new one): an older one is refused with HttpResponseError 400 (PopReceiptMismatch), a message gone
 (deleted, expired) with ResourceNotFoundError (MessageNotFound). `update_message` answers the new receipt.
-`get_queue_properties().approximate_message_count` counts the messages, hidden ones too.
+`get_queue_properties().approximate_message_count` counts the messages, hidden ones too. `peek_messages` (1 to 32;
+1 when None) answers visible messages from the front without changing them (no pop receipt): health reads it.
 """
 
 from __future__ import annotations
@@ -35,3 +36,5 @@ class MessageQueue(Protocol):
     def delete_message(self, message: str, pop_receipt: str | None = None) -> None: ...
 
     def get_queue_properties(self) -> QueueProperties: ...
+
+    def peek_messages(self, max_messages: int | None = None) -> list[QueueMessage]: ...

@@ -60,6 +60,8 @@ BEFORE = {
     "circuit_sustained": 10,
     "circuit_probe_every": 5,
     "circuit_answer_wait": 1,
+    # Issue 41 (health.py): new, no earlier value.
+    "executor_behind_after": 30,
 }
 CLOUD = "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net"
 
