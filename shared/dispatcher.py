@@ -42,7 +42,7 @@ from .occurrence import OccurrenceMessage, Trigger, batches
 from .records import HistoryRecord, JobRecord, LedgerEntry
 from .spread_plans import SpreadPlans
 from .store import DueEntry, Store
-from .store.dispatch_queue import MalformedTask, ShardTask
+from .store.queues import MalformedTask, ShardTask
 from .store.tables import chunks
 from .telemetry import occurrence_planned, traced_dispatch, traced_tick
 from .threads import DISPATCH_FANOUT, Threads

@@ -7,7 +7,7 @@ forward while it is alive and deletes when it is done. When the holder dies, the
 seconds later and any live worker takes the work over.
 
 Batches of occurrences (`Guards`): whoever queued the batch sent its watchdog, visible `watchdog_after` past the
-batch's second, and a later *backstop* copy just before it (store/queue.py), and the batch names both; what a
+batch's second, and a later *backstop* copy just before it (store/queues.py), and the batch names both; what a
 delivery, a renewal and the batch's end do with each copy is the table of shared/guard_protocol.py. Claims are
 taken with a lease that runs `claim_lease` past the batch's (first) second, so nothing is renewed while the batch
 waits for it; from its last second on, while the batch is alive, a renewer pushes every claim's lease and the
@@ -25,7 +25,7 @@ drops it): the minute timer sends a watchdog before each task of the minute it d
 over (or sends one when the task found entries and names none), renews it while it dispatches, deletes it
 at the end. A host dying in a dispatch task leaves its entries to the watchdog, `task_watchdog_after` later.
 A collection's cascade task (shared/lifecycle/cascade.py) is guarded alike: its sender sends its watchdog first
-(store/dispatch_queue.py `send_kept`), and its handler holds the watchdog while a page of jobs runs and the next
+(store/queues.py `send_kept`), and its handler holds the watchdog while a page of jobs runs and the next
 page is queued (`watching`); a page is idempotent, so a watchdog that brings it back after a death runs it again.
 `TaskWatchdogs` knows a task only as a `WatchedTask`: one that names its watchdog and can be written without it.
 
@@ -54,8 +54,7 @@ from .guard_protocol import ON_CLOSE, Act, Delivery, on_open, on_renew
 from .occurrence import OccurrenceBatch
 from .store import Claim, Store
 from .store.claims import claim_groups
-from .store.dispatch_queue import WatchedTask
-from .store.queue import Receipt, backstop_delay, watchdog_delay
+from .store.queues import Receipt, WatchedTask, backstop_delay, watchdog_delay
 from .threads import ATTEMPT_RENEWER, DISPATCH_RENEWER, LEASE_RENEWAL, Renewer, Threads
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from .store import Store, bucket_of, bucket_start
-from .store.dispatch_queue import ShardTask
+from .store.queues import ShardTask
 
 TICK = timedelta(minutes=1)  # the timer's period and a due-index bucket's width: the schedule's, not a timing
 # Buckets read by one tick at most, so recovery from a long outage spreads over several ticks.

@@ -47,6 +47,7 @@ _POSITIVE = frozenset(
         "pressure_refresh",
         "pressure_quiet",
         "circuit_probe_every",
+        "pushback_counted",
     }
 )
 
@@ -57,7 +58,7 @@ def _s(seconds: float) -> timedelta:
 
 @dataclass(frozen=True)
 class Timings:
-    # Claims and watchdogs (store/claims.py, leases.py, store/queue.py, store/dispatch_queue.py).
+    # Claims and watchdogs (store/claims.py, leases.py, store/queues.py).
     claim_lease: timedelta = _s(6)  # a claim's lease past its batch's second, or past its last renewal
     renew_every: timedelta = _s(2)  # how often a live holder renews its claims and watchdogs
     renewal_retry: timedelta = _s(1)  # a failed renewal is tried again this soon
@@ -66,7 +67,7 @@ class Timings:
     backstop_after: timedelta = _s(45)  # a batch's backstop turns visible this long after its (first) second
     task_watchdog_after: timedelta = _s(10)  # a dispatch or cascade task's watchdog, after its send or last renewal
     dispatch_task_ttl: timedelta = _s(3600)  # a dispatch task nobody took by then expires (later ticks sweep)
-    # The queue and the executor's entry (store/queue.py, executor/batch.py).
+    # The queue and the executor's entry (store/queues.py, executor/batch.py).
     early_visibility: timedelta = _s(5)  # an occurrence message turns visible this much before its second
     early_hop: timedelta = _s(8)  # a batch (or a rate slot) further ahead than this goes back to the queue
     # Health (health.py): the executor is behind once the front waiting occurrence message is this late.
@@ -98,6 +99,9 @@ class Timings:
     circuit_sustained: timedelta = _s(10)  # two failures in a row this far apart open a circuit
     circuit_probe_every: timedelta = _s(5)  # an open circuit lets one probe go per this
     circuit_answer_wait: timedelta = _s(1)  # attempts held by it come back this long after the probe's instant
+    pushback_counted: timedelta = _s(1)  # a push-back's estimate counts the requests accepted in the last this long
+    race_backoff: timedelta = _s(0.005)  # a writer that lost an ETag race on a shared limits row pauses up to this x
+    # its lost races (at most 10) before it reads again (executor/limit_slots.py, executor/destinations.py)
     # Overlap (jobstate/overlap.py): a running occurrence's marker lapses this long after its latest due.
     running_lease: timedelta = _s(180)
     # The recorder (executor/recorder.py) and every write after an action (executor/persist.py).

@@ -18,8 +18,8 @@ from shared.keys import JobKey
 from shared.occurrence import OccurrenceBatch, OccurrenceMessage
 from shared.runtime import Runtime
 from shared.settings import Settings
-from shared.store.dispatch_queue import ShardTask
 from shared.store.memory import MemoryStorage
+from shared.store.queues import ShardTask
 from shared.threads import CASCADE, LANES, LIMITS_DEFERRAL, WAITS_ON, Threads
 
 SHARED = Path(__file__).resolve().parents[1] / "shared"

@@ -246,6 +246,11 @@ class HealthReport(WireModel):
     storage: dict[str, Any]
     dispatcher: dict[str, Any] | None = None
     backlog: dict[str, Any] | None = None
+    executor: dict[str, Any] | None = Field(
+        default=None,
+        description="The occurrence queue: queuedMessages (about, hidden ones too), frontDue and behindSeconds of its "
+        "front visible message, behind (past behindAfterSeconds: Degraded, still 200).",
+    )
     clock: dict[str, Any] | None = None
     problems: list[str] = Field(default_factory=list, description="One sentence each.")
     silent_jobs: SilentJobs | None = Field(default=None, alias="silentJobs")

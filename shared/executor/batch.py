@@ -8,7 +8,7 @@ Per delivery, in order:
    attempt claimed, in one entity-group transaction per 100 of one collection (store/claims.py), together
    with those of the other batches the process received at the same moment (gathered.py: the first waits
    `batch_gather` for the others), on the executor's pool (the message turned visible a few seconds early for
-   this, see store/queue.py); an attempt a runner that may be dead holds is watched for `takeover_wait` (a
+   this, see store/queues.py); an attempt a runner that may be dead holds is watched for `takeover_wait` (a
    coroutine's sleep, all of them at once, no thread held) and then taken over;
 4. at each occurrence's second: the claimed attempts fire side by side (attempts.py), each action a
    coroutine under the process's action limits (shared/actions/limits.py: in flight, per target host);

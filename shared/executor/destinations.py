@@ -22,7 +22,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from ..actions import ActionResult
@@ -43,8 +43,6 @@ from .wire_turns import WireTurns
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 60  # lost ETag races before giving up: a herd of instances may race for one row
-_PAUSE = backoff(0.005)
-_COUNTED = timedelta(seconds=1)  # the accepted requests a push-back's estimate counts: those of the second before
 
 
 @dataclass(frozen=True)
@@ -207,12 +205,12 @@ class Destinations:
     def _count_accepted(self, destination: str, now: datetime) -> None:
         seen = self._accepted.setdefault(destination, deque())
         seen.append(now)
-        while seen and now - seen[0] > _COUNTED:
+        while seen and now - seen[0] > self.timings.pushback_counted:
             seen.popleft()
 
     def _accepted_count(self, destination: str, now: datetime) -> int:
         seen = self._accepted.get(destination)
-        return sum(1 for at in seen if now - at <= _COUNTED) if seen else 0
+        return sum(1 for at in seen if now - at <= self.timings.pushback_counted) if seen else 0
 
     def _circuit_note(self, destination: str, until: datetime) -> str:
         known = self._known.get(destination)
@@ -247,7 +245,7 @@ class Destinations:
                 decide,
                 lambda updated, _: rows.write(destination, updated),
                 attempts=ATTEMPTS,
-                pause=_PAUSE,
+                pause=backoff(self.timings.race_backoff.total_seconds()),
             )
         except ConcurrencyError as exc:
             raise ConcurrencyError(f"the row of destination {destination} kept changing ({ATTEMPTS} attempts)") from exc

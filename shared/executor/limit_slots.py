@@ -23,7 +23,6 @@ from ..timings import Timings
 R = TypeVar("R")
 T = TypeVar("T")
 ATTEMPTS = 60  # lost ETag races before giving up: a herd of instances may race for one row
-_PAUSE = backoff(0.005)
 
 
 def settle(
@@ -45,21 +44,30 @@ def settle(
         answer = acquire(state, limit, requests, now, timings.slot_lease, timings.waiter_lease)
         return GateRow(answer.state, row.etag), answer
 
-    return _update(lambda: gates.read(collection), lambda row: gates.write(collection, row), decide, collection)
+    return _update(
+        lambda: gates.read(collection), lambda row: gates.write(collection, row), decide, collection, timings
+    )
 
 
-def release(gates: ConcurrencyGates, collection: CollectionKey, holders: Iterable[str], now: datetime) -> None:
+def release(
+    gates: ConcurrencyGates, timings: Timings, collection: CollectionKey, holders: Iterable[str], now: datetime
+) -> None:
     """The holders' slots (and places in line) given back."""
     gone = list(holders)
 
     def decide(row: GateRow) -> tuple[GateRow, None]:
         return GateRow(released(row.state, gone, now), row.etag), None
 
-    _update(lambda: gates.read(collection), lambda row: gates.write(collection, row), decide, collection)
+    _update(lambda: gates.read(collection), lambda row: gates.write(collection, row), decide, collection, timings)
 
 
 def renew(
-    gates: ConcurrencyGates, collection: CollectionKey, holders: Iterable[str], now: datetime, lease_for: timedelta
+    gates: ConcurrencyGates,
+    timings: Timings,
+    collection: CollectionKey,
+    holders: Iterable[str],
+    now: datetime,
+    lease_for: timedelta,
 ) -> frozenset[str]:
     """The holders' slots held for `lease_for` more; the holders whose slot had lapsed meanwhile."""
     wanted = list(holders)
@@ -68,11 +76,13 @@ def renew(
         state, lost = renewed(row.state, wanted, now, lease_for)
         return GateRow(state, row.etag), lost
 
-    return _update(lambda: gates.read(collection), lambda row: gates.write(collection, row), decide, collection)
+    return _update(
+        lambda: gates.read(collection), lambda row: gates.write(collection, row), decide, collection, timings
+    )
 
 
 def reserve(
-    pacers: HostPacers, collection: CollectionKey, rule: str, k: int, rate: float, now: datetime
+    pacers: HostPacers, timings: Timings, collection: CollectionKey, rule: str, k: int, rate: float, now: datetime
 ) -> list[datetime]:
     """k consecutive slots of the rule's pacer (jobstate.pacer_key), 1/rate apart, from its next free slot or now:
     when each of k requests asked for now may start."""
@@ -82,12 +92,20 @@ def reserve(
         return PacerRow(paced.next_free, row.etag), list(paced.slots)
 
     return _update(
-        lambda: pacers.read(collection, rule), lambda row: pacers.write(collection, rule, row), decide, collection
+        lambda: pacers.read(collection, rule),
+        lambda row: pacers.write(collection, rule, row),
+        decide,
+        collection,
+        timings,
     )
 
 
 def _update(
-    read: Callable[[], R], write: Callable[[R], R], decide: Callable[[R], tuple[R, T]], collection: CollectionKey
+    read: Callable[[], R],
+    write: Callable[[R], R],
+    decide: Callable[[R], tuple[R, T]],
+    collection: CollectionKey,
+    timings: Timings,
 ) -> T:
     """`decide` on the row as read, written under its ETag; decided again on a fresh read after a lost race.
     What `decide` answered beside the row it wrote."""
@@ -99,7 +117,13 @@ def _update(
         return updated
 
     try:
-        read_modify_write(read, change, lambda row, _: write(row), attempts=ATTEMPTS, pause=_PAUSE)
+        read_modify_write(
+            read,
+            change,
+            lambda row, _: write(row),
+            attempts=ATTEMPTS,
+            pause=backoff(timings.race_backoff.total_seconds()),
+        )
     except ConcurrencyError as exc:
         raise ConcurrencyError(
             f"the limit row of {collection.resource_id} kept changing ({ATTEMPTS} attempts)"

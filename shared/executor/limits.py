@@ -231,7 +231,7 @@ class Limits:
         now = self.clock.now()
         try:
             lease = max(until - now, timedelta(0)) + self.timings.slot_lease
-            lost = await self.io(limit_slots.renew, gates, collection, [holder], now, lease)
+            lost = await self.io(limit_slots.renew, gates, self.timings, collection, [holder], now, lease)
         except Exception:
             log.exception("the concurrency slot of %s was not kept; it lapses", holder)
             return
@@ -274,7 +274,7 @@ class Limits:
         requests = [ask for ask in asks if isinstance(ask, _Acquire)]
         now = self.clock.now()
         if not requests:
-            limit_slots.release(gates, collection, done, now)
+            limit_slots.release(gates, self.timings, collection, done, now)
             return [None] * len(asks)
         limit, wanted = requests[-1].limit, [ask.request for ask in requests]
         answer = limit_slots.settle(gates, self.timings, collection, limit, done, wanted, now)
@@ -291,7 +291,7 @@ class Limits:
         assert pacers is not None, "a store with the Limits table"
         collection, rule, rate = key
         order = sorted(range(len(requests)), key=lambda i: (requests[i].due, requests[i].holder))
-        slots = limit_slots.reserve(pacers, collection, rule, len(requests), rate, self.clock.now())
+        slots = limit_slots.reserve(pacers, self.timings, collection, rule, len(requests), rate, self.clock.now())
         answers: list[datetime] = [slots[0]] * len(requests)
         for slot, index in zip(slots, order, strict=True):
             answers[index] = slot

@@ -19,7 +19,7 @@ reads the collection's state at each occurrence's second (shared/executor/collec
 deleted is not found by the API; a PUT that creates it again first finishes the delete (`finish_delete`).
 
 A host that dies mid-page does not leave the jobs' state stale for the trigger's ten-minute receive visibility.
-Each task is sent after a hidden copy of it, its watchdog, which it names (store/dispatch_queue.py `send_kept`);
+Each task is sent after a hidden copy of it, its watchdog, which it names (store/queues.py `send_kept`);
 the page's handler takes the watchdog over, renews it while the page runs and the next page is queued, and then
 deletes it (shared/leases.py `TaskWatchdogs`). After a death, the copy turns visible `task_watchdog_after` later
 and a live host runs the page again. The task the dead host held still comes back when its receive runs out, and
@@ -41,7 +41,7 @@ from ..keys import CollectionKey
 from ..model import JobCollectionState
 from ..records import CollectionRecord, JobRecord
 from ..store.dead_letters import DeadLetters
-from ..store.dispatch_queue import named_watchdog
+from ..store.queues import named_watchdog
 from ..threads import CASCADE
 from .purge import purge_job
 from .states import set_collection_state, set_job_state

@@ -7,7 +7,7 @@ is written in the single-occurrence format `{"v": 1, ...}` (message.py), and a b
 `{"v": 2, "items": [...]}` of the same objects.
 
 A batch may name its watchdog (optional `"w": [message id, pop receipt]`): a hidden copy that whoever queued
-the batch sent just before it (store/queue.py), which the batch's first delivery takes over as its own
+the batch sent just before it (store/queues.py), which the batch's first delivery takes over as its own
 (shared/leases.py). It exists before any worker has received the batch, so a batch whose receive was lost
 on its way to a worker (the queue hides it for the receive's ten minutes) still runs seconds late, not ten
 minutes late. A batch and its watchdog may also name a backstop (optional `"b"`, the same shape): a second

@@ -19,13 +19,12 @@ from ..timings import Timings
 from .claims import Claim, ClaimStore, Expired
 from .collections import CollectionStore
 from .destinations import DestinationRows
-from .dispatch_queue import DispatchQueue
 from .due import DueEntry, DueIndex, bucket_of, bucket_start
 from .expectations import ExpectationIndex
 from .history import HistoryStore
 from .jobs import JobStore
 from .limits import ConcurrencyGates, HostPacers
-from .queue import OccurrenceQueue
+from .queues import DispatchQueue, OccurrenceQueue
 from .role_assignments import RoleAssignmentRecord, RoleAssignmentStore
 from .routed import RoutedClaims, RoutedDue, RoutedHistory, RoutedJobs
 from .routing import RoutedCollections

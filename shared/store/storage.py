@@ -16,8 +16,8 @@ from azure.storage.queue import QueueServiceClient
 from ..settings import Settings
 from .azure_table import AzureTable
 from .clients import queue_service, table_service
-from .queue import base64_text
 from .queue_client import MessageQueue
+from .queues import base64_text
 from .tables import Table
 
 

@@ -12,7 +12,7 @@ from shared.dispatcher import Dispatcher
 from shared.keys import JobKey
 from shared.occurrence import BATCH_MAX, OccurrenceBatch, OccurrenceMessage, batches
 from shared.runtime import Runtime
-from shared.store.queue import OccurrenceQueue, Sendable
+from shared.store.queues import OccurrenceQueue, Sendable
 from tests.support.scheduler_client import call, make_collection
 
 SECOND = datetime(2026, 11, 26, 1, 0, 0, tzinfo=UTC)

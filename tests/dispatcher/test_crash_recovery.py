@@ -26,7 +26,7 @@ from devhost.azurite import Azurite
 from shared.keys import JobKey
 from shared.settings import Settings
 from shared.store import Store, bucket_of
-from shared.store.dispatch_queue import ShardTask
+from shared.store.queues import ShardTask
 from tests.support.crash import CrashingHost, Target, crash_environment, create_one_shot_jobs
 from tests.support.host_clock import HostClock
 

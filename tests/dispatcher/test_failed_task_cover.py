@@ -12,7 +12,7 @@ from azure.core.exceptions import ServiceRequestError
 
 from shared.manual_clock import ManualClock
 from shared.runtime import Runtime
-from shared.store.dispatch_queue import ShardTask
+from shared.store.queues import ShardTask
 from tests.support.manual_time import START, runtime_in_memory
 
 

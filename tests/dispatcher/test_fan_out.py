@@ -16,7 +16,7 @@ from shared.occurrence import OccurrenceMessage
 from shared.records import JobRecord
 from shared.runtime import Runtime
 from shared.store import DispatchQueue, JobStore, OccurrenceQueue, Store, bucket_of
-from shared.store.dispatch_queue import ShardTask
+from shared.store.queues import ShardTask
 from shared.timings import Timings
 from tests.support.clock import ManualClock
 from tests.support.scheduler_client import JC, RG, SUB, call, drain_dispatch, make_collection
@@ -100,7 +100,7 @@ def _create_jobs(rt: Runtime, clock: ManualClock) -> datetime:
 
 def _queued(rt: Runtime) -> int:
     """Occurrence messages queued: each one due within 7 days comes after its hidden backstop and watchdog
-    (store/queue.py)."""
+    (store/queues.py)."""
     messages = rt.store.queue.client.get_queue_properties().approximate_message_count
     assert messages % 3 == 0, messages
     return messages // 3

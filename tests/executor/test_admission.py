@@ -184,7 +184,7 @@ def test_an_attempt_whose_rate_slot_is_far_off_waits_for_it_queued_again(rt: Run
     assert stored is not None and stored.definition.properties is not None
     (rule,) = stored.definition.properties.target_rate_limits or []
     assert rt.store.pacers is not None  # twenty requests booked ahead of it: its slot is about 20 s off
-    limit_slots.reserve(rt.store.pacers, KEY, pacer_key(rule), 20, PACING_SHARE, clock.now())
+    limit_slots.reserve(rt.store.pacers, rt.store.timings, KEY, pacer_key(rule), 20, PACING_SHARE, clock.now())
     attempt = Attempt(rt, record, scheduled(record, clock.now()))
     answer = attempt.admit()
     assert isinstance(answer, Wait) and answer.cause == WaitCause.RATE_LIMIT

@@ -13,7 +13,7 @@ import pytest
 from shared.guard_protocol import ON_ABANDON, ON_CLOSE, Act, Acts, Delivery, on_open, on_renew
 from shared.keys import JobKey
 from shared.occurrence import OccurrenceBatch, OccurrenceMessage
-from shared.store.queue import watchdog_delay
+from shared.store.queues import watchdog_delay
 from shared.timings import Timings
 
 BOOLS = (False, True)

@@ -13,7 +13,7 @@ from shared.model import JobHistoryActionName
 from shared.occurrence import OccurrenceMessage
 from shared.runtime import Runtime
 from shared.settings import Settings
-from shared.store.queue import MAX_VISIBILITY
+from shared.store.queues import MAX_VISIBILITY
 from tests.executor.peers.servers import serve
 from tests.executor.support import fixed, history, job_status, make_collection, put_job, queued
 from tests.support.clock import ManualClock

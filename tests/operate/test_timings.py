@@ -26,10 +26,10 @@ BEFORE = {
     "renewal_retry": 1,  # leases.py, a failed renewal retried in a second
     "renewer_poll": 0.5,  # leases.py, the renewer's sleep
     "watchdog_margin": 1,  # leases.py WATCHDOG_MARGIN
-    "backstop_after": 45,  # store/queue.py BACKSTOP_AFTER (20 s; 45 s since issue 37: past a lossy spell)
-    "task_watchdog_after": 10,  # store/dispatch_queue.py TASK_WATCHDOG_AFTER
-    "dispatch_task_ttl": 3600,  # store/dispatch_queue.py, a task's time to live
-    "early_visibility": 5,  # store/queue.py EARLY_VISIBILITY
+    "backstop_after": 45,  # store/queues.py BACKSTOP_AFTER (20 s; 45 s since issue 37: past a lossy spell)
+    "task_watchdog_after": 10,  # store/queues.py TASK_WATCHDOG_AFTER
+    "dispatch_task_ttl": 3600,  # store/queues.py, a task's time to live
+    "early_visibility": 5,  # store/queues.py EARLY_VISIBILITY
     "early_hop": 8,  # executor/batch.py and executor/limits.py EARLY_HOP
     "batch_span": 3,  # dispatcher.py BATCH_SPAN
     "spread_margin": 25,  # dispatcher.py SPREAD_MARGIN
@@ -60,6 +60,9 @@ BEFORE = {
     "circuit_sustained": 10,
     "circuit_probe_every": 5,
     "circuit_answer_wait": 1,
+    # Issue 35: module constants of executor/destinations.py (_COUNTED) and executor/limit_slots.py (_PAUSE).
+    "pushback_counted": 1,
+    "race_backoff": 0.005,
     # Issue 41 (health.py): new, no earlier value.
     "executor_behind_after": 30,
 }
@@ -70,7 +73,7 @@ def test_the_defaults_are_the_values_the_pipeline_ran_on() -> None:
     defaults = Timings()
     assert set(FIELDS) == set(BEFORE)
     assert {name: getattr(defaults, name) for name in FIELDS} == {n: timedelta(seconds=s) for n, s in BEFORE.items()}
-    assert defaults.watchdog_after == timedelta(seconds=7)  # store/queue.py WATCHDOG_AFTER = LEASE + 1 s
+    assert defaults.watchdog_after == timedelta(seconds=7)  # store/queues.py WATCHDOG_AFTER = LEASE + 1 s
     assert defaults.takeover_wait == timedelta(seconds=3)  # store/claims.py TAKEOVER_WAIT = RENEW_EVERY + 1 s
     assert defaults.backstop_gap == timedelta(seconds=38)  # leases.py BACKSTOP_GAP (13 s before issue 37)
     assert timedelta(seconds=TIMEOUT_SECONDS) == ATTEMPT_DEADLINE  # what the leases are checked against

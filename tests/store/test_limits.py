@@ -67,7 +67,7 @@ def test_the_gate_never_lets_more_than_the_limit_in_across_instances(stores: lis
             time.sleep(0.005)
             with lock:
                 in_flight -= 1
-            limit_slots.release(gates, COLLECTION, [holder], datetime.now(UTC))
+            limit_slots.release(gates, store.timings, COLLECTION, [holder], datetime.now(UTC))
 
     with ThreadPoolExecutor(INSTANCES * 3) as pool:
         futures = [pool.submit(worker, stores[i % INSTANCES], f"i{i}") for i in range(INSTANCES * 3)]
@@ -88,7 +88,9 @@ def test_a_crashed_instances_slots_come_back_and_the_line_is_kept(stores: list[S
     later = NOW + lease + timedelta(seconds=1)  # the crashed instance never renewed nor released
     assert _acquire(second, 1, [SlotRequest("next", NOW)], later).granted == ("next",)
     assert second.gates is not None
-    assert limit_slots.renew(second.gates, COLLECTION, ["next", "crashed"], later, lease) == frozenset({"crashed"})
+    assert limit_slots.renew(second.gates, second.timings, COLLECTION, ["next", "crashed"], later, lease) == frozenset(
+        {"crashed"}
+    )
 
 
 def test_a_full_gate_row_round_trips(stores: list[Store]) -> None:
@@ -112,9 +114,10 @@ def test_the_pacer_hands_1000_distinct_slots_20_ms_apart_to_racing_instances(sto
     assert total == 1000
 
     def reserve(index: int) -> list[datetime]:
-        pacers = stores[index % INSTANCES].pacers
+        store = stores[index % INSTANCES]
+        pacers = store.pacers
         assert pacers is not None
-        return limit_slots.reserve(pacers, COLLECTION, "api.example.com", sizes[index], 50, NOW)
+        return limit_slots.reserve(pacers, store.timings, COLLECTION, "api.example.com", sizes[index], 50, NOW)
 
     with ThreadPoolExecutor(6) as pool:
         batches = list(pool.map(reserve, range(len(sizes))))

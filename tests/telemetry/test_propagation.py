@@ -17,7 +17,7 @@ from shared.model import JobState
 from shared.occurrence import OccurrenceMessage
 from shared.runtime import Runtime
 from shared.settings import Settings
-from shared.store.dispatch_queue import ShardTask
+from shared.store.queues import ShardTask
 from shared.telemetry import TelemetrySettings
 from shared.telemetry.setup import AZURE_MONITOR, CONSOLE, OTLP
 from tests.executor.peers.amqp import AmqpPeer, RunningPeer

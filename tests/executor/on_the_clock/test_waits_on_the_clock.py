@@ -27,7 +27,7 @@ from shared.keys import CollectionKey
 from shared.manual_clock import ManualClock
 from shared.occurrence import OccurrenceBatch, OccurrenceMessage
 from shared.runtime import Runtime
-from shared.store.dispatch_queue import ShardTask
+from shared.store.queues import ShardTask
 from shared.timings import Timings
 from tests.executor.support import JC, RG, SUB, http, make_collection, put_job
 from tests.support.manual_time import START, runtime_in_memory, until

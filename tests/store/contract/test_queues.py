@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 
-from shared.store.dispatch_queue import DispatchQueue, ShardTask
-from shared.store.queue import Receipt
+from shared.store.queues import DispatchQueue, Receipt, ShardTask
 from shared.timings import Timings
 from tests.store.contract.backends import Backend
 
