@@ -15,11 +15,12 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from bench.harness import percentile
 from bench.phase_figures import num
+from tests.support.crash import serve_on_loopback
 
 Occurrence = tuple[str, datetime]  # (job name, expected execution time)
 SLOW_ANSWER = 5.0  # seconds the target takes to answer a "slow" job
@@ -60,10 +61,7 @@ class Target:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server, self.url = serve_on_loopback(Handler)
 
 
 @dataclass

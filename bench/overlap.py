@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from shared.keys import JobKey  # noqa: E402
 from shared.model import PREVIEW_API_VERSION  # noqa: E402
 from shared.settings import Settings  # noqa: E402
 from shared.store import Store  # noqa: E402
-from tests.support.crash import COLLECTION, CrashingHost, crash_environment  # noqa: E402
+from tests.support.crash import COLLECTION, CrashingHost, crash_environment, serve_on_loopback  # noqa: E402
 
 POLICIES = ("Skip", "BufferOne", "Allow")
 V = {"api-version": PREVIEW_API_VERSION}
@@ -81,10 +81,7 @@ class AsyncTarget:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server, self.url = serve_on_loopback(Handler)
 
 
 def create_jobs(url: str, target: AsyncTarget, start: datetime, poll: int) -> None:

@@ -30,6 +30,14 @@ COLLECTION = "subscriptions/s1/resourceGroups/rg/providers/Microsoft.Scheduler/j
 V = {"api-version": "2016-03-01"}
 
 
+def serve_on_loopback(handler: type[BaseHTTPRequestHandler]) -> tuple[ThreadingHTTPServer, str]:
+    """A threaded HTTP server on a free loopback port, serving `handler` on a daemon thread; it and its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
 class CrashingHost:
     """The local host as a child process in its own process group, which `kill` kills whole."""
 
@@ -114,10 +122,7 @@ class Target:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server, self.url = serve_on_loopback(Handler)
 
     def fired(self) -> Counter[str]:
         return Counter(name for name, _ in self.arrivals)
