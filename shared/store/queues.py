@@ -73,7 +73,21 @@ def backstop_delay(batch: OccurrenceBatch, now: datetime, timings: Timings) -> f
     return (max(batch.due, now) + timings.backstop_after - now).total_seconds()
 
 
-class OccurrenceQueue:
+class _Copies:
+    """What both queues do with a message they hold a receipt of: a watchdog or backstop copy, or a task."""
+
+    client: MessageQueue
+
+    def hide(self, receipt: Receipt, seconds: float) -> Receipt:
+        """Push a hidden message's visibility `seconds` from now; its new receipt."""
+        updated = self.client.update_message(receipt.id, receipt.pop_receipt, visibility_timeout=_whole(seconds))
+        return Receipt(receipt.id, updated.pop_receipt)
+
+    def delete(self, receipt: Receipt) -> None:
+        self.client.delete_message(receipt.id, receipt.pop_receipt)
+
+
+class OccurrenceQueue(_Copies):
     def __init__(self, client: MessageQueue, poison: MessageQueue, timings: Timings) -> None:
         """Both Base64 text queues (`base64_text()` for azure QueueClients; storage.py)."""
         self.client = client
@@ -107,14 +121,6 @@ class OccurrenceQueue:
         """Enqueue a copy visible only after `seconds` (a watchdog, see shared/leases.py); its receipt."""
         sent = self.client.send_message(message.to_json(), visibility_timeout=_whole(seconds), time_to_live=-1)
         return Receipt(sent.id, sent.pop_receipt)
-
-    def hide(self, receipt: Receipt, seconds: float) -> Receipt:
-        """Push a hidden message's visibility `seconds` from now; its new receipt."""
-        updated = self.client.update_message(receipt.id, receipt.pop_receipt, visibility_timeout=_whole(seconds))
-        return Receipt(receipt.id, updated.pop_receipt)
-
-    def delete(self, receipt: Receipt) -> None:
-        self.client.delete_message(receipt.id, receipt.pop_receipt)
 
 
 @dataclass(frozen=True)
@@ -202,7 +208,7 @@ class ShardTask:
         return cls(bucket, shard, tp, account, named_watchdog(data.get("w")))
 
 
-class DispatchQueue:
+class DispatchQueue(_Copies):
     def __init__(self, client: MessageQueue, timings: Timings) -> None:
         self.client = client  # made with queue.base64_text(), as the occurrence queue's
         self.watchdog_after = timings.task_watchdog_after.total_seconds()
@@ -233,13 +239,6 @@ class DispatchQueue:
             time_to_live=self.time_to_live,
         )
         return Receipt(sent.id, sent.pop_receipt)
-
-    def hide(self, receipt: Receipt, seconds: float) -> Receipt:
-        updated = self.client.update_message(receipt.id, receipt.pop_receipt, visibility_timeout=math.ceil(seconds))
-        return Receipt(receipt.id, updated.pop_receipt)
-
-    def delete(self, receipt: Receipt) -> None:
-        self.client.delete_message(receipt.id, receipt.pop_receipt)
 
     def send_kept(self, task: WatchedTask) -> None:
         """Another kind of task for the dispatch trigger (a collection's cascade, shared/lifecycle/cascade.py),
