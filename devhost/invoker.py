@@ -25,6 +25,7 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
 from devhost.indexing import FunctionInfo
+from devhost.settings import whole_setting
 
 log = logging.getLogger(__name__)
 THREAD_COUNT_SETTING = "PYTHON_THREADPOOL_THREAD_COUNT"
@@ -32,12 +33,7 @@ THREAD_COUNT_SETTING = "PYTHON_THREADPOOL_THREAD_COUNT"
 
 def worker_thread_count(env: Mapping[str, str] | None = None) -> int:
     """The size of the worker's pool for `def` functions: the setting when valid (1-32), else Python's default."""
-    value = (os.environ if env is None else env).get(THREAD_COUNT_SETTING, "").strip()
-    if value:
-        if value.isdigit() and 1 <= int(value) <= 32:
-            return int(value)
-        log.warning("%s=%r is not a number from 1 to 32; using the default", THREAD_COUNT_SETTING, value)
-    return min(32, (os.cpu_count() or 1) + 4)
+    return whole_setting(THREAD_COUNT_SETTING, 32, min(32, (os.cpu_count() or 1) + 4), "using the default", env)
 
 
 class Invokes(Protocol):

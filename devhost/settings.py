@@ -9,6 +9,8 @@ Contracts:
 - `resolve_references(text)` expands `%Name%` app-setting references in binding properties (queue names,
   schedules), as the host does.
 - `storage_connection(name)` turns a binding's `connection` property into a connection string.
+- `whole_setting(name, most, default, fallback, env)`: a count setting from 1 to `most`; unset, `default`; anything
+  else one warning naming `fallback` (what happens instead), and `default`.
 - `function_disabled(name)`: the app setting `AzureWebJobs.<name>.Disabled` is true (names in any case), which
   makes the host leave that function's trigger alone, as the Functions host does.
 """
@@ -16,6 +18,7 @@ Contracts:
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -70,6 +73,16 @@ def apply_settings(values: Mapping[str, str], environ: MutableMapping[str, str] 
             target[name] = value
             applied.append(name)
     return applied
+
+
+def whole_setting(name: str, most: int, default: int, fallback: str, env: Mapping[str, str] | None = None) -> int:
+    value = (os.environ if env is None else env).get(name, "").strip()
+    if not value:
+        return default
+    if value.isdigit() and 1 <= int(value) <= most:
+        return int(value)
+    logging.getLogger(__name__).warning("%s=%r is not a number from 1 to %d; %s", name, value, most, fallback)
+    return default
 
 
 def function_disabled(name: str, environ: Mapping[str, str] | None = None) -> bool:

@@ -39,6 +39,7 @@ from typing import Any
 
 from devhost import worker_process, worker_wire
 from devhost.indexing import FunctionInfo
+from devhost.settings import whole_setting
 
 log = logging.getLogger(__name__)
 PROCESS_COUNT_SETTING = "FUNCTIONS_WORKER_PROCESS_COUNT"
@@ -48,18 +49,7 @@ RESTART_BACKOFF_SECONDS = 5.0
 
 
 def worker_process_count(env: Mapping[str, str] | None = None) -> int:
-    value = (os.environ if env is None else env).get(PROCESS_COUNT_SETTING, "").strip()
-    if not value:
-        return 1
-    if value.isdigit() and 1 <= int(value) <= MAX_PROCESSES:
-        return int(value)
-    log.warning(
-        "%s=%r is not a number from 1 to %d; the functions run in the host's process",
-        PROCESS_COUNT_SETTING,
-        value,
-        MAX_PROCESSES,
-    )
-    return 1
+    return whole_setting(PROCESS_COUNT_SETTING, MAX_PROCESSES, 1, "the functions run in the host's process", env)
 
 
 class WorkerStartError(RuntimeError):
