@@ -185,10 +185,10 @@ def test_http_requests_answer_through_the_workers_intact(two: Running) -> None:
 
 def test_a_timer_fires_in_a_worker(two: Running, wait_until: Callable[..., Any]) -> None:
     since = len(records(two.record))
-    # The timer fires every second: two ticks within 5 s.
+    # The timer fires every second: two ticks; the wait leaves room for a busy machine (15 periods).
     ticks = wait_until(
         lambda: len(found := [r for r in records(two.record)[since:] if r["function"] == "tick"]) >= 2 and found,
-        timeout=5,
+        timeout=15,
     )
     assert all(t["pid"] in two.host.worker_pids and t["past_due"] is False for t in ticks)
 
