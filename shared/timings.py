@@ -70,6 +70,11 @@ class Timings:
     # The queue and the executor's entry (store/queues.py, executor/batch.py).
     early_visibility: timedelta = _s(5)  # an occurrence message turns visible this much before its second
     early_hop: timedelta = _s(8)  # a batch (or a rate slot) further ahead than this goes back to the queue
+    # A herd's Http attempts get ready ahead of their second (executor/batch.py `_ready_at`): admission, the
+    # request and its connection; only the request's write is left for the second. This much ahead per attempt of
+    # the process due at that second (what one costs the event loop), and at most:
+    ready_each: timedelta = _s(0.001)
+    ready_most: timedelta = _s(3)
     # Health (health.py): the executor is behind once the front waiting occurrence message is this late.
     executor_behind_after: timedelta = _s(30)
     # The dispatcher (dispatcher.py).
@@ -193,6 +198,10 @@ class Timings:
         yield (
             self.early_hop > self.early_visibility,
             "early_hop must exceed early_visibility (a message that turned visible on time never hops)",
+        )
+        yield (
+            self.ready_most < self.early_visibility,
+            "ready_most must be under early_visibility (a herd's batches arrive before it gets ready)",
         )
         yield (
             self.spread_margin > self.task_watchdog_after,

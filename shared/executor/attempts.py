@@ -134,7 +134,11 @@ class Attempts:
 
     @traced_execution
     async def fire(
-        self, message: OccurrenceMessage, prepared: Prepared, guard: Guard, turn: Turn | None = None
+        self,
+        message: OccurrenceMessage,
+        prepared: Prepared,
+        guard: Guard,
+        turn: Turn | None = None,
     ) -> Fired | None:
         """At its second: admission, then the action, its slots released, and what follows decided; what to
         record, or None when nothing ran. Raises only for storage faults before the action (the host redelivers)."""
@@ -196,6 +200,8 @@ class Attempts:
         if action is None:
             return None
         started = self.clock.now()
+        if turn is not None and turn.not_before is not None:  # ready ahead of its second: it starts then
+            started = max(started, turn.not_before)
         paced = admitted.before_send if admitted is not None else None
         context = ExecutionContext(
             job=job.key,
@@ -206,7 +212,7 @@ class Attempts:
             client_request_id=str(uuid.uuid4()),
             extra_headers=outgoing_headers(),
             # Its rate limit's turn on the wire, then its job's next attempt may go (job_order.py).
-            before_send=turn.before_send(paced) if turn is not None else paced,
+            before_send=turn.before_send(paced, self.clock) if turn is not None else paced,
         )
         # Everything that could fail is computed before the action runs: a failure after it would
         # release the claim and run the action again on redelivery.

@@ -11,7 +11,12 @@ Per delivery, in order:
    this, see store/queues.py); an attempt a runner that may be dead holds is watched for `takeover_wait` (a
    coroutine's sleep, all of them at once, no thread held) and then taken over;
 4. at each occurrence's second: the claimed attempts fire side by side (attempts.py), each action a
-   coroutine under the process's action limits (shared/actions/limits.py: in flight, per target host);
+   coroutine under the process's action limits (shared/actions/limits.py: in flight, per target host); a herd's
+   Http attempts get ready ahead of it (`_ready_at`: admission, the request built, its connection made, by
+   `ready_each` per attempt of the process due at that second, at most `ready_most`), and their requests are
+   written at the second (the request's `before_send` waits for it): otherwise a thousand attempts' admissions
+   and connections, a millisecond of the event loop each, would all come after the second, and the last a second
+   late;
 5. each attempt, as soon as its action returns and whatever its siblings still do, goes to the recorder
    (recorder.py), which writes it within moments together with whatever else answered meanwhile: history,
    what follows (retries and error actions go back to the queue as messages of their own), the job's
@@ -35,13 +40,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Callable
+from datetime import datetime
 from typing import TypeVar
 
 from ..actions import ActionRunner
 from ..clock import Clock
+from ..jobstate.overlap import tracked
 from ..keys import CollectionKey, JobKey
 from ..leases import Guard, Guards
+from ..model import JobActionType, JobHistoryActionName
 from ..occurrence import MalformedMessage, OccurrenceBatch, OccurrenceMessage
 from ..records import JobRecord
 from ..settings import Settings
@@ -50,6 +59,7 @@ from ..store.claims import Wanted
 from ..store.jobs import MANY_MIN
 from ..telemetry import poisoned
 from ..threads import ATTEMPT, LIMITS_DEFERRAL, Threads
+from .admission import rechecked
 from .attempts import Attempts, Expiring, Prepared
 from .gathered import Gathered
 from .job_order import Turn, turns
@@ -92,6 +102,7 @@ class Executor:
         self._claims: Gathered[CollectionKey, Wanted, Claim | Expired | None] = Gathered(
             self._blocking, self._claim_together, gather, clock
         )
+        self._herds: Counter[datetime] = Counter()  # the attempts of this process getting ready for each second
 
     def handle(self, text: str, delivery: str | None = None, dequeue_count: int | None = None) -> None:
         """`handle_async` for callers without an event loop (tools, tests)."""
@@ -227,9 +238,7 @@ class Executor:
             prepared = claimed
         if prepared is None:
             return
-        wait = (prepared.message.due - self.clock.now()).total_seconds()
-        if wait > 0:
-            await self.clock.pause(wait)
+        turn.not_before = await self._ready_at(prepared)
         await turn.wait()
         fired = await self.attempts.fire(prepared.message, prepared, guard, turn)
         if fired is None:
@@ -239,5 +248,47 @@ class Executor:
         finally:
             guard.drop(fired.claim.claim_id)
 
+    async def _ready_at(self, prepared: Prepared) -> datetime | None:
+        """Return when the attempt is to get ready: at its second, or ahead of it when its Http request can be
+        (`_ready_ahead`) by `ready_each` per attempt of the process due at that second, at most `ready_most`.
+        The second its request waits for, or None when it is due."""
+        due = prepared.message.due
+        lead = 0.0
+        if _ready_ahead(prepared):
+            self._herds[due] += 1
+            try:
+                # A second's batches arrive `early_visibility` before it, and are claimed: by now the herd is counted.
+                await self._pause_until(due, self.timings.ready_most.total_seconds())
+                each, most = self.timings.ready_each.total_seconds(), self.timings.ready_most.total_seconds()
+                lead = min(most, self._herds[due] * each)
+                await self._pause_until(due, lead)
+            finally:
+                self._herds[due] -= 1
+                if not self._herds[due]:
+                    del self._herds[due]
+        else:
+            await self._pause_until(due, 0.0)
+        return due if lead > 0 and self.clock.now() < due else None
+
+    async def _pause_until(self, instant: datetime, ahead: float) -> None:
+        wait = (instant - self.clock.now()).total_seconds() - ahead
+        if wait > 0:
+            await self.clock.pause(wait)
+
     async def _blocking(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._lane, fn, *args)
+
+
+def _ready_ahead(prepared: Prepared) -> bool:
+    """Whether the attempt may get ready before its second: a scheduled occurrence's first attempt (the others read
+    their job again at the second, admission.py `rechecked`) whose action is an Http request (which waits for its
+    second after its connection, `before_send`), of a job whose overlap is not tracked (its marker's turn is taken
+    at the second: taken ahead, a previous occurrence ending meanwhile would not count)."""
+    message, main = prepared.message, prepared.job.properties.action
+    action = main.error_action if main is not None and message.action == JobHistoryActionName.ERROR_ACTION else main
+    return (
+        action is not None
+        and action.type in (JobActionType.HTTP, JobActionType.HTTPS)
+        and not rechecked(message)
+        and not tracked(prepared.job, message.overlap)
+    )

@@ -8,7 +8,9 @@ The answer is a read of the collection's row that started at most `collection_fr
 shared/timings.py) before the question. Questions asked while such a read is under way, or within
 `collection_fresh` of its start, share it: a herd of a thousand attempts of one collection costs one read, a steady
 load about one read per collection and second, whatever its rate. So an attempt whose second comes more than
-`collection_fresh` after a disable's answer does not run. A read that failed is not kept (the attempts that shared
+`collection_fresh` after a disable's answer does not run; one of a herd, which asks when it gets ready ahead of its
+second (batch.py `_ready_at`: by `ready_each` per attempt of the process due at that second, at most `ready_most`),
+more than `collection_fresh` and that lead. A read that failed is not kept (the attempts that shared
 it fail before their actions, and the host delivers them again). The same read hands out the collection's
 definition (`record`): its maxConcurrentExecutions and targetRateLimits (shared/executor/limits.py) cost no request
 of their own.

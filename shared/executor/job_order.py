@@ -7,6 +7,8 @@ admission and their connections happened to take: the README promises them in or
 second, until the job's attempt before it in the batch is on the wire (its request is being written: the action's
 `before_send`, after any rate-limit turn) or ended without sending (skipped, waiting, failed before its action,
 or an action that is not Http: those end before the next starts). Attempts of other jobs wait for nobody.
+A turn also holds the request to its second when the attempt got ready ahead of it (`not_before`, set by
+batch.py `_ready_at`).
 
 Contract: `turns(messages)` gives one `Turn` per message, in the order given; `Turn.wait()` returns once the
 job's earlier attempt went out; `Turn.went_out()` may be called any number of times (the action's request and its
@@ -18,7 +20,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from ..clock import Clock
 from ..keys import JobKey
 from ..occurrence import OccurrenceMessage
 
@@ -27,6 +31,7 @@ from ..occurrence import OccurrenceMessage
 class Turn:
     after: asyncio.Event | None = None  # set once the job's attempt before this one went out or ended
     out: asyncio.Event = field(default_factory=asyncio.Event)
+    not_before: datetime | None = None  # its second, when it got ready ahead of it: its request waits for it
 
     async def wait(self) -> None:
         if self.after is not None:
@@ -35,10 +40,15 @@ class Turn:
     def went_out(self) -> None:
         self.out.set()
 
-    def before_send(self, paced: Callable[[], Awaitable[None]] | None) -> Callable[[], Awaitable[None]]:
-        """The action's `before_send`: its rate limit's turn on the wire (`paced`) first, then this one is out."""
+    def before_send(self, paced: Callable[[], Awaitable[None]] | None, clock: Clock) -> Callable[[], Awaitable[None]]:
+        """The action's `before_send`: its second (`not_before`), then its rate limit's turn on the wire (`paced`),
+        then this one is out."""
 
         async def on_the_wire() -> None:
+            if self.not_before is not None:
+                wait = (self.not_before - clock.now()).total_seconds()
+                if wait > 0:
+                    await clock.pause(wait)
             if paced is not None:
                 await paced()
             self.went_out()

@@ -52,7 +52,9 @@ HERD = 4  # jobs due at one second behind one limit
 ANSWER = 2.0  # seconds the slow target takes to answer: the 4th of a herd limited to 1 at a time waits 6 s at least
 RATE = 1  # requests a second to the target's host
 SHORT_CONCURRENCY = Timings(concurrency_wait=timedelta(seconds=1))
-SHORT_RATE = Timings(early_visibility=timedelta(seconds=1), early_hop=timedelta(seconds=1.5))
+SHORT_RATE = Timings(
+    early_visibility=timedelta(seconds=1), early_hop=timedelta(seconds=1.5), ready_most=timedelta(seconds=0.5)
+)
 
 
 def stamp(instant: datetime) -> str:

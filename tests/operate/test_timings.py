@@ -65,6 +65,9 @@ BEFORE = {
     "race_backoff": 0.005,
     # Issue 41 (health.py): new, no earlier value.
     "executor_behind_after": 30,
+    # Issue 41 (executor/batch.py): new, no earlier value (a herd's attempts got ready at their second).
+    "ready_each": 0.001,
+    "ready_most": 3,
 }
 CLOUD = "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net"
 
@@ -87,6 +90,7 @@ def test_the_defaults_are_the_values_the_pipeline_ran_on() -> None:
         ({"backoff_max": 16}, ["waiter_lease", "backoff_max"]),  # was a module-level assert
         ({"concurrency_wait": 20}, ["waiter_lease", "concurrency_wait"]),  # was a module-level assert
         ({"early_visibility": 8}, ["early_hop", "early_visibility"]),  # a message on time would hop
+        ({"ready_most": 5}, ["ready_most", "early_visibility"]),  # a herd ready before its batches arrive
         ({"dispatch_overlap": 90}, ["dispatch_overlap"]),  # half a bucket
         ({"slot_lease": 60}, ["slot_lease"]),  # a slot lapsing under an attempt still running
         ({"renew_every": 0}, ["renew_every"]),

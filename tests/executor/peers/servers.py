@@ -31,6 +31,7 @@ class Server:
     url: str
     hits: list[Hit] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
+    connections: int = 0  # connections accepted, whether a request came on them or not
 
     def close(self) -> None:
         if self.server is not None:
@@ -72,6 +73,7 @@ def serve(respond: Respond, tls: ssl.SSLContext | None = None, delay: float = 0.
             pass
 
     server = _Backlogged(("127.0.0.1", 0), Handler)
+    server.record = record
     server.daemon_threads = True
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
@@ -86,6 +88,11 @@ class _Backlogged(ThreadingHTTPServer):
     # socketserver's listen backlog is 5: a herd's connections beyond it wait for the kernel's SYN retry, a second
     # later, which reads as the scheduler sending late.
     request_queue_size = 256
+    record: Server
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.record.connections += 1
+        super().process_request(request, client_address)
 
 
 def server_tls(cert: Path, key: Path, client_ca: Path | None = None) -> ssl.SSLContext:
