@@ -72,8 +72,8 @@ class Timings:
     early_hop: timedelta = _s(8)  # a batch (or a rate slot) further ahead than this goes back to the queue
     # A herd's Http attempts get ready ahead of their second (executor/batch.py `_ready_at`): admission, the
     # request and its connection; only the request's write is left for the second. This much ahead per attempt of
-    # the process due at that second (what one costs the event loop), and at most:
-    ready_each: timedelta = _s(0.001)
+    # the process due at that second (about what one costs the event loop, with room), and at most:
+    ready_each: timedelta = _s(0.002)
     ready_most: timedelta = _s(3)
     # Health (health.py): the executor is behind once the front waiting occurrence message is this late.
     executor_behind_after: timedelta = _s(30)

@@ -4,12 +4,14 @@ An action takes a slot of its target host (`host_of`: an HTTP origin, a storage 
 namespace), then one of the process, and holds both until its attempt ends. Waiting for a slot is a
 coroutine waiting, not a thread: a herd queued behind a busy host costs memory only.
 
-- `in_flight` (SCHEDULER_ACTIONS_IN_FLIGHT, default 2,000) bounds what one process keeps open: sockets,
-  TLS state, buffers. Actions are waits, not work, so it is far above the process's CPUs.
-- `per_host` (SCHEDULER_ACTIONS_PER_HOST, default 1,000) keeps one host from taking every slot: a host
+- `in_flight` (SCHEDULER_ACTIONS_IN_FLIGHT, default 6,000) bounds what one process keeps open: sockets,
+  TLS state, buffers (about 40 KB an action, bench/memory.py: 240 MB at most). Actions are waits, not work, so
+  it is far above the process's CPUs.
+- `per_host` (SCHEDULER_ACTIONS_PER_HOST, default 3,000) keeps one host from taking every slot: a host
   that hangs until the 60 s deadline holds at most this many (half the process's), and actions for other
-  hosts keep going. A herd of up to 1,000 jobs at one host goes out at once; a larger one goes out in
-  waves as earlier attempts end.
+  hosts keep going. A herd of up to 3,000 jobs of one process at one host goes out at once (a herd gets its
+  connections ready ahead of its second, executor/batch.py); a larger one goes out in waves as earlier
+  attempts end, the second wave after the first's answers.
 
 A host's slot is taken before the process's, so actions waiting for a busy host hold nothing the others
 need. Slots belong to an event loop (each loop has its own), and a host's entry is dropped when no

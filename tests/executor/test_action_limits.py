@@ -102,10 +102,10 @@ def test_hosts_are_told_apart_by_scheme_name_and_port() -> None:
     assert host_of(queue) == "storage://acct1"
 
 
-def test_the_settings_default_to_two_thousand_in_flight_and_one_thousand_per_host() -> None:
+def test_the_settings_default_to_six_thousand_in_flight_and_three_thousand_per_host() -> None:
     env = {"AzureWebJobsStorage": "UseDevelopmentStorage=true"}
     settings = Settings.from_environment(env)
-    assert (settings.actions_in_flight, settings.actions_per_host) == (2000, 1000)
+    assert (settings.actions_in_flight, settings.actions_per_host) == (6000, 3000)
     limits = ActionLimits.from_settings(
         Settings.from_environment({**env, "SCHEDULER_ACTIONS_IN_FLIGHT": "5000", "SCHEDULER_ACTIONS_PER_HOST": "9000"})
     )
