@@ -111,10 +111,14 @@ class Harness:
         https: dict[str, float | None] | None = None,
         env: dict[str, str] | None = None,
         workers: int = 1,
+        per_function_scaling: bool = False,
     ) -> None:
         self.folder = folder
         self.hosts, self.https, self.extra_env = hosts, https or {}, env or {}
         self.workers = workers  # FUNCTIONS_WORKER_PROCESS_COUNT: the local host's worker processes (devhost/workers.py)
+        # DEVHOST_PER_FUNCTION_SCALING: the HTTP functions in `workers` processes of their own, apart from the queue
+        # and timer functions' `workers` (devhost/per_function_scaling.py), as Flex Consumption scales them.
+        self.per_function_scaling = per_function_scaling
         self._stack = ExitStack()
         self.log_path = folder / "host.log"
 
@@ -138,6 +142,8 @@ class Harness:
                 "SCHEDULER_PRIVATE_TARGETS": "loopback",
                 "PYTHONUNBUFFERED": "1",
                 "FUNCTIONS_WORKER_PROCESS_COUNT": str(self.workers),
+                # Always set: a value left in the caller's shell would otherwise change what is measured.
+                "DEVHOST_PER_FUNCTION_SCALING": "1" if self.per_function_scaling else "0",
                 **self.extra_env,
             }
             if ca_file is not None:
@@ -241,8 +247,8 @@ class Harness:
         return self._over_host(rss_mb)
 
     def _over_host(self, measure: Callable[[int], float]) -> float:
-        """`measure` of the host process plus its children's (with `workers` > 1: the worker processes and
-        multiprocessing's resource tracker; none otherwise)."""
+        """`measure` of the host process plus its children's (with `workers` > 1 or per-function scaling: the
+        worker processes and multiprocessing's resource tracker; none otherwise)."""
         total = measure(self.host.pid)
         for task in Path(f"/proc/{self.host.pid}/task").glob("*/children"):
             for pid in task.read_text().split():

@@ -2,7 +2,7 @@
 answer, does lateness grow steadily and come back once the load drops, is nothing lost, and does health say the
 executor is behind, with its backlog?
 
-Runs the real app under the local host (one process, as `make run` does) against its own Azurite
+Runs the real app under the local host (as `make run` does; its processes: the flags below) against its own Azurite
 (bench/harness.py), with every-minute jobs spread over the seconds of the minute (job n at second n % 60),
 `--rate` x 60 of them in collections of 1,000: `--rate` executions due every second. The default, 300 a second,
 is about twice what one host process carries on the 2-core machine (about 135 a second, measured for issue 41;
@@ -27,9 +27,15 @@ backlog of due occurrences to arrive (until nothing more arrives for 15 s, at mo
 for duplicates.
 
     python bench/overload.py [--rate 300] [--overload-minutes 2] [--after-rate 20] [--after-minutes 3] [--workers 1]
+        [--per-function-scaling]
 
 `--workers` runs the local host with that many worker processes (FUNCTIONS_WORKER_PROCESS_COUNT, as steady.py):
 what it carries changes, so twice it is another `--rate`; the phases record `workers`.
+`--per-function-scaling` runs the API (the HTTP functions) in worker processes apart from the executor and the
+dispatcher (DEVHOST_PER_FUNCTION_SCALING, `--workers` of each), as Flex Consumption scales them: the API then does
+not share the executor's GIL, event loop and thread pool, as in the cloud. The executor keeps `--workers`
+processes, so the default `--rate` is still meant as twice what it carries (`executions_per_s` measures it again).
+The phases record `per_function_scaling`; bench/report.py runs it so.
 
 Promises (issue 41): p99 of a job PUT <= 1 s; lateness grows steadily and comes back; nothing fails or is lost;
 health says the executor is behind, with the backlog. Figures, not tests: nothing here asserts.
@@ -74,6 +80,12 @@ def main() -> None:
     parser.add_argument(
         "--workers", type=int, default=1, help="the local host's worker processes (FUNCTIONS_WORKER_PROCESS_COUNT)"
     )
+    parser.add_argument(
+        "--per-function-scaling",
+        action="store_true",
+        help="run the HTTP functions in worker processes apart from the others, as Flex Consumption does "
+        "(DEVHOST_PER_FUNCTION_SCALING; --workers of each)",
+    )
     args = parser.parse_args()
     if not 0 < args.after_rate < args.rate:
         parser.error("--after-rate must be more than 0 and less than --rate")
@@ -81,7 +93,9 @@ def main() -> None:
     jobs, staying = args.rate * 60, args.after_rate * 60
     with (
         tempfile.TemporaryDirectory() as tmp,
-        Harness(Path(tmp), {"target": args.delay}, workers=args.workers) as harness,
+        Harness(
+            Path(tmp), {"target": args.delay}, workers=args.workers, per_function_scaling=args.per_function_scaling
+        ) as harness,
     ):
         raw = raw_round_trip(harness)  # straight to Azurite, before any load
         url = harness.targets.url("target")
@@ -129,8 +143,9 @@ def main() -> None:
         let_go = overload_report.let_go_in_log(harness.log_path)
 
     phases = overload_report.report(load, arrivals, let_go, probes, (start, middle, finish), drained)
-    phases["overload"] |= {"rate_per_s": args.rate, "target_delay_s": args.delay, "workers": args.workers}
-    phases["after"] |= {"rate_per_s": args.after_rate, "workers": args.workers}
+    layout = {"workers": args.workers, "per_function_scaling": args.per_function_scaling}
+    phases["overload"] |= {"rate_per_s": args.rate, "target_delay_s": args.delay, **layout}
+    phases["after"] |= {"rate_per_s": args.after_rate, **layout}
     record("overload", {**phases, "create": create}, raw_read(raw))
 
 

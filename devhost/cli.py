@@ -26,6 +26,8 @@ Contract:
 8. When the environment names no managed-identity endpoint (IDENTITY_ENDPOINT / IDENTITY_HEADER, as Azure Functions
    sets them), serve a local one (devhost/managed_identity.py) for the host's life and set both, so a ManagedIdentity
    Http action gets a token here too; its issuer's keys are logged at start for a local target to validate with.
+9. `--per-function-scaling` sets DEVHOST_PER_FUNCTION_SCALING=1 (the flag wins over the environment): the HTTP
+   functions run in worker processes apart from the queue and timer functions (devhost/per_function_scaling.py).
 Port: --port, else env PORT, else local.settings.json Host.LocalHttpPort, else 7071. Azurite's ports: 10000-10002,
 or DEVHOST_AZURITE_PORTS=blob,queue,table; `--help` names both.
 """
@@ -58,6 +60,7 @@ from devhost.devstorage import (
 from devhost.host import LocalHost
 from devhost.keys import KeyConfigurationError
 from devhost.managed_identity import LocalIdentity
+from devhost.per_function_scaling import PER_FUNCTION_SCALING_SETTING
 from devhost.settings import DEFAULT_CONNECTION, DEVELOPMENT_STORAGE, apply_settings, read_local_settings
 from shared.settings import ConfigurationError
 from shared.settings.clock_offset import CLOCK_OFFSET_SETTING
@@ -75,6 +78,8 @@ _ENVIRONMENT = f"""environment:
                          as --clock-offset
   FUNCTIONS_WORKER_PROCESS_COUNT  worker processes that run the functions, 1-10 (default 1: in the host's
                          process), as on the Functions host
+  {PER_FUNCTION_SCALING_SETTING}  1: the HTTP functions in worker processes apart from the queue and
+                         timer functions, as Flex Consumption scales them; as --per-function-scaling
 """
 
 
@@ -132,6 +137,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         type=_instant,
         metavar="INSTANT",
         help="start the timers and the app's clock at this instant (ISO 8601, UTC unless it names a zone)",
+    )
+    parser.add_argument(
+        "--per-function-scaling",
+        action="store_true",
+        help=f"run the HTTP functions in worker processes of their own, as Flex Consumption does "
+        f"({PER_FUNCTION_SCALING_SETTING}=1)",
     )
     # Accepted and ignored: scripts written when devhost could hand over to Core Tools' `func` still pass it.
     parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
@@ -212,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise PortInUse(args.host, port, plan)
         azurite = ensure_development_storage(app_dir, plan, port)
         _apply_clock_flags(args)
+        if args.per_function_scaling:  # the flag wins over the environment, as --clock-offset does
+            os.environ[PER_FUNCTION_SCALING_SETTING] = "1"
         identity = serve_local_identity()
         code = 0 if stop.is_set() else _run_in_process(app_dir, args.host, port, stop, azurite)
     except (PortInUse, StorageRefused) as error:

@@ -22,6 +22,9 @@ Contract:
 - FUNCTIONS_WORKER_PROCESS_COUNT (workers.py): with 2-10 the functions run in that many worker processes, the
   host keeping the HTTP front end, queue listeners, timers, schedule monitor and keys, as the Functions host
   does; `worker_pids` names them (empty when the functions run in this process, the default).
+- DEVHOST_PER_FUNCTION_SCALING=1 (per_function_scaling.py): the HTTP functions run in worker processes of their own
+  and the queue and timer functions in others (FUNCTIONS_WORKER_PROCESS_COUNT of each), as Flex Consumption scales
+  them apart; `worker_pids` names both groups' processes.
 - Usable as a context manager (start on enter, stop on exit).
 """
 
@@ -40,6 +43,7 @@ from devhost.http_server import HttpFrontend
 from devhost.indexing import HTTP_TRIGGER, QUEUE_TRIGGER, TIMER_TRIGGER, FunctionInfo, index_app
 from devhost.invoker import Invoker, Invokes
 from devhost.keys import ADMIN, FUNCTION_KEY_SETTING, MASTER_KEY_SETTING, FunctionKeys, level_of
+from devhost.per_function_scaling import ScalingGroups, worker_pool
 from devhost.queues import QueueListener
 from devhost.routing import Router
 from devhost.schedule_monitor import ScheduleMonitor, host_id
@@ -84,7 +88,7 @@ class LocalHost:
         self._functions: tuple[FunctionInfo, ...] | None = None
         self._module: ModuleType | None = None
         self._http: HttpFrontend | None = None
-        self._pool: WorkerPool | None = None
+        self._pool: WorkerPool | ScalingGroups | None = None
         self._running: list[_Stoppable] = []
         self.keys: FunctionKeys | None = None
         self.clock_offset = timedelta(0)
@@ -129,8 +133,7 @@ class LocalHost:
         self.clock_offset = offset = clock_offset(os.environ)
         self._config = config = HostConfig.load(self.app_dir)
         index = index_app(self.app_dir)
-        processes = worker_process_count()
-        self._pool = WorkerPool(self.app_dir, processes) if processes > 1 else None
+        self._pool = worker_pool(self.app_dir, worker_process_count())
         invoker: Invokes = self._pool or Invoker()
         disabled = {f.name for f in index.functions if function_disabled(f.name)}
         if disabled:

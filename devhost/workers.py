@@ -11,6 +11,8 @@ Contract:
   (worker_wire.py); a function's exception is raised again from `invoke`, as in-process.
 - Invocations go round robin over the workers that are up, as the Functions host's dispatcher does (a counter over
   its worker channels): the local figures then spread load as the cloud would; least-busy would flatter them.
+- `WorkerPool(app_dir, count, group)`: `group` (e.g. "HTTP") names its processes in the log when the host runs
+  two pools (per_function_scaling.py); empty, the default, for the one pool of all the functions.
 - `start()` returns once every worker has loaded the app, and logs once how many run; it raises WorkerStartError
   (leaving nothing running) when one cannot load it.
 - A worker that dies fails its in-flight invocations with WorkerProcessExited (a queue message then reappears after
@@ -61,8 +63,8 @@ class WorkerProcessExited(RuntimeError):
 
 
 class _Worker:
-    def __init__(self, slot: int, process: BaseProcess, connection: Connection) -> None:
-        self.slot, self.process, self.connection = slot, process, connection
+    def __init__(self, slot: int, process: BaseProcess, connection: Connection, group: str) -> None:
+        self.slot, self.process, self.connection, self.group = slot, process, connection, group
         self.send_lock = threading.Lock()
         self.calls: dict[int, Future[tuple[Any, ...]]] = {}
         self.ready = threading.Event()
@@ -72,7 +74,7 @@ class _Worker:
 
     @property
     def name(self) -> str:
-        return f"worker process {self.slot + 1} (pid {self.process.pid})"
+        return f"{self.group + ' ' if self.group else ''}worker process {self.slot + 1} (pid {self.process.pid})"
 
 
 def _levels() -> dict[str, int]:
@@ -92,9 +94,10 @@ def _emit(plain: dict[str, Any]) -> None:
 
 
 class WorkerPool:
-    def __init__(self, app_dir: Path, count: int) -> None:
+    def __init__(self, app_dir: Path, count: int, group: str = "") -> None:
         self.app_dir = Path(app_dir).resolve()
         self.count = count
+        self.group = group
         self._context = multiprocessing.get_context("spawn")
         self._workers: list[_Worker | None] = [None] * count
         self._changed = threading.Condition()
@@ -119,8 +122,11 @@ class WorkerPool:
             self.stop(1.0)
             raise
         log.info(
-            "%d worker processes run the functions (%s), pids %s",
+            "%d worker process%s run%s the %sfunctions (%s), pids %s",
             self.count,
+            "" if self.count == 1 else "es",
+            "s" if self.count == 1 else "",
+            f"{self.group} " if self.group else "",
             PROCESS_COUNT_SETTING,
             ", ".join(str(pid) for pid in self.pids),
         )
@@ -191,7 +197,7 @@ class WorkerPool:
         with self._changed:
             stopping = self._stopping.is_set()
             if not stopping:
-                worker = self._workers[slot] = _Worker(slot, process, host_end)
+                worker = self._workers[slot] = _Worker(slot, process, host_end, self.group)
         if stopping:  # stop() has taken its list of workers: this one would be left behind
             process.kill()
             process.join(1.0)
