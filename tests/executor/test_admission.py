@@ -22,16 +22,13 @@ from shared.keys import CollectionKey, JobKey
 from shared.leases import Guard
 from shared.model import PREVIEW_API_VERSION, JobState, LedgerReason, WaitCause
 from shared.occurrence import OccurrenceBatch, OccurrenceMessage, Trigger
-from shared.private_targets import PrivateTargets
 from shared.records import JobRecord, LedgerEntry
 from shared.runtime import Runtime
-from shared.settings import Settings, StorageSettings
 from shared.store import Claim
 from shared.store.claims import Wanted, claim_partition, claim_row
-from shared.store.memory import MemoryStorage
-from shared.store.sealing import new_key_material
 from shared.timings import Timings
 from tests.support.clock import ManualClock
+from tests.support.manual_time import runtime_in_memory
 from tests.support.scheduler_client import JC, RG, SUB, call
 
 NEWER = {"api-version": PREVIEW_API_VERSION}
@@ -41,17 +38,9 @@ TARGET = "http://127.0.0.1:9/"  # never called: admission answers before the act
 
 @pytest.fixture
 def rt(clock: ManualClock) -> Iterator[Runtime]:
-    settings = Settings(
-        storage=StorageSettings(),
-        private_targets=PrivateTargets.parse("loopback"),
-        secret_keys=new_key_material(),
-        dispatch_spread=timedelta(0),
-        # An attempt without a concurrency slot is queued again at once instead of waiting in its coroutine.
-        timings=Timings(concurrency_wait=timedelta(0)),
-    )
-    runtime = Runtime.create(settings, clock, storage=MemoryStorage(clock))
-    yield runtime
-    runtime.close()
+    # An attempt without a concurrency slot is queued again at once instead of waiting in its coroutine.
+    with runtime_in_memory(clock, timings=Timings(concurrency_wait=timedelta(0))) as runtime:
+        yield runtime
 
 
 def collection(rt: Runtime, **properties: Any) -> None:

@@ -38,6 +38,7 @@ from shared.runtime import Runtime
 from shared.settings import Settings, StorageSettings
 from shared.store.memory import MemoryStorage
 from shared.store.sealing import new_key_material
+from shared.timings import Timings
 from tests.support.scheduler_client import drain
 
 RUN = 0.02  # real seconds a step lets threads run
@@ -66,12 +67,15 @@ def step_until(clock: ManualClock, condition: Callable[[], bool], step: float = 
 
 
 @contextmanager
-def runtime_in_memory(clock: ManualClock, storage: MemoryStorage | None = None) -> Iterator[Runtime]:
+def runtime_in_memory(
+    clock: ManualClock, storage: MemoryStorage | None = None, timings: Timings | None = None
+) -> Iterator[Runtime]:
     settings = Settings(
         storage=StorageSettings(),  # no account: nothing may reach for one
         private_targets=PrivateTargets.parse("loopback"),  # the tests' targets listen on loopback
         secret_keys=new_key_material(),
         dispatch_spread=timedelta(0),
+        timings=timings or Timings(),
     )
     rt = Runtime.create(settings, clock, storage=storage or MemoryStorage(clock))
     try:

@@ -16,15 +16,11 @@ import pytest
 from shared.manual_clock import ManualClock
 from shared.model import OverlapPolicy
 from shared.occurrence import OccurrenceBatch, OccurrenceMessage
-from shared.private_targets import PrivateTargets
 from shared.runtime import Runtime
-from shared.settings import Settings, StorageSettings
-from shared.store.memory import MemoryStorage
-from shared.store.sealing import new_key_material
 from shared.timings import Timings
 from tests.executor.peers.servers import Server
 from tests.executor.support import history, http, job_status, make_collection, put_job
-from tests.support.manual_time import RUN, until
+from tests.support.manual_time import RUN, runtime_in_memory, until
 
 HERD = 10
 EACH = timedelta(seconds=0.1)  # so the herd gets ready 1 s ahead
@@ -34,16 +30,8 @@ TO_WAIT = 10.0  # real seconds for what the executor's threads and coroutines do
 
 @pytest.fixture
 def rt(clock: ManualClock) -> Iterator[Runtime]:
-    settings = Settings(
-        storage=StorageSettings(),
-        private_targets=PrivateTargets.parse("loopback"),
-        secret_keys=new_key_material(),
-        dispatch_spread=timedelta(0),
-        timings=replace(Timings(), ready_each=EACH, ready_most=MOST),
-    )
-    runtime = Runtime.create(settings, clock, storage=MemoryStorage(clock))
-    yield runtime
-    runtime.close()
+    with runtime_in_memory(clock, timings=replace(Timings(), ready_each=EACH, ready_most=MOST)) as runtime:
+        yield runtime
 
 
 def _batch(rt: Runtime, names: list[str], due: datetime) -> OccurrenceBatch:
