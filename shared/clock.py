@@ -45,6 +45,13 @@ class Clock(Protocol):
         ...
 
 
+async def pause_until(clock: Clock, instant: datetime) -> None:
+    """Suspend this coroutine until `instant` on `clock` (at once when it has passed)."""
+    wait = (instant - clock.now()).total_seconds()
+    if wait > 0:
+        await clock.pause(wait)
+
+
 class SystemClock:
     def now(self) -> datetime:
         return datetime.now(UTC)

@@ -134,11 +134,7 @@ class Attempts:
 
     @traced_execution
     async def fire(
-        self,
-        message: OccurrenceMessage,
-        prepared: Prepared,
-        guard: Guard,
-        turn: Turn | None = None,
+        self, message: OccurrenceMessage, prepared: Prepared, guard: Guard, turn: Turn | None = None
     ) -> Fired | None:
         """At its second: admission, then the action, its slots released, and what follows decided; what to
         record, or None when nothing ran. Raises only for storage faults before the action (the host redelivers)."""

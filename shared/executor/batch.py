@@ -42,11 +42,11 @@ import logging
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from ..actions import ActionRunner
-from ..clock import Clock
+from ..clock import Clock, pause_until
 from ..jobstate.overlap import tracked
 from ..keys import CollectionKey, JobKey
 from ..leases import Guard, Guards
@@ -258,22 +258,17 @@ class Executor:
             self._herds[due] += 1
             try:
                 # A second's batches arrive `early_visibility` before it, and are claimed: by now the herd is counted.
-                await self._pause_until(due, self.timings.ready_most.total_seconds())
+                await pause_until(self.clock, due - self.timings.ready_most)
                 each, most = self.timings.ready_each.total_seconds(), self.timings.ready_most.total_seconds()
                 lead = min(most, self._herds[due] * each)
-                await self._pause_until(due, lead)
+                await pause_until(self.clock, due - timedelta(seconds=lead))
             finally:
                 self._herds[due] -= 1
                 if not self._herds[due]:
                     del self._herds[due]
         else:
-            await self._pause_until(due, 0.0)
+            await pause_until(self.clock, due)
         return due if lead > 0 and self.clock.now() < due else None
-
-    async def _pause_until(self, instant: datetime, ahead: float) -> None:
-        wait = (instant - self.clock.now()).total_seconds() - ahead
-        if wait > 0:
-            await self.clock.pause(wait)
 
     async def _blocking(self, fn: Callable[..., T], *args: object) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._lane, fn, *args)

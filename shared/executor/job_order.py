@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..clock import Clock
+from ..clock import Clock, pause_until
 from ..keys import JobKey
 from ..occurrence import OccurrenceMessage
 
@@ -46,9 +46,7 @@ class Turn:
 
         async def on_the_wire() -> None:
             if self.not_before is not None:
-                wait = (self.not_before - clock.now()).total_seconds()
-                if wait > 0:
-                    await clock.pause(wait)
+                await pause_until(clock, self.not_before)
             if paced is not None:
                 await paced()
             self.went_out()

@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from ..clock import Clock
+from ..clock import Clock, pause_until
 from ..jobstate import pacer_key
 from ..jobstate.concurrency import Acquired, GateState, SlotRequest, asks_again_after, limit_of, worth_asking
 from ..jobstate.ledger import WAIT_SHOWN_AFTER
@@ -155,7 +155,7 @@ class Limits:
             if start - asked > timedelta(milliseconds=1):
                 cause = cause or WaitCause.RATE_LIMIT
             # It connects this long before its slot (its turn on the wire waits for the slot itself).
-            await self._sleep_until(start - self.timings.connect_lead)
+            await pause_until(self.clock, start - self.timings.connect_lead)
             before_send = self._wire_turn((key, pacer_key(rule)), rule.requests_per_second, start, holder)
         return _admitted(key, slot, message, cause, before_send)
 
@@ -250,11 +250,6 @@ class Limits:
     async def requeue(self, deferral: Deferral, give_back: Callable[[], object]) -> None:
         """The deferred attempt queued again, its claim given back first (deferrals.py)."""
         await self._deferred.requeue(deferral, give_back)
-
-    async def _sleep_until(self, instant: datetime) -> None:
-        wait = (instant - self.clock.now()).total_seconds()
-        if wait > 0:
-            await self.clock.pause(wait)
 
     def _wire_turn(
         self, key: tuple[CollectionKey, str], rate: float, slot: datetime, holder: str
