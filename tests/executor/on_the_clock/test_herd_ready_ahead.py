@@ -1,7 +1,7 @@
 """A herd gets ready ahead of its second and goes out at it (executor/batch.py `_ready_at`): the Http attempts of
 one process due at the same second are admitted and connect `ready_each` per attempt ahead of it (at most
 `ready_most`), and not before; their requests are written at the second, never before it, and their history starts
-there. An attempt that may not get ready ahead (a job whose overlap is tracked) connects at its second. In-process
+there. A herd that may not get ready ahead (jobs whose overlap is tracked) connects at its second. In-process
 on the memory store and a ManualClock, against a real local HTTP target that counts the connections it accepts."""
 
 from __future__ import annotations
@@ -80,20 +80,24 @@ def test_a_herd_connects_ahead_of_its_second_and_writes_its_requests_at_it(
     assert started == {due}, started  # its history starts at the second, not when it got ready
 
 
-def test_an_attempt_of_a_tracked_job_connects_at_its_second(rt: Runtime, clock: ManualClock, target: Server) -> None:
+def test_a_herd_of_tracked_jobs_connects_at_its_second(rt: Runtime, clock: ManualClock, target: Server) -> None:
+    # A herd, so that were its attempts to get ready ahead they would connect 1 s before the second, well before
+    # the look below (0.3 s before it).
     make_collection(rt, "P20Premium")
     tomorrow = (clock.now() + timedelta(days=1)).replace(microsecond=0).isoformat()
-    job = put_job(
-        rt, "tracked", {"startTime": tomorrow, "action": http(f"{target.url}/tracked"), "overlapPolicy": "Skip"}
-    )
-    assert job.properties.overlap_policy == OverlapPolicy.SKIP
+    names = [f"tracked{n}" for n in range(HERD)]
+    for name in names:
+        job = put_job(
+            rt, name, {"startTime": tomorrow, "action": http(f"{target.url}/{name}"), "overlapPolicy": "Skip"}
+        )
+        assert job.properties.overlap_policy == OverlapPolicy.SKIP
     due = clock.now().replace(microsecond=0) + timedelta(seconds=4)
-    thread = _run(rt, _batch(rt, ["tracked"], due))
+    thread = _run(rt, _batch(rt, names, due))
 
     _move_to(clock, due - timedelta(seconds=0.3))
     assert not until(lambda: target.connections > 0, within=1.0), "a tracked job's attempt connected ahead"
     _move_to(clock, due)
-    assert until(lambda: len(target.hits) == 1, within=TO_WAIT)
+    assert until(lambda: len(target.hits) == HERD, within=TO_WAIT), len(target.hits)
     _move_to(clock, due + timedelta(seconds=1))
     thread.join(TO_WAIT)
     assert not thread.is_alive()
