@@ -26,8 +26,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from azure.storage.queue import QueueMessage
 
@@ -68,16 +69,17 @@ def step_until(clock: ManualClock, condition: Callable[[], bool], step: float = 
 
 @contextmanager
 def runtime_in_memory(
-    clock: ManualClock, storage: MemoryStorage | None = None, timings: Timings | None = None
+    clock: ManualClock, storage: MemoryStorage | None = None, timings: Timings | None = None, **settings: Any
 ) -> Iterator[Runtime]:
-    settings = Settings(
+    """A deployment on the memory store, on `clock`; `settings` replace the defaults (Settings' fields)."""
+    defaults = Settings(
         storage=StorageSettings(),  # no account: nothing may reach for one
         private_targets=PrivateTargets.parse("loopback"),  # the tests' targets listen on loopback
         secret_keys=new_key_material(),
         dispatch_spread=timedelta(0),
         timings=timings or Timings(),
     )
-    rt = Runtime.create(settings, clock, storage=storage or MemoryStorage(clock))
+    rt = Runtime.create(replace(defaults, **settings), clock, storage=storage or MemoryStorage(clock))
     try:
         yield rt
     finally:
