@@ -75,8 +75,6 @@ class Timings:
     # the process due at that second (about what one costs the event loop, with room), and at most:
     ready_each: timedelta = _s(0.002)
     ready_most: timedelta = _s(3)
-    # A batch arriving more than this past its second is late: it waits for a catch-up place (executor/catch_up.py).
-    catch_up_after: timedelta = _s(2)
     # Health (health.py): the executor is behind once the front waiting occurrence message is this late.
     executor_behind_after: timedelta = _s(30)
     # The dispatcher (dispatcher.py).

@@ -4,22 +4,20 @@ Per delivery, in order:
 1. a batch due more than `early_hop` ahead goes back to the queue (long delays hop in steps of 7 days);
 2. one watchdog for the whole batch (shared/leases.py; the one its sender queued before it, on a first
    delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing;
-3. a batch that arrives more than `catch_up_after` past its second (a backlog) waits, unclaimed, for one of its
-   process's few catch-up places (catch_up.py); one in time goes on at once;
-4. before the second: the batch's jobs are read together (a query per 14 jobs of one collection) and every
+3. before the second: the batch's jobs are read together (a query per 14 jobs of one collection) and every
    attempt claimed, in one entity-group transaction per 100 of one collection (store/claims.py), together
    with those of the other batches the process received at the same moment (gathered.py: the first waits
    `batch_gather` for the others), on the executor's pool (the message turned visible a few seconds early for
    this, see store/queues.py); an attempt a runner that may be dead holds is watched for `takeover_wait` (a
    coroutine's sleep, all of them at once, no thread held) and then taken over;
-5. at each occurrence's second: the claimed attempts fire side by side (attempts.py), each action a
+4. at each occurrence's second: the claimed attempts fire side by side (attempts.py), each action a
    coroutine under the process's action limits (shared/actions/limits.py: in flight, per target host); a herd's
    Http attempts get ready ahead of it (`_ready_at`: admission, the request built, its connection made, by
    `ready_each` per attempt of the process due at that second, at most `ready_most`), and their requests are
    written at the second (the request's `before_send` waits for it): otherwise a thousand attempts' admissions
    and connections, a millisecond of the event loop each, would all come after the second, and the last a second
    late;
-6. each attempt, as soon as its action returns and whatever its siblings still do, goes to the recorder
+5. each attempt, as soon as its action returns and whatever its siblings still do, goes to the recorder
    (recorder.py), which writes it within moments together with whatever else answered meanwhile: history,
    what follows (retries and error actions go back to the queue as messages of their own), the job's
    counters and state, which mark it done. A crash after that never runs it again.
@@ -63,7 +61,6 @@ from ..telemetry import poisoned
 from ..threads import ATTEMPT, LIMITS_DEFERRAL, Threads
 from .admission import rechecked
 from .attempts import Attempts, Expiring, Prepared
-from .catch_up import CatchUp
 from .gathered import Gathered
 from .job_order import Turn, turns
 from .recorder import Recorder
@@ -98,7 +95,6 @@ class Executor:
         deferrals = threads.lane(LIMITS_DEFERRAL)
         self.attempts = Attempts(store, clock, actions, settings, self.guards, self._blocking, deferrals)
         self.recorder = Recorder(store, clock, threads)
-        self.catch_up = CatchUp(self.timings, settings.catch_up_batches)
         gather = self.timings.batch_gather.total_seconds()
         self._job_reads: Gathered[CollectionKey, JobKey, JobRecord | None | _Unread] = Gathered(
             self._blocking, self._read_together, gather, clock
@@ -141,16 +137,15 @@ class Executor:
             return
         guard = await self._blocking(self.guards.open, batch, first_delivery)
         try:
-            async with self.catch_up.turn(batch, now):  # a late batch waits its turn unclaimed (catch_up.py)
-                jobs = await self._read_jobs(batch)
-                claimed = await self._claim(batch, runner, guard, jobs)
-                # Occurrences of a batch share their second (the dispatcher groups them so); fire each at its own.
-                # A job's attempts go out in due order (job_order.py); the others side by side.
-                order = turns([None if isinstance(c, BaseException) else c.message for c in claimed])
-                done = await asyncio.gather(
-                    *(self._attempt(c, guard, turn) for c, turn in zip(claimed, order, strict=True)),
-                    return_exceptions=True,
-                )
+            jobs = await self._read_jobs(batch)
+            claimed = await self._claim(batch, runner, guard, jobs)
+            # Occurrences of a batch share their second (the dispatcher groups them so); fire each at its own.
+            # A job's attempts go out in due order (job_order.py); the others side by side.
+            order = turns([None if isinstance(c, BaseException) else c.message for c in claimed])
+            done = await asyncio.gather(
+                *(self._attempt(c, guard, turn) for c, turn in zip(claimed, order, strict=True)),
+                return_exceptions=True,
+            )
         except Exception:
             await self._blocking(self.guards.abandon, guard)  # delivered again: the copies cover that (below)
             raise

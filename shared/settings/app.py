@@ -34,9 +34,6 @@ MAX_DISPATCH_SPREAD = 30
 DEFAULT_ACTIONS_IN_FLIGHT = 6000
 DEFAULT_ACTIONS_PER_HOST = 3000
 MAX_ACTION_SLOTS = 100_000
-# Late batches one process runs at once (shared/executor/catch_up.py says why): what newBatchThreshold 16 held.
-DEFAULT_CATCH_UP_BATCHES = 48
-MAX_CATCH_UP_BATCHES = 1000
 
 
 @dataclass(frozen=True)
@@ -68,8 +65,6 @@ class Settings:
     # SCHEDULER_ACTIONS_IN_FLIGHT / SCHEDULER_ACTIONS_PER_HOST: actions one process runs at once.
     actions_in_flight: int = DEFAULT_ACTIONS_IN_FLIGHT
     actions_per_host: int = DEFAULT_ACTIONS_PER_HOST
-    # SCHEDULER_CATCH_UP_BATCHES: late batches one process runs at once.
-    catch_up_batches: int = DEFAULT_CATCH_UP_BATCHES
     # SCHEDULER_TRUSTED_CA_FILE: a PEM file of CAs trusted for HTTPS targets besides the public ones.
     trusted_ca_file: str | None = None
     # SCHEDULER_TIMING_<FIELD>_SECONDS: the pipeline's leases, watchdogs and windows (shared/timings.py).
@@ -116,9 +111,6 @@ class Settings:
             ),
             actions_per_host=whole_number(
                 env, "SCHEDULER_ACTIONS_PER_HOST", DEFAULT_ACTIONS_PER_HOST, 1, MAX_ACTION_SLOTS
-            ),
-            catch_up_batches=whole_number(
-                env, "SCHEDULER_CATCH_UP_BATCHES", DEFAULT_CATCH_UP_BATCHES, 1, MAX_CATCH_UP_BATCHES
             ),
             trusted_ca_file=(env.get("SCHEDULER_TRUSTED_CA_FILE") or "").strip() or None,
             timings=_timings(env),

@@ -68,7 +68,6 @@ BEFORE = {
     # Issue 41 (executor/batch.py): new, no earlier value (a herd's attempts got ready at their second).
     "ready_each": 0.002,
     "ready_most": 3,
-    "catch_up_after": 2,
 }
 CLOUD = "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net"
 

@@ -26,9 +26,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from azure.storage.queue import QueueMessage
 
@@ -69,17 +68,16 @@ def step_until(clock: ManualClock, condition: Callable[[], bool], step: float = 
 
 @contextmanager
 def runtime_in_memory(
-    clock: ManualClock, storage: MemoryStorage | None = None, timings: Timings | None = None, **settings: Any
+    clock: ManualClock, storage: MemoryStorage | None = None, timings: Timings | None = None
 ) -> Iterator[Runtime]:
-    """A deployment on the memory store, on `clock`; `settings` replace the defaults (Settings' fields)."""
-    defaults = Settings(
+    settings = Settings(
         storage=StorageSettings(),  # no account: nothing may reach for one
         private_targets=PrivateTargets.parse("loopback"),  # the tests' targets listen on loopback
         secret_keys=new_key_material(),
         dispatch_spread=timedelta(0),
         timings=timings or Timings(),
     )
-    rt = Runtime.create(replace(defaults, **settings), clock, storage=storage or MemoryStorage(clock))
+    rt = Runtime.create(settings, clock, storage=storage or MemoryStorage(clock))
     try:
         yield rt
     finally:
