@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from ..actions import ActionResult
-from ..clock import Clock
+from ..clock import Clock, pause_until
 from ..jobstate.circuit import CircuitRules, Held, answered, circuit_of, gate
 from ..jobstate.pushback import DestinationState, destination_key, learned, pushed_back, reserve, widened
 from ..model import JobErrorAction, WaitCause, format_utc
@@ -132,9 +132,7 @@ class Destinations:
         if start - self.clock.now() > self.timings.early_hop:
             again = message.waited_for == WaitCause.DESTINATION
             return Deferral(job, message.waiting(start, WaitCause.DESTINATION, paced=True), shown=again)
-        wait = (start - self.timings.connect_lead - self.clock.now()).total_seconds()
-        if wait > 0:
-            await self.clock.pause(wait)
+        await pause_until(self.clock, start - self.timings.connect_lead)
         rate, holder = turn.rate, message.claim_id
         if rate is None:
             return None
