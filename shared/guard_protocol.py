@@ -10,8 +10,9 @@ Its sender sends all three and the batch names the other two. `Guards` asks this
   delivery holds it); else (a redelivery, whose delivery before may have renewed or deleted it, or a delivery after
   the second) it is *hidden anew*, a fresh one sent when it is gone; a batch that names none *sends* one. The
   backstop is taken over as it is, and *pushed* further only when it comes near;
-- `on_renew`, every `renew_every` while the batch lives: the watchdog hidden anew to just past the renewed
-  leases, the backstop pushed only when it comes near;
+- `on_renew`, at each renewal while the batch lives (leases.py: after `renew_every`, then doubling up to
+  `renew_most`): the watchdog hidden anew to just past the renewed leases, the backstop pushed only when it comes
+  near;
 - `ON_CLOSE`, the batch ended: both copies deleted; `ON_ABANDON`, the process is going away mid-batch, or the
   delivery failed (a storage fault: the host delivers it again, but under a lossy spell that redelivery may be lost
   for the receive's ten minutes): both left to bring the batch back.

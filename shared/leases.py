@@ -11,9 +11,10 @@ batch's second, and a later *backstop* copy just before it (store/queues.py), an
 delivery, a renewal and the batch's end do with each copy is the table of shared/guard_protocol.py. Claims are
 taken with a lease that runs `claim_lease` past the batch's (first) second, so nothing is renewed while the batch
 waits for it; from its last second on, while the batch is alive, a renewer pushes every claim's lease and the
-watchdog's visibility forward every `renew_every` (the backstop only when it comes near, nearer than half
-`backstop_gap`). When the batch ends, both copies are deleted; when its delivery fails (the host delivers it
-again) or the process is going away, both are left to bring it back.
+watchdog's visibility forward, first `renew_every` after that second, then at periods that double up to
+`renew_most`, each lease outlasting its period by `claim_lease - renew_every` (the backstop only when it comes
+near, nearer than half `backstop_gap`). When the batch ends, both copies are deleted; when its delivery fails (the
+host delivers it again) or the process is going away, both are left to bring it back.
 When the process dies, the watchdog turns visible a few seconds later, any live worker receives it, finds the
 claims' leases expired and not renewed, takes them over (claims.py) and runs the attempts, or, for an attempt the
 first runner had recorded, just marks it done. Should the watchdog's receive be lost as well (hidden ten minutes
@@ -29,13 +30,14 @@ A collection's cascade task (shared/lifecycle/cascade.py) is guarded alike: its 
 page is queued (`watching`); a page is idempotent, so a watchdog that brings it back after a death runs it again.
 `TaskWatchdogs` knows a task only as a `WatchedTask`: one that names its watchdog and can be written without it.
 
-Costs, per batch: three sends by its sender (backstop, watchdog, batch) and two deletes at its end, whatever
-its size; for batches that run longer than `renew_every` past their second, one table transaction per 100
-claims of one collection and one queue operation per renewal. Per dispatch task with entries, or page of a
-cascade: about three queue operations. A failed renewal (storage unreachable) is retried every `renewal_retry`
-until the work ends. One renewer thread per kind (shared/threads.py `Renewer`) looks for renewals due every
-`renewer_poll`, until the process's threads are closed, and renews them on its lane. The timings are the settings'
-(shared/timings.py); every renewal is reckoned on the runtime's clock (its `monotonic`), as the loop's period is.
+Costs, per batch: three sends by its sender (backstop, watchdog, batch) and two deletes at its end, whatever its
+size; for batches that run longer than `renew_every` past their second, one table transaction per 100 claims of one
+collection and one queue operation per renewal (a batch held a minute: 9 renewals, not 30). Per dispatch task with
+entries, or page of a cascade: about three queue operations. A failed renewal (storage unreachable) is retried every
+`renewal_retry` until the work ends. One renewer thread per kind (shared/threads.py `Renewer`) looks for renewals
+due every `renewer_poll`, until the process's threads are closed, and renews them on its lane. The timings are the
+settings' (shared/timings.py); every renewal is reckoned on the runtime's clock (its `monotonic`), as the loop's
+period is.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from azure.core.exceptions import HttpResponseError
 
@@ -68,6 +70,7 @@ class Guard:
     backstop_at: float = 0.0  # when the backstop turns visible (monotonic)
     claims: dict[str, Claim] = field(default_factory=dict)  # by claim id: the attempts this delivery holds
     next_renewal: float = 0.0  # when its renewal is due (monotonic)
+    renewals: int = 0  # renewals done: each doubles the period to the next, up to `renew_most`
     lost: set[str] = field(default_factory=set)  # claims taken over: a renewal must not take them back
     renewing: threading.Lock = field(default_factory=threading.Lock)
     let_go: bool = False
@@ -157,9 +160,11 @@ class Guards:
                 with contextlib.suppress(Exception):
                     self.store.queue.delete(Receipt(*copy))
 
-    def renew(self, guard: Guard) -> None:
-        """Push the claims' leases and the watchdog's visibility forward (the backstop's when it comes near)."""
-        until = self.lease_until(guard.batch)
+    def renew(self, guard: Guard) -> float:
+        """Push the claims' leases and the watchdog's visibility forward (the backstop's when it comes near); the
+        seconds to the next renewal, which the leases outlast by what a first renewal's do (`_period`)."""
+        period = self._period(guard)
+        until = self.lease_until(guard.batch) + timedelta(seconds=period) - self.timings.renew_every
         try:
             held = [claim for claim in list(guard.claims.values()) if claim.claim_id not in guard.lost]
             by_id = {claim.claim_id: claim for claim in held}
@@ -183,6 +188,17 @@ class Guards:
         except Exception as error:
             log.warning("renewing %s failed: %s", _name(guard), type(error).__name__)
             raise
+        guard.renewals += 1
+        return period
+
+    def _period(self, guard: Guard) -> float:
+        """`renew_every`, doubled at each renewal up to `renew_most`. A renewal writes every claim the batch still
+        holds: under a backlog a process holds thousands for a minute or more, and renewing each every 2 s was the
+        largest single cost of the executor (a fifth of its CPU in a profile of bench/overload.py). A batch whose
+        attempts answer soon is never renewed (`open`); one held long is renewed a few times, and a dead holder's
+        attempts come back at most `renew_most - renew_every` later than a fresh batch's."""
+        every, most = self.timings.renew_every.total_seconds(), self.timings.renew_most.total_seconds()
+        return min(every * 2 ** min(guard.renewals, 32), most)
 
     def _open_watchdog(self, act: Act, batch: OccurrenceBatch, hidden: float) -> Receipt:
         named = Receipt(*batch.watchdog) if batch.watchdog is not None else None

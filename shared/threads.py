@@ -242,7 +242,9 @@ class Renewer(Generic[H]):
     """One loop per process (`Threads.loop`, started on first use, ended by the threads' close) that renews each
     held item when its renewal is due, side by side on the lane of its name (shared/threads.py)."""
 
-    def __init__(self, renew: Callable[[H], None], name: str, clock: Clock, timings: Timings, threads: Threads) -> None:
+    def __init__(
+        self, renew: Callable[[H], float | None], name: str, clock: Clock, timings: Timings, threads: Threads
+    ) -> None:
         self._renew = renew
         self._name = name
         self._clock = clock
@@ -284,5 +286,5 @@ class Renewer(Generic[H]):
                 return
             item.next_renewal = self._clock.monotonic() + self._retry  # what a failure waits for
             with contextlib.suppress(Exception):  # logged by the renewal; retried on a later pass
-                self._renew(item)
-                item.next_renewal = self._clock.monotonic() + self._every
+                period = self._renew(item)  # the seconds to its next renewal, when not `renew_every`
+                item.next_renewal = self._clock.monotonic() + (self._every if period is None else period)

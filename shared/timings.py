@@ -36,6 +36,7 @@ _POSITIVE = frozenset(
     {
         "claim_lease",
         "renew_every",
+        "renew_most",
         "renewal_retry",
         "renewer_poll",
         "watchdog_margin",
@@ -61,6 +62,9 @@ class Timings:
     # Claims and watchdogs (store/claims.py, leases.py, store/queues.py).
     claim_lease: timedelta = _s(6)  # a claim's lease past its batch's second, or past its last renewal
     renew_every: timedelta = _s(2)  # how often a live holder renews its claims and watchdogs
+    # A batch held long (a backlog, a slow target) is renewed less often: each period doubles up to this, and each
+    # renewal's lease outlasts its period by as much as a first one's (leases.py `Guards.renew`).
+    renew_most: timedelta = _s(8)
     renewal_retry: timedelta = _s(1)  # a failed renewal is tried again this soon
     renewer_poll: timedelta = _s(0.5)  # how often the renewer thread looks for renewals due
     watchdog_margin: timedelta = _s(1)  # a batch's watchdog turns visible this long after the claims' lease ends
@@ -127,6 +131,11 @@ class Timings:
         return self.renew_every + self.renewal_retry
 
     @property
+    def longest_lease(self) -> timedelta:
+        """The longest lease a renewal grants past its instant: `claim_lease` for a period of `renew_most`."""
+        return self.claim_lease + self.renew_most - self.renew_every
+
+    @property
     def backstop_gap(self) -> timedelta:
         """How far the backstop stays behind the watchdog; a renewal pushes it when it comes nearer than half."""
         return self.backstop_after - self.watchdog_after
@@ -171,6 +180,7 @@ class Timings:
             self.claim_lease >= 3 * self.renew_every,
             "claim_lease must be at least 3 x renew_every (two renewals may fail before a lease runs out)",
         )
+        yield (self.renew_most >= self.renew_every, "renew_most must be at least renew_every")
         yield (
             self.batch_span + self.renew_every + self.renewer_poll < self.claim_lease,
             "batch_span + renew_every + renewer_poll must be less than claim_lease (a batch's first renewal, after its "
@@ -182,8 +192,8 @@ class Timings:
             "and its takeover come first)",
         )
         yield (
-            self.backstop_gap / 2 > renewal,
-            "half of backstop_after - claim_lease - watchdog_margin must exceed renew_every + renewer_poll (a "
+            self.backstop_gap / 2 > self.renew_most + self.renewer_poll,
+            "half of backstop_after - claim_lease - watchdog_margin must exceed renew_most + renewer_poll (a "
             "renewal pushes the backstop before it turns visible)",
         )
         yield (
@@ -227,8 +237,8 @@ class Timings:
             "slot_lease must exceed an attempt's deadline (60 s): only a vanished holder lets its slot lapse",
         )
         yield (
-            self.running_lease > ATTEMPT_DEADLINE + self.watchdog_after + self.takeover_wait,
-            "running_lease must exceed an attempt's deadline (60 s) + claim_lease + watchdog_margin + renew_every + "
+            self.running_lease > ATTEMPT_DEADLINE + self.longest_lease + self.watchdog_margin + self.takeover_wait,
+            "running_lease must exceed an attempt's deadline (60 s) + claim_lease + renew_most + watchdog_margin + "
             "renewal_retry (only a vanished runner lets its marker lapse)",
         )
 

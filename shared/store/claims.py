@@ -9,10 +9,11 @@ A claim names its runner: the delivery (queue message) that took it. Per deliver
 - another runner's expired lease: that runner may be dead (`try_claim` says `Expired`). It is taken over
   (`take_over`) only once it is provably gone: its lease is not renewed during one more renewal period
   (`takeover_wait`, which the caller waits out, all of a batch's expired claims at once) while this worker
-  reaches storage (a live runner renews every `renew_every` and retries every `renewal_retry` when storage
+  reaches storage (a live runner renews before its lease ends, and retries every `renewal_retry` when storage
   comes back). The takeover is ETag-guarded, so only one worker wins.
-A live runner renews its lease (see `renew`), so a crashed worker's attempt is taken over within
-`claim_lease` + `takeover_wait` of its last renewal, and a slow attempt keeps its claim for as long as it runs.
+A live runner renews its lease (see `renew`), so a crashed worker's attempt is taken over within the lease its
+last renewal granted (`claim_lease`, up to `longest_lease` for a batch held long) + `takeover_wait`, and a slow
+attempt keeps its claim for as long as it runs.
 The timings are the settings' (shared/timings.py: by default a 6 s lease renewed every 2 s, so a dead runner's
 attempts come back about 10 s after its last renewal, its watchdog's second included: short, so what a crash
 held runs again within seconds (issue 23), long enough that a runner alive on a busy machine renews well inside).

@@ -68,6 +68,8 @@ BEFORE = {
     # Issue 41 (executor/batch.py): new, no earlier value (a herd's attempts got ready at their second).
     "ready_each": 0.002,
     "ready_most": 3,
+    # Issue 41 (leases.py): new; renewals came every renew_every (2 s) however long a batch was held.
+    "renew_most": 8,
 }
 CLOUD = "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net"
 
@@ -94,6 +96,9 @@ def test_the_defaults_are_the_values_the_pipeline_ran_on() -> None:
         ({"dispatch_overlap": 90}, ["dispatch_overlap"]),  # half a bucket
         ({"slot_lease": 60}, ["slot_lease"]),  # a slot lapsing under an attempt still running
         ({"renew_every": 0}, ["renew_every"]),
+        ({"renew_most": 1}, ["renew_most", "renew_every"]),  # a held batch renewed more often than a fresh one
+        ({"renew_most": 19}, ["backstop_after", "renew_most"]),  # the backstop would show before a renewal
+        ({"running_lease": 75}, ["running_lease", "renew_most"]),  # a vanished runner's long lease outlives its marker
         ({"batch_span": -1}, ["batch_span"]),
     ],
 )
@@ -107,6 +112,7 @@ def test_shorter_timings_that_keep_every_relationship_are_taken() -> None:
     short = Timings(
         claim_lease=timedelta(seconds=1.5),
         renew_every=timedelta(seconds=0.5),
+        renew_most=timedelta(seconds=1),
         renewal_retry=timedelta(seconds=0.25),
         renewer_poll=timedelta(seconds=0.1),
         watchdog_margin=timedelta(seconds=0.5),

@@ -22,7 +22,9 @@ from azure.storage.queue import QueueMessage
 from shared.manual_clock import ManualClock
 from shared.occurrence import OccurrenceBatch
 from shared.runtime import Runtime
+from shared.store.claims import claim_partition, claim_row
 from shared.store.memory import MemoryStorage
+from shared.store.tables import as_datetime
 from shared.timings import Timings
 from tests.executor.peers.servers import Hit, ok, serve
 from tests.executor.support import history, job_status, make_collection, put_job
@@ -181,3 +183,51 @@ def test_an_attempt_longer_than_its_lease_runs_once_despite_duplicates_and_its_w
     [entry] = history(first, "long")
     assert entry.retry_count == 0 and entry.end_time - entry.start_time >= timedelta(seconds=ACTION_SECONDS)
     assert first.store.queue.client.get_queue_properties().approximate_message_count == 0  # watchdog deleted
+
+
+def test_a_batch_held_long_is_renewed_ever_less_often_and_its_lease_never_lapses(
+    first: Runtime, other: Runtime, clock: ManualClock, slow_target: HeldTarget
+) -> None:
+    # Renewing every held claim every `renew_every` was a fifth of the executor's CPU under a backlog (leases.py
+    # `_period`): the periods double up to `renew_most`, and each lease still outlasts its period.
+    make_collection(first)
+    due = clock.now().replace(microsecond=0) + timedelta(seconds=3)
+    put_job(
+        first,
+        "held",
+        {
+            "startTime": due.isoformat(),
+            "action": {"type": "Http", "request": {"uri": slow_target.url, "method": "GET"}},
+        },
+    )
+    [message] = list(first.store.queue.client.receive_messages(visibility_timeout=600))
+    item = OccurrenceBatch.from_json(message.content).items[0]
+    runner = threading.Thread(target=first.executor.handle, args=(message.content, message.id))
+    runner.start()
+    second = SecondHost(other)  # would receive the watchdog, were it to show while the attempt is held
+    leases: list[tuple[datetime, datetime]] = []  # (when seen, the lease seen) at each change
+    try:
+        step_until(clock, lambda: len(slow_target.hits) == 1, STEP, most=1000)
+        held_until = clock.now() + timedelta(seconds=30)
+        while clock.now() < held_until:
+            row = first.store.claims.table.get(claim_partition(item.job), claim_row(item.job, item.claim_id))
+            assert row is not None
+            lease = as_datetime(row["LeaseUntil"])
+            assert lease is not None and lease > clock.now(), "the lease lapsed while its runner held it"
+            if not leases or leases[-1][1] != lease:
+                leases.append((clock.now(), lease))
+            _step_to(clock, clock.now() + timedelta(seconds=STEP))
+        slow_target.release()
+        step_until(clock, lambda: not runner.is_alive(), STEP, most=1000)
+    finally:
+        slow_target.release()
+        second.stop()
+        runner.join(30)
+    renewed_at = [seen for seen, _ in leases[1:]]  # the first is the claim's own lease
+    gaps = [(b - a).total_seconds() for a, b in zip(renewed_at, renewed_at[1:], strict=False)]
+    every, most = TIMINGS.renew_every.total_seconds(), TIMINGS.renew_most.total_seconds()
+    periods = [min(every * 2**n, most) for n in range(len(gaps))]  # 2, 4, 8, 8 (renewed every 2 s before)
+    late = TIMINGS.renewer_poll.total_seconds() + 2 * STEP  # a renewal comes up to a poll and a step late
+    assert len(gaps) >= 4 and all(p <= g <= p + late for p, g in zip(periods, gaps, strict=True)), gaps
+    assert len(second.delivered) == 0, second.delivered  # the watchdog stayed hidden
+    assert len(slow_target.hits) == 1
