@@ -12,7 +12,8 @@ Contracts:
   shards, so lowering the setting strands no entry (an entry in a shard beyond the new count is read,
   dispatched or found stale, and deleted where it lies).
 - `add_many`/`remove_entries` write one entity-group transaction per partition and 100 entities; a
-  batch that fails (an entity already gone) falls back to single writes, which ignore missing rows.
+  delete that fails (an entity already gone) deletes the rows still there in a second, and falls back to single
+  deletes, which ignore missing rows, only when that one fails too.
 """
 
 from __future__ import annotations
@@ -123,14 +124,34 @@ class DueIndex:
             )
         for partition, rows in groups.items():
             for batch in chunks(rows, MAX_OPERATIONS):
-                try:
-                    if len(batch) > 1:
-                        self.table.delete_batch(partition, batch)
-                        continue
-                except BatchFailed:
-                    pass  # one of them is gone already (a concurrent writer): delete one by one
+                if len(batch) > 1 and self._delete_together(partition, batch):
+                    continue
                 for row in batch:
                     self.table.delete(partition, row)
+
+    def _delete_together(self, partition: str, rows: list[str]) -> bool:
+        """Delete the rows in one transaction; when one is gone already (a dispatch task run twice, after its
+        watchdog, removes what the other run removed: under a backlog most of a batch), the rows still there, read
+        in one range query, in a second. False when that one fails too (a remover at work right now): the caller
+        deletes one by one, which a missing row does not fail. Under overload a delete per row was 0.46 requests
+        an execution."""
+        try:
+            self.table.delete_batch(partition, rows)
+            return True
+        except BatchFailed:
+            pass
+        query = "PartitionKey eq @pk and RowKey ge @low and RowKey le @high"
+        found = self.table.query(query, {"pk": partition, "low": min(rows), "high": max(rows)}, select=["RowKey"])
+        there = {str(e["RowKey"]) for e in found}
+        left = [row for row in rows if row in there]
+        try:
+            if len(left) > 1:
+                self.table.delete_batch(partition, left)
+            elif left:
+                self.table.delete(partition, left[0])
+        except BatchFailed:
+            return False
+        return True
 
     def entries(self, bucket: str, shard: int | None = None) -> list[DueEntry]:
         """The entries of one partition: a bucket's shard, or (shard None) every shard of the bucket."""
