@@ -121,24 +121,28 @@ def _step_to(clock: ManualClock, instant: datetime) -> None:
     step_until(clock, lambda: clock.now() >= instant, STEP, most=1000)
 
 
+def _held_job(rt: Runtime, clock: ManualClock, target: HeldTarget, name: str) -> tuple[datetime, QueueMessage]:
+    """A one-shot Http job due 3 s ahead at the held target, and its occurrence's message as the host receives it
+    (within the API's fast path, the API queued it)."""
+    make_collection(rt)
+    due = clock.now().replace(microsecond=0) + timedelta(seconds=3)
+    request = {"uri": target.url, "method": "POST", "body": "x"}
+    put_job(
+        rt,
+        name,
+        {
+            "startTime": due.isoformat(),
+            "action": {"type": "Http", "request": request, "retryPolicy": {"retryType": "None"}},
+        },
+    )
+    [message] = list(rt.store.queue.client.receive_messages(visibility_timeout=600))
+    return due, message
+
+
 def test_an_attempt_longer_than_its_lease_runs_once_despite_duplicates_and_its_watchdog(
     first: Runtime, other: Runtime, clock: ManualClock, slow_target: HeldTarget
 ) -> None:
-    make_collection(first)
-    due = clock.now().replace(microsecond=0) + timedelta(seconds=3)
-    put_job(
-        first,
-        "long",
-        {
-            "startTime": due.isoformat(),
-            "action": {
-                "type": "Http",
-                "request": {"uri": slow_target.url, "method": "POST", "body": "x"},
-                "retryPolicy": {"retryType": "None"},
-            },
-        },
-    )  # within the API's fast path: the API queued it
-    [message] = list(first.store.queue.client.receive_messages(visibility_timeout=600))
+    due, message = _held_job(first, clock, slow_target, "long")
     claim_id = OccurrenceBatch.from_json(message.content).items[0].claim_id
 
     runner_errors: list[BaseException] = []
@@ -190,17 +194,7 @@ def test_a_batch_held_long_is_renewed_ever_less_often_and_its_lease_never_lapses
 ) -> None:
     # Renewing every held claim every `renew_every` was a fifth of the executor's CPU under a backlog (leases.py
     # `_period`): the periods double up to `renew_most`, and each lease still outlasts its period.
-    make_collection(first)
-    due = clock.now().replace(microsecond=0) + timedelta(seconds=3)
-    put_job(
-        first,
-        "held",
-        {
-            "startTime": due.isoformat(),
-            "action": {"type": "Http", "request": {"uri": slow_target.url, "method": "GET"}},
-        },
-    )
-    [message] = list(first.store.queue.client.receive_messages(visibility_timeout=600))
+    _, message = _held_job(first, clock, slow_target, "held")
     item = OccurrenceBatch.from_json(message.content).items[0]
     runner = threading.Thread(target=first.executor.handle, args=(message.content, message.id))
     runner.start()
