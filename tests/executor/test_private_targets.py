@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -180,9 +180,12 @@ def test_a_job_calling_the_metadata_address_records_the_refusal_with_the_entry_t
     """Through the executor with the test deployment's own list (loopback only): one Failed attempt in history."""
     make_collection(runtime)
     key = JobKey(SUB, RG, JC, "meta")
+    # A second ahead of the API's now: a recurring job's first occurrence is the first at or after the write, so a
+    # startTime of "now" that the PUT reaches in the next second (a busy machine) would first fire tomorrow.
+    start = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=2)
     body = {
         "properties": {
-            "startTime": datetime.now(UTC).isoformat(),
+            "startTime": start.isoformat(),
             "action": {
                 "type": "Http",
                 "request": {"uri": "http://169.254.169.254/latest/meta-data/", "method": "GET"},
