@@ -139,22 +139,28 @@ def _held_job(rt: Runtime, clock: ManualClock, target: HeldTarget, name: str) ->
     return due, message
 
 
+def _run(rt: Runtime, message: QueueMessage) -> tuple[threading.Thread, list[BaseException]]:
+    """The first host's delivery of `message`, started on a thread; what it raised, for the test to report."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            rt.executor.handle(message.content, message.id)
+        except BaseException as error:  # reported by the test
+            errors.append(error)
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    return runner, errors
+
+
 def test_an_attempt_longer_than_its_lease_runs_once_despite_duplicates_and_its_watchdog(
     first: Runtime, other: Runtime, clock: ManualClock, slow_target: HeldTarget
 ) -> None:
     due, message = _held_job(first, clock, slow_target, "long")
     claim_id = OccurrenceBatch.from_json(message.content).items[0].claim_id
 
-    runner_errors: list[BaseException] = []
-
-    def run_first() -> None:
-        try:
-            first.executor.handle(message.content, message.id)
-        except BaseException as error:  # reported by the test
-            runner_errors.append(error)
-
-    runner = threading.Thread(target=run_first)
-    runner.start()
+    runner, runner_errors = _run(first, message)
     second = SecondHost(other)
     try:
         step_until(clock, lambda: len(slow_target.hits) == 1, STEP, most=1000)  # at its second: held
@@ -196,8 +202,7 @@ def test_a_batch_held_long_is_renewed_ever_less_often_and_its_lease_never_lapses
     # `_period`): the periods double up to `renew_most`, and each lease still outlasts its period.
     _, message = _held_job(first, clock, slow_target, "held")
     item = OccurrenceBatch.from_json(message.content).items[0]
-    runner = threading.Thread(target=first.executor.handle, args=(message.content, message.id))
-    runner.start()
+    runner, runner_errors = _run(first, message)
     second = SecondHost(other)  # would receive the watchdog, were it to show while the attempt is held
     leases: list[tuple[datetime, datetime]] = []  # (when seen, the lease seen) at each change
     try:
@@ -223,5 +228,6 @@ def test_a_batch_held_long_is_renewed_ever_less_often_and_its_lease_never_lapses
     periods = [min(every * 2**n, most) for n in range(len(gaps))]  # 2, 4, 8, 8 (renewed every 2 s before)
     late = TIMINGS.renewer_poll.total_seconds() + 2 * STEP  # a renewal comes up to a poll and a step late
     assert len(gaps) >= 4 and all(p <= g <= p + late for p, g in zip(periods, gaps, strict=True)), gaps
+    assert not runner_errors and not second.errors, (runner_errors, second.errors)
     assert len(second.delivered) == 0, second.delivered  # the watchdog stayed hidden
     assert len(slow_target.hits) == 1
