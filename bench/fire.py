@@ -25,6 +25,7 @@ mixed herd: the healthy 900 p99 <= 2 s; <= 2 storage requests per execution in a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
@@ -213,6 +214,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--phase", action="append", choices=list(PHASES), help="run only these (repeatable)")
     parser.add_argument("--dump", type=Path, help="write every arrival (job, due, arrival) as JSON lines here")
+    parser.add_argument("--keep", type=Path, help="run in this folder and keep it (host.log, arrivals.tsv, Azurite's)")
     parser.add_argument(
         "--workers", type=int, default=1, help="the local host's worker processes (FUNCTIONS_WORKER_PROCESS_COUNT)"
     )
@@ -220,7 +222,10 @@ def main() -> None:
     phases = [PHASES[name] for name in args.phase] if args.phase else [p for p in PHASES.values() if p.default]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the host, targets and Azurite on a kill
 
-    with tempfile.TemporaryDirectory() as tmp, Harness(Path(tmp), HOSTS, HTTPS, workers=args.workers) as harness:
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+    folder = contextlib.nullcontext(str(args.keep)) if args.keep is not None else tempfile.TemporaryDirectory()
+    with folder as tmp, Harness(Path(tmp), HOSTS, HTTPS, workers=args.workers) as harness:
         raw = raw_round_trip(harness)  # straight to Azurite, before any phase
         # Every phase's jobs first, far enough ahead (at a conservative 40 PUT/s) that the minute timer, not the
         # API, queues each phase, and no creation runs during a phase's count window.

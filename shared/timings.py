@@ -42,6 +42,7 @@ _POSITIVE = frozenset(
         "watchdog_margin",
         "task_watchdog_after",
         "early_hop",
+        "herd_visibility",
         "concurrency_peek",
         "backoff_first",
         "record_retry_first",
@@ -74,6 +75,11 @@ class Timings:
     # The queue and the executor's entry (store/queues.py, executor/batch.py).
     early_visibility: timedelta = _s(5)  # an occurrence message turns visible this much before its second
     early_hop: timedelta = _s(8)  # a batch (or a rate slot) further ahead than this goes back to the queue
+    # A herd's messages (HERD_ITEMS occurrences or more, shared/occurrence/batch.py) turn visible this much before
+    # their second: reading and claiming thousands of occurrences at once took 4-6 s on 2 cores (bench/fire.py's herd
+    # of 5,000), more than `early_visibility` leaves. The queue takes visibility in whole seconds, cut down, so a
+    # message turns visible up to 1 s sooner still: 7.5 s, under `early_hop`.
+    herd_visibility: timedelta = _s(6.5)
     # A herd's Http attempts get ready ahead of their second (executor/batch.py `_ready_at`): admission, the
     # request and its connection; only the request's write is left for the second. This much ahead per attempt of
     # the process due at that second (about what one costs the event loop, with room), and at most:
@@ -208,6 +214,10 @@ class Timings:
         yield (
             self.early_hop > self.early_visibility,
             "early_hop must exceed early_visibility (a message that turned visible on time never hops)",
+        )
+        yield (
+            self.early_visibility <= self.herd_visibility < self.early_hop,
+            "herd_visibility must be at least early_visibility and under early_hop (a herd's message never hops)",
         )
         yield (
             self.ready_most < self.early_visibility,

@@ -9,12 +9,13 @@ attempt, and the batch one queue message carries.
 Every public name of the three is importable from here, as before they were split.
 """
 
-from .batch import BATCH_MAX, OccurrenceBatch, batches
+from .batch import BATCH_MAX, HERD_ITEMS, OccurrenceBatch, batches
 from .identity import Trigger, execution_id
 from .message import MalformedMessage, OccurrenceMessage, PollState
 
 __all__ = [
     "BATCH_MAX",
+    "HERD_ITEMS",
     "MalformedMessage",
     "OccurrenceBatch",
     "OccurrenceMessage",

@@ -25,9 +25,16 @@ from typing import Any
 
 from .message import MalformedMessage, OccurrenceMessage, compact_json
 
-# Occurrences per queue message: the most an entity-group transaction takes, and with room to spare
-# under the queue's 64 KiB message limit (an occurrence is about 250 bytes, 330 in Base64).
-BATCH_MAX = 100
+# Occurrences per queue message. Not the 100 an entity-group transaction takes (claims, renewals and records are
+# grouped per transaction apart from the batch): a herd's messages must all be in a host's hands before their
+# second, and the host fetches more only while it holds at most newBatchThreshold (48, host.json) messages, so a
+# herd of 5,000 in messages of 100 (8 shards x 7 = 56) left 7 waiting for the first batches to end, 5-7 s late.
+# In messages of 160 it is 8 x 4 (bench names) to 8 x 5 (an occurrence of about 300 bytes with its traceparent:
+# BATCH_BYTES binds first), 32-40 messages.
+BATCH_MAX = 160
+# A batch of this many occurrences or more is a herd's: it turns visible `herd_visibility` before its second, not
+# `early_visibility` (store/queues.py), so its thousands of jobs are read and claimed before it.
+HERD_ITEMS = 100
 BATCH_BYTES = 40_000  # the JSON of one message at most: Base64 makes 53,334 of it, under 65,536
 
 
@@ -47,6 +54,10 @@ class OccurrenceBatch:
     def due(self) -> datetime:
         """When the batch's first occurrence is due: the message turns visible just before it."""
         return min(item.due for item in self.items)
+
+    @property
+    def herd(self) -> bool:
+        return len(self.items) >= HERD_ITEMS
 
     @property
     def last_due(self) -> datetime:

@@ -20,12 +20,11 @@ from azure.core import MatchConditions
 from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import TableClient, UpdateMode
 
-from .tables import BatchFailed, ConcurrencyError, Entity, Table, chunks, count_rows, delete_partition_rows, each_once
+from .tables import BatchFailed, ConcurrencyError, Entity, Table, count_rows, delete_partition_rows, each_once, rows_of
 from .transaction import TransactionRefused
 from .transaction_repeat import OnceMore
 
 # Rows read back by one query: the partition's comparison and 14 rows' (a filter may hold 15, jobs.py).
-_ROWS_PER_QUERY = 14
 
 
 class AzureTable(Table):
@@ -179,14 +178,8 @@ class AzureTable(Table):
         return OnceMore(self._client, self._rows)
 
     def _rows(self, partition: str, rows: list[str]) -> dict[str, Entity]:
-        """The rows of the partition named, by RowKey (those found), _ROWS_PER_QUERY a query."""
-        found: dict[str, Entity] = {}
-        for some in chunks(rows, _ROWS_PER_QUERY):
-            names = {f"r{n}": row for n, row in enumerate(some)}
-            # Spaces around the parentheses: the SDK finds its @parameters by splitting the filter at spaces.
-            query = "PartitionKey eq @pk and ( " + " or ".join(f"RowKey eq @{name}" for name in names) + " )"
-            found.update((e["RowKey"], e) for e in self.query(query, {"pk": partition, **names}))
-        return found
+        """The rows of the partition named, by RowKey (those found), ROWS_PER_QUERY a query."""
+        return rows_of(self, partition, rows)
 
 
 def _clean(entity: Entity) -> Entity:

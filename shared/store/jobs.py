@@ -23,12 +23,11 @@ from .keys import job_partition, job_row
 from .pages import page_after, skip_rows
 from .readable import read_each, read_one
 from .sealing import Keyring, SealError, extract, open_sealed, restore, rewrap, seal
-from .tables import ConcurrencyError, Entity, Table, chunks
+from .tables import ROWS_PER_QUERY, ConcurrencyError, Entity, Table, rows_of
 
 log = logging.getLogger(__name__)
-# Jobs of one collection read by one query (get_many): a filter may hold 15 comparisons (Azure Table
-# Storage's documented limit), the partition's and 14 rows'.
-MANY_PER_QUERY = 14
+# Jobs of one collection read by one query (get_many, tables.py `rows_of`).
+MANY_PER_QUERY = ROWS_PER_QUERY
 # Jobs of one collection wanted together: from this many on, they are read by get_many.
 MANY_MIN = 2
 
@@ -90,19 +89,13 @@ class JobStore:
         wanted = {job_row(key): key for key in keys}
         found: dict[JobKey, JobRecord | None] = {}
         unreadable: set[JobKey] = set()
-        for rows in chunks(sorted(wanted), MANY_PER_QUERY):
-            names = {f"r{n}": row for n, row in enumerate(rows)}
-            # Spaces around the parentheses: the SDK finds its @parameters by splitting the filter at spaces.
-            query = "PartitionKey eq @pk and ( " + " or ".join(f"RowKey eq @{name}" for name in names) + " )"
-            for entity in self.table.query(query, {"pk": job_partition(collection), **names}):
-                key = wanted.get(entity["RowKey"])
-                if key is None:
-                    continue
-                record = read_each("job", [entity], self._record)  # an unreadable row is logged and left out
-                if record:
-                    found[key] = record[0]
-                else:
-                    unreadable.add(key)
+        for row, entity in rows_of(self.table, job_partition(collection), wanted).items():
+            key = wanted[row]
+            record = read_each("job", [entity], self._record)  # an unreadable row is logged and left out
+            if record:
+                found[key] = record[0]
+            else:
+                unreadable.add(key)
         for key in wanted.values():
             if key not in found and key not in unreadable:
                 found[key] = None

@@ -18,7 +18,8 @@ cascade here too (`send_kept`; shared/dispatch_trigger.py routes the trigger's m
 The occurrence queue (`OccurrenceQueue`): the dispatcher and the API put occurrences here; the queue trigger runs
 them.
 - Each message carries an occurrence batch (shared/occurrence) and is made visible `early_visibility` before its due
-  second (5 s): the trigger's poller (which backs off to its maxPollingInterval on an empty queue) finds it, and the
+  second (5 s; a herd's batch of HERD_ITEMS or more `herd_visibility`, 6.5 s): the trigger's poller (which backs
+  off to its maxPollingInterval on an empty queue) finds it, and the
   executor reads the jobs and claims a herd of a thousand (two storage round trips each, side by side) before the
   second; then it sleeps off the rest. The queue caps visibility at 7 days; a message due later runs early, sees
   that, and is sent again for the rest (see executor).
@@ -107,7 +108,8 @@ class OccurrenceQueue(_Copies):
         """Enqueue, visible just before `message.due` (at once when that has passed), never expiring; within
         7 days, after its backstop and its watchdog (the batch names both)."""
         batch = message.bare() if isinstance(message, OccurrenceBatch) else OccurrenceBatch((message,))
-        delay = min(max(batch.due - now - self.timings.early_visibility, timedelta(0)), MAX_VISIBILITY)
+        early = self.timings.herd_visibility if batch.herd else self.timings.early_visibility
+        delay = min(max(batch.due - now - early, timedelta(0)), MAX_VISIBILITY)
         # A batch due beyond 7 days hops back (executor) and is sent anew, with its copies, nearer its second.
         hidden = backstop_delay(batch, now, self.timings)
         if hidden <= MAX_VISIBILITY.total_seconds():

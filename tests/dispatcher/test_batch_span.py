@@ -25,7 +25,7 @@ def _message(n: int, offset: int) -> OccurrenceMessage:
 
 
 def test_occurrences_within_the_span_share_a_message_and_a_herd_is_cut_at_batch_max() -> None:
-    herd = [_message(n, 0) for n in range(250)]
+    herd = [_message(n, 0) for n in range(2 * BATCH_MAX + 50)]
     later = [_message(300, 1), _message(301, 3), _message(302, 4)]
     spanned = list(batches(later[::-1] + herd, timedelta(seconds=3)))
     assert [len(b.items) for b in spanned] == [BATCH_MAX, BATCH_MAX, 52, 1]

@@ -53,7 +53,10 @@ ANSWER = 2.0  # seconds the slow target takes to answer: the 4th of a herd limit
 RATE = 1  # requests a second to the target's host
 SHORT_CONCURRENCY = Timings(concurrency_wait=timedelta(seconds=1))
 SHORT_RATE = Timings(
-    early_visibility=timedelta(seconds=1), early_hop=timedelta(seconds=1.5), ready_most=timedelta(seconds=0.5)
+    early_visibility=timedelta(seconds=1),
+    herd_visibility=timedelta(seconds=1),
+    early_hop=timedelta(seconds=1.5),
+    ready_most=timedelta(seconds=0.5),
 )
 
 

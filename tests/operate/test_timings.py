@@ -31,6 +31,7 @@ BEFORE = {
     "dispatch_task_ttl": 3600,  # store/queues.py, a task's time to live
     "early_visibility": 5,  # store/queues.py EARLY_VISIBILITY
     "early_hop": 8,  # executor/batch.py and executor/limits.py EARLY_HOP
+    "herd_visibility": 6.5,  # new (issue 41): a herd's messages turn visible before the others
     "batch_span": 3,  # dispatcher.py BATCH_SPAN
     "spread_margin": 25,  # dispatcher.py SPREAD_MARGIN
     "dispatch_overlap": 120,  # dispatcher.py OVERLAP
@@ -92,6 +93,8 @@ def test_the_defaults_are_the_values_the_pipeline_ran_on() -> None:
         ({"backoff_max": 16}, ["waiter_lease", "backoff_max"]),  # was a module-level assert
         ({"concurrency_wait": 20}, ["waiter_lease", "concurrency_wait"]),  # was a module-level assert
         ({"early_visibility": 8}, ["early_hop", "early_visibility"]),  # a message on time would hop
+        ({"herd_visibility": 8}, ["herd_visibility", "early_hop"]),  # a herd's message on time would hop
+        ({"herd_visibility": 4}, ["herd_visibility", "early_visibility"]),  # a herd's message later than others
         ({"ready_most": 5}, ["ready_most", "early_visibility"]),  # a herd ready before its batches arrive
         ({"dispatch_overlap": 90}, ["dispatch_overlap"]),  # half a bucket
         ({"slot_lease": 60}, ["slot_lease"]),  # a slot lapsing under an attempt still running

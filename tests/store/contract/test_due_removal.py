@@ -4,35 +4,16 @@ the same on Azurite and in memory."""
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import UTC, datetime, timedelta
-from typing import Any, cast
+from typing import cast
 
 from shared.keys import JobKey
 from shared.store.due import DueEntry, DueIndex
 from shared.store.tables import Table
 from tests.store.contract.backends import Backend
+from tests.store.contract.counted import CountedTable
 
 DUE = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-
-
-class CountedTable:
-    """A table that counts the calls made to it (by method name), and passes each on."""
-
-    def __init__(self, table: Table) -> None:
-        self.table = table
-        self.calls: Counter[str] = Counter()
-
-    def __getattr__(self, name: str) -> Any:
-        found = getattr(self.table, name)
-        if not callable(found):
-            return found
-
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            self.calls[name] += 1
-            return found(*args, **kwargs)
-
-        return counted
 
 
 def _entries(count: int) -> list[DueEntry]:
