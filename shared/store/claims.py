@@ -196,13 +196,14 @@ class ClaimStore:
     def _insert_together(
         self, partition: str, first: dict[str, int], entities: list[dict[str, object]]
     ) -> tuple[dict[str, str | None], dict[str, dict[str, object]]]:
-        """Insert the rows (`first`: each row's entity) in one transaction; when one exists already (a copy of a
-        batch, its watchdog or backstop delivered while its holder runs it, or a redelivery: then most of them do),
-        read the rows refused together and insert the missing ones in a second transaction. The ETags inserted, by
-        row (None: not inserted), and the rows found there. A row refused one by one cost a transaction each and then
-        an insert and a read of its own: a copy of a herd's batch of 160 made about 320 requests, not about 13."""
+        """Insert the rows (`first`: each row's entity) in one transaction, sent once more without a row that exists
+        already (a duplicate's); when another is refused too (a copy of a batch, its watchdog or backstop delivered
+        while its holder runs it, or a redelivery: then most of them are), read the rows refused together and insert
+        the missing ones in one more transaction. The ETags inserted, by row (None: not inserted), and the rows found
+        there. Refused one by one, each such row cost a transaction and then an insert and a read of its own: a copy
+        of a herd's batch of 160 made about 320 requests, not about 14."""
         rows = list(first)
-        inserted = dict(zip(rows, self.table.insert_batch([entities[i] for i in first.values()], 1), strict=True))
+        inserted = dict(zip(rows, self.table.insert_batch([entities[i] for i in first.values()], 2), strict=True))
         refused = [row for row in rows if inserted[row] is None]
         if not refused:
             return inserted, {}

@@ -40,7 +40,7 @@ def test_a_copy_of_a_batch_settles_its_claims_with_reads_of_fourteen_not_one_eac
     assert all(isinstance(c, Expired) and c.runner == "copy" for c in found[35:38]), found[35:38]
     fresh = found[38:]
     assert len(fresh) == 12 and all(isinstance(c, Claim) and not c.taken_over for c in fresh), fresh
-    # The first transaction is refused; the 50 rows are read 14 a query; the 12 missing inserted in a second one;
+    # The first transaction is refused twice; the 50 rows are read 14 a query; the 12 missing inserted in one more;
     # the 5 of this runner taken back one by one (each under its own ETag). Before: 1 transaction + an insert and a
     # read for each of the 38 there (and for the 12 missing, an insert each).
     reads = -(-len(JOBS) // ROWS_PER_QUERY)
@@ -48,6 +48,16 @@ def test_a_copy_of_a_batch_settles_its_claims_with_reads_of_fourteen_not_one_eac
     # What was inserted or taken back is held: a second copy finds every one of them there.
     again = claims.claim_each(_wanted(JOBS, "another", timedelta(minutes=1), backend), backend.now())
     assert again[:35] == [None] * 35 and again[38:] == [None] * 12
+
+
+def test_a_batch_with_one_duplicate_reads_that_one_claim(backend: Backend) -> None:
+    table = CountedTable(backend.table())
+    claims = ClaimStore(cast(Table, table), Timings())
+    claims.claim_each(_wanted(JOBS[:1], "other", timedelta(minutes=1), backend), backend.now())
+    table.calls.clear()
+    found = claims.claim_each(_wanted(JOBS[:20], "first", timedelta(minutes=1), backend), backend.now())
+    assert found[0] is None and all(isinstance(c, Claim) for c in found[1:]), found
+    assert dict(table.calls) == {"insert_batch": 1, "query": 1}, dict(table.calls)  # the second try took the rest
 
 
 def test_a_fresh_batch_costs_one_transaction(backend: Backend) -> None:
