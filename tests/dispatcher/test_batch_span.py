@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from shared.dispatcher import Dispatcher
 from shared.keys import JobKey
 from shared.occurrence import BATCH_MAX, OccurrenceBatch, OccurrenceMessage, batches
+from shared.occurrence.batch import SPANNED_MAX
 from shared.runtime import Runtime
 from shared.store.queues import OccurrenceQueue, Sendable
 from tests.support.scheduler_client import call, make_collection
@@ -33,6 +34,14 @@ def test_occurrences_within_the_span_share_a_message_and_a_herd_is_cut_at_batch_
     assert [m.job.job for m in spanned[0].items[:3]] == ["job0", "job1", "job2"]  # a second keeps its order
     # No span: a message per second, as before.
     assert [len(b.items) for b in batches(herd + later)] == [BATCH_MAX, BATCH_MAX, 50, 1, 1, 1]
+
+
+def test_a_message_spanning_seconds_holds_at_most_spanned_max() -> None:
+    # A steady 300 a second over 8 shards: about 38 a second per shard, 150 in a span of 4 seconds.
+    steady = [_message(n, n % 4) for n in range(150)]
+    cut = list(batches(steady, timedelta(seconds=3)))
+    assert [len(b.items) for b in cut] == [SPANNED_MAX, 150 - SPANNED_MAX]
+    assert not any(b.herd for b in cut)  # visible early_visibility before, as a steady load's messages are
 
 
 class _SentQueue(OccurrenceQueue):
