@@ -74,9 +74,6 @@ class Guard:
     lost: set[str] = field(default_factory=set)  # claims taken over: a renewal must not take them back
     renewing: threading.Lock = field(default_factory=threading.Lock)
     let_go: bool = False
-    # Where the held claims' leases end, as last granted (taken or renewed): past it, another worker may have taken
-    # an attempt over (attempts.py `fire` asks again before it fires one).
-    lease_end: datetime | None = None
 
     def hold(self, claim: Claim) -> None:
         self.claims[claim.claim_id] = claim
@@ -84,21 +81,6 @@ class Guard:
     def drop(self, claim_id: str) -> None:
         """The attempt ended: its claim needs no more renewals."""
         self.claims.pop(claim_id, None)
-
-    def sure_of(self, claim: Claim, now: datetime) -> bool:
-        """Whether this delivery may fire the attempt without asking storage: its claim was not found taken over
-        and the leases have not run out. Past them (renewals late on a starved process) another worker may have
-        taken the attempt over (once its lease has stayed unrenewed for `takeover_wait`) and run it: firing it here
-        as well ran it twice (264 duplicates in an overload run with 128 messages in hand per process, 159 of them
-        fired by their first holder after its lease had run out). Then `keep` asks."""
-        return claim.claim_id not in self.lost and self.lease_end is not None and now < self.lease_end
-
-    def keep(self, store: Store, claim: Claim, lease_until: datetime) -> bool:
-        """Renew the claim under its ETag (blocks): whether it is still this delivery's to fire."""
-        if claim.claim_id not in self.lost and store.claims.renew(claim, lease_until):
-            return True
-        self.lost.add(claim.claim_id)
-        return False
 
 
 class Guards:
@@ -151,7 +133,6 @@ class Guards:
             backstop,
             self.clock.monotonic() + backstop_in,
             next_renewal=self.clock.monotonic() + wait + timings.renew_every.total_seconds(),
-            lease_end=self.lease_until(batch),  # what the batch's claims are taken with (batch.py)
         )
         self._renewer.add(guard)
         return guard
@@ -208,7 +189,6 @@ class Guards:
             log.warning("renewing %s failed: %s", _name(guard), type(error).__name__)
             raise
         guard.renewals += 1
-        guard.lease_end = until
         return period
 
     def _period(self, guard: Guard) -> float:

@@ -150,9 +150,6 @@ class Attempts:
             raise
         if not isinstance(answer, Run):
             return None  # it waits or was skipped: admission gave its claim back or finished it
-        if not guard.sure_of(claim, self.clock.now()) and not await self._kept(answer, claim, guard):
-            log.warning("attempt %s not fired: its lease ran out and another worker took it over", claim.claim_id)
-            return None
         # From here on, the action may have run: never hand the attempt back.
         try:
             done = await self._acted(answer, message, claim, turn)
@@ -170,20 +167,6 @@ class Attempts:
             guard.drop(claim.claim_id)
             return None
         return done
-
-    async def _kept(self, run: Run, claim: Claim, guard: Guard) -> bool:
-        """Past its lease, the claim renewed before the action (`Guard.keep`): whether it is still ours. When not (or
-        on a storage fault, raised) the slots admission gave are released and the claim dropped, as nothing ran."""
-        try:
-            kept = await self.io(guard.keep, self.store, claim, self.guards.lease_until(guard.batch))
-        except BaseException:
-            kept = False
-            raise
-        finally:
-            if not kept:
-                guard.drop(claim.claim_id)
-                await self.admission.release(run)
-        return kept
 
     async def _acted(
         self, run: Run, message: OccurrenceMessage, claim: Claim, turn: Turn | None

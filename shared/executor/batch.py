@@ -200,7 +200,6 @@ class Executor:
             if job is not None:
                 to_claim.setdefault(item.claim_id, (item, job))
         lease = self.guards.lease_until(guard.batch)
-        guard.lease_end = lease  # the claims' lease (a batch read late takes its claims later than its guard opened)
         answers = await asyncio.gather(
             *(
                 self._claims.ask(item.job.collection_key, Wanted(item.job, claim_id, runner, lease))
