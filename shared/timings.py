@@ -75,10 +75,10 @@ class Timings:
     # The queue and the executor's entry (store/queues.py, executor/batch.py).
     early_visibility: timedelta = _s(5)  # an occurrence message turns visible this much before its second
     early_hop: timedelta = _s(8)  # a batch (or a rate slot) further ahead than this goes back to the queue
-    # A herd's messages (HERD_ITEMS occurrences or more, shared/occurrence/batch.py) turn visible this much before
-    # their second: reading and claiming thousands of occurrences at once took 4-6 s on 2 cores (bench/fire.py's herd
-    # of 5,000), more than `early_visibility` leaves. The queue takes visibility in whole seconds, cut down, so a
-    # message turns visible up to 1 s sooner still: 7.5 s, under `early_hop`.
+    # A herd's messages (HERD_ITEMS occurrences or more of one second, shared/occurrence/batch.py) turn visible this
+    # much before their second: reading and claiming thousands of occurrences at once took 4-6 s on 2 cores
+    # (bench/fire.py's herd of 5,000), more than `early_visibility` leaves. The queue takes visibility in whole
+    # seconds, cut down, so a message turns visible up to 1 s sooner still: 7.5 s, under `early_hop`.
     herd_visibility: timedelta = _s(6.5)
     # A herd's Http attempts get ready ahead of their second (executor/batch.py `_ready_at`): admission, the
     # request and its connection; only the request's write is left for the second. This much ahead per attempt of

@@ -32,13 +32,12 @@ from .message import MalformedMessage, OccurrenceMessage, compact_json
 # In messages of 160 it is 8 x 4 (bench names) to 8 x 5 (an occurrence of about 300 bytes with its traceparent:
 # BATCH_BYTES binds first), 32-40 messages.
 BATCH_MAX = 160
-# Occurrences per message spanning several seconds (a steady load, `batch_span`): as before the herd's larger
-# messages. Under a backlog a process holds 80 messages at once, and every claim they hold is renewed: at 300
-# executions/s a message of 160 held half as many claims again as one of 100, and the overload bench carried 105/s
-# instead of 157/s, with its renewals late (CHANGELOG.md, 2026-11-30, later).
+# Occurrences per message spanning several seconds (a steady load, `batch_span`): 100, as before messages of one
+# second grew to BATCH_MAX. Under a backlog a process holds 80 messages at once and renews every claim they hold:
+# spanned messages of 160 (at 300 executions/s, 150 each) would have it hold half as many claims again.
 SPANNED_MAX = 100
-# A batch of this many occurrences or more is a herd's: it turns visible `herd_visibility` before its second, not
-# `early_visibility` (store/queues.py), so its thousands of jobs are read and claimed before it.
+# A batch of this many occurrences or more, all due at one second, is a herd's: it turns visible `herd_visibility`
+# before its second, not `early_visibility` (store/queues.py), so its thousands of jobs are read and claimed before it.
 HERD_ITEMS = 100
 BATCH_BYTES = 40_000  # the JSON of one message at most: Base64 makes 53,334 of it, under 65,536
 
@@ -116,7 +115,7 @@ def batches(messages: Iterable[OccurrenceMessage], span: timedelta = timedelta(0
     size = 0
     for message in sorted(messages, key=lambda m: m.due):  # stable: a second's occurrences keep their order
         length = len(message.to_json()) + 1
-        spans = bool(batch) and (message.due != batch[0].due or batch[-1].due != batch[0].due)
+        spans = bool(batch) and message.due != batch[0].due  # in due order: a batch that spans ends later
         full = len(batch) >= (SPANNED_MAX if spans else BATCH_MAX)
         if batch and (full or size + length > BATCH_BYTES or message.due - batch[0].due > span):
             yield OccurrenceBatch(tuple(batch))

@@ -24,8 +24,6 @@ from .tables import BatchFailed, ConcurrencyError, Entity, Table, count_rows, de
 from .transaction import TransactionRefused
 from .transaction_repeat import OnceMore
 
-# Rows read back by one query: the partition's comparison and 14 rows' (a filter may hold 15, jobs.py).
-
 
 class AzureTable(Table):
     def __init__(self, client: TableClient) -> None:

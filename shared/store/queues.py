@@ -18,11 +18,11 @@ cascade here too (`send_kept`; shared/dispatch_trigger.py routes the trigger's m
 The occurrence queue (`OccurrenceQueue`): the dispatcher and the API put occurrences here; the queue trigger runs
 them.
 - Each message carries an occurrence batch (shared/occurrence) and is made visible `early_visibility` before its due
-  second (5 s; a herd's batch of HERD_ITEMS or more `herd_visibility`, 6.5 s): the trigger's poller (which backs
-  off to its maxPollingInterval on an empty queue) finds it, and the
-  executor reads the jobs and claims a herd of a thousand (two storage round trips each, side by side) before the
-  second; then it sleeps off the rest. The queue caps visibility at 7 days; a message due later runs early, sees
-  that, and is sent again for the rest (see executor).
+  second (5 s; a herd's batch, HERD_ITEMS or more of one second, `herd_visibility`, 6.5 s): the trigger's poller
+  (which backs off to its maxPollingInterval on an empty queue) finds it, and the executor reads the jobs and claims
+  a herd of a thousand (two storage round trips each, side by side) before the second; then it sleeps off the rest.
+  The queue caps visibility at 7 days; a message due later runs early, sees that, and is sent again for the rest
+  (see executor).
 - Every batch due within those 7 days is preceded by its watchdog, visible `watchdog_after` past the batch's (first)
   second (`watchdog_margin` after the claims' leases would run out unrenewed, claims.py, so whoever receives it finds
   them expired), whose receipt the batch carries. Its first delivery takes the copy over, so it costs what a

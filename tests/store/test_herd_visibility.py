@@ -34,7 +34,8 @@ def _batch(count: int, name: str = "job", due: datetime = DUE) -> OccurrenceBatc
 
 def _visible(queue: OccurrenceQueue) -> list[int]:
     """The sizes of the batches received now (each hidden again for a minute)."""
-    return sorted(len(OccurrenceBatch.from_json(m.content).items) for m in queue.client.receive_messages())
+    received = queue.client.receive_messages(visibility_timeout=60)
+    return sorted(len(OccurrenceBatch.from_json(m.content).items) for m in received)
 
 
 def test_a_herds_message_turns_visible_herd_visibility_early_and_the_others_early_visibility_early() -> None:
