@@ -126,7 +126,9 @@ def test_a_sealed_value_opens_only_for_its_own_job(runtime: Runtime) -> None:
     with pytest.raises(SealError):
         open_sealed(keyring, sealed, f"{partition}\n{row}")
     tampered = json.loads(sealed)
-    tampered["ct"] = base64.b64encode(base64.b64decode(tampered["ct"])[:-1] + b"\x00").decode()
+    ciphertext = base64.b64decode(tampered["ct"])
+    # Flip a bit rather than set a byte: a last byte that already was 0 left the value untouched (1 run in 256).
+    tampered["ct"] = base64.b64encode(ciphertext[:-1] + bytes([ciphertext[-1] ^ 0x01])).decode()
     partition, row = _keys(runtime, "j1")
     with pytest.raises(SealError):
         open_sealed(keyring, json.dumps(tampered), f"{partition}\n{row}")
