@@ -137,6 +137,13 @@ class Guards:
         self._renewer.add(guard)
         return guard
 
+    def restart(self, guard: Guard) -> None:
+        """The batch waited for its turn (executor/late_line.py) and claims now, with leases from now: its renewals
+        start afresh, `renew_every` from now, as a batch received now."""
+        with guard.renewing:
+            guard.renewals = 0
+            guard.next_renewal = self.clock.monotonic() + self.timings.renew_every.total_seconds()
+
     def abandon(self, guard: Guard) -> None:
         """The process is going away mid-batch (cancelled), or the delivery failed (the host delivers it again):
         stop renewing, and leave the copies to bring the batch back."""

@@ -3,7 +3,8 @@
 Per delivery, in order:
 1. a batch due more than `early_hop` ahead goes back to the queue (long delays hop in steps of 7 days);
 2. one watchdog for the whole batch (shared/leases.py; the one its sender queued before it, on a first
-   delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing;
+   delivery), so a worker dying mid-batch, or a receive lost on its way, loses nothing; a batch past its second
+   then waits its turn: a process runs a few late batches at once, earliest first (late_line.py);
 3. before the second: the batch's jobs are read together (a query per 14 jobs of one collection) and every
    attempt claimed, in one entity-group transaction per 100 of one collection (store/claims.py), together
    with those of the other batches the process received at the same moment (gathered.py: the first waits
@@ -63,6 +64,7 @@ from .admission import rechecked
 from .attempts import Attempts, Expiring, Prepared
 from .gathered import Gathered
 from .job_order import Turn, turns
+from .late_line import LateLine, LateTurn
 from .recorder import Recorder
 
 log = logging.getLogger(__name__)
@@ -102,6 +104,7 @@ class Executor:
         self._claims: Gathered[CollectionKey, Wanted, Claim | Expired | None] = Gathered(
             self._blocking, self._claim_together, gather, clock
         )
+        self._late = LateLine(settings.late_batches)
         self._herds: Counter[datetime] = Counter()  # the attempts of this process getting ready for each second
 
     def handle(self, text: str, delivery: str | None = None, dequeue_count: int | None = None) -> None:
@@ -136,12 +139,17 @@ class Executor:
             await self._blocking(self.guards.discard_copies, batch)
             return
         guard = await self._blocking(self.guards.open, batch, first_delivery)
+        place: LateTurn | None = None
         try:
+            place = await self._late.turn(batch, self.clock.now())  # late: one of a few at once (late_line.py)
+            if place.waited:
+                self.guards.restart(guard)
             jobs = await self._read_jobs(batch)
             claimed = await self._claim(batch, runner, guard, jobs)
             # Occurrences of a batch share their second (the dispatcher groups them so); fire each at its own.
             # A job's attempts go out in due order (job_order.py); the others side by side.
             order = turns([None if isinstance(c, BaseException) else c.message for c in claimed])
+            place.until_out(order)
             done = await asyncio.gather(
                 *(self._attempt(c, guard, turn) for c, turn in zip(claimed, order, strict=True)),
                 return_exceptions=True,
@@ -152,6 +160,9 @@ class Executor:
         except BaseException:
             self.guards.abandon(guard)  # cancelled, the process going away: the copies bring the batch back
             raise
+        finally:
+            if place is not None:
+                place.close()
         failures = [r for r in done if isinstance(r, BaseException)]
         if failures:
             # The host delivers the batch again after its visibilityTimeout; but under a lossy spell its update of

@@ -34,6 +34,9 @@ MAX_DISPATCH_SPREAD = 30
 DEFAULT_ACTIONS_IN_FLIGHT = 6000
 DEFAULT_ACTIONS_PER_HOST = 3000
 MAX_ACTION_SLOTS = 100_000
+# Batches past their second one process runs at once; the others wait their turn (shared/executor/late_line.py).
+DEFAULT_LATE_BATCHES = 8
+MAX_LATE_BATCHES = 1000
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ class Settings:
     # SCHEDULER_ACTIONS_IN_FLIGHT / SCHEDULER_ACTIONS_PER_HOST: actions one process runs at once.
     actions_in_flight: int = DEFAULT_ACTIONS_IN_FLIGHT
     actions_per_host: int = DEFAULT_ACTIONS_PER_HOST
+    # SCHEDULER_LATE_BATCHES: batches past their second one process runs at once (shared/executor/late_line.py).
+    late_batches: int = DEFAULT_LATE_BATCHES
     # SCHEDULER_TRUSTED_CA_FILE: a PEM file of CAs trusted for HTTPS targets besides the public ones.
     trusted_ca_file: str | None = None
     # SCHEDULER_TIMING_<FIELD>_SECONDS: the pipeline's leases, watchdogs and windows (shared/timings.py).
@@ -112,6 +117,7 @@ class Settings:
             actions_per_host=whole_number(
                 env, "SCHEDULER_ACTIONS_PER_HOST", DEFAULT_ACTIONS_PER_HOST, 1, MAX_ACTION_SLOTS
             ),
+            late_batches=whole_number(env, "SCHEDULER_LATE_BATCHES", DEFAULT_LATE_BATCHES, 1, MAX_LATE_BATCHES),
             trusted_ca_file=(env.get("SCHEDULER_TRUSTED_CA_FILE") or "").strip() or None,
             timings=_timings(env),
             dispatcher_disabled=(env.get("AzureWebJobs.dispatcher.Disabled") or "").strip().lower() in ("true", "1"),

@@ -1,0 +1,92 @@
+"""Late batches take turns: a process runs at most `width` batches that came after their second at once, the
+others wait, unclaimed, in due order.
+
+Why: under a backlog (more due than the process carries) the host hands over as many messages as it holds
+(batchSize + newBatchThreshold, 80), all late. Run side by side, every batch got a sliver of the process: a batch
+of 100 took 30-70 s, its claims were renewed all that while (thousands held at once), renewals lagged past their
+leases' margin on the starved process, other workers took attempts over, and some fired twice (an overload run
+of bench/overload.py: batches held 32 s at the median, 142 attempts taken over while they ran, 5 fired twice).
+In turns, a batch runs at the process's full speed in a few seconds, its claims are few and young, and the
+earliest due goes first.
+
+Contract:
+- `LateLine(width)`; `await line.turn(batch, now)` returns a `LateTurn`: at once for a batch not yet due (a
+  herd's, claimed ahead of its second, never waits) and for a late one while fewer than `width` late batches hold
+  a place; otherwise it waits until a place is given back, earliest `batch.due` first (ties: in arrival order).
+- A waiting batch holds nothing but its guard (shared/leases.py), which keeps its watchdog hidden.
+- `LateTurn.until_out(turns)`: the place is given back once each of the batch's attempts went out (its job-order
+  `Turn.out`, executor/job_order.py: its request is on the wire, or it ended without one). An attempt waiting for
+  a slow target's answer holds no place, so slow targets' batches still overlap. `close()`, which the batch calls
+  at its end whatever happened, gives it back too; a place is given back once.
+- A cancelled wait leaves the line without taking a place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import Sequence
+from datetime import datetime
+
+from ..occurrence import OccurrenceBatch
+from .job_order import Turn
+
+
+class LateTurn:
+    """A batch's place in the line (or none: a batch not late)."""
+
+    def __init__(self, line: LateLine | None, waited: bool = False) -> None:
+        self._line = line
+        self.waited = waited  # it waited for its place: its guard's renewals start afresh (leases.py `restart`)
+        self._out: asyncio.Future[list[bool]] | None = None
+
+    def until_out(self, turns: Sequence[Turn]) -> None:
+        if self._line is None:
+            return
+        out = self._out = asyncio.gather(*(turn.out.wait() for turn in turns))
+        out.add_done_callback(lambda _: self.close())
+
+    def close(self) -> None:
+        if self._out is not None and not self._out.done():
+            self._out.cancel()
+        line, self._line = self._line, None
+        if line is not None:
+            line.give_back()
+
+
+class LateLine:
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.running = 0
+        self._waiting: list[tuple[datetime, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    async def turn(self, batch: OccurrenceBatch, now: datetime) -> LateTurn:
+        if batch.due > now:
+            return LateTurn(None)
+        if self.running < self.width and not self._waiting:
+            self.running += 1
+            return LateTurn(self)
+        place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (batch.due, next(self._order), place))
+        try:
+            await place
+        except asyncio.CancelledError:
+            if place.done() and not place.cancelled():
+                self.give_back()  # given a place just as it was cancelled: pass it on
+            raise
+        return LateTurn(self, waited=True)
+
+    @property
+    def waiting(self) -> int:
+        return sum(1 for _, _, place in self._waiting if not place.done())
+
+    def give_back(self) -> None:
+        """A place is free: the earliest waiting batch takes it (a cancelled waiter is passed over)."""
+        while self._waiting:
+            _, _, place = heapq.heappop(self._waiting)
+            if not place.done():
+                place.set_result(None)  # the place passes on: `running` stays
+                return
+        self.running -= 1

@@ -1,0 +1,71 @@
+"""The line of late batches (shared/executor/late_line.py) on its own: a batch not yet due never waits; a place
+comes back once each attempt of its batch went out, not before; a waiter cancelled leaves no place taken."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+from shared.executor.job_order import Turn
+from shared.executor.late_line import LateLine
+from shared.keys import JobKey
+from shared.occurrence import OccurrenceBatch, OccurrenceMessage
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def _batch(seconds_from_now: float) -> OccurrenceBatch:
+    due = NOW + timedelta(seconds=seconds_from_now)
+    return OccurrenceBatch((OccurrenceMessage(JobKey("s", "g", "c", "j"), due, due),))
+
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+def test_a_batch_not_yet_due_never_waits_for_late_ones() -> None:
+    async def run() -> None:
+        line = LateLine(1)
+        await line.turn(_batch(-5), NOW)  # the one place, held
+        ahead = await asyncio.wait_for(line.turn(_batch(3), NOW), 1)
+        assert not ahead.waited and line.running == 1
+
+    asyncio.run(run())
+
+
+def test_a_place_comes_back_once_every_attempt_went_out() -> None:
+    async def run() -> None:
+        line = LateLine(1)
+        first = await line.turn(_batch(-5), NOW)
+        turns = [Turn(), Turn()]
+        first.until_out(turns)
+        second = asyncio.ensure_future(line.turn(_batch(-4), NOW))
+        turns[0].went_out()
+        await _settle()
+        assert not second.done() and line.waiting == 1
+        turns[1].went_out()
+        await _settle()
+        assert second.done() and second.result().waited and line.running == 1
+        first.close()  # the batch's end: its place was given back already, not twice
+        assert line.running == 1
+        second.result().close()
+        assert line.running == 0
+
+    asyncio.run(run())
+
+
+def test_a_cancelled_waiter_takes_no_place() -> None:
+    async def run() -> None:
+        line = LateLine(1)
+        held = await line.turn(_batch(-5), NOW)
+        gone = asyncio.ensure_future(line.turn(_batch(-9), NOW))  # earlier due: it would go first
+        kept = asyncio.ensure_future(line.turn(_batch(-1), NOW))
+        await _settle()
+        gone.cancel()
+        await _settle()
+        held.close()
+        await _settle()
+        assert kept.done() and line.running == 1 and line.waiting == 0
+
+    asyncio.run(run())
