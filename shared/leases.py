@@ -176,13 +176,15 @@ class Guards:
             held = [claim for claim in list(guard.claims.values()) if claim.claim_id not in guard.lost]
             by_id = {claim.claim_id: claim for claim in held}
             groups = [[by_id[i] for _, i in group] for group in claim_groups((c.job, c.claim_id) for c in held)]
-            renewed = self._renewals.map(lambda group: self.store.claims.renew_group(group, until), groups)
+            finished: set[str] = set()  # marked done meanwhile by this delivery (a let-go attempt): no takeover
+            renewed = self._renewals.map(lambda group: self.store.claims.renew_group(group, until, finished), groups)
             for claim, kept in zip(
                 (claim for group in groups for claim in group), (k for ks in renewed for k in ks), strict=True
             ):
                 if not kept:
                     guard.lost.add(claim.claim_id)
-                    log.warning("attempt %s was taken over while it ran", claim.claim_id)
+                    if claim.claim_id not in finished:
+                        log.warning("attempt %s was taken over while it ran", claim.claim_id)
             hidden = (until + self.timings.watchdog_margin - self.clock.now()).total_seconds()
             gap = self.timings.backstop_gap.total_seconds()
             near = guard.backstop_at - self.clock.monotonic() < gap / 2

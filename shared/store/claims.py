@@ -214,27 +214,33 @@ class ClaimStore:
             inserted.update(zip(missing, again, strict=True))
         return inserted, existing
 
-    def renew(self, claim: Claim, lease_until: datetime) -> bool:
-        """Extend a claim this runner holds; False when it is no longer ours (taken over, or gone)."""
+    def renew(self, claim: Claim, lease_until: datetime, finished: set[str] | None = None) -> bool:
+        """Extend a claim this runner holds; False when it is no longer ours (taken over, gone, or finished: then its
+        claim id goes into `finished`, when given, since nobody took it over: its holder marked it done, as a let-go
+        attempt's admission does while the batch's guard still renews it, `complete`)."""
         entity = self._entity(claim.job, claim.claim_id, claim.runner, lease_until)
         try:
             claim.etag = self.table.replace(entity, claim.etag)
         except ConcurrencyError:
-            etag = self._still_ours(claim.job, claim.claim_id, claim.runner)
-            if etag is None:
+            found = self.table.get(claim_partition(claim.job), claim_row(claim.job, claim.claim_id))
+            if found is None or found.get("Status") != "running" or found.get("Runner") != claim.runner:
+                if finished is not None and found is not None and _done_by(found, claim.runner):
+                    finished.add(claim.claim_id)
                 return False
-            claim.etag = etag
+            claim.etag = str(found["etag"])  # our write had landed unseen
         return True
 
-    def renew_group(self, claims: Sequence[Claim], lease_until: datetime) -> list[bool]:
+    def renew_group(
+        self, claims: Sequence[Claim], lease_until: datetime, finished: set[str] | None = None
+    ) -> list[bool]:
         """`renew` for claims of one collection (at most MAX_OPERATIONS, `claim_groups`' grouping) in one transaction; a
-        claim that changed meanwhile is taken out of it and renewed (or found lost) by itself."""
+        claim that changed meanwhile is taken out of it and renewed (or found lost, or finished) by itself."""
         entities = [(self._entity(c.job, c.claim_id, c.runner, lease_until), c.etag) for c in claims]
         etags = self.table.replace_batch(entities)
         kept: list[bool] = []
         for claim, etag in zip(claims, etags, strict=True):
             if etag is None:
-                kept.append(self.renew(claim, lease_until))
+                kept.append(self.renew(claim, lease_until, finished))
             else:
                 claim.etag = etag
                 kept.append(True)
@@ -247,6 +253,7 @@ class ClaimStore:
             "PartitionKey": claim_partition(claim.job),
             "RowKey": claim_row(claim.job, claim.claim_id),
             "Status": "done",
+            "Runner": claim.runner,  # who finished it: its own guard's renewal then knows it was not taken over
         }
         self.table.upsert(entity)
 
@@ -277,3 +284,8 @@ class ClaimStore:
         query = "PartitionKey eq @pk and RowKey ge @low and RowKey lt @high"
         found = self.table.query(query, {"pk": claim_partition(job), "low": low, "high": high}, select=["RowKey"])
         delete_rows(self.table, claim_partition(job), [e["RowKey"] for e in found])
+
+
+def _done_by(found: dict[str, object], runner: str) -> bool:
+    """Whether the claim row says `runner` marked the attempt done (`complete`)."""
+    return found.get("Status") == "done" and bool(runner) and found.get("Runner") == runner
