@@ -5,7 +5,7 @@ Why: under a backlog (more due than the process carries) the host hands over as 
 (batchSize + newBatchThreshold, 80), all late. Run side by side, every batch got a sliver of the process: a batch
 of 100 took 30-70 s, its claims were renewed all that while (thousands held at once), renewals lagged past their
 leases' margin on the starved process, other workers took attempts over, and some fired twice (an overload run
-of bench/overload.py: batches held 32 s at the median, 142 attempts taken over while they ran, 5 fired twice).
+of bench/overload.py: batches held 32 s at the median, 3 attempts taken over while they ran, 5 fired twice).
 In turns, a batch runs at the process's full speed in a few seconds, its claims are few and young, and the
 earliest due goes first.
 
@@ -19,6 +19,8 @@ Contract:
   a slow target's answer holds no place, so slow targets' batches still overlap. `close()`, which the batch calls
   at its end whatever happened, gives it back too; a place is given back once.
 - A cancelled wait leaves the line without taking a place.
+- One line per event loop (the worker runs every invocation on one; tools and tests that run batches on loops of
+  their own get lines of their own), as the action limits keep theirs (shared/actions/limits.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import weakref
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -36,7 +39,7 @@ from .job_order import Turn
 class LateTurn:
     """A batch's place in the line (or none: a batch not late)."""
 
-    def __init__(self, line: LateLine | None, waited: bool = False) -> None:
+    def __init__(self, line: _Line | None, waited: bool = False) -> None:
         self._line = line
         self.waited = waited  # it waited for its place: its guard's renewals start afresh (leases.py `restart`)
         self._out: asyncio.Future[list[bool]] | None = None
@@ -56,6 +59,32 @@ class LateTurn:
 
 
 class LateLine:
+    """The lines of late batches, one per event loop."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self._lines: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Line] = weakref.WeakKeyDictionary()
+
+    def _line(self) -> _Line:
+        loop = asyncio.get_running_loop()
+        line = self._lines.get(loop)
+        if line is None:
+            line = self._lines[loop] = _Line(self.width)
+        return line
+
+    async def turn(self, batch: OccurrenceBatch, now: datetime) -> LateTurn:
+        return await self._line().turn(batch, now)
+
+    @property
+    def running(self) -> int:
+        return self._line().running
+
+    @property
+    def waiting(self) -> int:
+        return self._line().waiting
+
+
+class _Line:
     def __init__(self, width: int) -> None:
         self.width = width
         self.running = 0
