@@ -161,10 +161,7 @@ class ClaimStore:
 
     def _still_ours(self, job: JobKey, claim_id: str, runner: str) -> str | None:
         """The claim's ETag when it is `running` under this runner (a write we saw fail had landed), else None."""
-        found = self.table.get(claim_partition(job), claim_row(job, claim_id))
-        if runner and found is not None and found.get("Status") == "running" and found.get("Runner") == runner:
-            return str(found["etag"])
-        return None
+        return _ours(self.table.get(claim_partition(job), claim_row(job, claim_id)), runner)
 
     def claim_each(self, wanted: Sequence[Wanted], now: datetime) -> list[Claim | Expired | None]:
         """`try_claim` for claims of one collection (of any runners: the batches a process holds at once), in
@@ -223,11 +220,12 @@ class ClaimStore:
             claim.etag = self.table.replace(entity, claim.etag)
         except ConcurrencyError:
             found = self.table.get(claim_partition(claim.job), claim_row(claim.job, claim.claim_id))
-            if found is None or found.get("Status") != "running" or found.get("Runner") != claim.runner:
+            etag = _ours(found, claim.runner)  # our write may have landed unseen
+            if etag is None:
                 if finished is not None and found is not None and _done_by(found, claim.runner):
                     finished.add(claim.claim_id)
                 return False
-            claim.etag = str(found["etag"])  # our write had landed unseen
+            claim.etag = etag
         return True
 
     def renew_group(
@@ -284,6 +282,13 @@ class ClaimStore:
         query = "PartitionKey eq @pk and RowKey ge @low and RowKey lt @high"
         found = self.table.query(query, {"pk": claim_partition(job), "low": low, "high": high}, select=["RowKey"])
         delete_rows(self.table, claim_partition(job), [e["RowKey"] for e in found])
+
+
+def _ours(found: dict[str, object] | None, runner: str) -> str | None:
+    """The claim row's ETag when it is `running` under `runner`, else None."""
+    if runner and found is not None and found.get("Status") == "running" and found.get("Runner") == runner:
+        return str(found["etag"])
+    return None
 
 
 def _done_by(found: dict[str, object], runner: str) -> bool:
