@@ -31,11 +31,13 @@ page is queued (`watching`); a page is idempotent, so a watchdog that brings it 
 `TaskWatchdogs` knows a task only as a `WatchedTask`: one that names its watchdog and can be written without it.
 
 Costs, per batch: three sends by its sender (backstop, watchdog, batch) and two deletes at its end, whatever its
-size; for batches that run longer than `renew_every` past their second, one table transaction per 100 claims of one
-collection and one queue operation per renewal (a batch held a minute: 9 renewals, not 30). Per dispatch task with
-entries, or page of a cascade: about three queue operations. A failed renewal (storage unreachable) is retried every
-`renewal_retry` until the work ends. One renewer thread per kind (shared/threads.py `Renewer`) looks for renewals
-due every `renewer_poll`, until the process's threads are closed, and renews them on its lane. The timings are the
+size; for batches that run longer than `renew_every` past their second, one queue operation per renewal (a batch held
+a minute: 9 renewals, not 30), and their claims' share of the pass's table transactions: the guards whose renewals
+fall due within `renewal_ahead` of each other are renewed in one pass, a transaction per 100 claims of one collection
+whichever batches hold them (`renew_together`). Per dispatch task with entries, or page of a cascade: about three
+queue operations. A failed renewal (storage unreachable) is retried every `renewal_retry` until the work ends. One
+renewer thread per kind (shared/renewer.py) looks for renewals due every `renewer_poll`, until the process's threads
+are closed, and renews them on its lane. The timings are the
 settings' (shared/timings.py); every renewal is reckoned on the runtime's clock (its `monotonic`), as the loop's
 period is.
 """
@@ -45,7 +47,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -54,10 +56,11 @@ from azure.core.exceptions import HttpResponseError
 from .clock import Clock
 from .guard_protocol import ON_CLOSE, Act, Delivery, on_open, on_renew
 from .occurrence import OccurrenceBatch
+from .renewer import Renewer
 from .store import Claim, Store
-from .store.claims import claim_groups
+from .store.claims import renewal_groups
 from .store.queues import Receipt, WatchedTask, backstop_delay, watchdog_delay
-from .threads import ATTEMPT_RENEWER, DISPATCH_RENEWER, LEASE_RENEWAL, Renewer, Threads
+from .threads import ATTEMPT_RENEWER, DISPATCH_RENEWER, LEASE_RENEWAL, Threads
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +93,9 @@ class Guards:
         self.store = store
         self.clock = clock
         self.timings = store.timings
-        self._renewer: Renewer[Guard] = Renewer(self.renew, ATTEMPT_RENEWER, clock, self.timings, threads)
+        self._renewer: Renewer[Guard] = Renewer(
+            self.renew, ATTEMPT_RENEWER, clock, self.timings, threads, together=self.renew_together
+        )
         self._renewals = threads.lane(LEASE_RENEWAL)
 
     def lease_until(self, batch: OccurrenceBatch) -> datetime:
@@ -168,23 +173,59 @@ class Guards:
                     self.store.queue.delete(Receipt(*copy))
 
     def renew(self, guard: Guard) -> float:
-        """Push the claims' leases and the watchdog's visibility forward (the backstop's when it comes near); the
-        seconds to the next renewal, which the leases outlast by what a first renewal's do (`_period`)."""
-        period = self._period(guard)
-        until = self.lease_until(guard.batch) + timedelta(seconds=period) - self.timings.renew_every
-        try:
-            held = [claim for claim in list(guard.claims.values()) if claim.claim_id not in guard.lost]
-            by_id = {claim.claim_id: claim for claim in held}
-            groups = [[by_id[i] for _, i in group] for group in claim_groups((c.job, c.claim_id) for c in held)]
-            finished: set[str] = set()  # marked done meanwhile by this delivery (a let-go attempt): no takeover
-            renewed = self._renewals.map(lambda group: self.store.claims.renew_group(group, until, finished), groups)
-            for claim, kept in zip(
-                (claim for group in groups for claim in group), (k for ks in renewed for k in ks), strict=True
-            ):
-                if not kept:
-                    guard.lost.add(claim.claim_id)
+        """`renew_together` for one guard; raises what its renewal met."""
+        (renewed,) = self.renew_together([guard])
+        if isinstance(renewed, BaseException):
+            raise renewed
+        return renewed
+
+    def renew_together(self, guards: Sequence[Guard]) -> list[float | BaseException]:
+        """Push the guards' claims' leases and watchdogs' visibility forward (a backstop's when it comes near); per
+        guard, the seconds to its next renewal, which its leases outlast by what a first renewal's do (`_period`),
+        or what its renewal met. The claims of every guard go together: a transaction per collection (per 100),
+        not one per guard and collection (a batch of 100 spans a dozen collections; under a backlog renewals in a
+        transaction each were most of a process's CPU, a profile of bench/overload.py), and the Renewer brings the
+        renewals due within moments of each other into one pass (timings' `renewal_ahead`)."""
+        periods = [self._period(guard) for guard in guards]
+        untils = [
+            self.lease_until(guard.batch) + timedelta(seconds=period) - self.timings.renew_every
+            for guard, period in zip(guards, periods, strict=True)
+        ]
+        held = [(i, c) for i, g in enumerate(guards) for c in list(g.claims.values()) if c.claim_id not in g.lost]
+        claims = [claim for _, claim in held]
+        finished: set[str] = set()  # marked done meanwhile by its own delivery (a let-go attempt): no takeover
+
+        def renewed(group: list[int]) -> list[bool] | BaseException:
+            try:
+                group_untils = [untils[held[k][0]] for k in group]
+                return self.store.claims.renew_group([claims[k] for k in group], group_untils, finished)
+            except Exception as error:
+                return error
+
+        groups = renewal_groups(claims)
+        failed: dict[int, BaseException] = {}
+        for group, answer in zip(groups, self._renewals.map(renewed, groups), strict=True):
+            for position, k in enumerate(group):
+                i, claim = held[k]
+                if isinstance(answer, BaseException):
+                    failed.setdefault(i, answer)
+                elif not answer[position]:
+                    guards[i].lost.add(claim.claim_id)
                     if claim.claim_id not in finished:
                         log.warning("attempt %s was taken over while it ran", claim.claim_id)
+        return list(
+            self._renewals.map(
+                lambda i: self._renew_copies(guards[i], untils[i], periods[i], failed.get(i)), range(len(guards))
+            )
+        )
+
+    def _renew_copies(
+        self, guard: Guard, until: datetime, period: float, failed: BaseException | None
+    ) -> float | BaseException:
+        """The guard's watchdog hidden until its leases end (and `watchdog_margin`), its backstop pushed when near."""
+        try:
+            if failed is not None:
+                raise failed
             hidden = (until + self.timings.watchdog_margin - self.clock.now()).total_seconds()
             gap = self.timings.backstop_gap.total_seconds()
             near = guard.backstop_at - self.clock.monotonic() < gap / 2
@@ -196,7 +237,7 @@ class Guards:
                 guard.backstop_at = self.clock.monotonic() + hidden + gap
         except Exception as error:
             log.warning("renewing %s failed: %s", _name(guard), type(error).__name__)
-            raise
+            return error
         guard.renewals += 1
         return period
 

@@ -24,8 +24,8 @@ Contract:
 - `Threads.thread(name, run, stop)`: a thread of its own that runs `run` until it returns (the recorder's writer,
   which waits on a condition of its own); `close` calls `stop`, which makes `run` return, and waits for it as for
   a loop.
-- `Renewer(renew, name, clock, timings, threads)`: the loop of one kind of held work (a batch's guard, a task's
-  watchdog, shared/leases.py) that renews each held item when its renewal is due, side by side on the lane `name`.
+- The loops of the renewers (one per kind of held work, shared/renewer.py) run on `Threads.loop`, their renewals on
+  the lanes named for them.
 - `Threads.close()`: no lane accepts work any more (`submit` raises RuntimeError, as a shut pool's does), the calls
   waiting in the lanes are cancelled, every loop and thread ends (its stop flag is set, each `stop` called), and the
   pool shuts down; it waits up to `timeout` seconds of real time for the calls still running (threads end in real
@@ -37,7 +37,6 @@ them, so a size changes only with a measurement.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
 import threading
@@ -45,11 +44,10 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Generic, ParamSpec, Protocol, TypeVar
+from typing import ParamSpec, TypeVar
 
 from .clock import Clock, SystemClock
 from .lanes import Lane
-from .timings import Timings
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -227,64 +225,3 @@ class Threads:
     def _count(self) -> None:
         with self._lock:
             self._started.append(threading.current_thread())
-
-
-class Held(Protocol):
-    next_renewal: float
-    renewing: threading.Lock  # held while the item is renewed, and while it is let go
-    let_go: bool  # no renewal may start any more (its holder is deleting or abandoning its copies)
-
-
-H = TypeVar("H", bound=Held)
-
-
-class Renewer(Generic[H]):
-    """One loop per process (`Threads.loop`, started on first use, ended by the threads' close) that renews each
-    held item when its renewal is due, side by side on the lane of its name (shared/threads.py)."""
-
-    def __init__(
-        self, renew: Callable[[H], float | None], name: str, clock: Clock, timings: Timings, threads: Threads
-    ) -> None:
-        self._renew = renew
-        self._name = name
-        self._clock = clock
-        self._poll = timings.renewer_poll.total_seconds()
-        self._retry = timings.renewal_retry.total_seconds()
-        self._every = timings.renew_every.total_seconds()
-        self._threads = threads
-        self._lane = threads.lane(name)
-        self._active: set[H] = set()
-        self._lock = threading.Lock()
-        self._started = False
-
-    def add(self, item: H) -> None:
-        with self._lock:
-            self._active.add(item)
-            if not self._started:
-                self._threads.loop(self._name, self._pass, self._poll)
-                self._started = True
-
-    def discard(self, item: H) -> None:
-        """Stop renewing `item`; returns once a renewal in progress has ended, so the caller then holds the
-        item's current receipts, and no renewal can hide a copy anew, or send a fresh one, after it returns
-        (that raced with the holder's deletes and left a stray watchdog that ran the work a second time)."""
-        with self._lock:
-            self._active.discard(item)
-        with item.renewing:
-            item.let_go = True
-
-    def _pass(self) -> None:
-        """One look, every `renewer_poll`: the items due renewed side by side (the lane's table says why)."""
-        now = self._clock.monotonic()
-        with self._lock:
-            due = [item for item in self._active if item.next_renewal <= now]
-        list(self._lane.map(self._renew_one, due))
-
-    def _renew_one(self, item: H) -> None:
-        with item.renewing:
-            if item.let_go:
-                return
-            item.next_renewal = self._clock.monotonic() + self._retry  # what a failure waits for
-            with contextlib.suppress(Exception):  # logged by the renewal; retried on a later pass
-                period = self._renew(item)  # the seconds to its next renewal, when not `renew_every`
-                item.next_renewal = self._clock.monotonic() + (self._every if period is None else period)

@@ -142,6 +142,13 @@ class Timings:
         return self.claim_lease + self.renew_most - self.renew_every
 
     @property
+    def renewal_ahead(self) -> timedelta:
+        """How early a batch's renewal may come, to share the pass of one that is due (leases.py `renew_together`):
+        half a first period. Early is safe (a lease is pushed from the renewal's instant); it makes one pass write a
+        collection's claims of many batches in one transaction instead of each batch its own."""
+        return self.renew_every / 2
+
+    @property
     def backstop_gap(self) -> timedelta:
         """How far the backstop stays behind the watchdog; a renewal pushes it when it comes nearer than half."""
         return self.backstop_after - self.watchdog_after

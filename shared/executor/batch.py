@@ -143,7 +143,7 @@ class Executor:
         try:
             place = await self._late.turn(batch, self.clock.now())  # late: one of a few at once (late_line.py)
             if place.waited:
-                self.guards.restart(guard)
+                await self._blocking(self.guards.restart, guard)  # waits for a renewal pass under way
             jobs = await self._read_jobs(batch)
             claimed = await self._claim(batch, runner, guard, jobs)
             # Occurrences of a batch share their second (the dispatcher groups them so); fire each at its own.

@@ -31,6 +31,7 @@ no longer read (docs/operations.md, upgrading).
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -90,6 +91,19 @@ class Wanted:
 def claim_groups(items: Iterable[tuple[JobKey, str]]) -> list[list[tuple[JobKey, str]]]:
     """(job, claim id) pairs in groups that one transaction can take: one collection, at most MAX_OPERATIONS."""
     return grouped(items, lambda item: claim_partition(item[0]), MAX_OPERATIONS)
+
+
+def renewal_groups(claims: Sequence[Claim]) -> list[list[int]]:
+    """The indexes of `claims` (held by several batches of a process) in groups one transaction renews: one
+    collection, at most MAX_OPERATIONS, no row twice (two deliveries of a process may hold one attempt's row, the
+    later having taken it over; a transaction naming a row twice is refused whole)."""
+    seen: Counter[str] = Counter()
+    keyed: list[tuple[tuple[str, int], int]] = []
+    for index, claim in enumerate(claims):
+        row = claim_row(claim.job, claim.claim_id)
+        keyed.append(((claim_partition(claim.job), seen[row]), index))
+        seen[row] += 1
+    return [[index for _, index in group] for group in grouped(keyed, lambda item: item[0], MAX_OPERATIONS)]
 
 
 class ClaimStore:
@@ -229,16 +243,20 @@ class ClaimStore:
         return True
 
     def renew_group(
-        self, claims: Sequence[Claim], lease_until: datetime, finished: set[str] | None = None
+        self, claims: Sequence[Claim], lease_until: datetime | Sequence[datetime], finished: set[str] | None = None
     ) -> list[bool]:
-        """`renew` for claims of one collection (at most MAX_OPERATIONS, `claim_groups`' grouping) in one transaction; a
-        claim that changed meanwhile is taken out of it and renewed (or found lost, or finished) by itself."""
-        entities = [(self._entity(c.job, c.claim_id, c.runner, lease_until), c.etag) for c in claims]
+        """`renew` for claims of one collection (at most MAX_OPERATIONS, `claim_groups`' or `renewal_groups`' grouping)
+        in one transaction, each to `lease_until` (or to its own, one per claim); a claim that changed meanwhile is
+        taken out of it and renewed (or found lost, or finished) by itself."""
+        untils = [lease_until] * len(claims) if isinstance(lease_until, datetime) else list(lease_until)
+        entities = [
+            (self._entity(c.job, c.claim_id, c.runner, until), c.etag) for c, until in zip(claims, untils, strict=True)
+        ]
         etags = self.table.replace_batch(entities)
         kept: list[bool] = []
-        for claim, etag in zip(claims, etags, strict=True):
+        for claim, until, etag in zip(claims, untils, etags, strict=True):
             if etag is None:
-                kept.append(self.renew(claim, lease_until, finished))
+                kept.append(self.renew(claim, until, finished))
             else:
                 claim.etag = etag
                 kept.append(True)

@@ -12,9 +12,10 @@ from shared.model import JobExecutionStatus, JobHistoryActionName
 from shared.records import HistoryRecord
 from shared.runtime import Runtime
 from shared.store import Claim, Expired
-from shared.store.claims import Wanted, claim_groups
+from shared.store.claims import Wanted, claim_groups, claim_partition, claim_row, renewal_groups
 from shared.store.history import history_groups, history_id
 from shared.store.keys import job_partition, job_scope
+from shared.store.tables import as_datetime
 
 SUB, RG, JC = "sub", "rg", "jc"
 NOW = datetime(2026, 3, 1, 12, 0, 30, tzinfo=UTC)
@@ -148,3 +149,34 @@ def test_history_of_the_layout_before_is_moved_into_the_collection_partition(run
     assert {e["PartitionKey"] for e in history.table.query("RowKey ge @r", {"r": ""})} == {
         job_partition(job.collection_key)
     }
+
+
+def test_claims_of_several_batches_renew_a_collection_at_a_time_each_to_its_own_lease(runtime: Runtime) -> None:
+    claims = runtime.store.claims
+    lease = NOW + timedelta(seconds=6)
+    mine = [(_job(f"s{n}"), f"s{n}|MainAction|0") for n in range(3)]
+    theirs = [(_job("s0", "other"), "t0|MainAction|0"), (_job("s9"), "s9|MainAction|0")]
+    held = [c for c in _claim(runtime, mine, NOW, "batch-a", lease) if isinstance(c, Claim)]
+    held += [c for g in claim_groups(theirs) for c in _claim(runtime, g, NOW, "batch-b", lease) if isinstance(c, Claim)]
+    # batch-b takes one of batch-a's over (its lease lapsed): both batches now hold that row, one of them in vain.
+    lapsed = claims.try_claim(*mine[1], lease + timedelta(seconds=1), "batch-b", lease + timedelta(seconds=9))
+    assert isinstance(lapsed, Expired)
+    taken = claims.take_over(lapsed, lease + timedelta(seconds=9))
+    assert isinstance(taken, Claim)
+    held.append(taken)
+    groups = renewal_groups(held)
+    # One transaction for the collection's claims of both batches, the row held twice in a second one, the other
+    # collection's apart.
+    assert sorted(sorted(held[i].claim_id for i in g) for g in groups) == [
+        ["s0|MainAction|0", "s1|MainAction|0", "s2|MainAction|0", "s9|MainAction|0"],
+        ["s1|MainAction|0"],
+        ["t0|MainAction|0"],
+    ]
+    untils = [lease + timedelta(seconds=10 + i) for i in range(len(held))]
+    kept: dict[int, bool] = {}
+    for g in groups:
+        kept.update(zip(g, claims.renew_group([held[i] for i in g], [untils[i] for i in g]), strict=True))
+    assert [kept[i] for i in range(len(held))] == [True, False, True, True, True, True]
+    for i in (0, 2, 3, 4, 5):
+        row = claims.table.get(claim_partition(held[i].job), claim_row(held[i].job, held[i].claim_id))
+        assert row is not None and as_datetime(row["LeaseUntil"]) == untils[i]
