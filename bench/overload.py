@@ -23,8 +23,8 @@ vs arrived, lost, let go by their missed-run policy (over 2 minutes late, from t
 early; storage requests, function invocations and host CPU per execution (arrivals in the phase's window), and
 raw storage measured in the same run (the probes' own requests are among the storage requests: a PUT a second
 and a health read every 10 s, next to hundreds of executions a second). After the last minute it waits for the
-backlog of due occurrences to arrive (until nothing more arrives for 15 s, at most `DRAIN_MOST`), and 20 s more
-for duplicates.
+backlog of due occurrences to arrive (until nothing more arrives for 15 s and health says the executor is no more
+than that behind, at most `DRAIN_MOST`), and 20 s more for duplicates.
 
     python bench/overload.py [--rate 300] [--overload-minutes 2] [--after-rate 20] [--after-minutes 3] [--workers 1]
         [--per-function-scaling]
@@ -66,7 +66,7 @@ from bench.phase_figures import raw_read  # noqa: E402
 COLLECTION_SIZE = 1000
 PUTS_PER_S = 40  # what the job creation is given room for (the API takes about 50 a second here)
 WATCH = timedelta(seconds=20)  # for duplicates, after the last arrival
-QUIET = 15.0  # seconds without a new arrival that end the drain
+QUIET = 15.0  # seconds without a new arrival, and at most so far behind, that end the drain
 DRAIN_MOST = timedelta(minutes=10)
 
 
@@ -136,7 +136,7 @@ def main() -> None:
         middle = Meter.read(harness)
         pause_until(end - timedelta(seconds=1))
         finish = Meter.read(harness)
-        drained = drain(harness, load)
+        drained = drain(harness, load, probes)
         pause_until(datetime.now(UTC) + WATCH)
         probes.stop()
         arrivals = harness.targets.arrivals()
@@ -149,18 +149,26 @@ def main() -> None:
     record("overload", {**phases, "create": create}, raw_read(raw))
 
 
-def drain(harness: Harness, load: Load) -> datetime:
-    """Wait until the occurrences due before the end stop arriving (QUIET s without one, at most DRAIN_MOST past
-    the end); when the last of them arrived."""
+def drain(harness: Harness, load: Load, probes: Probes) -> datetime:
+    """Wait until the occurrences due before the end stop arriving (QUIET s without one) and health, asked after
+    the last, says the executor is no more than QUIET s behind: occurrences let go by their missed-run policy
+    arrive nowhere, so a spell of them without an arrival is no end of the backlog. At most DRAIN_MOST past the
+    end; when the last of them arrived."""
     seen, last = 0, datetime.now(UTC)
     while datetime.now(UTC) < load.end + DRAIN_MOST:
         due = [a for a in harness.targets.arrivals() if a.expected < load.end]
         if len(due) > seen:
             seen, last = len(due), max(a.at for a in due)
-        elif (datetime.now(UTC) - last).total_seconds() > QUIET:
+        elif (datetime.now(UTC) - last).total_seconds() > QUIET and _caught_up(probes, last):
             break
         time.sleep(1.0)
     return last
+
+
+def _caught_up(probes: Probes, since: datetime) -> bool:
+    """Whether the last health answer after `since` says the executor's front message is at most QUIET s late."""
+    after = [h for h in list(probes.health) if h.at > since and h.status]
+    return bool(after) and (after[-1].behind_s or 0.0) <= QUIET
 
 
 if __name__ == "__main__":

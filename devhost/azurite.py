@@ -66,6 +66,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def free_ports(count: int) -> list[int]:
+    """`count` distinct TCP ports that were free a moment ago on the loopback interface: their sockets are held open
+    together while chosen, so the system cannot hand one out twice (`free_port` called three times could, and an
+    Azurite given one port for two services exits with EADDRINUSE)."""
+    with contextlib.ExitStack() as held:
+        sockets = [held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
+
+
 def _port_open(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.settimeout(0.2)
@@ -124,7 +135,7 @@ class Azurite:
         self, location: Path, ports: AzuritePorts | None = None, in_memory: bool = False, reusable: bool = False
     ) -> None:
         self.location = location
-        self.ports = ports or AzuritePorts(free_port(), free_port(), free_port())
+        self.ports = ports or AzuritePorts(*free_ports(3))
         self.in_memory = in_memory
         self.reusable = reusable
         self._process: subprocess.Popen[bytes] | None = None

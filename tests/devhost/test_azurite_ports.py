@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from devhost.azurite import MARKER, Azurite, AzuritePorts, free_port
+from devhost.azurite import MARKER, Azurite, AzuritePorts, free_port, free_ports
 from devhost.cli import main
 from devhost.devstorage import data_location, plan_development_storage
 
@@ -108,7 +108,7 @@ def test_the_busy_port_way_out_gives_the_host_an_azurite_of_its_own(azurite: Azu
 def test_this_checkouts_reusable_azurite_is_reused_and_another_hosts_is_not(
     app_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ports = AzuritePorts(free_port(), free_port(), free_port())
+    ports = AzuritePorts(*free_ports(3))
     monkeypatch.setenv("DEVHOST_AZURITE_PORTS", str(ports))
     monkeypatch.delenv("AzureWebJobsStorage", raising=False)
     location = data_location(app_dir, ports)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from devhost.azurite import free_port
+from devhost.azurite import free_port, free_ports
 
 from .test_cli import REPO_ROOT, SAMPLE_APP, read_line
 
@@ -42,7 +42,7 @@ def own_storage(tmp_path: Path) -> tuple[Path, dict[str, str], list[int]]:
     """A copy of the sample app and an environment in which devhost starts an Azurite of its own."""
     app_dir = tmp_path / "app"
     shutil.copytree(SAMPLE_APP, app_dir, ignore=shutil.ignore_patterns("__pycache__"))
-    ports = [free_port(), free_port(), free_port()]
+    ports = free_ports(3)
     env = {k: v for k, v in os.environ.items() if k != "AzureWebJobsStorage"}
     env["DEVHOST_AZURITE_PORTS"] = ",".join(str(p) for p in ports)
     return app_dir, env, ports
