@@ -30,16 +30,11 @@ A collection's cascade task (shared/lifecycle/cascade.py) is guarded alike: its 
 page is queued (`watching`); a page is idempotent, so a watchdog that brings it back after a death runs it again.
 `TaskWatchdogs` knows a task only as a `WatchedTask`: one that names its watchdog and can be written without it.
 
-Costs, per batch: three sends by its sender (backstop, watchdog, batch) and two deletes at its end, whatever its
-size; for batches that run longer than `renew_every` past their second, one queue operation per renewal (a batch held
-a minute: 9 renewals, not 30), and their claims' share of the pass's table transactions: the guards whose renewals
-fall due within `renewal_ahead` of each other are renewed in one pass, a transaction per 100 claims of one collection
-whichever batches hold them (`renew_together`). Per dispatch task with entries, or page of a cascade: about three
-queue operations. A failed renewal (storage unreachable) is retried every `renewal_retry` until the work ends. One
-renewer thread per kind (shared/renewer.py) looks for renewals due every `renewer_poll`, until the process's threads
-are closed, and renews them on its lane. The timings are the
-settings' (shared/timings.py); every renewal is reckoned on the runtime's clock (its `monotonic`), as the loop's
-period is.
+Costs (docs/execution.md, "Cost"): per batch three sends and two deletes; for one held past `renew_every` after
+its second, a queue operation per renewal and its claims' share of the renewal pass's transactions: guards due
+within `renewal_ahead` of each other are renewed in one pass, a transaction per 100 claims of one collection
+whichever batches hold them (`renew_together`). A failed renewal is retried every `renewal_retry`. The renewers'
+loops are shared/renewer.py's; every renewal is reckoned on the runtime's clock (its `monotonic`).
 """
 
 from __future__ import annotations

@@ -242,7 +242,7 @@ class Executor:
             raise claimed
         prepared: Prepared | None
         if isinstance(claimed, Expiring):
-            # A live runner renews its claim meanwhile; a dead one cannot.
+            turn.waits()  # a live runner renews its claim meanwhile, a dead one cannot: idle, it holds no late place
             await self.clock.pause(self.timings.takeover_wait.total_seconds())
             prepared = await self._blocking(self.attempts.take_over, claimed, guard)
         else:

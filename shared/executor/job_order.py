@@ -31,6 +31,9 @@ from ..occurrence import OccurrenceMessage
 class Turn:
     after: asyncio.Event | None = None  # set once the job's attempt before this one went out or ended
     out: asyncio.Event = field(default_factory=asyncio.Event)
+    # Out, or only waiting to take a claim over (`takeover_wait`, a coroutine's sleep): its batch's place in the late
+    # line may go (late_line.py), which a batch of takeovers after a restart would otherwise hold seconds doing nothing.
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
     not_before: datetime | None = None  # its second, when it got ready ahead of it: its request waits for it
 
     async def wait(self) -> None:
@@ -39,6 +42,10 @@ class Turn:
 
     def went_out(self) -> None:
         self.out.set()
+        self.idle.set()
+
+    def waits(self) -> None:
+        self.idle.set()
 
     def before_send(self, paced: Callable[[], Awaitable[None]] | None, clock: Clock) -> Callable[[], Awaitable[None]]:
         """The action's `before_send`: its second (`not_before`), then its rate limit's turn on the wire (`paced`),

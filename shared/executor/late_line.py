@@ -15,9 +15,10 @@ Contract:
   a place; otherwise it waits until a place is given back, earliest `batch.due` first (ties: in arrival order).
 - A waiting batch holds nothing but its guard (shared/leases.py), which keeps its watchdog hidden.
 - `LateTurn.until_out(turns)`: the place is given back once each of the batch's attempts went out (its job-order
-  `Turn.out`, executor/job_order.py: its request is on the wire, or it ended without one). An attempt waiting for
-  a slow target's answer holds no place, so slow targets' batches still overlap. `close()`, which the batch calls
-  at its end whatever happened, gives it back too; a place is given back once.
+  `Turn.idle`, executor/job_order.py: its request is on the wire, or it ended without one) or only waits to take a
+  claim over. An attempt waiting for a slow target's answer, or for a dead runner's lease, holds no place, so slow
+  targets' batches still overlap, and the batches a restarted host takes over wait their 3 s together. `close()`,
+  which the batch calls at its end whatever happened, gives it back too; a place is given back once.
 - A cancelled wait leaves the line without taking a place.
 - One line per event loop (the worker runs every invocation on one; tools and tests that run batches on loops of
   their own get lines of their own), as the action limits keep theirs (shared/actions/limits.py).
@@ -47,7 +48,7 @@ class LateTurn:
     def until_out(self, turns: Sequence[Turn]) -> None:
         if self._line is None:
             return
-        out = self._out = asyncio.gather(*(turn.out.wait() for turn in turns))
+        out = self._out = asyncio.gather(*(turn.idle.wait() for turn in turns))
         out.add_done_callback(lambda _: self.close())
 
     def close(self) -> None:

@@ -35,7 +35,7 @@ DEFAULT_ACTIONS_IN_FLIGHT = 6000
 DEFAULT_ACTIONS_PER_HOST = 3000
 MAX_ACTION_SLOTS = 100_000
 # Batches past their second one process runs at once; the others wait their turn (shared/executor/late_line.py).
-DEFAULT_LATE_BATCHES = 8
+DEFAULT_LATE_BATCHES = 2
 MAX_LATE_BATCHES = 1000
 
 

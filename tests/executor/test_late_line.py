@@ -1,5 +1,6 @@
 """The line of late batches (shared/executor/late_line.py) on its own: a batch not yet due never waits; a place
-comes back once each attempt of its batch went out, not before; a waiter cancelled leaves no place taken."""
+comes back once each attempt of its batch went out or only waits to take a claim over, not before; a waiter
+cancelled leaves no place taken."""
 
 from __future__ import annotations
 
@@ -51,6 +52,27 @@ def test_a_place_comes_back_once_every_attempt_went_out() -> None:
         assert line.running == 1
         second.result().close()
         assert line.running == 0
+
+    asyncio.run(run())
+
+
+def test_a_place_comes_back_while_the_batchs_attempts_only_wait_to_take_claims_over() -> None:
+    """After a restart every batch the host takes over waits `takeover_wait` for its dead runner's leases: waiting so,
+    a batch holds no place, so those batches wait together instead of two at a time."""
+
+    async def run() -> None:
+        line = LateLine(1)
+        first = await line.turn(_batch(-5), NOW)
+        turns = [Turn(), Turn()]
+        first.until_out(turns)
+        second = asyncio.ensure_future(line.turn(_batch(-4), NOW))
+        turns[0].waits()
+        await _settle()
+        assert not second.done()
+        turns[1].went_out()
+        await _settle()
+        assert second.done() and second.result().waited
+        assert not turns[0].out.is_set()  # the job's next attempt in the batch still waits for it to go out
 
     asyncio.run(run())
 

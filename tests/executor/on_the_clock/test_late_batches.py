@@ -70,5 +70,5 @@ def test_late_batches_beyond_the_room_wait_and_go_earliest_first(
 
 
 def test_late_batches_within_the_room_are_claimed_together(rt: Runtime, clock: ManualClock, target: Server) -> None:
-    claims = _received_late(rt, clock, target, late_batches=None)
+    claims = _received_late(rt, clock, target, late_batches=3)
     assert claims.transactions == [["a1", "a2", "b1", "b2", "c1", "c2"]]
