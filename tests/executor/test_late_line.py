@@ -8,7 +8,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from shared.executor.job_order import Turn
-from shared.executor.late_line import LateLine
+from shared.executor.late_line import LateLine, LateTurn
 from shared.keys import JobKey
 from shared.occurrence import OccurrenceBatch, OccurrenceMessage
 
@@ -35,13 +35,18 @@ def test_a_batch_not_yet_due_never_waits_for_late_ones() -> None:
     asyncio.run(run())
 
 
+async def _one_place_held_and_one_waiting() -> tuple[LateLine, LateTurn, list[Turn], asyncio.Future[LateTurn]]:
+    """A line of one place, held by a late batch of two attempts, and a later batch waiting for it."""
+    line = LateLine(1)
+    first = await line.turn(_batch(-5), NOW)
+    turns = [Turn(), Turn()]
+    first.until_out(turns)
+    return line, first, turns, asyncio.ensure_future(line.turn(_batch(-4), NOW))
+
+
 def test_a_place_comes_back_once_every_attempt_went_out() -> None:
     async def run() -> None:
-        line = LateLine(1)
-        first = await line.turn(_batch(-5), NOW)
-        turns = [Turn(), Turn()]
-        first.until_out(turns)
-        second = asyncio.ensure_future(line.turn(_batch(-4), NOW))
+        line, first, turns, second = await _one_place_held_and_one_waiting()
         turns[0].went_out()
         await _settle()
         assert not second.done() and line.waiting == 1
@@ -61,11 +66,7 @@ def test_a_place_comes_back_while_the_batchs_attempts_only_wait_to_take_claims_o
     a batch holds no place, so those batches wait together instead of two at a time."""
 
     async def run() -> None:
-        line = LateLine(1)
-        first = await line.turn(_batch(-5), NOW)
-        turns = [Turn(), Turn()]
-        first.until_out(turns)
-        second = asyncio.ensure_future(line.turn(_batch(-4), NOW))
+        _, _, turns, second = await _one_place_held_and_one_waiting()
         turns[0].waits()
         await _settle()
         assert not second.done()
