@@ -233,14 +233,20 @@ class ClaimStore:
         try:
             claim.etag = self.table.replace(entity, claim.etag)
         except ConcurrencyError:
-            found = self.table.get(claim_partition(claim.job), claim_row(claim.job, claim.claim_id))
-            etag = _ours(found, claim.runner)  # our write may have landed unseen
+            etag = self._held_etag(claim, finished)  # our write may have landed unseen
             if etag is None:
-                if finished is not None and found is not None and _done_by(found, claim.runner):
-                    finished.add(claim.claim_id)
                 return False
             claim.etag = etag
         return True
+
+    def _held_etag(self, claim: Claim, finished: set[str] | None) -> str | None:
+        """The claim row's ETag, read, when it still runs under the claim's runner; else None (and, when its runner
+        marked it done, its claim id into `finished`)."""
+        found = self.table.get(claim_partition(claim.job), claim_row(claim.job, claim.claim_id))
+        etag = _ours(found, claim.runner)
+        if etag is None and finished is not None and found is not None and _done_by(found, claim.runner):
+            finished.add(claim.claim_id)
+        return etag
 
     def renew_group(
         self, claims: Sequence[Claim], lease_until: datetime | Sequence[datetime], finished: set[str] | None = None
@@ -256,7 +262,15 @@ class ClaimStore:
         kept: list[bool] = []
         for claim, until, etag in zip(claims, untils, etags, strict=True):
             if etag is None:
-                kept.append(self.renew(claim, until, finished))
+                # Read first: a row the transaction refused has most likely changed (finished, taken over), and a
+                # replace with the ETag it refused is sure to fail. Unchanged, it was left unwritten: write it alone.
+                found = self._held_etag(claim, finished)
+                if found == claim.etag:
+                    kept.append(self.renew(claim, until, finished))
+                else:
+                    if found is not None:
+                        claim.etag = found  # our write landed unseen
+                    kept.append(found is not None)
             else:
                 claim.etag = etag
                 kept.append(True)
