@@ -32,9 +32,9 @@ page is queued (`watching`); a page is idempotent, so a watchdog that brings it 
 
 Costs (docs/execution.md, "Cost"): per batch three sends and two deletes; for one held past `renew_every` after
 its second, a queue operation per renewal and its claims' share of the renewal pass's transactions: guards due
-within `renewal_ahead` of each other are renewed in one pass, a transaction per 100 claims of one collection
-whichever batches hold them (`renew_together`). A failed renewal is retried every `renewal_retry`. The renewers'
-loops are shared/renewer.py's; every renewal is reckoned on the runtime's clock (its `monotonic`).
+within `renewal_ahead` of each other are renewed in one pass (a first renewal only at its time), a transaction per
+100 claims of one collection whichever batches hold them (`renew_together`). A failed renewal is retried every
+`renewal_retry`. The renewers' loops are shared/renewer.py's; every renewal is reckoned on the runtime's clock.
 """
 
 from __future__ import annotations
@@ -88,8 +88,10 @@ class Guards:
         self.store = store
         self.clock = clock
         self.timings = store.timings
+        # A batch's first renewal never comes early: taken along, it fell while the batch's attempts were being
+        # recorded, and each claim marked done meanwhile failed the renewal's transaction (the herd's requests).
         self._renewer: Renewer[Guard] = Renewer(
-            self.renew, ATTEMPT_RENEWER, clock, self.timings, threads, together=self.renew_together
+            self.renew, ATTEMPT_RENEWER, clock, self.timings, threads, self.renew_together, lambda g: g.renewals > 0
         )
         self._renewals = threads.lane(LEASE_RENEWAL)
 

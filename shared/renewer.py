@@ -5,7 +5,8 @@ Contract: `add` an item (it has `next_renewal`, monotonic seconds; a `renewing` 
 `renewer_poll` the loop renews the items due, each under its lock: `renew(item)` returns the seconds to its next
 renewal (None: `renew_every`), a failure is tried again `renewal_retry` later. With `together`, one call renews
 the items of a pass, and a pass takes along the items due within `renewal_ahead` (so their storage writes share
-transactions). `discard` returns once a renewal in progress has ended; none starts after it.
+transactions) that `early` allows (one whose renewal may not come early waits for its time). `discard` returns
+once a renewal in progress has ended; none starts after it.
 """
 
 from __future__ import annotations
@@ -41,11 +42,14 @@ class Renewer(Generic[H]):
         timings: Timings,
         threads: Threads,
         together: Callable[[list[H]], list[float | BaseException]] | None = None,
+        early: Callable[[H], bool] = lambda item: True,
     ) -> None:
         """`together`, when given, renews the items of a pass in one call (per item: the seconds to its next renewal,
-        or what its renewal met), and a pass then takes along every item due within `renewal_ahead`."""
+        or what its renewal met), and a pass then takes along every item due within `renewal_ahead` that `early`
+        allows."""
         self._renew = renew
         self._together = together
+        self._early = early
         self._ahead = timings.renewal_ahead.total_seconds() if together is not None else 0.0
         self._name = name
         self._clock = clock
@@ -78,9 +82,10 @@ class Renewer(Generic[H]):
         """One look, every `renewer_poll`: the items due renewed side by side (the lane's table says why)."""
         now = self._clock.monotonic()
         with self._lock:
-            due = [item for item in self._active if item.next_renewal <= now + self._ahead]
-            if not any(item.next_renewal <= now for item in due):
+            due = [item for item in self._active if item.next_renewal <= now]
+            if not due:
                 return
+            due += [item for item in self._active if now < item.next_renewal <= now + self._ahead and self._early(item)]
         if self._together is not None:
             self._lane.submit(self._renew_together, due).result()
         else:
