@@ -12,7 +12,9 @@ Its sender sends all three and the batch names the other two. `Guards` asks this
   backstop is taken over as it is, and *pushed* further only when it comes near;
 - `on_renew`, at each renewal while the batch lives (leases.py: after `renew_every`, then doubling up to
   `renew_most`): the watchdog hidden anew to just past the renewed leases, the backstop pushed only when it comes
-  near;
+  near (side by side with the claims' renewal, not after it: a pass that renews thousands of claims while the
+  storage queue is deep let watchdogs turn visible before their turn came; should the claims' renewal fail, the
+  watchdog turns visible up to a renewal period after their leases, never before);
 - `ON_CLOSE`, the batch ended: both copies deleted; `ON_ABANDON`, the process is going away mid-batch, or the
   delivery failed (a storage fault: the host delivers it again, but under a lossy spell that redelivery may be lost
   for the receive's ten minutes): both left to bring the batch back.
