@@ -88,8 +88,8 @@ class Guards:
         self.store = store
         self.clock = clock
         self.timings = store.timings
-        # A batch's first renewal never comes early: taken along, it fell while the batch's attempts were being
-        # recorded, and each claim marked done meanwhile failed the renewal's transaction (the herd's requests).
+        # A batch's first renewal never comes early: a batch whose attempts answer soon after their seconds (most)
+        # is never renewed, and taken along up to `renewal_ahead` early, a herd's batches were renewed for nothing.
         self._renewer: Renewer[Guard] = Renewer(
             self.renew, ATTEMPT_RENEWER, clock, self.timings, threads, self.renew_together, lambda g: g.renewals > 0
         )

@@ -2,7 +2,8 @@
 each held item when its renewal is due, on the lane of its name (shared/threads.py).
 
 Contract: `add` an item (it has `next_renewal`, monotonic seconds; a `renewing` lock; `let_go`); every
-`renewer_poll` the loop renews the items due, each under its lock: `renew(item)` returns the seconds to its next
+`renewer_poll` the loop renews the items due that no pass under way holds, without waiting for the pass, each
+under its lock: `renew(item)` returns the seconds to its next
 renewal (None: `renew_every`), a failure is tried again `renewal_retry` later. With `together`, one call renews
 the items of a pass, and a pass takes along the items due within `renewal_ahead` (so their storage writes share
 transactions) that `early` allows (one whose renewal may not come early waits for its time). `discard` returns
@@ -12,6 +13,7 @@ once a renewal in progress has ended; none starts after it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
@@ -19,6 +21,8 @@ from typing import Generic, Protocol, TypeVar
 from .clock import Clock
 from .threads import Threads
 from .timings import Timings
+
+log = logging.getLogger(__name__)
 
 
 class Held(Protocol):
@@ -59,6 +63,7 @@ class Renewer(Generic[H]):
         self._threads = threads
         self._lane = threads.lane(name)
         self._active: set[H] = set()
+        self._in_pass: set[H] = set()  # items a pass under way renews: a later look leaves them to it
         self._lock = threading.Lock()
         self._started = False
 
@@ -79,17 +84,39 @@ class Renewer(Generic[H]):
             item.let_go = True
 
     def _pass(self) -> None:
-        """One look, every `renewer_poll`: the items due renewed side by side (the lane's table says why)."""
+        """One look, every `renewer_poll`: the items due and in no pass under way renewed side by side (the lane's
+        table says why). The look does not wait for them: a pass that renews a herd's thousands of claims while the
+        storage queue is deep takes seconds, and the items falling due meanwhile would wait for its end, their
+        watchdogs turning visible first (bench/fire.py's herd of 5,000: batches taken over by another process)."""
         now = self._clock.monotonic()
         with self._lock:
-            due = [item for item in self._active if item.next_renewal <= now]
+            free = [item for item in self._active if item not in self._in_pass]
+            due = [item for item in free if item.next_renewal <= now]
             if not due:
                 return
-            due += [item for item in self._active if now < item.next_renewal <= now + self._ahead and self._early(item)]
-        if self._together is not None:
-            self._lane.submit(self._renew_together, due).result()
-        else:
-            list(self._lane.map(self._renew_one, due))
+            due += [item for item in free if now < item.next_renewal <= now + self._ahead and self._early(item)]
+            self._in_pass.update(due)
+        for items in [due] if self._together is not None else [[item] for item in due]:
+            try:
+                self._lane.submit(self._run, items)
+            except BaseException:
+                self._left(items)
+                raise
+
+    def _run(self, items: list[H]) -> None:
+        try:
+            if self._together is not None:
+                self._renew_together(items)
+            else:
+                self._renew_one(items[0])
+        except Exception:
+            log.exception("a pass of %s failed; its items are renewed again %.1f s later", self._name, self._retry)
+        finally:
+            self._left(items)
+
+    def _left(self, items: list[H]) -> None:
+        with self._lock:
+            self._in_pass.difference_update(items)
 
     def _renew_together(self, items: list[H]) -> None:
         with contextlib.ExitStack() as held:

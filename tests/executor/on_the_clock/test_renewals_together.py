@@ -83,3 +83,70 @@ def test_first_renewals_go_alone_and_later_ones_due_together_share_a_collections
             guards.close(guard)
     finally:
         threads.close()
+
+
+class _SlowClaims(ClaimStore):
+    """Renewal transactions (of `holding`'s claims, or all) that wait for `go`: a storage queue deep with other
+    work."""
+
+    def __init__(self, inner: ClaimStore, holding: str | None = None) -> None:
+        self.__dict__.update(inner.__dict__)
+        self.go = threading.Event()
+        self.waiting = threading.Event()
+        self._holding = holding
+
+    def renew_group(
+        self, claims: Sequence[Claim], lease_until: datetime | Sequence[datetime], finished: set[str] | None = None
+    ) -> list[bool]:
+        if self._holding is None or any(claim.runner == self._holding for claim in claims):
+            self.waiting.set()
+            assert self.go.wait(10), "the test never let the renewal go"
+        return super().renew_group(claims, lease_until, finished)
+
+
+def test_a_renewal_hides_the_watchdog_anew_while_the_claims_transactions_still_wait(
+    rt: Runtime, clock: ManualClock
+) -> None:
+    # In a herd of 5,000 a pass renews thousands of claims while the recorder's transactions fill the storage queue:
+    # watchdogs hidden only after the claims' transactions turned visible first, and their batches were taken over.
+    claims = _SlowClaims(rt.store.claims)
+    threads = Threads(clock)
+    guards = Guards(replace(rt.store, claims=claims), clock, threads)
+    try:
+        guard = _holding(rt, guards, ["a1", "a2"], "delivery-1")
+        sent = guard.watchdog
+        clock.advance(2.05)  # its first renewal due
+        assert until(claims.waiting.is_set, within=5), "the renewal's claims transaction never started"
+        assert until(lambda: guard.watchdog != sent, within=5), "the watchdog waited for the claims' transaction"
+        assert guard.renewals == 0  # not renewed until its claims are
+        claims.go.set()
+        assert until(lambda: guard.renewals == 1, within=5)
+        guards.close(guard)
+    finally:
+        claims.go.set()
+        threads.close()
+
+
+def test_a_pass_still_waiting_on_storage_does_not_hold_back_a_batch_due_after_it_began(
+    rt: Runtime, clock: ManualClock
+) -> None:
+    # A pass over a herd's thousands of claims takes seconds under a deep storage queue; a batch falling due
+    # meanwhile waited for it to end, and its watchdog turned visible first.
+    claims = _SlowClaims(rt.store.claims, holding="delivery-1")
+    threads = Threads(clock)
+    guards = Guards(replace(rt.store, claims=claims), clock, threads)
+    try:
+        first = _holding(rt, guards, ["a1"], "delivery-1")
+        clock.advance(1.5)
+        second = _holding(rt, guards, ["b1"], "delivery-2")  # a first renewal 1.5 s later: never taken along
+        clock.advance(0.55)  # the first's renewal due: its pass waits on storage
+        assert until(claims.waiting.is_set, within=5), "the first's renewal never started"
+        _held_until(clock, lambda: second.renewals == 1, steps=40)
+        assert first.renewals == 0, "the first's pass still waits"
+        claims.go.set()
+        assert until(lambda: first.renewals == 1, within=5)
+        for guard in (first, second):
+            guards.close(guard)
+    finally:
+        claims.go.set()
+        threads.close()
