@@ -2,12 +2,12 @@
 each held item when its renewal is due, on the lane of its name (shared/threads.py).
 
 Contract: `add` an item (it has `next_renewal`, monotonic seconds; a `renewing` lock; `let_go`); every
-`renewer_poll` the loop renews the items due that no pass under way holds, without waiting for the pass, each
-under its lock: `renew(item)` returns the seconds to its next
-renewal (None: `renew_every`), a failure is tried again `renewal_retry` later. With `together`, one call renews
-the items of a pass, and a pass takes along the items due within `renewal_ahead` (so their storage writes share
-transactions) that `early` allows (one whose renewal may not come early waits for its time). `discard` returns
-once a renewal in progress has ended; none starts after it.
+`renewer_poll` the loop starts a pass for the items due that no pass under way holds, without waiting for it; a
+pass renews each item under its lock: `renew(item)` returns the seconds to its next renewal (None:
+`renew_every`), a failure is tried again `renewal_retry` later. With `together`, one call renews the items of a
+pass, and a pass takes along the items due within `renewal_ahead` (so their storage writes share transactions)
+that `early` allows (one whose renewal may not come early waits for its time). `discard` returns once a renewal
+in progress has ended; none starts after it.
 """
 
 from __future__ import annotations
