@@ -7,7 +7,8 @@ profile of bench/overload.py). On the memory store and a ManualClock, through th
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -48,6 +49,16 @@ def _holding(rt: Runtime, guards: Guards, names: list[str], runner: str) -> Guar
     return guard
 
 
+@contextmanager
+def _guards_over(rt: Runtime, clock: ManualClock, claims: ClaimStore) -> Iterator[Guards]:
+    """Guards of the memory store with `claims` for its claims table, their renewer's loop on `clock`."""
+    threads = Threads(clock)
+    try:
+        yield Guards(replace(rt.store, claims=claims), clock, threads)
+    finally:
+        threads.close()
+
+
 def _held_until(clock: ManualClock, condition: Callable[[], bool], steps: int) -> None:
     """The clock moved 0.05 s at a time, each step held until `condition` holds or 0.5 s of real time passed, so a
     renewer's thread that runs late on a busy machine still runs its pass at the clock's time of the step."""
@@ -62,15 +73,13 @@ def test_first_renewals_go_alone_and_later_ones_due_together_share_a_collections
     rt: Runtime, clock: ManualClock
 ) -> None:
     claims = _CountedClaims(rt.store.claims)
-    threads = Threads(clock)
-    guards = Guards(replace(rt.store, claims=claims), clock, threads)
-    try:
+    with _guards_over(rt, clock, claims) as guards:
         first = _holding(rt, guards, ["a1", "a2", "a3"], "delivery-1")  # first renewal due `renew_every` from now
         clock.advance(0.3)
         second = _holding(rt, guards, ["b1", "b2"], "delivery-2")  # 0.3 s after: within renewal_ahead of the first
         assert rt.settings.timings.renewal_ahead == timedelta(seconds=1)
         # 2.05 s after the first opened: its first renewal due, the second's within renewal_ahead but a first
-        # renewal, which is never taken along early (its attempts may still be being recorded), so it goes alone.
+        # renewal, which is never taken along early (a batch whose attempts answer soon is never renewed): alone.
         clock.advance(1.75)
         _held_until(clock, lambda: first.renewals == 1, steps=10)
         assert clock.monotonic() < second.next_renewal
@@ -81,8 +90,6 @@ def test_first_renewals_go_alone_and_later_ones_due_together_share_a_collections
         assert claims.transactions[2:] == [["delivery-1"] * 3 + ["delivery-2"] * 2]
         for guard in (first, second):
             guards.close(guard)
-    finally:
-        threads.close()
 
 
 class _SlowClaims(ClaimStore):
@@ -110,21 +117,19 @@ def test_a_renewal_hides_the_watchdog_anew_while_the_claims_transactions_still_w
     # In a herd of 5,000 a pass renews thousands of claims while the recorder's transactions fill the storage queue:
     # watchdogs hidden only after the claims' transactions turned visible first, and their batches were taken over.
     claims = _SlowClaims(rt.store.claims)
-    threads = Threads(clock)
-    guards = Guards(replace(rt.store, claims=claims), clock, threads)
-    try:
-        guard = _holding(rt, guards, ["a1", "a2"], "delivery-1")
-        sent = guard.watchdog
-        clock.advance(2.05)  # its first renewal due
-        assert until(claims.waiting.is_set, within=5), "the renewal's claims transaction never started"
-        assert until(lambda: guard.watchdog != sent, within=5), "the watchdog waited for the claims' transaction"
-        assert guard.renewals == 0  # not renewed until its claims are
-        claims.go.set()
-        assert until(lambda: guard.renewals == 1, within=5)
-        guards.close(guard)
-    finally:
-        claims.go.set()
-        threads.close()
+    with _guards_over(rt, clock, claims) as guards:
+        try:
+            guard = _holding(rt, guards, ["a1", "a2"], "delivery-1")
+            sent = guard.watchdog
+            clock.advance(2.05)  # its first renewal due
+            assert until(claims.waiting.is_set, within=5), "the renewal's claims transaction never started"
+            assert until(lambda: guard.watchdog != sent, within=5), "the watchdog waited for the claims' transaction"
+            assert guard.renewals == 0  # not renewed until its claims are
+            claims.go.set()
+            assert until(lambda: guard.renewals == 1, within=5)
+            guards.close(guard)
+        finally:
+            claims.go.set()
 
 
 def test_a_pass_still_waiting_on_storage_does_not_hold_back_a_batch_due_after_it_began(
@@ -133,20 +138,18 @@ def test_a_pass_still_waiting_on_storage_does_not_hold_back_a_batch_due_after_it
     # A pass over a herd's thousands of claims takes seconds under a deep storage queue; a batch falling due
     # meanwhile waited for it to end, and its watchdog turned visible first.
     claims = _SlowClaims(rt.store.claims, holding="delivery-1")
-    threads = Threads(clock)
-    guards = Guards(replace(rt.store, claims=claims), clock, threads)
-    try:
-        first = _holding(rt, guards, ["a1"], "delivery-1")
-        clock.advance(1.5)
-        second = _holding(rt, guards, ["b1"], "delivery-2")  # a first renewal 1.5 s later: never taken along
-        clock.advance(0.55)  # the first's renewal due: its pass waits on storage
-        assert until(claims.waiting.is_set, within=5), "the first's renewal never started"
-        _held_until(clock, lambda: second.renewals == 1, steps=40)
-        assert first.renewals == 0, "the first's pass still waits"
-        claims.go.set()
-        assert until(lambda: first.renewals == 1, within=5)
-        for guard in (first, second):
-            guards.close(guard)
-    finally:
-        claims.go.set()
-        threads.close()
+    with _guards_over(rt, clock, claims) as guards:
+        try:
+            first = _holding(rt, guards, ["a1"], "delivery-1")
+            clock.advance(1.5)
+            second = _holding(rt, guards, ["b1"], "delivery-2")  # a first renewal 1.5 s later: never taken along
+            clock.advance(0.55)  # the first's renewal due: its pass waits on storage
+            assert until(claims.waiting.is_set, within=5), "the first's renewal never started"
+            _held_until(clock, lambda: second.renewals == 1, steps=40)
+            assert first.renewals == 0, "the first's pass still waits"
+            claims.go.set()
+            assert until(lambda: first.renewals == 1, within=5)
+            for guard in (first, second):
+                guards.close(guard)
+        finally:
+            claims.go.set()
