@@ -61,9 +61,7 @@ def _dies_with_parent() -> Callable[[], None] | None:
 
 def free_port() -> int:
     """A TCP port that was free a moment ago on the loopback interface."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_ports(1)[0]
 
 
 def free_ports(count: int) -> list[int]:

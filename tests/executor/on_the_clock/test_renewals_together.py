@@ -92,12 +92,12 @@ def test_first_renewals_go_alone_and_later_ones_due_together_share_a_collections
             guards.close(guard)
 
 
-class _SlowClaims(ClaimStore):
+class _SlowClaims(_CountedClaims):
     """Renewal transactions (of `holding`'s claims, or all) that wait for `go`: a storage queue deep with other
     work."""
 
     def __init__(self, inner: ClaimStore, holding: str | None = None) -> None:
-        self.__dict__.update(inner.__dict__)
+        super().__init__(inner)
         self.go = threading.Event()
         self.waiting = threading.Event()
         self._holding = holding
