@@ -159,11 +159,8 @@ class Dispatcher:
             log.error("dropping a malformed dispatch task: %s", exc)
             return TickReport()
         if task.account >= self.store.due.accounts:
-            log.error(
-                "dropping a dispatch task for storage account %d: %d account(s) configured",
-                task.account,
-                self.store.due.accounts,
-            )
+            accounts = self.store.due.accounts
+            log.error("dropping a dispatch task for storage account %d: %d configured", task.account, accounts)
             return TickReport()
         report = self._dispatch_partition(task, self.clock.now(), self.threads.share(DISPATCH_FANOUT), watched=True)
         report.tasks = 1
@@ -290,11 +287,14 @@ class Dispatcher:
             self.store.queue.send(batch, self.clock.now())
 
     def dispatch(self, job: JobRecord, due: datetime, now: datetime) -> JobRecord | None:
-        """Enqueue the job's occurrence at `due`, then advance it to the next one: the job as advanced, or None
-        if it lost a race or a storage fault stopped the advance (the entry stays either way: a tick finishes
-        or drops it)."""
-        plan = self._plan(job, DueEntry(job.key, due, job.generation), now)
-        self._write([plan], None)
-        if plan.advanced is not None:
-            self.store.due.remove(job.key, due)
-        return plan.advanced
+        """Enqueue the job's occurrence at `due`, then advance it to the next one (as `dispatch_all`)."""
+        return self.dispatch_all([(job, due)], now)[0]
+
+    def dispatch_all(self, due: list[tuple[JobRecord, datetime]], now: datetime) -> list[JobRecord | None]:
+        """Enqueue each job's occurrence at its instant, then advance it to the next one (a collection's jobs in
+        transactions): each job as advanced, or None if it lost a race or a storage fault stopped the advance (the
+        entry stays either way: a tick finishes or drops it)."""
+        plans = [self._plan(job, DueEntry(job.key, at, job.generation), now) for job, at in due]
+        self._write(plans, None)
+        self.store.due.remove_entries([plan.entry for plan in plans if plan.advanced is not None])
+        return [plan.advanced for plan in plans]

@@ -4,8 +4,8 @@ POST enable and disable, a PUT or PATCH that moves a collection between Enabled 
 answer once the collection's own row says so and the work for its jobs is queued: a few storage round
 trips, whatever the collection holds. That work is a `CascadeTask` on the dispatch queue (which the
 app polls anyway), which the dispatch queue's trigger (shared/dispatch_trigger.py) hands to `run_task` one page of
-PAGE jobs at a time, each page queueing the task for the next (the page's jobs side by side, on a share of the
-runtime's cascade lane, shared/threads.py):
+PAGE jobs at a time, each page queueing the task for the next (the page's jobs written together, writes.py
+`store_moves`; a job changed since the page's read moved alone, on a share of the runtime's cascade lane):
 
 - Disabled: every Enabled job becomes Disabled; Enabled: every Disabled job becomes Enabled, re-planned
   from then (shared/jobstate `COLLECTION_CASCADE`, as before, only later);
@@ -45,6 +45,7 @@ from ..store.queues import named_watchdog
 from ..threads import CASCADE
 from .purge import purge_job
 from .states import set_collection_state, set_job_state
+from .writes import store_moves
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -120,7 +121,9 @@ def _run_page(rt: Runtime, record: CollectionRecord, task: CascadeTask) -> None:
     from_state, to_state = jobstate.COLLECTION_CASCADE[task.state]
     jobs, after = rt.store.jobs.page_after(record.key, from_state, PAGE, task.after)
     now = rt.clock.now()
-    list(rt.threads.share(CASCADE).map(lambda job: set_job_state(rt, job, from_state, to_state, now), jobs))
+    moves = [(job, moved) for job in jobs if (moved := jobstate.moved(job, from_state, to_state, now)) is not None]
+    left = store_moves(rt, moves, now)  # the page's rows in one transaction; a job changed since its read, alone:
+    list(rt.threads.share(CASCADE).map(lambda job: set_job_state(rt, job, from_state, to_state, now), left))
     if after is not None:
         queue_cascade(rt, record.key, task.state, after)
     log.info("collection %s: %d job(s) %s", record.key.collection, len(jobs), to_state.value.lower())

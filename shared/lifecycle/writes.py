@@ -1,7 +1,8 @@
-"""Where a job is written: `store_job` is the one function that stores a job's definition or state.
+"""Where a job is written: `store_job` is the one function that stores a job's definition or state, and
+`store_moves` its form for a page of one collection's jobs (a collection's cascade), in transactions.
 
 Every write of a definition or a state (PUT, PATCH, enable, disable, collection enable/disable and their
-cascade) goes through it; what the record becomes is `jobstate.planned`'s to say, this is its I/O shell.
+cascade) goes through them; what the record becomes is `jobstate.planned`'s to say, this is its I/O shell.
 The dispatcher's advance and the executor's counters write through their own read-modify-writes and never
 change a job's definition.
 
@@ -17,6 +18,11 @@ Contract:
   due at the same instant (the entry is its own then: the dispatcher matches entries by instant);
 - an occurrence before the dispatch horizon is queued right away (the dispatcher's next tick would be late);
 - a Disabled job enabled again has ledger entries for the occurrences it had while Disabled (jobstate.resumed).
+
+`store_moves` keeps the same order a page at a time: the entries of all (one transaction per index partition),
+the jobs' rows (one per hundred: a cascade of a full collection moved its thousand jobs a read-modify-write each,
+for most of a minute beside everyone's occurrences), then the old entries, the ledger, the dispatch. A job
+changed since its page was read is left out, for the caller's own read-modify-write.
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ from typing import TYPE_CHECKING
 from ..dispatcher import dispatch_horizon
 from ..jobstate import planned, resumed
 from ..records import JobRecord
-from ..store import ConcurrencyError
+from ..store import ConcurrencyError, DueEntry
 from ..store.failures import answer_lost
+from ..store.tables import chunks
+from ..store.transaction import MAX_OPERATIONS
 from .parallel import side_by_side
 
 if TYPE_CHECKING:
@@ -75,6 +83,37 @@ def store_job(
         # A lost race leaves the record as written: whoever won re-planned or will dispatch it.
         record = rt.dispatcher.dispatch(record, first, now) or record
     return record
+
+
+def store_moves(rt: Runtime, moves: list[tuple[JobRecord, JobRecord]], now: datetime) -> list[JobRecord]:
+    """`store_job` for many jobs of one collection, each `(existing, record)` with `existing` as read under its
+    ETag: the existing records of the jobs not written (changed or gone since), for the caller to move alone."""
+    plans = [(existing, planned(record, now)) for existing, record in moves]
+    rt.store.due.add_many(
+        (record.key, record.next_execution_time, record.generation)
+        for existing, record in plans
+        if record.next_execution_time not in (None, existing.next_execution_time)
+    )
+    written: list[tuple[JobRecord, JobRecord]] = []
+    left: list[JobRecord] = []
+    for page in chunks(plans, MAX_OPERATIONS):
+        for (existing, _), stored in zip(page, rt.store.jobs.replace_many([r for _, r in page]), strict=True):
+            if stored is None:
+                left.append(existing)
+            else:
+                written.append((existing, stored))
+    rt.store.due.remove_entries(
+        DueEntry(existing.key, existing.next_execution_time, existing.generation)
+        for existing, stored in written
+        if existing.next_execution_time not in (None, stored.next_execution_time)
+    )
+    let_go = [entry for existing, stored in written for entry in resumed(existing, stored, now)]
+    if let_go:
+        rt.store.history.add_all([], let_go)
+    horizon = dispatch_horizon(now)
+    due = [(r, at) for _, r in written if (at := r.next_execution_time) is not None and at < horizon]
+    rt.dispatcher.dispatch_all(due, now)
+    return left
 
 
 def _write_row(rt: Runtime, record: JobRecord, create: bool) -> JobRecord:

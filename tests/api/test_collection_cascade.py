@@ -1,5 +1,6 @@
 """Enable, disable and delete of a collection answer once the collection's row says so; its jobs follow after
-the answer, from tasks on the dispatch queue (shared/lifecycle/cascade.py), a page of jobs per task. Until
+the answer, from tasks on the dispatch queue (shared/lifecycle/cascade.py), a page of jobs per task, written in
+transactions (a job changed since the page's read alone), with the ledger and dispatch an enable owes. Until
 they do, nothing of the collection runs: the executor reads the collection's state at the second. A task held by
 a host that died is brought back by its watchdog within `task_watchdog_after`, not the host's ten-minute receive
 (a whole host killed mid-cascade: tests/api/test_collection_cascade_crash.py)."""
@@ -16,15 +17,22 @@ import pytest
 from shared.dispatch_trigger import handle_dispatch_message
 from shared.keys import CollectionKey, JobKey
 from shared.lifecycle.cascade import PAGE, CascadeTask
-from shared.model import JobState
+from shared.model import PREVIEW_API_VERSION, JobState
+from shared.occurrence.batch import OccurrenceBatch
 from shared.runtime import Runtime
 from shared.settings import Settings
+from shared.store.due import bucket_of
+from shared.store.memory import MemoryStorage
 from shared.store.storage import Storage
+from shared.store.tables import Entity, Table
 from shared.timings import Timings
 from tests.executor.peers.servers import Server, ok, serve
+from tests.store.contract.counted import CountedTable
+from tests.support.clock import ManualClock
 from tests.support.scheduler_client import JC, RG, SUB, call, drain, make_collection, settle
 
 KEY = CollectionKey(SUB, RG, JC)
+NEWER = {"api-version": PREVIEW_API_VERSION}
 JOBS = PAGE + 20  # more than one page: the cascade continues itself
 WATCHDOG = timedelta(seconds=4)  # task_watchdog_after, short (the default is 10 s)
 MARGIN = 10.0  # seconds for the trigger to take the copy up and the pages to run, on a busy machine
@@ -81,6 +89,78 @@ def test_disable_and_enable_answer_first_and_the_jobs_follow_page_by_page(runtim
     settle(runtime)
     assert _states(runtime) == {JobState.ENABLED}
     assert all(job.next_execution_time is not None for job in runtime.store.jobs.all(KEY))
+
+
+def z(instant: datetime) -> str:
+    return instant.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _entries(rt: Runtime, planned: set[tuple[str, datetime | None]]) -> set[tuple[str, datetime]]:
+    """The due index's entries in the minutes the jobs were planned for, as (job, instant)."""
+    buckets = {bucket_of(at) for _, at in planned if at is not None}
+    return {(entry.job.job, entry.due) for bucket in buckets for entry in rt.store.due.entries(bucket)}
+
+
+class _RacedJobs(CountedTable):
+    """The jobs table, counting its calls; before the first transaction that replaces jobs, another write (the row
+    stored again as it is) changes the first job's ETag, as a PATCH between the page's read and its write would."""
+
+    def __init__(self, table: Table) -> None:
+        super().__init__(table)
+        self.raced = False
+
+    def replace_batch(self, entities: list[tuple[Entity, str]], attempts: int = 2) -> list[str | None]:
+        if not self.raced:
+            self.raced = True
+            first = self.table.get(str(entities[0][0]["PartitionKey"]), str(entities[0][0]["RowKey"]))
+            assert first is not None
+            self.table.upsert(dict(first))
+        self.calls["replace_batch"] += 1
+        return self.table.replace_batch(entities, attempts)
+
+
+class _CountedStorage:
+    """The memory store, its jobs table raced once (above) and its due index's table counted."""
+
+    def __init__(self, inner: MemoryStorage) -> None:
+        self.inner = inner
+
+    def table(self, account: int, name: str) -> Table:
+        table = self.inner.table(account, name)
+        return _RacedJobs(table) if name.endswith("Jobs") else CountedTable(table)
+
+    def queue(self, name: str) -> object:
+        return self.inner.queue(name)
+
+
+def test_a_page_of_jobs_moves_in_one_transaction_and_a_job_changed_since_its_read_alone(
+    settings: Settings, memory_storage: MemoryStorage
+) -> None:
+    rt = Runtime.create(settings, storage=_CountedStorage(memory_storage))  # type: ignore[arg-type]
+    try:
+        make_collection(rt, "P20Premium")
+        _jobs(rt)
+        jobs, due = rt.store.jobs.table, rt.store.due.table
+        assert isinstance(jobs, _RacedJobs) and isinstance(due, CountedTable)
+        planned = {(job.key.job, job.next_execution_time) for job in rt.store.jobs.all(KEY)}
+        jobs.calls.clear()
+        due.calls.clear()
+        assert call(rt, "JobCollections_Disable", "POST").status == 200
+        assert settle(rt) == 2
+        assert _states(rt) == {JobState.DISABLED}
+        # A page of 100 and one of 20: a transaction each, not a read-modify-write per job (120 replaces). The raced
+        # job, refused by the first, moves alone: its page's record refused again, then read and written.
+        assert jobs.calls["replace_batch"] == 2 and jobs.calls["replace"] == 2 and jobs.raced
+        # The old due entries went a transaction per index partition and page, not a delete each.
+        assert 0 < due.calls["delete_batch"] <= 2 * rt.store.due.shards and due.calls["delete"] <= 1
+        assert _entries(rt, planned) == set()
+        assert call(rt, "JobCollections_Enable", "POST").status == 200
+        settle(rt)
+        assert _states(rt) == {JobState.ENABLED} and jobs.calls["replace_batch"] == 4 and jobs.calls["replace"] == 2
+        assert {(job.key.job, job.next_execution_time) for job in rt.store.jobs.all(KEY)} == planned
+        assert _entries(rt, planned) == planned  # each job's entry at its instant again
+    finally:
+        rt.close()
 
 
 def test_a_cascade_overtaken_by_the_next_state_change_does_nothing(runtime: Runtime) -> None:
@@ -193,3 +273,43 @@ def test_a_cascade_page_held_past_its_watchdog_time_keeps_it_hidden_and_a_death_
     assert _states(short) == {JobState.DISABLED}, took
     assert took <= WATCHDOG.total_seconds() + MARGIN
     print(f"done {took:.1f} s after the handler's death (task_watchdog_after {WATCHDOG.total_seconds():g} s)")
+
+
+def test_jobs_enabled_again_by_their_collection_name_what_they_missed_and_queue_what_is_due(
+    settings: Settings, clock: ManualClock
+) -> None:
+    rt = Runtime.create(settings, clock, storage=MemoryStorage(clock))
+    try:
+        make_collection(rt)
+        start = clock.now().replace(second=0) + timedelta(minutes=5)  # past the dispatch horizon: nothing queued
+        for name in ("a", "b"):
+            body = {
+                "properties": {
+                    "startTime": start.isoformat(),
+                    "recurrence": {"frequency": "Minute"},
+                    "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+                }
+            }
+            assert call(rt, "Jobs_CreateOrUpdate", "PUT", name, body).status == 201
+        assert call(rt, "JobCollections_Disable", "POST").status == 200
+        settle(rt)
+        clock.current = start + timedelta(minutes=10, seconds=30)  # ten occurrences each while Disabled
+        assert call(rt, "JobCollections_Enable", "POST").status == 200
+        settle(rt)
+        following = start + timedelta(minutes=11)
+        for name in ("a", "b"):
+            history = call(rt, "Jobs_ListJobHistory", "GET", name, query=NEWER).body["value"]
+            named = [(h["properties"]["occurrenceTime"], h["properties"]["reason"]) for h in history]
+            assert named == [(z(start + timedelta(minutes=n)), "CollectionDisabled") for n in range(10, -1, -1)]
+            # Due within the dispatch horizon: queued by the enable and advanced past it, its entry with it.
+            job = rt.store.jobs.get(JobKey(SUB, RG, JC, name))
+            assert job is not None and job.next_execution_time == following + timedelta(minutes=1)
+        clock.current = following  # the occurrences' messages turn visible at their second
+        batches = [OccurrenceBatch.from_json(m.content) for m in rt.store.queue.client.peek_messages(max_messages=32)]
+        assert sorted((i.job.job, i.due) for b in batches for i in b.items) == [("a", following), ("b", following)]
+        assert {(e.job.job, e.due) for e in rt.store.due.entries(bucket_of(following + timedelta(minutes=1)))} == {
+            ("a", following + timedelta(minutes=1)),
+            ("b", following + timedelta(minutes=1)),
+        }
+    finally:
+        rt.close()
