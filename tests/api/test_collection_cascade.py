@@ -23,6 +23,7 @@ from shared.runtime import Runtime
 from shared.settings import Settings
 from shared.store.due import bucket_of
 from shared.store.memory import MemoryStorage
+from shared.store.queue_client import MessageQueue
 from shared.store.storage import Storage
 from shared.store.tables import Entity, Table
 from shared.timings import Timings
@@ -129,14 +130,14 @@ class _CountedStorage:
         table = self.inner.table(account, name)
         return _RacedJobs(table) if name.endswith("Jobs") else CountedTable(table)
 
-    def queue(self, name: str) -> object:
+    def queue(self, name: str) -> MessageQueue:
         return self.inner.queue(name)
 
 
 def test_a_page_of_jobs_moves_in_one_transaction_and_a_job_changed_since_its_read_alone(
     settings: Settings, memory_storage: MemoryStorage
 ) -> None:
-    rt = Runtime.create(settings, storage=_CountedStorage(memory_storage))  # type: ignore[arg-type]
+    rt = Runtime.create(settings, storage=_CountedStorage(memory_storage))
     try:
         make_collection(rt, "P20Premium")
         _jobs(rt)
@@ -293,7 +294,7 @@ def test_jobs_enabled_again_by_their_collection_name_what_they_missed_and_queue_
             assert call(rt, "Jobs_CreateOrUpdate", "PUT", name, body).status == 201
         assert call(rt, "JobCollections_Disable", "POST").status == 200
         settle(rt)
-        clock.current = start + timedelta(minutes=10, seconds=30)  # ten occurrences each while Disabled
+        clock.current = start + timedelta(minutes=10, seconds=30)  # eleven occurrences each while Disabled
         assert call(rt, "JobCollections_Enable", "POST").status == 200
         settle(rt)
         following = start + timedelta(minutes=11)
