@@ -105,7 +105,7 @@ LANES: dict[str, LaneSize] = {
     # A dispatch task's (or a tick's) job reads and advances side by side (shared/due_jobs.py): 4 per task, for
     # each task the dispatch-task lane runs at once. A shard's 750 entries took about 2 s with 16 as with 4 (the
     # work is the process's CPU, not waiting), and 16 at once took the GIL from the executor's event loop: the
-    # seconds when the minute ahead is dispatched ran the latest (steady bench, docs/execution.md).
+    # seconds when the minute ahead is dispatched ran the latest (docs/execution.md, the steady bench).
     DISPATCH_FANOUT: LaneSize(4 * _DISPATCH_TASKS, per_call=4),
     # A cascade page's jobs moved or purged side by side (shared/lifecycle/cascade.py): 8 per page, for each task
     # the dispatch-task lane runs at once.
