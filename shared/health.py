@@ -21,19 +21,22 @@ deletes each entry it dispatches, so on a healthy deployment this is 0 right aft
 is an occurrence that should have been queued and was not (yet).
 
 The executor's backlog (`executor_backlog`): occurrences queued and not yet run, which is where work piles up
-when more is due than the hosts carry (the dispatcher keeps up, the executor does not). Two requests, each time
+when more is due than the hosts carry (the dispatcher keeps up, the executor does not). Three requests, each time
 health is read and each tick's `record_tick`: the occurrence queue's properties (its approximate message count,
-hidden messages too: batches not yet due and every batch's watchdog and backstop copies) and a peek at its front
-message (which changes nothing), whose earliest due instant says how late the front waiting occurrence is. A
-message is waiting once it is visible: one a worker holds (received, so invisible) or one not yet due is not, and
-the front visible message is at most `early_visibility` early, counted as 0 s late. The queue keeps about the
-order of sending, so the front is about the longest waiting in the queue; the lateness is a lower bound, since
-the batches each host has received and not yet run (up to host.json's batchSize + newBatchThreshold messages per
-instance) are older still, by about the time an instance takes to work through them. Past
+hidden messages too: batches not yet due and every batch's watchdog and backstop copies), a peek at its front
+message (which changes nothing), whose earliest due says how late the front waiting occurrence is, and the
+processes' held reports (store/held.py). A message is waiting once it is visible: one a worker holds (received,
+so invisible) or one not yet due is not, and the front visible message is at most `early_visibility` early,
+counted as 0 s late. The queue keeps about the order of sending, so the front is about the longest waiting in the
+queue; but under a backlog each host has received up to host.json's batchSize + newBatchThreshold messages and
+runs a few at a time (executor/late_line.py), and those are older still: each process writes the earliest due of
+the batches it holds waiting every `held_report_every` (executor/held_report.py), and a report fresher than three
+periods counts as waiting too. The lateness is that of the earliest of the two. Past
 `executor_behind_after` (timings, 30 s) `problems` says the executor is behind by that much with the count:
 degraded, not down (GET /api/health still answers 200, shared/api/health.py), since occurrences still run, late,
 and only more hosts or less load help; a dispatcher behind is down (503), since then nothing is queued at all. A
-front message that is not ours (the executor poisons it when it comes) tells no due: not behind.
+front message that is not ours (the executor poisons it when it comes) tells no due: not behind. The tick deletes
+the reports of processes gone (older than three periods).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from .expectations import Broken, Silence, check, record, recorded
 from .keys import CollectionKey
 from .occurrence import MalformedMessage, OccurrenceBatch
 from .store import Store, bucket_of
+from .store.held import HeldReports
 from .store.tables import as_datetime, as_int
 from .timings import Timings
 
@@ -76,10 +80,14 @@ class Overdue:
 class ExecutorBacklog:
     queued: int  # messages in the occurrence queue, about (hidden ones too)
     front_due: datetime | None = None  # the earliest due of the front visible message (None: none, or not ours)
+    held_due: datetime | None = None  # the earliest due of the batches the processes hold waiting (store/held.py)
+    held: int = 0  # how many batches they hold waiting
 
     def lateness(self, now: datetime) -> timedelta | None:
-        """How late the front waiting occurrence is at `now` (0 s when not yet due; None: nothing waiting)."""
-        return max(now - self.front_due, timedelta(0)) if self.front_due is not None else None
+        """How late the earliest waiting occurrence is at `now`, in the queue or held by a process (0 s when not yet
+        due; None: nothing waiting)."""
+        waiting = [due for due in (self.front_due, self.held_due) if due is not None]
+        return max(now - min(waiting), timedelta(0)) if waiting else None
 
 
 @dataclass(frozen=True)
@@ -123,7 +131,7 @@ class Snapshot:
 
     @property
     def executor_behind(self) -> bool:
-        """The front waiting occurrence is later than `executor_behind_after`: more is due than the hosts run."""
+        """The earliest waiting occurrence is later than `executor_behind_after`: more is due than the hosts run."""
         late = self.executor_lateness
         return late is not None and late > self.executor_behind_after
 
@@ -183,15 +191,21 @@ def poison_depth(store: Store) -> int:
     return int(store.queue.poison_client.get_queue_properties().approximate_message_count or 0)
 
 
-def executor_backlog(store: Store) -> ExecutorBacklog:
-    """The occurrence queue's message count and its front visible message's earliest due: two requests."""
+def executor_backlog(store: Store, now: datetime) -> ExecutorBacklog:
+    """The occurrence queue's message count, its front visible message's earliest due, and what the processes
+    hold waiting as they last said (fresh reports only): three requests."""
     queued = int(store.queue.client.get_queue_properties().approximate_message_count or 0)
     due = None
     for front in store.queue.client.peek_messages(max_messages=1):
         # Not ours: the executor poisons it when it comes, and it tells no due.
         with contextlib.suppress(MalformedMessage):
             due = OccurrenceBatch.from_json(front.content).due
-    return ExecutorBacklog(queued, due)
+    held_due, held = HeldReports(store.due.state).earliest(now, _held_fresh(store))
+    return ExecutorBacklog(queued, due, held_due, held)
+
+
+def _held_fresh(store: Store) -> timedelta:
+    return 3 * store.timings.held_report_every  # older: a process gone, or too busy to say (store/held.py)
 
 
 def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> TickObservation:
@@ -206,7 +220,8 @@ def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> Tick
         log.warning("the expectations of success could not be checked or recorded", exc_info=True)
     executor: ExecutorBacklog | None = None
     try:
-        executor = executor_backlog(store)
+        executor = executor_backlog(store, at)
+        HeldReports(store.due.state).forget(at, _held_fresh(store))
     except Exception:  # the heartbeat matters more: health reads the queue again when asked
         log.warning("the occurrence queue's backlog could not be read", exc_info=True)
     observation = TickObservation(
@@ -247,7 +262,7 @@ def snapshot(store: Store, now: datetime, host_started: datetime | None = None) 
         clock_skew=store.due.state.clock_skew(),
         silence=recorded(store.due.state),
         host_started=host_started,
-        executor=executor_backlog(store),
+        executor=executor_backlog(store, now),
         executor_behind_after=store.timings.executor_behind_after,
     )
 
@@ -267,7 +282,8 @@ def problems(found: Snapshot) -> list[str]:
         said.append(f"{found.backlog}{'+' if found.backlog >= BACKLOG_LIMIT else ''} occurrence(s) are overdue{oldest}")
     late = found.executor_lateness
     if late is not None and found.executor_behind:
-        waiting = f"{found.executor.queued} message(s) queued"
+        held = f", {found.executor.held} batch(es) held waiting by the hosts" if found.executor.held else ""
+        waiting = f"{found.executor.queued} message(s) queued{held}"
         said.append(f"the executor is behind by {late.total_seconds():.0f} s ({waiting})")
     if found.poison_depth:
         said.append(f"{found.poison_depth} message(s) are in the poison queue")

@@ -39,6 +39,7 @@ _POSITIVE = frozenset(
         "renew_most",
         "renewal_retry",
         "renewer_poll",
+        "held_report_every",
         "watchdog_margin",
         "task_watchdog_after",
         "early_hop",
@@ -85,8 +86,11 @@ class Timings:
     # the process due at that second (about what one costs the event loop, with room), and at most:
     ready_each: timedelta = _s(0.002)
     ready_most: timedelta = _s(3)
-    # Health (health.py): the executor is behind once the front waiting occurrence message is this late.
+    # Health (health.py): the executor is behind once the front waiting occurrence message, or the earliest batch a
+    # process holds waiting (executor/held_report.py, written this often; a report three periods old is ignored),
+    # is this late.
     executor_behind_after: timedelta = _s(30)
+    held_report_every: timedelta = _s(10)
     # The dispatcher (dispatcher.py).
     batch_span: timedelta = _s(3)  # a shard's occurrences due within this of each other share a message
     spread_margin: timedelta = _s(25)  # the spread of the minute ahead's dispatch ends this long before it
@@ -248,6 +252,11 @@ class Timings:
         )
         yield (self.pressure_forget > self.pressure_quiet, "pressure_forget must exceed pressure_quiet")
         yield (self.backoff_first <= self.backoff_max, "backoff_first must not exceed backoff_max")
+        yield (
+            3 * self.held_report_every <= self.executor_behind_after,
+            "held_report_every must be at most a third of executor_behind_after (a report three periods old is "
+            "ignored, so a process's held batches are seen before they are that late)",
+        )
         yield (self.record_retry_first <= self.record_retry_max, "record_retry_first must not exceed record_retry_max")
         yield (
             self.slot_lease > ATTEMPT_DEADLINE,

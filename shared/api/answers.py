@@ -248,8 +248,9 @@ class HealthReport(WireModel):
     backlog: dict[str, Any] | None = None
     executor: dict[str, Any] | None = Field(
         default=None,
-        description="The occurrence queue: queuedMessages (about, hidden ones too), frontDue and behindSeconds of its "
-        "front visible message, behind (past behindAfterSeconds: Degraded, still 200).",
+        description="The occurrence queue: queuedMessages (about, hidden ones too), frontDue of its front visible "
+        "message, heldDue and heldBatches of the batches the hosts hold waiting, behindSeconds of the earlier, behind "
+        "(past behindAfterSeconds: Degraded, still 200).",
     )
     clock: dict[str, Any] | None = None
     problems: list[str] = Field(default_factory=list, description="One sentence each.")

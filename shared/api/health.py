@@ -2,9 +2,10 @@
 
 It reports whether storage answers, when the dispatcher last ticked (shared/health.py's heartbeat), the backlog
 (overdue due-index entries, the oldest of them, messages in the poison queue), the executor's backlog
-(`executor`: `queuedMessages` in the occurrence queue, about, hidden ones too; `frontDue` and `behindSeconds` of
-the front waiting message; `behind` past `behindAfterSeconds`) and the host's clock against storage's, with
-`problems`, one sentence each. Status:
+(`executor`: `queuedMessages` in the occurrence queue, about, hidden ones too; `frontDue` of the front waiting
+message; `heldDue` and `heldBatches`, the earliest of the batches the hosts hold waiting and their count;
+`behindSeconds` of the earliest of the two; `behind` past `behindAfterSeconds`) and the host's clock against
+storage's, with `problems`, one sentence each. Status:
 - `Healthy` (200): nothing to say;
 - `Degraded` (200): something to look at that does not stop jobs from running on time (poisoned messages, a
   backlog younger than two intervals, a skewed clock, no tick yet on a store made ready moments ago), or an
@@ -111,6 +112,8 @@ def health_response(runtime: Callable[[], Runtime]) -> ApiResponse:
         "executor": {
             "queuedMessages": found.executor.queued,
             "frontDue": _instant(found.executor.front_due),
+            "heldDue": _instant(found.executor.held_due),
+            "heldBatches": found.executor.held,
             "behindSeconds": _seconds(found.executor_lateness),
             "behind": found.executor_behind,
             "behindAfterSeconds": found.executor_behind_after.total_seconds(),

@@ -63,6 +63,7 @@ from ..threads import ATTEMPT, LIMITS_DEFERRAL, Threads
 from .admission import rechecked
 from .attempts import Attempts, Expiring, Prepared
 from .gathered import Gathered
+from .held_report import HeldReport
 from .job_order import Turn, turns
 from .late_line import LateLine, LateTurn
 from .recorder import Recorder
@@ -105,6 +106,7 @@ class Executor:
             self._blocking, self._claim_together, gather, clock
         )
         self._late = LateLine(settings.late_batches)
+        self.held = HeldReport(store, clock, threads, self._late.held)  # what waits in it, for health
         self._herds: Counter[datetime] = Counter()  # the attempts of this process getting ready for each second
 
     def handle(self, text: str, delivery: str | None = None, dequeue_count: int | None = None) -> None:
@@ -140,6 +142,7 @@ class Executor:
             return
         guard = await self._blocking(self.guards.open, batch, first_delivery)
         place: LateTurn | None = None
+        self.held.start()  # a loop of the process's, started once: it writes only while a late batch waits
         try:
             place = await self._late.turn(batch, self.clock.now())  # late: one of a few at once (late_line.py)
             if place.waited:
@@ -183,11 +186,7 @@ class Executor:
         answers = await asyncio.gather(
             *(self._job_reads.ask(key.collection_key, key) for key in keys), return_exceptions=True
         )
-        return {
-            key: answer
-            for key, answer in zip(keys, answers, strict=True)
-            if not isinstance(answer, (_Unread, BaseException))  # read alone by job_of
-        }
+        return {k: a for k, a in zip(keys, answers, strict=True) if not isinstance(a, _Unread | BaseException)}
 
     def _read_together(self, collection: CollectionKey, keys: list[JobKey]) -> list[JobRecord | None | _Unread]:
         """The jobs of one collection that batches asked for within `batch_gather`: a query per 14 from MANY_MIN on,

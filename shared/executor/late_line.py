@@ -20,6 +20,9 @@ Contract:
   targets' batches still overlap, and the batches a restarted host takes over wait their 3 s together. `close()`,
   which the batch calls at its end whatever happened, gives it back too; a place is given back once.
 - A cancelled wait leaves the line without taking a place.
+- `LateLine.held()`: the earliest due of the batches waiting in the process's lines and their count ((None, 0):
+  none waits), safe to read from another thread (the held report's, executor/held_report.py): each line keeps it
+  as one tuple, replaced whenever a batch joins or leaves it.
 - One line per event loop (the worker runs every invocation on one; tools and tests that run batches on loops of
   their own get lines of their own), as the action limits keep theirs (shared/actions/limits.py).
 """
@@ -76,6 +79,14 @@ class LateLine:
     async def turn(self, batch: OccurrenceBatch, now: datetime) -> LateTurn:
         return await self._line().turn(batch, now)
 
+    def held(self) -> tuple[datetime | None, int]:
+        try:
+            found = [line.held for line in list(self._lines.values())]
+        except RuntimeError:  # a line was added on another thread meanwhile (a new event loop): none waits there yet
+            return self.held()
+        earliest = [due for due, _ in found if due is not None]
+        return min(earliest, default=None), sum(count for _, count in found)
+
     @property
     def running(self) -> int:
         return self._line().running
@@ -91,6 +102,7 @@ class _Line:
         self.running = 0
         self._waiting: list[tuple[datetime, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
+        self.held: tuple[datetime | None, int] = (None, 0)  # the earliest waiting due and the count (`_mark`)
 
     async def turn(self, batch: OccurrenceBatch, now: datetime) -> LateTurn:
         if batch.due > now:
@@ -100,17 +112,23 @@ class _Line:
             return LateTurn(self)
         place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiting, (batch.due, next(self._order), place))
+        self._mark()
         try:
             await place
         except asyncio.CancelledError:
             if place.done() and not place.cancelled():
                 self.give_back()  # given a place just as it was cancelled: pass it on
+            self._mark()
             raise
         return LateTurn(self, waited=True)
 
+    def _mark(self) -> None:
+        waiting = [due for due, _, place in self._waiting if not place.done()]
+        self.held = (min(waiting, default=None), len(waiting))
+
     @property
     def waiting(self) -> int:
-        return sum(1 for _, _, place in self._waiting if not place.done())
+        return self.held[1]
 
     def give_back(self) -> None:
         """A place is free: the earliest waiting batch takes it (a cancelled waiter is passed over)."""
@@ -118,5 +136,6 @@ class _Line:
             _, _, place = heapq.heappop(self._waiting)
             if not place.done():
                 place.set_result(None)  # the place passes on: `running` stays
+                self._mark()
                 return
         self.running -= 1

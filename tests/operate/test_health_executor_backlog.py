@@ -33,6 +33,8 @@ def test_an_empty_queue_says_nothing(runtime: Runtime) -> None:
     assert response.body["executor"] == {
         "queuedMessages": 0,
         "frontDue": None,
+        "heldDue": None,
+        "heldBatches": 0,
         "behindSeconds": None,
         "behind": False,
         "behindAfterSeconds": 30.0,

@@ -66,6 +66,8 @@ BEFORE = {
     "race_backoff": 0.005,
     # Issue 41 (health.py): new, no earlier value.
     "executor_behind_after": 30,
+    # Issue 41 (executor/held_report.py): new, no earlier value (health read only the queue's front).
+    "held_report_every": 10,
     # Issue 41 (executor/batch.py): new, no earlier value (a herd's attempts got ready at their second).
     "ready_each": 0.002,
     "ready_most": 3,
