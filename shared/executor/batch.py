@@ -105,8 +105,9 @@ class Executor:
         self._claims: Gathered[CollectionKey, Wanted, Claim | Expired | None] = Gathered(
             self._blocking, self._claim_together, gather, clock
         )
-        self._late = LateLine(settings.late_batches)
-        self.held = HeldReport(store, clock, threads, self._late.held)  # what waits in it, for health
+        # What waits in the line, reported for health by a loop started when a batch first waits.
+        self._late = LateLine(settings.late_batches, on_wait=lambda: self.held.start())
+        self.held = HeldReport(store, clock, threads, self._late.held)
         self._herds: Counter[datetime] = Counter()  # the attempts of this process getting ready for each second
 
     def handle(self, text: str, delivery: str | None = None, dequeue_count: int | None = None) -> None:
@@ -142,7 +143,6 @@ class Executor:
             return
         guard = await self._blocking(self.guards.open, batch, first_delivery)
         place: LateTurn | None = None
-        self.held.start()  # a loop of the process's, started once: it writes only while a late batch waits
         try:
             place = await self._late.turn(batch, self.clock.now())  # late: one of a few at once (late_line.py)
             if place.waited:

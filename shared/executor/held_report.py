@@ -3,10 +3,10 @@
 Contract:
 - `HeldReport(store, clock, threads, held)`: `held()` answers the earliest due of the batches the process holds
   waiting and their count (executor/late_line.py `LateLine.held`), from any thread.
-- `start()` (the executor calls it for every late batch, before it may wait; idempotent) starts a loop on the
-  process's threads (`Threads.loop`, ended by their close): every `held_report_every` it writes the process's row
-  (store/held.py) while a batch waits, and deletes it once, when none waits any more. A process that never gets a
-  late batch writes nothing; one that is only late by moments writes nothing either, since nothing waits.
+- `start()` (the line calls it whenever a batch starts to wait; idempotent) starts a loop on the process's threads
+  (`Threads.loop`, ended by their close): every `held_report_every` it writes the process's row (store/held.py)
+  while a batch waits, and deletes it once, when none waits any more. A process whose late batches never wait
+  starts no loop and writes nothing.
 - `report()`: one pass of the loop, for tools and tests that hold no loop.
 - A write that fails is logged by the loop and tried again at the next period: the report is a hint for health,
   never a step of an occurrence's way.

@@ -20,6 +20,8 @@ Contract:
   targets' batches still overlap, and the batches a restarted host takes over wait their 3 s together. `close()`,
   which the batch calls at its end whatever happened, gives it back too; a place is given back once.
 - A cancelled wait leaves the line without taking a place.
+- `LateLine(width, on_wait)`: `on_wait()` is called each time a batch starts to wait (the executor starts its
+  held report then, executor/held_report.py).
 - `LateLine.held()`: the earliest due of the batches waiting in the process's lines and their count ((None, 0):
   none waits), safe to read from another thread (the held report's, executor/held_report.py): each line keeps it
   as one tuple, replaced whenever a batch joins or leaves it.
@@ -33,7 +35,7 @@ import asyncio
 import heapq
 import itertools
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from ..occurrence import OccurrenceBatch
@@ -65,15 +67,16 @@ class LateTurn:
 class LateLine:
     """The lines of late batches, one per event loop."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, on_wait: Callable[[], None] = lambda: None) -> None:
         self.width = width
+        self._on_wait = on_wait
         self._lines: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Line] = weakref.WeakKeyDictionary()
 
     def _line(self) -> _Line:
         loop = asyncio.get_running_loop()
         line = self._lines.get(loop)
         if line is None:
-            line = self._lines[loop] = _Line(self.width)
+            line = self._lines[loop] = _Line(self.width, self._on_wait)
         return line
 
     async def turn(self, batch: OccurrenceBatch, now: datetime) -> LateTurn:
@@ -97,8 +100,9 @@ class LateLine:
 
 
 class _Line:
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, on_wait: Callable[[], None]) -> None:
         self.width = width
+        self._on_wait = on_wait
         self.running = 0
         self._waiting: list[tuple[datetime, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
@@ -113,6 +117,7 @@ class _Line:
         place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiting, (batch.due, next(self._order), place))
         self._mark()
+        self._on_wait()
         try:
             await place
         except asyncio.CancelledError:

@@ -92,3 +92,23 @@ def test_a_cancelled_waiter_takes_no_place() -> None:
         assert kept.done() and line.running == 1 and line.waiting == 0
 
     asyncio.run(run())
+
+
+def test_on_wait_is_called_only_when_a_batch_starts_to_wait() -> None:
+    """The executor starts its held report from it (executor/held_report.py): a process whose batches never wait
+    starts no loop."""
+
+    async def run() -> None:
+        waits: list[int] = []
+        line = LateLine(1, on_wait=lambda: waits.append(1))
+        first = await line.turn(_batch(-5), NOW)
+        await line.turn(_batch(3), NOW)  # not yet due: never waits
+        assert waits == [] and line.held() == (None, 0)
+        second = asyncio.ensure_future(line.turn(_batch(-4), NOW))
+        await _settle()
+        assert waits == [1] and line.held() == (NOW - timedelta(seconds=4), 1)
+        first.close()
+        await _settle()
+        assert second.done() and line.held() == (None, 0)
+
+    asyncio.run(run())
