@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..dispatcher import dispatch_horizon
@@ -36,8 +37,7 @@ from ..jobstate import planned, resumed
 from ..records import JobRecord
 from ..store import ConcurrencyError, DueEntry
 from ..store.failures import answer_lost
-from ..store.tables import chunks
-from ..store.transaction import MAX_OPERATIONS
+from ..store.job_updates import update_together
 from .parallel import side_by_side
 
 if TYPE_CHECKING:
@@ -94,14 +94,10 @@ def store_moves(rt: Runtime, moves: list[tuple[JobRecord, JobRecord]], now: date
         for existing, record in plans
         if record.next_execution_time not in (None, existing.next_execution_time)
     )
-    written: list[tuple[JobRecord, JobRecord]] = []
-    left: list[JobRecord] = []
-    for page in chunks(plans, MAX_OPERATIONS):
-        for (existing, _), stored in zip(page, rt.store.jobs.replace_many([r for _, r in page]), strict=True):
-            if stored is None:
-                left.append(existing)
-            else:
-                written.append((existing, stored))
+    # One round: a job refused (changed since the page's read) is left to the caller, which moves it alone.
+    answers = update_together(rt.store.jobs, [(old, partial(_as_planned, new)) for old, new in plans], rounds=1)
+    written = [(old, new) for (old, _), new in zip(plans, answers, strict=True) if isinstance(new, JobRecord)]
+    left = [old for (old, _), new in zip(plans, answers, strict=True) if not isinstance(new, JobRecord)]
     rt.store.due.remove_entries(
         DueEntry(existing.key, existing.next_execution_time, existing.generation)
         for existing, stored in written
@@ -114,6 +110,10 @@ def store_moves(rt: Runtime, moves: list[tuple[JobRecord, JobRecord]], now: date
     due = [(r, at) for _, r in written if (at := r.next_execution_time) is not None and at < horizon]
     rt.dispatcher.dispatch_all(due, now)
     return left
+
+
+def _as_planned(record: JobRecord, _: JobRecord) -> JobRecord:
+    return record
 
 
 def _write_row(rt: Runtime, record: JobRecord, create: bool) -> JobRecord:

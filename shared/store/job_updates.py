@@ -6,7 +6,9 @@ the dispatcher is advancing, or the other way round). Writing those alone (a rea
 more storage requests than the rest of an execution. Here a round writes the changed jobs in entity-group
 transactions (`JobStore.replace_many`), reads the ones it could not write again together (`get_many`, a
 query per 14), applies the change to what it read, and writes those in the next round; after ROUNDS rounds
-what is left answers ConcurrencyError, for the caller's own single read-modify-write.
+what is left answers ConcurrencyError, for the caller's own single read-modify-write. A collection's cascade
+(lifecycle/writes.py `store_moves`) writes its page in one round: its due entries were added for the instants of
+its read, so a job changed since is moved alone.
 
 `change(job)` returns the job to write, or None when nothing is to be written (then the answer is the job as
 read); what it raises is that job's answer. Per item, in order: the job as written, the job as read when
