@@ -91,7 +91,7 @@ class Guards:
         # A batch's first renewal never comes early: a batch whose attempts answer soon after their seconds (most)
         # is never renewed, and taken along up to `renewal_ahead` early, a herd's batches were renewed for nothing.
         self._renewer: Renewer[Guard] = Renewer(
-            self.renew, ATTEMPT_RENEWER, clock, self.timings, threads, self.renew_together, lambda g: g.renewals > 0
+            self.renew_together, ATTEMPT_RENEWER, clock, self.timings, threads, lambda g: g.renewals > 0
         )
         self._renewals = threads.lane(LEASE_RENEWAL)
 
@@ -168,13 +168,6 @@ class Guards:
             if copy is not None:
                 with contextlib.suppress(Exception):
                     self.store.queue.delete(Receipt(*copy))
-
-    def renew(self, guard: Guard) -> float:
-        """`renew_together` for one guard; raises what its renewal met."""
-        (renewed,) = self.renew_together([guard])
-        if isinstance(renewed, BaseException):
-            raise renewed
-        return renewed
 
     def renew_together(self, guards: Sequence[Guard]) -> list[float | BaseException]:
         """Push the guards' claims' leases and watchdogs' visibility forward (a backstop's when it comes near); per
@@ -304,7 +297,7 @@ class TaskWatchdogs:
         self.store = store
         self.clock = clock
         self.timings = store.timings
-        self._renewer: Renewer[TaskWatch] = Renewer(self.renew, DISPATCH_RENEWER, clock, self.timings, threads)
+        self._renewer: Renewer[TaskWatch] = Renewer(self.renew_each, DISPATCH_RENEWER, clock, self.timings, threads)
 
     def open(self, task: WatchedTask) -> TaskWatch:
         """Take the task's watchdog over (hidden anew: the task may have waited for a worker) or send one."""
@@ -349,12 +342,18 @@ class TaskWatchdogs:
             with contextlib.suppress(Exception):
                 self.store.dispatch.delete(Receipt(*task.watchdog))
 
-    def renew(self, watch: TaskWatch) -> None:
-        try:
-            watch.watchdog = self._rehide(watch.watchdog, watch.task)
-        except Exception as error:
-            log.warning("renewing the watchdog of task %s failed: %s", watch.task, type(error).__name__)
-            raise
+    def renew_each(self, watches: list[TaskWatch]) -> list[float | BaseException]:
+        """Each watchdog hidden anew, one after the other (a process holds a few tasks): per watch, the seconds to
+        its next renewal, or what its renewal met."""
+        answers: list[float | BaseException] = []
+        for watch in watches:
+            try:
+                watch.watchdog = self._rehide(watch.watchdog, watch.task)
+                answers.append(self.timings.renew_every.total_seconds())
+            except Exception as error:
+                log.warning("renewing the watchdog of task %s failed: %s", watch.task, type(error).__name__)
+                answers.append(error)
+        return answers
 
     def _rehide(self, watchdog: Receipt, task: WatchedTask) -> Receipt:
         hidden = self.timings.task_watchdog_after.total_seconds()

@@ -2,12 +2,11 @@
 each held item when its renewal is due, on the lane of its name (shared/threads.py).
 
 Contract: `add` an item (it has `next_renewal`, monotonic seconds; a `renewing` lock; `let_go`); every
-`renewer_poll` the loop starts a pass for the items due that no pass under way holds, without waiting for it; a
-pass renews each item under its lock: `renew(item)` returns the seconds to its next renewal (None:
-`renew_every`), a failure is tried again `renewal_retry` later. With `together`, one call renews the items of a
-pass, and a pass takes along the items due within `renewal_ahead` (so their storage writes share transactions)
-that `early` allows (one whose renewal may not come early waits for its time). `discard` returns once a renewal
-in progress has ended; none starts after it.
+`renewer_poll` the loop starts a pass for the items due that no pass under way holds, without waiting for it, and
+takes along the items due within `renewal_ahead` (so their storage writes share transactions) that `early` allows
+(one whose renewal may not come early waits for its time). A pass holds its items' locks and renews them in one
+call, `renew(items)`: per item, the seconds to its next renewal, or what its renewal met (tried again
+`renewal_retry` later). `discard` returns once a renewal in progress has ended; none starts after it.
 """
 
 from __future__ import annotations
@@ -40,26 +39,20 @@ class Renewer(Generic[H]):
 
     def __init__(
         self,
-        renew: Callable[[H], float | None],
+        renew: Callable[[list[H]], list[float | BaseException]],
         name: str,
         clock: Clock,
         timings: Timings,
         threads: Threads,
-        together: Callable[[list[H]], list[float | BaseException]] | None = None,
         early: Callable[[H], bool] = lambda item: True,
     ) -> None:
-        """`together`, when given, renews the items of a pass in one call (per item: the seconds to its next renewal,
-        or what its renewal met), and a pass then takes along every item due within `renewal_ahead` that `early`
-        allows."""
         self._renew = renew
-        self._together = together
         self._early = early
-        self._ahead = timings.renewal_ahead.total_seconds() if together is not None else 0.0
+        self._ahead = timings.renewal_ahead.total_seconds()
         self._name = name
         self._clock = clock
         self._poll = timings.renewer_poll.total_seconds()
         self._retry = timings.renewal_retry.total_seconds()
-        self._every = timings.renew_every.total_seconds()
         self._threads = threads
         self._lane = threads.lane(name)
         self._active: set[H] = set()
@@ -96,19 +89,15 @@ class Renewer(Generic[H]):
                 return
             due += [item for item in free if now < item.next_renewal <= now + self._ahead and self._early(item)]
             self._in_pass.update(due)
-        for items in [due] if self._together is not None else [[item] for item in due]:
-            try:
-                self._lane.submit(self._run, items)
-            except BaseException:
-                self._left(items)
-                raise
+        try:
+            self._lane.submit(self._run, due)
+        except BaseException:
+            self._left(due)
+            raise
 
     def _run(self, items: list[H]) -> None:
         try:
-            if self._together is not None:
-                self._renew_together(items)
-            else:
-                self._renew_one(items[0])
+            self._renew_together(items)
         except Exception:
             log.exception("a pass of %s failed; its items are renewed again %.1f s later", self._name, self._retry)
         finally:
@@ -126,17 +115,8 @@ class Renewer(Generic[H]):
                 if not item.let_go:
                     item.next_renewal = self._clock.monotonic() + self._retry  # what a failure waits for
                     live.append(item)
-            if not live or self._together is None:
+            if not live:
                 return
-            for item, period in zip(live, self._together(live), strict=True):
+            for item, period in zip(live, self._renew(live), strict=True):
                 if not isinstance(period, BaseException):
                     item.next_renewal = self._clock.monotonic() + period
-
-    def _renew_one(self, item: H) -> None:
-        with item.renewing:
-            if item.let_go:
-                return
-            item.next_renewal = self._clock.monotonic() + self._retry  # what a failure waits for
-            with contextlib.suppress(Exception):  # logged by the renewal; retried on a later pass
-                period = self._renew(item)  # the seconds to its next renewal, when not `renew_every`
-                item.next_renewal = self._clock.monotonic() + (self._every if period is None else period)

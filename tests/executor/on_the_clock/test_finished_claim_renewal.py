@@ -44,7 +44,7 @@ def test_a_claim_its_holder_finished_is_dropped_quietly_one_gone_or_finished_by_
     rt.store.claims.complete(Claim(other.job, other.claim_id, other.etag, "delivery-2"))  # another runner's
     clock.advance(2.0)
     with caplog.at_level(logging.WARNING, logger="shared.leases"):
-        guards.renew(guard)
+        guards.renew_together([guard])
     taken = {r.getMessage().split()[1] for r in caplog.records if "taken over while it ran" in r.getMessage()}
     assert taken == {released.claim_id, other.claim_id}
     assert guard.lost == {finished.claim_id, released.claim_id, other.claim_id}
