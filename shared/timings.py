@@ -65,7 +65,7 @@ class Timings:
     claim_lease: timedelta = _s(6)  # a claim's lease past its batch's second, or past its last renewal
     renew_every: timedelta = _s(2)  # how often a live holder renews its claims and watchdogs
     # A batch held long (a backlog, a slow target) is renewed less often: each period doubles up to this, and each
-    # renewal's lease outlasts its period by as much as a first one's (leases.py `Guards.renew`).
+    # renewal's lease outlasts its period by as much as a first one's (leases.py `Guards.renew_together`).
     renew_most: timedelta = _s(8)
     renewal_retry: timedelta = _s(1)  # a failed renewal is tried again this soon
     renewer_poll: timedelta = _s(0.5)  # how often the renewer thread looks for renewals due
