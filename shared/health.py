@@ -191,21 +191,18 @@ def poison_depth(store: Store) -> int:
     return int(store.queue.poison_client.get_queue_properties().approximate_message_count or 0)
 
 
-def executor_backlog(store: Store, now: datetime) -> ExecutorBacklog:
+def executor_backlog(store: Store, now: datetime, forget: bool = False) -> ExecutorBacklog:
     """The occurrence queue's message count, its front visible message's earliest due, and what the processes
-    hold waiting as they last said (fresh reports only): three requests."""
+    hold waiting as they last said (fresh reports only; `forget`: the older ones deleted): three requests."""
     queued = int(store.queue.client.get_queue_properties().approximate_message_count or 0)
     due = None
     for front in store.queue.client.peek_messages(max_messages=1):
         # Not ours: the executor poisons it when it comes, and it tells no due.
         with contextlib.suppress(MalformedMessage):
             due = OccurrenceBatch.from_json(front.content).due
-    held_due, held = HeldReports(store.due.state).earliest(now, _held_fresh(store))
+    # Older than three periods: a process gone, or too busy to say (store/held.py).
+    held_due, held = HeldReports(store.due.state).earliest(now, 3 * store.timings.held_report_every, forget)
     return ExecutorBacklog(queued, due, held_due, held)
-
-
-def _held_fresh(store: Store) -> timedelta:
-    return 3 * store.timings.held_report_every  # older: a process gone, or too busy to say (store/held.py)
 
 
 def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> TickObservation:
@@ -220,8 +217,7 @@ def record_tick(store: Store, at: datetime, duration: float, tasks: int) -> Tick
         log.warning("the expectations of success could not be checked or recorded", exc_info=True)
     executor: ExecutorBacklog | None = None
     try:
-        executor = executor_backlog(store, at)
-        HeldReports(store.due.state).forget(at, _held_fresh(store))
+        executor = executor_backlog(store, at, forget=True)  # the tick deletes gone processes' reports
     except Exception:  # the heartbeat matters more: health reads the queue again when asked
         log.warning("the occurrence queue's backlog could not be read", exc_info=True)
     observation = TickObservation(

@@ -9,11 +9,11 @@ Contract:
 - One partition (`executor-held`) of the primary account's State table, one row per process (`host`: a name the
   process picks once), written by executor/held_report.py: `At` (when written), `OldestDue` (the earliest due of
   the batches it holds waiting), `Batches` (how many). A process that holds none deletes its row.
-- `earliest(now, fresh)`: the earliest `OldestDue` of the rows written within `fresh` of `now`, and the batches
-  they hold (None, 0 when none): a row older than that is a process gone, or one too busy to say, and health
-  falls back on the queue's front.
-- `forget(now, fresh)`: deletes the rows older than `fresh` (a process that went away holding batches leaves
-  its row), each only if unchanged since read; the dispatcher's tick calls it (shared/health.py `record_tick`).
+- `earliest(now, fresh, forget)`: the earliest `OldestDue` of the rows written within `fresh` of `now`, and the
+  batches they hold (None, 0 when none): a row older than that is a process gone, or one too busy to say, and
+  health falls back on the queue's front. With `forget` (the dispatcher's tick, shared/health.py `record_tick`)
+  the same read deletes those older rows (a process that went away holding batches leaves its row), each only if
+  unchanged since read.
 """
 
 from __future__ import annotations
@@ -38,23 +38,20 @@ class HeldReports:
     def clear(self, host: str) -> None:
         self.table.delete(_PARTITION, host)
 
-    def earliest(self, now: datetime, fresh: timedelta) -> tuple[datetime | None, int]:
+    def earliest(self, now: datetime, fresh: timedelta, forget: bool = False) -> tuple[datetime | None, int]:
         oldest: datetime | None = None
         batches = 0
         for row in self._rows():
             at, due = as_datetime(row.get("At")), as_datetime(row.get("OldestDue"))
-            if at is None or due is None or now - at > fresh:
-                continue
-            oldest = due if oldest is None else min(oldest, due)
-            batches += as_int(row.get("Batches")) or 0
-        return oldest, batches
-
-    def forget(self, now: datetime, fresh: timedelta) -> None:
-        for row in self._rows():
-            at = as_datetime(row.get("At"))
             if at is None or now - at > fresh:
-                with contextlib.suppress(ConcurrencyError):  # written again since: the process is back
-                    self.table.delete(_PARTITION, row["RowKey"], row.get("etag"))
+                if forget:
+                    with contextlib.suppress(ConcurrencyError):  # written again since: the process is back
+                        self.table.delete(_PARTITION, row["RowKey"], row.get("etag"))
+                continue
+            if due is not None:
+                oldest = due if oldest is None else min(oldest, due)
+                batches += as_int(row.get("Batches")) or 0
+        return oldest, batches
 
     def _rows(self) -> list[Entity]:
         return list(self.table.query("PartitionKey eq @p", {"p": _PARTITION}, page_size=1000))
