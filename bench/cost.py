@@ -71,22 +71,39 @@ def _table(load: Load) -> list[str]:
     return [*rows, ""]
 
 
-def goal(load: Load | None) -> str:
-    """Whether the steady load costs at most GOAL_USD a million, said as the totals allow."""
+def goal(load: Load | None, estimated: tuple[Load, list[str]] | None = None) -> str:
+    """Whether the steady load costs at most GOAL_USD a million, said as the totals allow; with `estimated` (the
+    load priced at the estimates of the prices that are only bounded, and their names), what it comes to then."""
     if load is None:
         return f"Goal (at most ${GOAL_USD:.2f} a million at steady load): cannot tell, no steady figures."
-    low, high = load.total("cpu"), load.total("busy")
     head = f"Goal (at most ${GOAL_USD:.2f} a million at steady load): "
+    verdict = head + _verdict(load, " (some prices are upper bounds: the true cost is lower)")
+    if estimated is None or not estimated[1]:
+        return verdict
+    at, names = estimated
+    keys = ", ".join(name.removeprefix("prices.json ") for name in names)
+    return verdict + f" At the estimates of the prices known only as bounds ({keys}): {_verdict(at, '')}"
+
+
+def _verdict(load: Load, caveat: str) -> str:
+    low, high = load.total("cpu"), load.total("busy")
     if low is None or high is None:
         if load.priced("cpu") > GOAL_USD:
-            return head + f"does not hold: the priced lines alone come to {_usd(load.priced('cpu'))}."
-        return head + "cannot tell: inputs are missing (below)."
-    caveat = " (some prices are upper bounds: the true cost is lower)" if load.bound() else ""
+            return f"does not hold: the priced lines alone come to {_usd(load.priced('cpu'))}."
+        return "cannot tell: inputs are missing (below)."
+    caveat = caveat if load.bound() else ""
     if high <= GOAL_USD:
-        return head + f"holds, {_usd(high)} at the busy bound{caveat}."
+        return f"holds, {_usd(high)} at the busy bound{caveat}."
     if low <= GOAL_USD:
-        return head + f"holds only with the CPU model ({_usd(low)}; {_usd(high)} at the busy bound){caveat}."
-    return head + f"does not hold: {_usd(low)} with the CPU model, {_usd(high)} at the busy bound{caveat}."
+        return f"holds only with the CPU model ({_usd(low)}; {_usd(high)} at the busy bound){caveat}."
+    return f"does not hold: {_usd(low)} with the CPU model, {_usd(high)} at the busy bound{caveat}."
+
+
+def _at_estimates(inputs: Inputs) -> tuple[Load, list[str]] | None:
+    """The steady load priced at the estimates bench/prices.json gives for prices known only as bounds."""
+    estimated = inputs.with_estimates()
+    found = steady(estimated)
+    return None if found is None else (found, estimated.estimated)
 
 
 def _provenance(inputs: Inputs) -> str:
@@ -115,7 +132,7 @@ def render_cost(inputs: Inputs) -> str:
     sparse_load = sparse(inputs)
     loads += [x for x in (sparse_load, found_steady) if x is not None] + herds(inputs)
     month = idle_month(inputs)
-    out = [_provenance(inputs), "", goal(found_steady), ""]
+    out = [_provenance(inputs), "", goal(found_steady, _at_estimates(inputs)), ""]
     for item in loads:
         out += _table(item)
     out += _table(month)
@@ -127,6 +144,12 @@ def _footer(inputs: Inputs) -> list[str]:
     out = ["† a third-party price (bench/prices.json says whose). ≤ rests on an upper-bound price.", ""]
     if inputs.bounds:
         out += ["Upper-bound prices: " + ", ".join(inputs.bounds) + ".", ""]
+    entries = inputs.prices.get("prices", {})
+    for name in inputs.bounds:
+        entry = entries.get(name.removeprefix("prices.json "), {})
+        if entry.get("estimate_usd") is not None:
+            price = f"${entry['estimate_usd']:.10f}".rstrip("0")
+            out += [f"Estimate of {name}: {price} ({entry.get('estimate_basis', 'no basis given')}).", ""]
     if inputs.missing:
         out += ["Missing inputs:", *[f"- {name}" for name in inputs.missing], ""]
     return out

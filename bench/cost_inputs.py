@@ -10,6 +10,9 @@ Contract:
   `used` with its value, so an output can name what it rests on.
 - A price that is only an upper bound (`upper_bound_usd`) is returned as that bound and recorded in `bounds`:
   what is computed from it is "at most". A price whose status is not `microsoft-docs` is recorded in `third_party`.
+- `with_estimates()`: the same inputs, but an unconfirmed price that carries an `estimate_usd` (with the
+  `estimate_basis` it rests on) is returned as that estimate and recorded in `estimated` instead of `bounds`: what
+  a reader may expect to pay, printed beside the bound, never in its place.
 - `Deployment` holds what infra/main.bicep, infra/modules/*.bicep and host.json set (`read_deployment`); the
   model never guesses a setting the Bicep could change. The worker's telemetry settings are read from the app
   settings of infra/modules/functionapp.bicep (a literal, or a parameter's default) and parsed by the app's own
@@ -152,6 +155,11 @@ class Inputs:
     used: dict[str, Any] = field(default_factory=dict)
     bounds: list[str] = field(default_factory=list)
     third_party: list[str] = field(default_factory=list)
+    estimates: bool = False  # an unconfirmed price's `estimate_usd` stands in for it (`with_estimates`)
+    estimated: list[str] = field(default_factory=list)
+
+    def with_estimates(self) -> Inputs:
+        return Inputs(self.prices, self.figures, self.deployment, estimates=True)
 
     def miss(self, name: str) -> None:
         if name not in self.missing:
@@ -164,6 +172,10 @@ class Inputs:
             self.miss(name)
             return None
         value = entry.get("usd")
+        if value is None and self.estimates and entry.get("estimate_usd") is not None:
+            value = entry["estimate_usd"]
+            if name not in self.estimated:
+                self.estimated.append(name)
         if value is None and entry.get("upper_bound_usd") is not None:
             value = entry["upper_bound_usd"]
             if name not in self.bounds:
@@ -171,7 +183,8 @@ class Inputs:
         if value is None:
             self.miss(f"{name} ({entry.get('status', 'no status')})")
             return None
-        if entry.get("status") != "microsoft-docs" and name not in self.third_party and name not in self.bounds:
+        unsourced = name in self.bounds or name in self.estimated
+        if entry.get("status") != "microsoft-docs" and name not in self.third_party and not unsourced:
             self.third_party.append(name)
         self.used[name] = value
         return float(value)

@@ -330,6 +330,34 @@ def test_an_upper_bound_price_is_used_and_says_at_most():
     assert "at most" in render_cost(inputs(prices=prices))
 
 
+def test_an_estimate_of_a_bounded_price_is_printed_beside_the_bound_never_in_its_place():
+    prices = copy.deepcopy(PRICES)
+    prices["prices"]["functions.always_ready_baseline_per_gb_s"] = {
+        "usd": None,
+        "upper_bound_usd": 0.00002,
+        "estimate_usd": 0.000004,
+        "estimate_basis": "a fifth of the bound",
+        "status": "unconfirmed",
+    }
+    bounded = steady(inputs(prices=prices))
+    assert bounded is not None
+    bound_total = bounded.total("cpu")
+    assert bound_total is not None
+    # The baseline's share a million at 100/s: 2 GB x a month x the price / a month's executions.
+    at_bound, at_estimate = (2 * MONTH_S * price / (100 * MONTH_S / 1e6) for price in (0.00002, 0.000004))
+    estimated_total = bound_total - at_bound + at_estimate
+    text = render_cost(inputs(prices=prices))
+    verdict = text.split("\n")[2]
+    before, _, after = verdict.partition("At the estimates of the prices known only as bounds")
+    assert f"${bound_total:.2f}" in before and f"${estimated_total:.2f}" in after, verdict
+    assert "(functions.always_ready_baseline_per_gb_s)" in after
+    assert "Estimate of prices.json functions.always_ready_baseline_per_gb_s: $0.000004 (a fifth of the bound)" in text
+    assert "| fixed share: always-ready baseline | (1 x 2 GB x 2,592,000 s x $0.00002/GB-s)" in text  # the bound
+    unestimated = copy.deepcopy(prices)
+    del unestimated["prices"]["functions.always_ready_baseline_per_gb_s"]["estimate_usd"]
+    assert "At the estimates" not in render_cost(inputs(prices=unestimated))
+
+
 def test_no_figures_at_all_name_every_load_missing():
     given = inputs(figures={})
     text = render_cost(given)
