@@ -52,8 +52,9 @@ class Gathered(Generic[K, R, A]):
         if not lane.busy:
             lane.busy = True
             loop.create_task(self._drain(lanes, key, lane))
-        # Shielded: an asker cancelled while it waits must not cancel the call the others share.
-        return await asyncio.shield(future)
+        # Each asker awaits a future of its own: cancelling one cancels only that future, which `_drain` then leaves
+        # unanswered; the call the others share goes on.
+        return await future
 
     async def _drain(self, lanes: dict[K, _Lane[R, A]], key: K, lane: _Lane[R, A]) -> None:
         try:

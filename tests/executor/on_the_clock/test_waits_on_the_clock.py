@@ -114,6 +114,29 @@ def test_gathered_asks_go_to_storage_together_once_their_window_has_passed_on_th
     assert flushed == [[1, 2]]
 
 
+def test_a_gathered_asker_cancelled_while_it_waits_leaves_the_shared_call_to_the_others(clock: ManualClock) -> None:
+    flushed: list[list[int]] = []
+
+    def flush(_: str, requests: list[int]) -> list[int]:
+        flushed.append(requests)
+        return [request * 10 for request in requests]
+
+    async def io(fn: Any, *args: Any) -> Any:
+        return fn(*args)
+
+    async def asks() -> tuple[bool, int]:
+        gathered: Gathered[str, int, int] = Gathered(io, flush, 0.05, clock)
+        gone, stays = asyncio.ensure_future(gathered.ask("row", 1)), asyncio.ensure_future(gathered.ask("row", 2))
+        await asyncio.sleep(0.05)  # both asked, waiting for the window
+        gone.cancel()
+        await asyncio.sleep(0.05)
+        clock.advance(0.05)
+        return gone.cancelled(), await asyncio.wait_for(stays, 5)
+
+    assert asyncio.run(asks()) == (True, 20)
+    assert flushed == [[1, 2]]  # asked before it was cancelled: the call went out with it
+
+
 def test_a_collection_read_answers_for_collection_fresh_of_the_clocks_time(rt: Runtime, clock: ManualClock) -> None:
     reads: list[CollectionKey] = []
 
