@@ -20,6 +20,7 @@ from typing import Any
 OVERVIEW = (
     ("executions", "executions"),
     ("lost", "lost"),
+    ("not_arrived", "not arrived (run ended)"),
     ("duplicated", "duplicated"),
     ("early", "early"),
     ("lateness_s.p50", "lateness p50 s"),
