@@ -92,49 +92,49 @@ def test_a_write_after_an_action_is_tried_again_once_its_retry_delay_has_passed_
     assert tries == [0.0, TIMINGS.record_retry_first.total_seconds()]
 
 
-def test_gathered_asks_go_to_storage_together_once_their_window_has_passed_on_the_clock(clock: ManualClock) -> None:
-    flushed: list[list[int]] = []
+class _Tens:
+    """A `Gathered`'s flush that answers each request with ten times it, and the calls it took, run inline."""
 
-    def flush(_: str, requests: list[int]) -> list[int]:
-        flushed.append(requests)
+    def __init__(self, clock: ManualClock) -> None:
+        self.flushed: list[list[int]] = []
+        self.gathered: Gathered[str, int, int] = Gathered(self._io, self._flush, 0.05, clock)
+
+    def _flush(self, _: str, requests: list[int]) -> list[int]:
+        self.flushed.append(requests)
         return [request * 10 for request in requests]
 
-    async def io(fn: Any, *args: Any) -> Any:
+    async def _io(self, fn: Any, *args: Any) -> Any:
         return fn(*args)
 
-    async def asks() -> list[int]:
-        gathered: Gathered[str, int, int] = Gathered(io, flush, 0.05, clock)
-        answers = asyncio.gather(gathered.ask("row", 1), gathered.ask("row", 2))
-        await asyncio.sleep(0.2)  # four windows of real time
-        assert flushed == []
-        clock.advance(0.05)
-        return list(await answers)
 
-    assert asyncio.run(asks()) == [10, 20]
-    assert flushed == [[1, 2]]
+def test_gathered_asks_go_to_storage_together_once_their_window_has_passed_on_the_clock(clock: ManualClock) -> None:
+    async def asks() -> tuple[list[int], _Tens]:
+        tens = _Tens(clock)
+        answers = asyncio.gather(tens.gathered.ask("row", 1), tens.gathered.ask("row", 2))
+        await asyncio.sleep(0.2)  # four windows of real time
+        assert tens.flushed == []
+        clock.advance(0.05)
+        return list(await answers), tens
+
+    answers, tens = asyncio.run(asks())
+    assert answers == [10, 20]
+    assert tens.flushed == [[1, 2]]
 
 
 def test_a_gathered_asker_cancelled_while_it_waits_leaves_the_shared_call_to_the_others(clock: ManualClock) -> None:
-    flushed: list[list[int]] = []
-
-    def flush(_: str, requests: list[int]) -> list[int]:
-        flushed.append(requests)
-        return [request * 10 for request in requests]
-
-    async def io(fn: Any, *args: Any) -> Any:
-        return fn(*args)
-
-    async def asks() -> tuple[bool, int]:
-        gathered: Gathered[str, int, int] = Gathered(io, flush, 0.05, clock)
-        gone, stays = asyncio.ensure_future(gathered.ask("row", 1)), asyncio.ensure_future(gathered.ask("row", 2))
+    async def asks() -> tuple[bool, int, _Tens]:
+        tens = _Tens(clock)
+        gone = asyncio.ensure_future(tens.gathered.ask("row", 1))
+        stays = asyncio.ensure_future(tens.gathered.ask("row", 2))
         await asyncio.sleep(0.05)  # both asked, waiting for the window
         gone.cancel()
         await asyncio.sleep(0.05)
         clock.advance(0.05)
-        return gone.cancelled(), await asyncio.wait_for(stays, 5)
+        return gone.cancelled(), await asyncio.wait_for(stays, 5), tens
 
-    assert asyncio.run(asks()) == (True, 20)
-    assert flushed == [[1, 2]]  # asked before it was cancelled: the call went out with it
+    cancelled, answer, tens = asyncio.run(asks())
+    assert (cancelled, answer) == (True, 20)
+    assert tens.flushed == [[1, 2]]  # asked before it was cancelled: the call went out with it
 
 
 def test_a_collection_read_answers_for_collection_fresh_of_the_clocks_time(rt: Runtime, clock: ManualClock) -> None:
