@@ -81,6 +81,7 @@ def goal(load: Load | None, estimated: tuple[Load, list[str]] | None = None) -> 
     if estimated is None or not estimated[1]:
         return verdict
     at, names = estimated
+    # The upper-bound caveat is said once, after the first verdict: the queue capacity line stays a bound in both.
     keys = ", ".join(name.removeprefix("prices.json ") for name in names)
     return verdict + f" At the estimates of the prices known only as bounds ({keys}): {_verdict(at, '')}"
 
