@@ -74,6 +74,8 @@ BENCHES = (
     Bench("auto_spread", 8),
     Bench("pushback", 10),
     Bench("steady", 10),
+    # Jobs created inside the dispatch horizon: the API hands their first occurrences to the queue.
+    Bench("near_term", 4),
     # 18,000 jobs created through the API (about 9 min), 5 measured minutes, the drain. The API in worker processes
     # apart from the executor, as Flex Consumption scales the HTTP functions (issue 41 item 6: the API answers).
     Bench("overload", 20, ("--per-function-scaling",)),

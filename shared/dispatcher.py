@@ -20,8 +20,9 @@ timer's schedule monitor (function_app.py, `use_monitor`) runs it at once, past 
 What the job becomes at each step is shared/jobstate's to say (`dispatch_step`, `advanced`); the dispatcher is its
 I/O shell. Which tasks a tick sends: tick_window.py. A collection's `autoSpread` moves the fire instants of a
 crowded second (spread_plans.py). After each tick the dispatcher writes its heartbeat (shared/health.py) and hands
-what it saw to telemetry with the report. `tick` does a whole tick in this process (tests, tools); the lifecycle
-calls `dispatch` for an occurrence before the horizon.
+what it saw to telemetry with the report. `tick` does a whole tick in this process (tests, tools). An occurrence
+the API plans before the horizon is queued by `dispatch`, or by a task of its partition (first_dispatch.py): a
+task reads its partition's entries after removing the partition's waiting mark (`DueIndex.to_dispatch`).
 """
 
 from __future__ import annotations
@@ -158,26 +159,24 @@ class Dispatcher:
         except MalformedTask as exc:
             log.error("dropping a malformed dispatch task: %s", exc)
             return TickReport()
-        if task.account >= self.store.due.accounts:
-            accounts = self.store.due.accounts
+        if task.account >= (accounts := self.store.due.accounts):
             log.error("dropping a dispatch task for storage account %d: %d configured", task.account, accounts)
             return TickReport()
+        return self.run_task(task)
+
+    def run_task(self, task: ShardTask) -> TickReport:
+        """A dispatch task's work, here (the queue trigger's, or a sender's whose task could not go)."""
         report = self._dispatch_partition(task, self.clock.now(), self.threads.share(DISPATCH_FANOUT), watched=True)
         report.tasks = 1
-        if any(report.of(outcome) for outcome in DispatchOutcome):
-            log.info(
-                "dispatched bucket %s shard %d: %s",
-                task.bucket,
-                task.shard,
-                ", ".join(f"{report.of(o)} {o.value}" for o in DispatchOutcome if report.of(o)),
-            )
+        if done := ", ".join(f"{report.of(o)} {o.value}" for o in DispatchOutcome if report.of(o)):
+            log.info("dispatched %s: %s", task, done)
         return report
 
     @traced_dispatch
     def _dispatch_partition(self, task: ShardTask, now: datetime, pool: Executor, watched: bool = False) -> TickReport:
         """`watched`: the task came by queue; while it has entries to dispatch, a watchdog stands in for it."""
         report = TickReport()
-        entries = self.store.due.in_account(task.account).entries(task.bucket, task.shard)
+        entries = self.store.due.in_account(task.account).to_dispatch(task.bucket, task.shard)
         if watched and not entries:
             self.watchdogs.drop(task)
             return report

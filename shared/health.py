@@ -172,13 +172,14 @@ def overdue(store: Store, now: datetime, limit: int = BACKLOG_LIMIT) -> Overdue:
             page_size=min(limit, 1000),
         )
         for entity in found:
-            count += 1
             due = as_datetime(entity.get("Due"))
-            if due is not None:
-                key = CollectionKey(
-                    entity.get("Subscription", ""), entity.get("ResourceGroup", ""), entity.get("Collection", "")
-                )
-                oldest[key] = min(due, oldest.get(key, due))
+            if due is None:  # a partition's waiting mark (store/due.py), no occurrence
+                continue
+            count += 1
+            key = CollectionKey(
+                entity.get("Subscription", ""), entity.get("ResourceGroup", ""), entity.get("Collection", "")
+            )
+            oldest[key] = min(due, oldest.get(key, due))
             if count >= limit:
                 break
         if count >= limit:

@@ -95,6 +95,10 @@ class Timings:
     batch_span: timedelta = _s(3)  # a shard's occurrences due within this of each other share a message
     spread_margin: timedelta = _s(25)  # the spread of the minute ahead's dispatch ends this long before it
     dispatch_overlap: timedelta = _s(120)  # buckets re-read behind the watermark (whole minutes)
+    # A first occurrence the API plans before the dispatch horizon (first_dispatch.py): queued by the API when due
+    # within `first_inline_within`, else by a dispatch task of its partition, visible `first_gather` after its send.
+    first_inline_within: timedelta = _s(10)
+    first_gather: timedelta = _s(1)
     # Gathering windows: how long a first asker waits for others to share its storage call.
     batch_gather: timedelta = _s(0.05)  # batches' job reads and claims (executor/batch.py)
     job_gather: timedelta = _s(0.01)  # job reads at the second (executor/admission.py)
@@ -237,6 +241,11 @@ class Timings:
         yield (
             self.spread_margin > self.task_watchdog_after,
             "spread_margin must exceed task_watchdog_after (a dead host's dispatch task comes back before its minute)",
+        )
+        yield (
+            self.first_inline_within >= self.first_gather + self.early_visibility,
+            "first_inline_within must be at least first_gather + early_visibility (a first occurrence left to a "
+            "dispatch task is queued before its message should turn visible)",
         )
         yield (
             self.dispatch_overlap % timedelta(minutes=1) == _ZERO,

@@ -16,7 +16,8 @@ Contract:
 - a Disabled, Completed or Faulted job has no `next_execution_time` and no due-index entry;
 - the entry of the replaced record (at `existing.next_execution_time`) is removed, unless the new record is
   due at the same instant (the entry is its own then: the dispatcher matches entries by instant);
-- an occurrence before the dispatch horizon is queued right away (the dispatcher's next tick would be late);
+- an occurrence before the dispatch horizon is queued now or by a dispatch task sent now (first_dispatch.py): the
+  dispatcher's next tick would be late;
 - a Disabled job enabled again has ledger entries for the occurrences it had while Disabled (jobstate.resumed).
 
 `store_moves` keeps the same order a page at a time: the entries of all (one transaction per index partition),
@@ -33,6 +34,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..dispatcher import dispatch_horizon
+from ..first_dispatch import dispatch_first
 from ..jobstate import planned, resumed
 from ..records import JobRecord
 from ..store import ConcurrencyError, DueEntry
@@ -81,7 +83,7 @@ def store_job(
             rt.store.history.add_all([], let_go)
     if first is not None and first < dispatch_horizon(now):
         # A lost race leaves the record as written: whoever won re-planned or will dispatch it.
-        record = rt.dispatcher.dispatch(record, first, now) or record
+        record = dispatch_first(rt.dispatcher, record, first, now) or record
     return record
 
 

@@ -19,7 +19,7 @@ from ..timings import Timings
 from .claims import Claim, ClaimStore, Expired
 from .collections import CollectionStore
 from .destinations import DestinationRows
-from .due import DueEntry, DueIndex, bucket_of, bucket_start
+from .due import DueEntry, DueIndex, bucket_of, bucket_start, parse_partition, partition_of
 from .expectations import ExpectationIndex
 from .history import HistoryStore
 from .jobs import JobStore
@@ -52,6 +52,8 @@ __all__ = [
     "Store",
     "bucket_of",
     "bucket_start",
+    "parse_partition",
+    "partition_of",
     "read_modify_write",
 ]
 

@@ -14,6 +14,8 @@ Contracts:
 - `add_many`/`remove_entries` write one entity-group transaction per partition and 100 entities; a
   delete that fails (an entity already gone) deletes the rows still there in a second, and falls back to single
   deletes, which ignore missing rows, only when that one fails too.
+- A partition may hold one more row, its waiting marker (`mark_waiting`): a dispatch task is on its way to it.
+  It is no entry (`read` tells it apart) and sorts after every entry's row (they begin with a digit).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .transaction import MAX_OPERATIONS
 
 _STATE_PARTITION = "dispatcher"
 _WATERMARK_ROW = "watermark"
+_WAITING_ROW = "~waiting"
 MAX_SHARDS = 99
 
 
@@ -157,14 +160,47 @@ class DueIndex:
         """The entries of one partition: a bucket's shard, or (shard None) every shard of the bucket."""
         if shard is None:
             return [e for s in range(self.shards_to_read()) for e in self.entries(bucket, s)]
+        return self.read(bucket, shard)[0]
+
+    def read(self, bucket: str, shard: int) -> tuple[list[DueEntry], bool]:
+        """One partition's entries, and whether its waiting marker was there."""
         partition = partition_of(bucket, shard)
-        found = []
+        found, waiting = [], False
         for e in self.table.query("PartitionKey eq @pk", {"pk": partition}):
+            if e["RowKey"] == _WAITING_ROW:
+                waiting = True
+                continue
             key = JobKey(e["Subscription"], e["ResourceGroup"], e["Collection"], e["Job"])
             due = as_datetime(e.get("Due"))
             if due is not None:
                 found.append(DueEntry(key, due, as_int(e.get("Generation")), partition, self.account))
-        return found
+        return found, waiting
+
+    def for_job(self, job: JobKey) -> DueIndex:
+        """The index of the account the job's entries lie in."""
+        return self
+
+    def mark_waiting(self, partition: str) -> bool:
+        """Mark that a dispatch task is on its way to the partition: False when the mark is there already. A
+        writer that finds it relies on that task, so whoever removes the mark (`unmark_waiting`) reads the
+        partition after removing it: an entry written before a mark was found is read then."""
+        try:
+            self.table.insert({"PartitionKey": partition, "RowKey": _WAITING_ROW})
+        except ConcurrencyError:
+            return False
+        return True
+
+    def unmark_waiting(self, partition: str) -> None:
+        self.table.delete(partition, _WAITING_ROW)
+
+    def to_dispatch(self, bucket: str, shard: int) -> list[DueEntry]:
+        """A dispatch task's read of its partition: when the waiting mark is there, the entries read again after
+        the mark is removed (the writers that found it rely on that read)."""
+        entries, waiting = self.read(bucket, shard)
+        if not waiting:
+            return entries
+        self.unmark_waiting(partition_of(bucket, shard))
+        return self.read(bucket, shard)[0]
 
     def leftovers_before(self, bucket: str, limit: int = 1000) -> set[tuple[str, int]]:
         """(bucket, shard) of entries left in buckets before `bucket` (a failed or lost dispatch); one

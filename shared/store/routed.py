@@ -190,6 +190,22 @@ class RoutedDue(DueIndex):
     def _at(self, job: JobKey) -> DueIndex:
         return self.indexes[account_of(job.collection_key, len(self.indexes))]
 
+    def for_job(self, job: JobKey) -> DueIndex:
+        return self._at(job)
+
+    # A partition's reads and marks are one account's: its index is `in_account`'s or `for_job`'s.
+    def read(self, bucket: str, shard: int) -> tuple[list[DueEntry], bool]:
+        raise TypeError("one account's partition: read it through in_account(...)")
+
+    def mark_waiting(self, partition: str) -> bool:
+        raise TypeError("one account's partition: mark it through for_job(...)")
+
+    def unmark_waiting(self, partition: str) -> None:
+        raise TypeError("one account's partition: unmark it through in_account(...)")
+
+    def to_dispatch(self, bucket: str, shard: int) -> list[DueEntry]:
+        raise TypeError("one account's partition: dispatch it through in_account(...)")
+
     def add(self, job: JobKey, due: datetime, generation: int) -> None:
         self._at(job).add(job, due, generation)
 

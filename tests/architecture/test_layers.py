@@ -24,7 +24,7 @@ FLOORS: list[set[str]] = [
     {"store", "actions"},  # the only code that talks to Storage / to targets
     {"health", "leases", "guard_protocol", "expectations", "due_jobs", "tick_window"}
     | {"dispatch_report", "spread_plans"},
-    {"dispatcher", "executor"},  # I/O shells of jobstate
+    {"dispatcher", "executor", "first_dispatch"},  # I/O shells of jobstate
     {"runtime"},
     {"lifecycle"},  # I/O shell of jobstate for writes
     {"auth", "retention", "dispatch_trigger"},  # dispatch_trigger: above the dispatcher and the lifecycle it routes to

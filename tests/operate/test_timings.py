@@ -35,6 +35,8 @@ BEFORE = {
     "batch_span": 3,  # dispatcher.py BATCH_SPAN
     "spread_margin": 25,  # dispatcher.py SPREAD_MARGIN
     "dispatch_overlap": 120,  # dispatcher.py OVERLAP
+    "first_inline_within": 10,  # new (first_dispatch.py): the API queued every first occurrence before the horizon
+    "first_gather": 1,  # new (first_dispatch.py)
     "batch_gather": 0.05,  # executor/batch.py GATHER
     "job_gather": 0.01,  # executor/admission.py (the job at its second)
     "collection_fresh": 1,  # executor/collection_gate.py FRESH
