@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shutil
 import sys
 import tempfile
 import time
@@ -54,6 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=3000, help="one-shot jobs created")
     parser.add_argument("--lead", type=float, default=30.0, help="seconds from a job's PUT to its second")
+    parser.add_argument("--host-log", help="copy the local host's log here at the end")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, Harness(Path(tmp), {"target": 0.0}) as harness:
         raw = raw_round_trip(harness)  # straight to Azurite, before the load
@@ -96,11 +98,26 @@ def main() -> None:
         used, invoked = harness.requests() - requests, harness.invocations() - invocations
         by_kind, cpu = harness.kinds() - kinds, harness.host_cpu_seconds() - cpu
         arrivals = [a for a in harness.targets.arrivals() if a.job in plan]
-    record(
-        "near_term",
-        {"near-term": report(args, plan, arrivals, answers, took, used, invoked, by_kind, cpu, raw)},
-        raw_read(raw),
-    )
+        left = due_entries_left(harness)
+        if args.host_log:
+            shutil.copy(harness.log_path, args.host_log)
+    missing = sorted((due, name) for name, due in plan.items() if name not in {a.job for a in arrivals})
+    if missing:
+        print(
+            f"[near-term] not arrived: {len(missing)}, due {missing[0][0]:%H:%M:%S} to {missing[-1][0]:%H:%M:%S}Z; "
+            f"e.g. {', '.join(name for _, name in missing[:5])}"
+        )
+    print(f"[near-term] rows left in the due index at the end: {left}")
+    figures = report(args, plan, arrivals, answers, took, used, invoked, by_kind, cpu, raw)
+    record("near_term", {"near-term": {**figures, "puts_refused": len(refused), "due_rows_left": left}}, raw_read(raw))
+
+
+def due_entries_left(harness: Harness) -> int:
+    """Rows left in the due index (none once every occurrence was dispatched)."""
+    from azure.data.tables import TableServiceClient
+
+    service = TableServiceClient.from_connection_string(harness.azurite.connection_string)
+    return sum(1 for _ in service.get_table_client("schedulerDue").list_entities(select=["RowKey"]))
 
 
 def report(

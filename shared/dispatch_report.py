@@ -16,7 +16,8 @@ class DispatchOutcome(str, Enum):
     SKIPPED = "skipped"  # the job is not Enabled: advanced past it, nothing queued
     STALE = "stale"  # the entry no longer matches its job (moved on, redefined, deleted): dropped
     # Another write to the job won the ETag race to advance it (a PUT, PATCH, state change or delete
-    # re-planned it, or writes kept winning ADVANCE_ATTEMPTS times): the entry stays for a later tick.
+    # re-planned it, or writes kept winning ADVANCE_ATTEMPTS times), or a write that added the entry has not
+    # written its job yet (jobstate.awaits_its_write): the entry stays for a later tick.
     RACED = "raced"
     FAILED = "failed"  # a storage fault: the entry stays, a later tick dispatches it again
 

@@ -83,13 +83,11 @@ class Dispatcher:
     occurrences due then (run by the same process) are late by as much.
 
     `span` (the timings' `batch_span` unless given): a shard's occurrences due within this of each other go in one
-    queue message (up to BATCH_MAX): under a steady load a message per second and shard (each with its watchdog
-    and backstop) would be most of the queue's work (docs/execution.md). Each occurrence still fires at its own
-    second; a host dying with the batch in hand before its first second hands it back up to this much later.
+    queue message (up to BATCH_MAX): a message per second and shard (each with its watchdog and backstop) would be
+    most of a steady load's queue work (docs/execution.md). Each occurrence still fires at its own second.
 
-    `threads`: the process's (shared/threads.py): a task's job reads and advances go side by side on a share of the
-    dispatch-fanout lane, its watchdog is renewed on the dispatch-renewer's. None: threads of its own (a dispatcher
-    built by hand: tests, tools), which nothing closes."""
+    `threads`: the process's (shared/threads.py): a task's job reads and advances on a share of the dispatch-fanout
+    lane, its watchdog renewed on the dispatch-renewer's. None: threads of its own (tests, tools), never closed."""
 
     def __init__(
         self,
@@ -211,7 +209,10 @@ class Dispatcher:
                 )
             elif job is None or job.next_execution_time != entry.due:
                 # An entry is the job's own when the job is due at its instant (its row is keyed by job and
-                # instant), whatever generation wrote it: a dispatch that lost a race may have re-added it.
+                # instant), whatever generation wrote it; one its write in flight may yet make so stays.
+                if jobstate.awaits_its_write(job, entry.due, entry.generation, now, self.timings.write_in_flight):
+                    report.count(DispatchOutcome.RACED)
+                    continue
                 done.append(entry)  # the job moved on, changed, or is gone
                 report.count(DispatchOutcome.STALE)
             else:

@@ -99,6 +99,8 @@ class Timings:
     # within `first_inline_within`, else by a dispatch task of its partition, visible `first_gather` after its send.
     first_inline_within: timedelta = _s(10)
     first_gather: timedelta = _s(1)
+    # A due entry not (yet) its job's own stays this long past its instant: the write that added it may still land.
+    write_in_flight: timedelta = _s(60)
     # Gathering windows: how long a first asker waits for others to share its storage call.
     batch_gather: timedelta = _s(0.05)  # batches' job reads and claims (executor/batch.py)
     job_gather: timedelta = _s(0.01)  # job reads at the second (executor/admission.py)

@@ -238,6 +238,20 @@ def still_due(job: JobRecord, generation: int, due: datetime) -> bool:
     return job.generation == generation and job.next_execution_time == due
 
 
+def awaits_its_write(job: JobRecord | None, due: datetime, generation: int, now: datetime, grace: timedelta) -> bool:
+    """A due entry at `due` written with `generation`, which is not its job's own (`job` None or due at another
+    instant), may yet become so: every writer adds the entry before the job it is for (a create, a rewrite, the
+    dispatcher's advance to the following occurrence), so a dispatch reading between the two sees this. True until
+    the entry's instant is `grace` past, unless the job is past it already: rewritten since (a newer generation),
+    finished, or advanced to or beyond it."""
+    if now >= due + grace:
+        return False
+    if job is None or generation > job.generation:
+        return True
+    upcoming = job.next_execution_time
+    return generation == job.generation and upcoming is not None and upcoming < due
+
+
 def advanced(job: JobRecord, step: DispatchStep) -> JobRecord:
     """The job moved past the dispatched occurrence; Completed when its series ended with nothing queued (a
     missed-run policy let its last occurrences go: no attempt is left to complete it)."""

@@ -12,13 +12,13 @@ from typing import Any
 
 from azure.core.exceptions import ServiceRequestError
 
-from shared.dispatcher import Dispatcher
+from shared.dispatcher import Dispatcher, TickReport
 from shared.health import overdue
 from shared.keys import JobKey
 from shared.records import JobRecord
 from shared.runtime import Runtime
 from shared.settings import Settings
-from shared.store import DueIndex
+from shared.store import DueIndex, JobStore
 from shared.store.queues import DispatchQueue, ShardTask
 from tests.support.clock import ManualClock
 from tests.support.scheduler_client import JC, RG, SUB, call, drain_dispatch, make_collection
@@ -143,3 +143,26 @@ def test_a_task_that_cannot_be_sent_is_done_by_its_writer(settings, clock, stora
     assert _job(rt, "unsent").next_execution_time is None
     index = rt.store.due.for_job(JobKey(SUB, RG, JC, "unsent"))
     assert index.read(due.strftime("%Y%m%d%H%M"), 0) == ([], False)  # no mark left to hold later writers back
+
+
+def test_a_task_reading_between_a_creates_entry_and_its_job_leaves_the_entry(settings, clock, storage) -> None:
+    rt = _runtime(settings, clock, storage)
+    clock.current = clock.now().replace(second=30, microsecond=0)
+    due = clock.now() + timedelta(seconds=40)
+    _create(rt, "first", due)  # marks the partition and sends its task
+    ran: list[TickReport] = []
+
+    class TaskBeforeTheJob(JobStore):
+        """The job store as a create finds it when the partition's task runs between its entry and its job."""
+
+        def insert(self, record: JobRecord) -> str:
+            ran.append(drain_dispatch(rt.dispatcher))
+            return super().insert(record)
+
+    jobs = TaskBeforeTheJob.__new__(TaskBeforeTheJob)
+    jobs.__dict__.update(rt.store.jobs.__dict__)
+    store = dataclasses.replace(rt.store, jobs=jobs)
+    _create(dataclasses.replace(rt, store=store, dispatcher=Dispatcher(store, clock)), "second", due)
+    assert [(r.enqueued, r.raced, r.stale) for r in ran] == [(1, 1, 0)]  # "second"'s entry stayed, without its job
+    assert drain_dispatch(rt.dispatcher).enqueued == 1  # "second" marked the partition anew: its own task
+    assert _job(rt, "second").next_execution_time is None
