@@ -260,7 +260,11 @@ def test_a_batch_held_long_is_renewed_ever_less_often_and_its_lease_never_lapses
     gaps = [(b - a).total_seconds() for a, b in zip(renewed_at, renewed_at[1:], strict=False)]
     periods = [_period(n) for n in range(len(gaps))]  # 2, 4, 8, 8 (renewed every 2 s before)
     late = TIMINGS.renewer_poll.total_seconds() + 2 * STEP  # a renewal comes up to a poll and a step late
-    assert len(gaps) >= 4 and all(p <= g <= p + late for p, g in zip(periods, gaps, strict=True)), gaps
+    # The first renewal is read when the clock sees it, not held for (when it is due is not measured): a busy
+    # machine's renewer seen a step late shortens the first gap by as much (1.9 s once), so only its upper bound
+    # holds; every later renewal is read at its own instant.
+    assert len(gaps) >= 4 and gaps[0] <= periods[0] + late, gaps
+    assert all(p <= g <= p + late for p, g in zip(periods[1:], gaps[1:], strict=True)), gaps
     assert not runner_errors and not second.errors, (runner_errors, second.errors)
     assert len(second.delivered) == 0, second.delivered  # the watchdog stayed hidden
     assert len(slow_target.hits) == 1
