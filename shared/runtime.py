@@ -15,6 +15,9 @@ from .actions import ActionRunner
 from .clock import Clock, clock_with_offset
 from .dispatcher import Dispatcher
 from .executor import Executor
+from .group_commit import GroupCommit
+from .keys import CollectionKey
+from .records import CollectionRecord
 from .settings import Settings
 from .store import Store
 from .store.storage import Storage
@@ -35,6 +38,8 @@ class Runtime:
     threads: Threads = field(default_factory=Threads)
     # The action targets, closed with the runtime (the managed identity's connections); None: assembled by hand.
     actions: ActionRunner | None = None
+    # The creates of this process share the writes of their collection's job count (lifecycle/job_count.py).
+    job_counts: GroupCommit[CollectionKey, tuple[int, int, CollectionRecord]] = field(default_factory=GroupCommit)
 
     @classmethod
     def create(
