@@ -35,7 +35,6 @@ or DEVHOST_AZURITE_PORTS=blob,queue,table; `--help` names both.
 from __future__ import annotations
 
 import argparse
-import faulthandler
 import logging
 import os
 import signal
@@ -44,7 +43,6 @@ import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 
 from devhost.azurite import Azurite
 from devhost.devstorage import (
@@ -62,6 +60,7 @@ from devhost.keys import KeyConfigurationError
 from devhost.managed_identity import LocalIdentity
 from devhost.per_function_scaling import PER_FUNCTION_SCALING_SETTING
 from devhost.settings import DEFAULT_CONNECTION, DEVELOPMENT_STORAGE, apply_settings, read_local_settings
+from devhost.stop_request import StopRequest
 from shared.settings import ConfigurationError
 from shared.settings.clock_offset import CLOCK_OFFSET_SETTING
 
@@ -152,8 +151,6 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 # Seconds from a stop signal to a forced exit with every thread's stack on stderr (step 5): the host's own stop
 # takes about its 2 s budget, the interpreter's exit less than a second more.
 STOP_GRACE_SECONDS = 10.0
-# How often the main thread wakes to run a signal handler the kernel delivered to another thread.
-SIGNAL_LOOK_SECONDS = 0.2
 
 
 def _instant(text: str) -> datetime:
@@ -173,7 +170,7 @@ def _apply_clock_flags(args: argparse.Namespace) -> None:
         os.environ[CLOCK_OFFSET_SETTING] = f"{args.clock_offset:.3f}"
 
 
-def _run_in_process(app_dir: Path, host: str, port: int, stop: threading.Event, azurite: Azurite | None) -> int:
+def _run_in_process(app_dir: Path, host: str, port: int, stop: StopRequest, azurite: Azurite | None) -> int:
     try:
         local = LocalHost(app_dir, port, host, load_settings=False).start()
     except OSError as error:
@@ -186,11 +183,7 @@ def _run_in_process(app_dir: Path, host: str, port: int, stop: threading.Event, 
         stops = "the host and the Azurite it started" if azurite else "the host"
         sys.stderr.write(f"Console: {local.base_url}/console   (Ctrl-C stops {stops})\n")
         sys.stderr.flush()
-        # With a timeout: the kernel hands a signal to any thread of the process, and the Python handler runs only
-        # when the main thread next runs bytecode; a wait without one may never wake for it (Ctrl-C or SIGTERM then
-        # went unheard, intermittently, with the host's many threads).
-        while not stop.wait(SIGNAL_LOOK_SECONDS):
-            pass
+        stop.wait()
     finally:
         local.stop()
     return 0
@@ -201,16 +194,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="[%(asctime)s] %(levelname)s %(message)s")
     # The storage SDK logs every HTTP call at INFO; queue polling would drown the app's own logs.
     logging.getLogger("azure").setLevel(logging.WARNING)
-    stop = threading.Event()
-
-    def request_stop(signum: int, frame: FrameType | None) -> None:
-        if not stop.is_set():
-            faulthandler.dump_traceback_later(STOP_GRACE_SECONDS, exit=True)
-        stop.set()
-
+    stop = StopRequest(grace=STOP_GRACE_SECONDS)
     # SIGHUP: the terminal was closed. Its default would end the process without stopping Azurite.
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, request_stop)
+        signal.signal(signum, stop.handle)
     app_dir: Path = args.app_dir.resolve()
     azurite: Azurite | None = None
     identity: LocalIdentity | None = None
@@ -226,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.per_function_scaling:  # the flag wins over the environment, as --clock-offset does
             os.environ[PER_FUNCTION_SCALING_SETTING] = "1"
         identity = serve_local_identity()
-        code = 0 if stop.is_set() else _run_in_process(app_dir, args.host, port, stop, azurite)
+        code = 0 if stop.requested else _run_in_process(app_dir, args.host, port, stop, azurite)
     except (PortInUse, StorageRefused) as error:
         sys.stderr.write(f"{error}\n")
         code = 1

@@ -16,11 +16,9 @@ import threading
 from collections.abc import Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import FrameType
 from urllib.parse import parse_qs, urlsplit
 
-# How often the main thread wakes to run a signal handler (as devhost/cli.py's SIGNAL_LOOK_SECONDS).
-SIGNAL_LOOK_SECONDS = 0.2
+from devhost.stop_request import StopRequest
 
 MAX_ECHOED = 2000  # characters of the body echoed back
 
@@ -77,16 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"python -m devhost.echo --port {args.port + 1}\n"
         )
         return 1
-    stop = threading.Event()
-
-    def request_stop(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
+    stop = StopRequest()  # its handler takes no lock the interrupted main thread may hold
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, request_stop)
+        signal.signal(signum, stop.handle)
     print(f"http://127.0.0.1:{server.server_address[1]}/", flush=True)
-    while not stop.wait(SIGNAL_LOOK_SECONDS):  # a signal another thread received is handled once this one wakes
-        pass
+    stop.wait()
     server.shutdown()
     server.server_close()
     return 0

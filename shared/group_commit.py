@@ -1,15 +1,15 @@
 """Group commit: the callers of one process that race to write one row share its writes.
 
 Racing writers of one row under its ETag let one of them through per round trip, and the others read and try again
-(a create's place in its collection's count: 2.7 reads and 2.7 writes of the collection's row a create, with 8 at
-once, in bench/near_term.py). Here, while one write of a key is in flight, the callers that come for the same key
-gather into the next write, which the first of them does for all once the one in flight has ended: in a process at
-most one write of a key is in flight, and each round trip serves every caller that waited for it. Other processes
-still race for the row; the ETag loop inside `write` settles those.
+(a create's place in its collection's count: with 8 creates at once, bench/near_term.py counted each create reading
+and writing the collection's row about three times). Here, while one write of a key is in flight, the callers that
+come for the same key gather into the next write, which the first of them does for all once the one in flight has
+ended: in a process at most one write of a key is in flight, and each round trip serves every caller that waited for
+it. Other processes still race for the row; the ETag loop inside `write` settles those.
 
 Contract: `share(key, write)` calls `write(n)` once for a group of n callers (n >= 1, arrival order), in the thread
-of the group's first caller, and answers each caller its place in the group (0 .. n - 1) and what `write`
-returned; what `write` raised reaches every caller of the group, and no later group.
+of the group's first caller, and answers each caller its place in the group (0 .. n - 1) and what `write` returned;
+what `write` raised reaches every caller of the group, and no later group.
 """
 
 from __future__ import annotations

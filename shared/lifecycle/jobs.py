@@ -89,7 +89,8 @@ def write_job(
     if existing is None and collection.job_count is not None:
         # A create takes a place in the collection's count (the last check that can refuse). A collection seen
         # full refuses before anything is written; a place lost to a concurrent create after that refuses at
-        # the reservation, which runs beside the due entry (an entry without its job is dropped as stale).
+        # the reservation, which runs beside the due entry (an entry without its job is dropped as stale once its
+        # instant has passed: jobstate.awaits_its_write).
         check_job_count(limits, collection.job_count)
     if what_if:
         return jobstate.planned(record, now)

@@ -57,7 +57,8 @@ def store_job(
     `existing` changed meanwhile.
 
     `alongside` (a create's count reservation) runs beside the due entry's write, before the job's; when it
-    refuses, nothing else is written and the entry is left to the dispatcher, which drops it as stale.
+    refuses, nothing else is written and the entry is left to the dispatcher, which drops it as stale once its instant
+    has passed (jobstate.awaits_its_write).
     """
     record = planned(record, now)
     first = record.next_execution_time
