@@ -101,7 +101,8 @@ def main() -> None:
         left = due_entries_left(harness)
         if args.host_log:
             shutil.copy(harness.log_path, args.host_log)
-    missing = sorted((due, name) for name, due in plan.items() if name not in {a.job for a in arrivals})
+    fired = {a.job for a in arrivals}
+    missing = sorted((due, name) for name, due in plan.items() if name not in fired)
     if missing:
         print(
             f"[near-term] not arrived: {len(missing)}, due {missing[0][0]:%H:%M:%S} to {missing[-1][0]:%H:%M:%S}Z; "
