@@ -21,6 +21,7 @@ from azure.storage.queue import LinearRetry, QueueServiceClient
 from requests.adapters import HTTPAdapter
 
 from ..settings import StorageSettings
+from .entity_datetimes import install as read_datetimes_fast
 
 # A storage round trip takes milliseconds; a connect that has not happened within this is not coming.
 CONNECT_TIMEOUT = 3.0
@@ -100,6 +101,7 @@ def queue_options() -> dict[str, Any]:
 
 
 def table_service(settings: StorageSettings) -> TableServiceClient:
+    read_datetimes_fast()
     if settings.connection_string:
         return TableServiceClient.from_connection_string(
             settings.connection_string, transport=_transport(), **table_options()

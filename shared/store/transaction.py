@@ -7,9 +7,9 @@ scheduler sends a transaction for nearly every step (claims, history, jobs, the 
 here is the envelope only, the OData batch format of the Table service REST API ("Performing entity group
 transactions"): one changeset of the sub-requests, each an `application/http` part; the answer is the same
 shape, one `HTTP/1.1` response per sub-request, or the single response of the one that failed. The
-sub-requests themselves stay the SDK's (`TableBatchOperations`: URLs and key escaping, ETags and match
-conditions, the entities' EDM JSON), and the outer request goes through the client's own pipeline
-(authentication, retries, the pooled transport), exactly as `TableClient.submit_transaction` sends it.
+sub-requests are written as the SDK writes them (transaction_parts.py, held equal to the SDK's by a test), and
+the outer request goes through the client's own pipeline (authentication, retries, the pooled transport), exactly
+as `TableClient.submit_transaction` sends it.
 
 `submit` answers the ETag of every operation, in order. A refused transaction (nothing of it was done) raises
 `TransactionRefused`, carrying the index of the operation that failed and its status, as the SDK's
@@ -22,7 +22,6 @@ import json
 import re
 import uuid
 from collections.abc import Iterable
-from typing import Any
 
 from azure.core.exceptions import (
     HttpResponseError,
@@ -32,9 +31,9 @@ from azure.core.exceptions import (
 )
 from azure.core.rest import HttpRequest
 from azure.data.tables import TableClient
-from azure.data.tables._table_batch import TableBatchOperations
 
-Operation = tuple[Any, ...]  # as TableClient.submit_transaction takes them: (kind, entity[, keywords])
+from .transaction_parts import Operation, Part, parts_of
+
 MAX_OPERATIONS = 100  # the service refuses a transaction of more (all in one partition, each row once)
 
 _BOUNDARY = re.compile(rb'boundary="?([^";\r\n]+)"?', re.IGNORECASE)
@@ -57,14 +56,8 @@ class TransactionRefused(HttpResponseError):
 
 def submit(client: TableClient, operations: Iterable[Operation]) -> list[str | None]:
     """Send the operations (one partition's) as one entity-group transaction: the ETag each answered."""
-    parts = TableBatchOperations(
-        config=client._client._config,  # private: as submit_transaction builds them
-        endpoint=f"{client.scheme}://{client._primary_hostname}",
-        table_name=client.table_name,
-        is_cosmos_endpoint=client._cosmos_endpoint,
-    )
-    for operation in operations:
-        parts.add_operation(operation)
+    base_url = f"{client.scheme}://{client._primary_hostname}"  # private: as submit_transaction builds it
+    parts = parts_of(base_url, client.table_name, client.api_version, operations)
     batch, changeset = f"batch_{uuid.uuid4()}", f"changeset_{uuid.uuid4()}"
     request = HttpRequest(
         "POST",
@@ -76,7 +69,7 @@ def submit(client: TableClient, operations: Iterable[Operation]) -> list[str | N
             "Content-Type": f"multipart/mixed; boundary={batch}",
             "Accept": "application/json",
         },
-        content=envelope(parts.requests, batch, changeset),
+        content=envelope(parts, batch, changeset),
     )
     # The client's own pipeline, as the SDK sends it; streamed, or its content decoder refuses multipart.
     response = client._client.send_request(request, stream=True)
@@ -90,33 +83,32 @@ def submit(client: TableClient, operations: Iterable[Operation]) -> list[str | N
     for status, headers, body in answers:
         if not 200 <= status < 300:
             raise _refused(status, headers, body)
-    if len(answers) != len(parts.requests):
+    if len(answers) != len(parts):
         raise HttpResponseError(
-            message=f"the transaction answered {len(answers)} parts for {len(parts.requests)} operations",
+            message=f"the transaction answered {len(answers)} parts for {len(parts)} operations",
             response=response,
         )
     return [headers.get("etag") for _, headers, _ in answers]
 
 
-def envelope(requests: list[HttpRequest], batch: str, changeset: str) -> bytes:
-    """The multipart/mixed body of one changeset holding the requests, each an application/http part."""
+def envelope(parts: list[Part], batch: str, changeset: str) -> bytes:
+    """The multipart/mixed body of one changeset holding the sub-requests, each an application/http part."""
     out = [f"--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n".encode()]
-    for index, request in enumerate(requests):
+    for index, part in enumerate(parts):
         head = [
             f"--{changeset}",
             "Content-Type: application/http",
             "Content-Transfer-Encoding: binary",
             f"Content-ID: {index}",
             "",
-            f"{request.method} {request.url} HTTP/1.1",
-            *(f"{name}: {value}" for name, value in request.headers.items()),
+            f"{part.method} {part.url} HTTP/1.1",
+            *(f"{name}: {value}" for name, value in part.headers),
             "",
             "",
         ]
         out.append("\r\n".join(head).encode())
-        content = request.content
-        if content:
-            out.append(content if isinstance(content, bytes) else str(content).encode())
+        if part.body:
+            out.append(part.body)
         out.append(b"\r\n")
     out.append(f"--{changeset}--\r\n--{batch}--\r\n".encode())
     return b"".join(out)
