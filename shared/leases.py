@@ -151,6 +151,11 @@ class Guards:
         stop renewing, and leave the copies to bring the batch back."""
         self._renewer.discard(guard)  # ON_ABANDON leaves both copies: nothing more to do
 
+    def leave(self, guard: Guard) -> None:
+        """`abandon` without waiting for a renewal in progress: for the event loop, cancelled while the process goes
+        away (a renewal's storage calls take up to seconds, and every batch cancelled would wait out its own)."""
+        self._renewer.drop(guard)
+
     def close(self, guard: Guard) -> None:
         """The batch ended: stop renewing and delete its copies (`ON_CLOSE`; best effort: a copy that survives
         finds the attempts done, later, and is dropped)."""

@@ -6,7 +6,8 @@ Contract: `add` an item (it has `next_renewal`, monotonic seconds; a `renewing` 
 takes along the items due within `renewal_ahead` (so their storage writes share transactions) that `early` allows
 (one whose renewal may not come early waits for its time). A pass holds its items' locks and renews them in one
 call, `renew(items)`: per item, the seconds to its next renewal, or what its renewal met (tried again
-`renewal_retry` later). `discard` returns once a renewal in progress has ended; none starts after it.
+`renewal_retry` later). `discard` returns once a renewal in progress has ended; none starts after it. `drop` returns
+at once (a renewal in progress may end after it); none starts after it either.
 """
 
 from __future__ import annotations
@@ -75,6 +76,14 @@ class Renewer(Generic[H]):
             self._active.discard(item)
         with item.renewing:
             item.let_go = True
+
+    def drop(self, item: H) -> None:
+        """Stop renewing `item` without waiting for a renewal in progress, which may still end after this returns:
+        for a holder that leaves its copies as they are and must not block (the event loop, cancelled while the
+        process goes away). No renewal starts after it."""
+        with self._lock:
+            self._active.discard(item)
+        item.let_go = True  # read by a pass under the item's lock; a pass that read it already ends as it would
 
     def _pass(self) -> None:
         """One look, every `renewer_poll`: the items due and in no pass under way renewed side by side (the lane's

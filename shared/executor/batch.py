@@ -161,7 +161,7 @@ class Executor:
             await self._blocking(self.guards.abandon, guard)  # delivered again: the copies cover that (below)
             raise
         except BaseException:
-            self.guards.abandon(guard)  # cancelled, the process going away: the copies bring the batch back
+            self.guards.leave(guard)  # cancelled, the process going away: the copies bring the batch back
             raise
         finally:
             if place is not None:
