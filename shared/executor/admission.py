@@ -154,7 +154,7 @@ class Admission:
             current = await self.jobs.ask(message.job.collection_key, message.job)
             if current is None or current.generation != message.generation:
                 return await self._superseded(message, current)
-            if is_done(current, message.claim_id):
+            if is_done(current, message.attempt_id):  # a poll's: another poll of its attempt may have ended it
                 return Skip(RAN)  # its first runner finished it, then died before its claim said so
             job = current
         collection: JobCollectionState | None = None

@@ -15,9 +15,10 @@ from ..store import Claim
 
 
 def attempt_of(message: OccurrenceMessage) -> Attempt:
-    """The attempt a message carries, as the job state machine sees it."""
+    """The attempt a message carries, as the job state machine sees it: a poll's is the attempt it polls, so the
+    attempt is counted once whichever of its polls finds the work's end."""
     return Attempt(
-        message.claim_id, message.occurrence, message.scheduled, message.action, message.attempt, message.replay > 0
+        message.attempt_id, message.occurrence, message.scheduled, message.action, message.attempt, message.replay > 0
     )
 
 

@@ -16,7 +16,11 @@ and each poll takes a rate slot of the host it goes to (the Location's). The ove
 (`overlap_marker.extend`, only for occurrences the marker keeps, `jobstate.overlap.tracked`): the occurrence runs
 while it is polled.
 
-Queued before the claim is done: a crash between the two fires the action again (a duplicate, never a lost poll).
+Queued before the claim is done: a crash between the two fires the action again (a duplicate, never a lost poll),
+or, after a poll, polls again: a second chain of polls of the same attempt. Whichever poll finds the work's end
+records the attempt as one: its history is keyed by the attempt's due (`OccurrenceMessage.attempt_due`) and the job
+counts it under the attempt's id (`attempt_id`, fired.py `attempt_of`), so a second end rewrites the same entry and
+counts nothing; a repeated poll that comes after the end finds its attempt done (admission.py) and polls nothing.
 """
 
 from __future__ import annotations

@@ -184,7 +184,7 @@ class Recorder:
     def _before_jobs(self, group: list[_Pending]) -> None:
         """The history of attempts of one collection, in one transaction; then what follows each."""
         try:
-            records = [(pending.fired.history, pending.fired.message.due) for pending in group]
+            records = [(pending.fired.history, pending.fired.message.attempt_due) for pending in group]
             # A run ended failed for good: its dead letter in the same transaction (dead_lettered.py).
             dead = [row for pending in group if (row := dead_letter_row(pending.fired)) is not None]
             add = functools.partial(self.store.history.add_group, records, dead)

@@ -86,7 +86,7 @@ def decide(
 class Attempt:
     """One attempt as the job sees it: which occurrence, how, and what came of it."""
 
-    claim_id: str
+    claim_id: str  # the attempt's (OccurrenceMessage.attempt_id): the same for each poll of its work
     occurrence: datetime
     scheduled: bool  # an occurrence of the job's schedule (not run-now)
     action: JobHistoryActionName = JobHistoryActionName.MAIN_ACTION

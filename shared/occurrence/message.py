@@ -120,6 +120,12 @@ class OccurrenceMessage:
     def claim_id(self) -> str:
         return self.attempt_id if self.poll is None else f"{self.attempt_id}|poll|{self.poll.count}"
 
+    @property
+    def attempt_due(self) -> datetime:
+        """The due of the attempt this message runs or polls: a poll's is its attempt's, so whichever poll finds the
+        work's end records the attempt under the same key (a poll repeated after a crash starts a second chain)."""
+        return self.due if self.poll is None else self.poll.due
+
     def retry(self, due: datetime) -> OccurrenceMessage:
         return replace(self, due=due, attempt=self.attempt + 1, first_due=None, waited_for=None, paced=False, poll=None)
 

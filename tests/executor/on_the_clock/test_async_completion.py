@@ -23,7 +23,7 @@ from shared.actions import Accepted, ActionRunner, ExecutionContext
 from shared.keys import JobKey
 from shared.manual_clock import ManualClock
 from shared.model import PREVIEW_API_VERSION, JobAction, JobExecutionStatus
-from shared.occurrence import OccurrenceMessage, Trigger
+from shared.occurrence import OccurrenceMessage, PollState, Trigger
 from shared.private_targets import PrivateTargets
 from shared.runtime import Runtime
 from tests.executor.peers.servers import Hit, Server, serve
@@ -122,6 +122,33 @@ def test_a_202_polled_five_times_is_one_occurrence_with_the_final_status(rt: Run
     assert [(e.status, e.attempts) for e in entries] == [(JobExecutionStatus.COMPLETED, 1)]
     job = rt.store.jobs.get(KEY)
     assert job is not None and job.execution_count == 1 and job.failure_count == 0
+
+
+def test_two_chains_of_polls_of_one_attempt_record_it_once(rt: Runtime) -> None:
+    """A poll repeated after a crash (its host died after queueing the next poll, before its claim said done) starts
+    a second chain of polls of the same attempt, and both may find the work's end (tests/executor/
+    test_polling_crash.py saw it). The attempt is still one history entry and one ledger entry, counted once. Here the
+    second chain is a poll message of the same attempt queued beside the first chain's, as the repeat would queue it."""
+    work = AsyncTarget(polls=2)  # the first GET answers 202 (its chain polls again), every later one the end
+    try:
+        create_job(rt, work.server.url, {})
+        job = rt.store.jobs.get(KEY)
+        assert job is not None
+        at = rt.clock.now().replace(microsecond=0)
+        message = OccurrenceMessage(KEY, at, at, Trigger.RUN_NOW, generation=job.generation)
+        rt.store.queue.send(message, at)
+        second = PollState(f"{work.server.url}/status/1", False, at, at, at, count=7)
+        rt.store.queue.send(message.polled(second, at + timedelta(seconds=1)), at)
+        drain_in_its_time(rt, lambda: len(work.gets()) >= 3 and ended(rt))  # no handler busy, nothing visible
+        assert len(work.posts()) == 1 and len(work.gets()) == 3  # both chains polled to the end
+        history, _ = rt.store.history.page(KEY, None, 10)
+        assert [h.status for h in history] == [JobExecutionStatus.COMPLETED]
+        entries, _ = rt.store.history.ledger_page(KEY, None, None, None, 10)
+        assert [e.status for e in entries] == [JobExecutionStatus.COMPLETED]
+        counted = rt.store.jobs.get(KEY)
+        assert counted is not None and (counted.execution_count, counted.failure_count) == (1, 0)
+    finally:
+        work.server.close()
 
 
 def test_the_ledger_shows_the_occurrence_running_while_it_is_polled(rt: Runtime) -> None:
