@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from shared.clock import SystemClock
@@ -45,7 +47,9 @@ def in_a_thread(call: object, item: Item) -> threading.Thread:
     return thread
 
 
-def test_drop_returns_while_a_renewal_is_in_progress_and_none_starts_after() -> None:
+@contextmanager
+def renewal_in_progress() -> Iterator[tuple[Renewer[Item], HeldRenewal, Item]]:
+    """A renewer whose first renewal of a due item is under way (and holds the item's lock) until released."""
     threads = Threads(SystemClock())
     renewal = HeldRenewal()
     renewer: Renewer[Item] = Renewer(renewal, "attempt-renewer", SystemClock(), TIMINGS, threads)
@@ -53,6 +57,14 @@ def test_drop_returns_while_a_renewal_is_in_progress_and_none_starts_after() -> 
     try:
         renewer.add(item)
         assert renewal.started.wait(POLL * 10), "the renewer never renewed a due item"
+        yield renewer, renewal, item
+    finally:
+        renewal.release.set()
+        threads.close()
+
+
+def test_drop_returns_while_a_renewal_is_in_progress_and_none_starts_after() -> None:
+    with renewal_in_progress() as (renewer, renewal, item):
         dropping = in_a_thread(renewer.drop, item)
         dropping.join(POLL * 4)
         assert not dropping.is_alive(), "drop waited for the renewal in progress"
@@ -60,19 +72,10 @@ def test_drop_returns_while_a_renewal_is_in_progress_and_none_starts_after() -> 
         renewal.release.set()
         time.sleep(POLL * 4)  # four polls: a renewal still started would have begun by now
         assert renewal.calls == 1
-    finally:
-        renewal.release.set()
-        threads.close()
 
 
 def test_discard_waits_for_the_renewal_in_progress() -> None:
-    threads = Threads(SystemClock())
-    renewal = HeldRenewal()
-    renewer: Renewer[Item] = Renewer(renewal, "attempt-renewer", SystemClock(), TIMINGS, threads)
-    item = Item()
-    try:
-        renewer.add(item)
-        assert renewal.started.wait(POLL * 10), "the renewer never renewed a due item"
+    with renewal_in_progress() as (renewer, renewal, item):
         discarding = in_a_thread(renewer.discard, item)
         discarding.join(POLL * 4)
         assert discarding.is_alive(), "discard returned while the renewal was in progress"
@@ -81,6 +84,3 @@ def test_discard_waits_for_the_renewal_in_progress() -> None:
         assert not discarding.is_alive() and item.let_go
         time.sleep(POLL * 4)
         assert renewal.calls == 1
-    finally:
-        renewal.release.set()
-        threads.close()

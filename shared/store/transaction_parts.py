@@ -14,7 +14,8 @@ An operation is a tuple as `TableClient.submit_transaction` takes it: `(kind, en
 keywords)`, kind one of create, upsert, update, delete; keywords `mode` (an `UpdateMode`, MERGE by default as the
 SDK's), `etag` and `match_condition` (unconditional by default; `IfNotModified` needs an ETag). What the SDK
 refuses is refused the same way (ValueError: keys missing, two partitions, an unknown kind or keyword, a match
-condition without its ETag; TypeError: a key that is not text).
+condition without its ETag; TypeError: a key that is not text). A merge against a Cosmos DB endpoint, which the SDK
+rewrites as a POST, is not written here: the store speaks to Table Storage, and replaces rows whole.
 """
 
 from __future__ import annotations
