@@ -61,7 +61,7 @@ def submit(client: TableClient, operations: Iterable[Operation]) -> list[str | N
     batch, changeset = f"batch_{uuid.uuid4()}", f"changeset_{uuid.uuid4()}"
     request = HttpRequest(
         "POST",
-        f"{client.scheme}://{client._primary_hostname}/$batch",
+        f"{base_url}/$batch",
         headers={
             "x-ms-version": client.api_version,
             "DataServiceVersion": "3.0",

@@ -33,8 +33,12 @@ from azure.data.tables._serialize import _add_entity_properties
 
 Operation = tuple[Any, ...]  # as TableClient.submit_transaction takes them: (kind, entity[, keywords])
 
-_KEYWORDS = {"create": set(), "upsert": {"mode"}, "update": {"mode", "etag", "match_condition"}}
-_KEYWORDS["delete"] = {"etag", "match_condition"}
+_KEYWORDS: dict[str, set[str]] = {
+    "create": set(),
+    "upsert": {"mode"},
+    "update": {"mode", "etag", "match_condition"},
+    "delete": {"etag", "match_condition"},
+}
 
 
 @dataclass(frozen=True)
