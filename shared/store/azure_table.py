@@ -1,6 +1,7 @@
 """`AzureTable`: the `Table` contract (tables.py) over Table Storage, through an azure TableClient.
 
-The client is private, so every table operation of the app goes through the methods below. Entity-group
+The client is private, so every table operation of the app goes through the methods below. Queries go through
+entity_query.py's `query_page` (the SDK's request, its answer read by hand). Entity-group
 transactions go through transaction.py's `submit` (the envelope written by hand), so a refused one raises its
 `TransactionRefused`; the SDK's own batch builder still refuses entities of two partitions (ValueError) before
 anything is sent. Each batch call sends a transaction whose answer was lost once more, and tells the repeat's
@@ -20,6 +21,7 @@ from azure.core import MatchConditions
 from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import TableClient, UpdateMode
 
+from .entity_query import query_page
 from .tables import BatchFailed, ConcurrencyError, Entity, Table, count_rows, delete_partition_rows, each_once, rows_of
 from .transaction import TransactionRefused
 from .transaction_repeat import OnceMore
@@ -116,13 +118,12 @@ class AzureTable(Table):
         select: list[str] | None = None,
         page_size: int | None = None,
     ) -> Iterator[Entity]:
-        found = self._client.query_entities(
-            query_filter, parameters=parameters, select=select, results_per_page=page_size
-        )
-        for entity in found:
-            item = dict(entity)
-            item["etag"] = entity.metadata.get("etag")
-            yield item
+        continuation = None
+        while True:
+            rows, continuation = query_page(self._client, query_filter, parameters, select, page_size, continuation)
+            yield from rows
+            if continuation is None:
+                return
 
     def count(self, query_filter: str, parameters: dict[str, Any] | None, limit: int) -> int:
         return count_rows(self, query_filter, parameters, limit)
@@ -130,15 +131,7 @@ class AzureTable(Table):
     def page(
         self, query_filter: str, parameters: dict[str, Any], size: int, continuation: Any = None
     ) -> tuple[list[Entity], Any]:
-        pages = self._client.query_entities(query_filter, parameters=parameters, results_per_page=size).by_page(
-            continuation_token=continuation
-        )
-        try:
-            items = [dict(e) | {"etag": e.metadata.get("etag")} for e in next(pages)]
-        except StopIteration:
-            return [], None
-        # by_page() is typed as a plain iterator; it returns an azure.core PageIterator, which has the token.
-        return items, getattr(pages, "continuation_token", None)
+        return query_page(self._client, query_filter, parameters, None, size, continuation)
 
     def upsert_batch(self, entities: list[Entity]) -> None:
         self._once_more().submit([("upsert", _clean(e), {"mode": UpdateMode.REPLACE}) for e in entities])
