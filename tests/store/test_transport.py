@@ -192,5 +192,6 @@ def test_an_answer_cut_inside_its_headers_is_refused(peer: Peer, environment: bo
     """On the direct path and on requests' (a transport reading the environment's proxies goes through requests)."""
     peer.mode = "cut"
     ours = PooledTransport(use_env_settings=environment, connection_timeout=2, read_timeout=1)
+    request: Any = HttpRequest("GET", f"http://127.0.0.1:{peer.port}/t")
     with ours, pytest.raises(ServiceResponseError, match="inside its headers"):
-        Pipeline(ours).run(HttpRequest("GET", f"http://127.0.0.1:{peer.port}/t"))
+        Pipeline(ours).run(request)
