@@ -137,6 +137,10 @@ class PooledTransport(RequestsTransport):
         response.url = url
         response.request = prepared
         response.connection = adapter
+        if not kwargs.get("stream"):
+            # As requests' session reads a whole answer, in one join of large chunks: azure-core's response then
+            # takes it as read; left unread, azure-core reads it in 4 KiB blocks through its download generator.
+            response.content  # noqa: B018
         return response
 
     def _wrapped(self, request: Any, response: requests.Response, kwargs: dict[str, Any]) -> Any:

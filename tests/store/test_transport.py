@@ -138,10 +138,11 @@ def requests_to(port: int) -> list[Any]:
 
 def exchange(transport: RequestsTransport, request: Any, stream: bool) -> tuple[Any, ...]:
     response = Pipeline(transport).run(request, stream=stream).http_response
+    read_by_the_transport = response.internal_response._content_consumed
     # A whole answer is read by the transport (a rest answer's content raises otherwise); a streamed one here.
     legacy = not hasattr(response, "iter_bytes")
     body = response.body() if legacy else (response.read() if stream else response.content)
-    return response.status_code, dict(response.headers), response.reason, body, type(response)
+    return response.status_code, dict(response.headers), response.reason, body, type(response), read_by_the_transport
 
 
 @pytest.mark.parametrize("mode", ["length", "chunked", "empty"])
