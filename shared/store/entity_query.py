@@ -7,8 +7,9 @@ objects), then the model into entities, each Timestamp parsed for metadata the s
 and tracer's wrappers per page. Here the request is the SDK's (its generated request builder, run through the
 table client's pipeline as its generated query runs it: authentication, retries, the pooled transport, azure-core's
 JSON decoder), and each row is converted as the SDK's `_convert_to_entity` converts it, with the SDK's own type
-table (so Edm.DateTime goes through entity_datetimes' converter when it is installed). tests/store/test_entity_query.py holds rows, pages,
-continuations and errors equal to the SDK's, on generated rows and on a real Azurite.
+table (so Edm.DateTime goes through entity_datetimes' converter when it is installed).
+tests/store/test_entity_query.py holds rows, pages, continuations and errors equal to the SDK's, on generated rows
+and on a real Azurite.
 
 An entity is a plain dict with its `etag`; the continuation is the SDK's (a dict of the next PartitionKey and
 RowKey, JSON-safe), None after the last page. Errors are raised as the SDK raises them (`_process_table_error`).
