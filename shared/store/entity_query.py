@@ -35,7 +35,8 @@ from azure.data.tables._error import _process_table_error
 from azure.data.tables._generated.operations._operations import build_table_query_entities_request
 from azure.data.tables._serialize import _parameter_filter_substitution
 
-Entity = dict[str, Any]
+from .tables import Entity
+
 Continuation = dict[str, Any]
 
 # As the generated `TableOperations.query_entities` maps statuses before the SDK decodes the error.
@@ -61,6 +62,7 @@ def query_page(
 ) -> tuple[list[Entity], Continuation | None]:
     """One page of at most `size` entities (the service's 1,000 when None) matching the filter, from
     `continuation` (None: the first page), and the continuation of the next page."""
+    generated = client._client  # private: the generated client whose query the SDK runs, and its configuration
     next_partition, next_row = _extract_continuation_token(continuation)
     request = build_table_query_entities_request(
         table=client.table_name,
@@ -69,12 +71,11 @@ def query_page(
         filter=_parameter_filter_substitution(parameters, query_filter),
         next_partition_key=next_partition,
         next_row_key=next_row,
-        version=client._client._config.version,  # private: the version the SDK's own query sends
+        version=generated._config.version,
     )
-    # Run as the SDK's generated query runs it (private: its pipeline client and configuration): not streamed, so
-    # the answer is read whole and azure-core's content decoder parses its JSON once. A streamed answer would be read
-    # in 4 KiB blocks, each a trip through the GIL: under load, a 1,000-row page then waited on the other threads.
-    generated = client._client
+    # Run as the SDK's generated query runs it: not streamed, so the answer is read whole and azure-core's content
+    # decoder parses its JSON once. A streamed answer would be read in 4 KiB blocks, each a trip through the GIL:
+    # under load, a 1,000-row page then waited on the other threads.
     request.url = generated._client.format_url(request.url, url=generated._config.url)
     answered = generated._client._pipeline.run(request, stream=False)
     response = answered.http_response
