@@ -36,7 +36,7 @@ from devhost.hostconfig import QueueOptions
 from devhost.indexing import FunctionInfo
 from devhost.invoker import Invokes
 from devhost.settings import resolve_references, storage_connection
-from shared.store.clients import PooledTransport
+from shared.store.transport import PooledTransport
 
 log = logging.getLogger(__name__)
 RECEIVE_VISIBILITY_SECONDS = 600

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import requests
-from azure.core.exceptions import ServiceResponseError
 from azure.core.pipeline.transport import RequestsTransport
 from azure.data.tables import TableServiceClient
 from azure.storage.queue import LinearRetry, QueueServiceClient
-from requests.adapters import HTTPAdapter
 
 from ..settings import StorageSettings
 from .entity_datetimes import install as read_datetimes_fast
+from .transport import PooledTransport
 
 # A storage round trip takes milliseconds; a connect that has not happened within this is not coming.
 CONNECT_TIMEOUT = 3.0
@@ -29,10 +27,6 @@ CONNECT_TIMEOUT = 3.0
 # noticed (and the call retried) in seconds rather than the SDK's default minute.
 READ_TIMEOUT = 10.0
 RETRIES = 4
-# Connections kept per storage endpoint: as many as the threads that call it side by side (the executor's
-# 64, the recorder's, the renewals'). requests keeps 10, and a herd then opens and discards a connection
-# per call beyond them ("Connection pool is full"), each a TCP handshake and the CPU to make it.
-POOL_SIZE = 128
 
 
 def _credential(settings: StorageSettings) -> Any:
@@ -44,41 +38,6 @@ def _credential(settings: StorageSettings) -> Any:
             return ManagedIdentityCredential(client_id=settings.client_id)
         return ManagedIdentityCredential()
     return DefaultAzureCredential(managed_identity_client_id=settings.client_id)
-
-
-class PooledTransport(RequestsTransport):
-    """azure-core's requests transport keeping `connections` connections per endpoint (the local host's queue
-    listeners use it too). The transport takes no pool size; `_init_session` is where it mounts its adapters
-    on the session it makes, once."""
-
-    def __init__(self, connections: int = POOL_SIZE, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._connections = connections
-
-    def _init_session(self, session: requests.Session) -> None:
-        super()._init_session(session)
-        for adapter in session.adapters.values():
-            if isinstance(adapter, HTTPAdapter):
-                adapter.init_poolmanager(self._connections, self._connections)
-
-    def send(self, request: Any, **kwargs: Any) -> Any:
-        """The answer, or ServiceResponseError (retried as a lost answer) when the connection closed inside its
-        headers: http.client takes the close for their end, so such an answer reads as a whole one with no
-        length and an empty body, which the SDKs' deserializers fail on with AttributeError or TypeError."""
-        response = super().send(request, **kwargs)
-        if _cut_in_its_headers(request.method, response.status_code, response.headers):
-            response.internal_response.close()  # requests' own response, under either kind azure-core wraps
-            raise ServiceResponseError(message="storage's answer ended inside its headers")
-        return response
-
-
-def _cut_in_its_headers(method: str, status: int, headers: Any) -> bool:
-    # Storage frames every answer that has a body by its length or in chunks (never by closing the connection);
-    # a header cut part-way keeps what came of its value ("Transfer-Encoding: chu").
-    if method.upper() == "HEAD" or status < 200 or status in (204, 304):
-        return False
-    length = str(headers.get("Content-Length") or "")
-    return not length.isdigit() and not str(headers.get("Transfer-Encoding") or "").lower().endswith("chunked")
 
 
 def _transport() -> RequestsTransport:
