@@ -7,8 +7,9 @@ time but for the keys, the ETag and the body. transaction.py already writes the 
 parts are written as the SDK 12.7 writes them against the Table service REST API ("Insert Entity", "Update Entity",
 "Merge Entity", "Insert Or Replace/Merge Entity", "Delete Entity", all of API version `x-ms-version`): the same
 method, URL (a key's quotes doubled, then percent-encoded whole), headers in the same order, and the same EDM JSON
-body (the SDK's own `_add_entity_properties`, dumped as azure-core dumps it). tests/store/test_transaction_parts.py
-holds the two byte for byte equal over generated keys and entities and every operation shape.
+body (the SDK's `_add_entity_properties`, its common values converted inline, dumped as azure-core dumps it).
+tests/store/test_transaction_parts.py holds the two byte for byte equal over generated keys and entities (every
+value type, None and text enums among them) and every operation shape.
 
 An operation is a tuple as `TableClient.submit_transaction` takes it: `(kind, entity)` or `(kind, entity,
 keywords)`, kind one of create, upsert, update, delete; keywords `mode` (an `UpdateMode`, MERGE by default as the
@@ -23,14 +24,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
 from azure.core import MatchConditions
 from azure.core.serialization import AzureJSONEncoder
 from azure.data.tables import UpdateMode
-from azure.data.tables._serialize import _add_entity_properties
+from azure.data.tables._serialize import _add_entity_properties, _to_entity_datetime
 
+_INT32 = 2**31
 Operation = tuple[Any, ...]  # as TableClient.submit_transaction takes them: (kind, entity[, keywords])
 
 _KEYWORDS: dict[str, set[str]] = {
@@ -116,4 +119,23 @@ def _if_match(keywords: dict[str, Any]) -> str:
 
 def _body(entity: dict[str, Any]) -> bytes:
     # As azure-core sets a JSON body (rest/_helpers.py, set_json_body): the same encoder, so the same bytes.
-    return json.dumps(_add_entity_properties(entity), cls=AzureJSONEncoder).encode()
+    return json.dumps(_edm_properties(entity), cls=AzureJSONEncoder).encode()
+
+
+def _edm_properties(entity: dict[str, Any]) -> dict[str, Any]:
+    """The SDK's `_add_entity_properties` with its common values (text, booleans, 32-bit integers, instants)
+    converted inline: the SDK's lookup and call per property cost a third of a job row's conversion."""
+    properties: dict[str, Any] = {}
+    for name, value in entity.items():
+        kind = type(value)
+        if kind is str:
+            properties[name] = value
+            properties[name + "@odata.type"] = "Edm.String"
+        elif kind is bool or (kind is int and -_INT32 <= value < _INT32):
+            properties[name] = value
+        elif isinstance(value, datetime):
+            properties[name] = _to_entity_datetime(value)[1]
+            properties[name + "@odata.type"] = "Edm.DateTime"
+        elif value is not None:  # anything else (and a refusal) as the SDK converts it
+            properties.update(_add_entity_properties({name: value}))
+    return properties
