@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from ..keys import JobKey
@@ -106,11 +107,11 @@ class OccurrenceMessage:
         """When this attempt was first due to fire, before any wait for a limit."""
         return self.first_due or self.due
 
-    @property
+    @cached_property  # a uuid5 (a SHA-1), and named again by its claim, history, telemetry and headers
     def execution_id(self) -> str:
         return execution_id(self.job, self.occurrence, self.trigger)
 
-    @property
+    @cached_property
     def attempt_id(self) -> str:
         """The attempt's claim id, the same for its polls (which have claims of their own: `claim_id`)."""
         replay = f"|replay{self.replay}" if self.replay else ""
