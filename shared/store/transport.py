@@ -22,6 +22,9 @@ from typing import Any
 
 import requests
 from azure.core.exceptions import (
+    AzureError,
+    HttpResponseError,
+    IncompleteReadError,
     ServiceRequestError,
     ServiceRequestTimeoutError,
     ServiceResponseError,
@@ -140,7 +143,10 @@ class PooledTransport(RequestsTransport):
         if not kwargs.get("stream"):
             # As requests' session reads a whole answer, in one join of large chunks: azure-core's response then
             # takes it as read; left unread, azure-core reads it in 4 KiB blocks through its download generator.
-            response.content  # noqa: B018
+            try:
+                response.content  # noqa: B018
+            except requests.RequestException as error:
+                raise _read_error(error) from error
         return response
 
     def _wrapped(self, request: Any, response: requests.Response, kwargs: dict[str, Any]) -> Any:
@@ -152,6 +158,22 @@ class PooledTransport(RequestsTransport):
         if not kwargs.get("stream"):
             handle_non_stream_rest_response(wrapped)
         return wrapped
+
+
+def _read_error(error: requests.RequestException) -> AzureError:
+    """What RequestsTransport.send raises when requests' session fails to read a whole answer (a body cut short, a
+    read that timed out): the same types, so the retry policy and the store's fault mapping see what they saw."""
+    if isinstance(error, requests.exceptions.ReadTimeout):
+        return ServiceResponseTimeoutError(error, error=error)
+    if isinstance(error, requests.exceptions.ConnectionError):
+        if error.args and isinstance(error.args[0], ProtocolError):
+            return ServiceResponseError(error, error=error)
+        return ServiceRequestError(error, error=error)
+    if isinstance(error, requests.exceptions.ChunkedEncodingError):
+        if "IncompleteRead" in str(error):
+            return IncompleteReadError(error, error=error)
+        return HttpResponseError(error, error=error)
+    return ServiceResponseError(error, error=error)
 
 
 def _plain(body: Any) -> bool:

@@ -28,6 +28,10 @@ ANSWERS = {
     b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
     "empty": b"HTTP/1.1 204 No Content\r\nx-ms-b: two words\r\n\r\n",
     "cut": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chu",
+    # Answers whose body is cut short (then the connection closes) or stalls (the connection stays, silent).
+    "chunks cut": b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+    "length cut": b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nten bytes.",
+    "stall": b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nten bytes.",
 }
 
 
@@ -64,7 +68,9 @@ class Peer:
                     connection.recv(1)  # until the client gives up
                     return
                 connection.sendall(ANSWERS[self.mode])
-                if self.mode == "cut":
+                if self.mode == "stall":
+                    connection.recv(1)  # until the client gives up
+                if self.mode in ("cut", "chunks cut", "length cut", "stall"):
                     return
 
 
@@ -177,6 +183,17 @@ def test_the_same_errors_when_the_answer_does_not_come(peer: Peer, mode: str) ->
             expected = error_of(theirs, kind("GET", url))
             assert error_of(ours, kind("GET", url)) is expected
             assert issubclass(expected, ServiceResponseError)
+
+
+@pytest.mark.parametrize("mode", ["chunks cut", "length cut", "stall"])
+def test_the_same_errors_when_the_body_is_cut_short_or_stalls(peer: Peer, mode: str) -> None:
+    """The body is read whole inside the transport here, as requests' session reads it there."""
+    peer.mode = mode
+    with transports() as (theirs, ours):
+        for kind in (HttpRequest, LegacyRequest):
+            url = f"http://127.0.0.1:{peer.port}/t"
+            expected = error_of(theirs, kind("GET", url))
+            assert error_of(ours, kind("GET", url)) is expected
 
 
 def test_the_same_error_when_nothing_listens() -> None:
