@@ -30,51 +30,29 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from . import health, jobstate
 from .clock import Clock
 from .dispatch_report import DispatchOutcome, TickReport
-from .due_jobs import advance_jobs, read_jobs
+from .due_jobs import Plan, advance_plans, read_jobs
 from .jobstate import DispatchStep
 from .leases import TaskWatchdogs
 from .occurrence import OccurrenceMessage, Trigger, batches
-from .records import HistoryRecord, JobRecord, LedgerEntry
+from .records import JobRecord
 from .spread_plans import SpreadPlans
 from .store import DueEntry, Store
 from .store.queues import MalformedTask, ShardTask
 from .store.tables import chunks
-from .telemetry import occurrence_planned, traced_dispatch, traced_tick
+from .telemetry import traced_dispatch, traced_tick
 from .threads import DISPATCH_FANOUT, Threads
 from .tick_window import TICK, dispatch_horizon, spread_delay, tick_window
 
 log = logging.getLogger(__name__)
 __all__ = ["TICK", "DispatchOutcome", "Dispatcher", "TickReport", "dispatch_horizon", "spread_delay"]
 
+SECOND = timedelta(seconds=1)  # the queue takes visibility in whole seconds, cut down: a message shows up this sooner
 PAGE = 500  # entries dispatched step by step together: bounds memory and the work a crash repeats
-
-
-@dataclass
-class _Plan:
-    """One due entry's dispatch, decided before anything is written."""
-
-    entry: DueEntry
-    job: JobRecord
-    step: DispatchStep
-    messages: list[OccurrenceMessage]  # what the step queues (several for an All missed-run policy's catch-up)
-    postponed: HistoryRecord | None = None
-    let_go: list[LedgerEntry] = field(default_factory=list)  # ledger entries of missed occurrences not run
-    advanced: JobRecord | None = field(default=None)  # the job as its advance left it
-    failed: bool = field(default=False)  # a storage fault while advancing: not a race, whatever the write saw
-
-    @property
-    def outcome(self) -> DispatchOutcome:
-        if self.failed:
-            return DispatchOutcome.FAILED
-        if self.advanced is None:
-            return DispatchOutcome.RACED
-        return DispatchOutcome.QUEUED if self.messages else DispatchOutcome.SKIPPED
 
 
 class Dispatcher:
@@ -179,9 +157,12 @@ class Dispatcher:
             self.watchdogs.drop(task)
             return report
         watch = self.watchdogs.open(task) if watched else None
+        held: list[Plan] | None = [] if watched else None  # a queued task may wait; a tick in process does not
         try:
             for page in chunks(entries, PAGE):
-                report.add(self._dispatch_page(page, now, pool))
+                report.add(self._dispatch_page(page, now, pool, held))
+            if held:
+                report.add(self._advance_held(held, pool))
         except Exception:
             if watch is not None:
                 self.watchdogs.close(watch)  # a fault: the host delivers the task again
@@ -194,10 +175,13 @@ class Dispatcher:
             self.watchdogs.close(watch)
         return report
 
-    def _dispatch_page(self, entries: list[DueEntry], now: datetime, pool: Executor) -> TickReport:
+    def _dispatch_page(
+        self, entries: list[DueEntry], now: datetime, pool: Executor, held: list[Plan] | None = None
+    ) -> TickReport:
+        """`held`: where the plans whose advance waits go (`_write`); None: every job advanced at once."""
         report = TickReport()
         done: list[DueEntry] = []
-        plans: list[_Plan] = []
+        plans: list[Plan] = []
         for entry, job in zip(entries, read_jobs(self.store, [e.job for e in entries], pool), strict=True):
             if isinstance(job, Exception):
                 report.count(DispatchOutcome.FAILED)
@@ -218,21 +202,37 @@ class Dispatcher:
             else:
                 plans.append(self._plan(job, entry, now))
         try:
-            self._write(plans, pool)
+            self._write(plans, pool, held)
         except Exception:
             log.exception("dispatching %d entries failed; a later tick retries them", len(plans))
             report.count(DispatchOutcome.FAILED, len(plans))
             plans = []
+        self._settle([plan for plan in plans if plan.held_until is None], report, done)
+        return report
+
+    def _settle(self, plans: list[Plan], report: TickReport, done: list[DueEntry]) -> None:
+        """Count the advanced plans' outcomes, and remove their entries with `done` (the stale ones)."""
         for plan in plans:
             report.count(plan.outcome)
             if plan.advanced is not None:
                 done.append(plan.entry)
         self.store.due.remove_entries(done)
+
+    def _advance_held(self, held: list[Plan], pool: Executor) -> TickReport:
+        """The advances that waited (`jobstate.recorded_by`): once the last of their recorders' writes is due in,
+        each job read again (it holds those writes) and advanced from there."""
+        until = max(plan.held_until or self.clock.now() for plan in held)
+        self.clock.sleep(max((until - self.clock.now()).total_seconds(), 0.0))
+        for plan in held:
+            plan.held_until = None
+        advance_plans(self.store, held, pool, read_jobs(self.store, [plan.job.key for plan in held], pool))
+        report = TickReport()
+        self._settle(held, report, [])
         return report
 
     # -- one occurrence: plan, then write in order ---------------------------------------------------------
 
-    def _plan(self, job: JobRecord, entry: DueEntry, now: datetime) -> _Plan:
+    def _plan(self, job: JobRecord, entry: DueEntry, now: datetime) -> Plan:
         step = jobstate.dispatch_step(job, entry.due, now)
         messages = [
             OccurrenceMessage(
@@ -240,7 +240,7 @@ class Dispatcher:
             )
             for occurrence in step.queued
         ]
-        return _Plan(
+        return Plan(
             entry, job, step, messages, jobstate.postponed_note(job, step, now), jobstate.let_go(job, step, now)
         )
 
@@ -252,10 +252,11 @@ class Dispatcher:
             return due
         return due + self.spread_plans.offset(job, occurrence, due)
 
-    def _write(self, plans: list[_Plan], pool: Executor | None) -> None:
+    def _write(self, plans: list[Plan], pool: Executor | None, held: list[Plan] | None = None) -> None:
         """Postponed notes and the ledger entries of what they skipped, then the messages, then the following
         entries, then the jobs: a failure after any step leaves a state a later dispatch repairs (a duplicate
-        message, or a stale entry)."""
+        message, or a stale entry). With `held`, a job whose running occurrence is about to be recorded is not
+        advanced yet: its plan goes to `held`, marked with when its advance may go (`jobstate.recorded_by`)."""
         notes = [(plan.postponed, plan.entry.due) for plan in plans if plan.postponed is not None]
         let_go = [entry for plan in plans for entry in plan.let_go]
         if notes or let_go:  # in transactions of up to 100 rows per job: one request for a usual catch-up
@@ -264,19 +265,12 @@ class Dispatcher:
         # The index entry goes before the job advances (as in the API's planning): a failure after it
         # leaves a stale entry, which a tick drops, whereas a job advanced without its entry would never run.
         self.store.due.add_many((p.job.key, p.step.following, p.job.generation) for p in plans if p.step.following)
-        for plan, advanced in zip(plans, advance_jobs(self.store, [(p.job, p.step) for p in plans], pool), strict=True):
-            if isinstance(advanced, Exception):
-                plan.failed = True
-                log.error("advancing %s failed: %s; a later tick retries it", plan.job.key.resource_id, advanced)
-            else:
-                plan.advanced = advanced
-                if advanced is not None:
-                    occurrence_planned(
-                        plan.job.key,
-                        queued=bool(plan.messages),
-                        missed=jobstate.missed_count(plan.job, plan.step),
-                        state=plan.job.state,
-                    )
+        if held is not None:
+            now, lead = self.clock.now(), max(self.timings.early_visibility, self.timings.herd_visibility) + SECOND
+            for plan in plans:
+                plan.held_until = jobstate.recorded_by(plan.job, now, lead, self.timings.advance_settle)
+            held.extend(plan for plan in plans if plan.held_until is not None)
+        advance_plans(self.store, [plan for plan in plans if plan.held_until is None], pool)
 
     def _send(self, messages: list[OccurrenceMessage]) -> None:
         """One queue message per `span` of this task's shard's seconds, up to BATCH_MAX occurrences each: a

@@ -99,6 +99,11 @@ class Timings:
     # within `first_inline_within`, else by a dispatch task of its partition, visible `first_gather` after its send.
     first_inline_within: timedelta = _s(10)
     first_gather: timedelta = _s(1)
+    # A job whose last dispatched occurrence fires about now (read by its executor already) is advanced to its next
+    # one this long after that occurrence's fire instant, once the recorder's write is likely in: an advance landing
+    # between the executor's read and the recorder's write refuses that write's whole transaction (dispatcher.py).
+    # 0: advances never wait (and such transactions are refused and their jobs read again).
+    advance_settle: timedelta = _s(2)
     # A due entry not (yet) its job's own stays this long past its instant: the write that added it may still land.
     write_in_flight: timedelta = _s(60)
     # Gathering windows: how long a first asker waits for others to share its storage call.

@@ -19,6 +19,7 @@ from shared.settings import Settings, StorageSettings
 from shared.store.memory import MemoryStorage
 from shared.store.sealing import new_key_material
 from shared.store.storage import Storage
+from shared.timings import Timings
 from tests.executor.peers.servers import Hit, Server, serve
 from tests.support.clock import ManualClock
 
@@ -50,6 +51,9 @@ def settings(azurite: Azurite) -> Settings:
         secret_keys=new_key_material(),  # a real key per test, not the development fallback
         dispatch_queue=f"dsp-{suffix}",
         dispatch_spread=timedelta(0),  # a tick's tasks visible at once: tests drain them right after it
+        # Tests drain tasks at a hand-set instant, which a wait for a recorder's write would not see pass: real
+        # seconds of sleep per task. tests/dispatcher/test_held_advance.py runs the wait on a clock it moves.
+        timings=Timings(advance_settle=timedelta(0)),
     )
 
 

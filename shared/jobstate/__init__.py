@@ -7,8 +7,8 @@ storage, a clock or a queue; records are frozen, and every transition returns a 
 - series.py: `JobSeries`, a job's occurrences (first, following, latest missed, repeat count), built once
   per record (`series_of`), with its exceptions (exceptions.py: skip, move, add) laid over them.
 - plan.py: written (created, rewritten, state changed: `written`, `resolve_state`, `planned`, `moved`) and dispatched
-  (`dispatch_step`, `advanced`); missed_note.py: the 2016-03-01 note of a catch-up (`postponed_note`,
-  `missed_count`).
+  (`dispatch_step`, `advanced`; `recorded_by`: an advance that waits for the recorder's write); missed_note.py: the
+  2016-03-01 note of a catch-up (`postponed_note`, `missed_count`).
 - pause.py: a job's pause (due at its `until`, resumed there under the missed-run policy) and a collection's.
 - ledger.py: the ledger entries of occurrences that did not run, and why (`let_go`, `not_run`, `superseded`,
   `while_disabled`).
@@ -67,6 +67,7 @@ from .plan import (
     moved,
     new_generation,
     planned,
+    recorded_by,
     resolve_state,
     still_due,
     written,
@@ -149,6 +150,7 @@ __all__ = [
     "new_generation",
     "planned",
     "postponed_note",
+    "recorded_by",
     "resolve_state",
     "series_of",
     "start_of",

@@ -252,6 +252,18 @@ def awaits_its_write(job: JobRecord | None, due: datetime, generation: int, now:
     return generation == job.generation and upcoming is not None and upcoming < due
 
 
+def recorded_by(job: JobRecord, now: datetime, lead: timedelta, settle: timedelta) -> datetime | None:
+    """When the write recording the job's running occurrence (the one it dispatched last) should have landed, if
+    an advance written now could land between the executor's read of the job and that write: the occurrence fires
+    within `lead` of now (its executor may hold the job as read already) or fired less than `settle` ago. The
+    recorder writes under the ETag of that read, so such an advance would refuse its whole transaction of the
+    collection's jobs. None: no such write is expected, or `settle` is 0 (advances never wait)."""
+    if job.dispatched_occurrence is None or settle <= ZERO:
+        return None
+    fire = job.dispatched_occurrence + offset_of(job)
+    return fire + settle if fire - lead < now < fire + settle else None
+
+
 def advanced(job: JobRecord, step: DispatchStep) -> JobRecord:
     """The job moved past the dispatched occurrence; Completed when its series ended with nothing queued (a
     missed-run policy let its last occurrences go: no attempt is left to complete it)."""

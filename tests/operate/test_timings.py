@@ -37,6 +37,7 @@ BEFORE = {
     "dispatch_overlap": 120,  # dispatcher.py OVERLAP
     "first_inline_within": 10,  # new (first_dispatch.py): the API queued every first occurrence before the horizon
     "first_gather": 1,  # new (first_dispatch.py)
+    "advance_settle": 2,  # new (jobstate.recorded_by): every job was advanced at once
     "write_in_flight": 60,  # new (jobstate.awaits_its_write): an entry not its job's own was dropped at once
     "batch_gather": 0.05,  # executor/batch.py GATHER
     "job_gather": 0.01,  # executor/admission.py (the job at its second)

@@ -1,0 +1,102 @@
+"""A dispatch task holds back the advance of a job whose running occurrence is about to be recorded
+(`jobstate.recorded_by`, timings `advance_settle`): its executor read the job up to the early visibility before the
+occurrence's second, and the recorder writes under that read's ETag, so an advance landing in between would refuse
+the recorder's whole transaction of the collection's jobs. The task queues every occurrence at once, advances the
+other jobs at once, and advances the held one `advance_settle` after its fire instant, from a fresh read that keeps
+the recorder's write. On the memory store and a clock the test moves (shared/manual_clock.py)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from shared.dispatcher import DispatchOutcome, TickReport
+from shared.jobstate import recorded_by
+from shared.keys import JobKey
+from shared.manual_clock import ManualClock
+from shared.records import JobRecord
+from shared.runtime import Runtime
+from shared.store import bucket_of
+from shared.store.queues import ShardTask
+from tests.support.manual_time import runtime_in_memory, step_until, until
+from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
+
+START = datetime(2026, 3, 1, 12, 0, 30, tzinfo=UTC)
+SOON, LATER = START.replace(minute=2, second=5), START.replace(minute=2, second=40)  # their first occurrences
+ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(START)
+
+
+@pytest.fixture
+def rt(clock: ManualClock) -> Iterator[Runtime]:
+    with runtime_in_memory(clock) as runtime:
+        yield runtime
+
+
+def _key(name: str) -> JobKey:
+    return JobKey(SUB, RG, JC, name)
+
+
+def _job(rt: Runtime, name: str) -> JobRecord:
+    job = rt.store.jobs.get(_key(name))
+    assert job is not None
+    return job
+
+
+def test_the_advance_of_a_job_about_to_be_recorded_waits_for_the_record_and_keeps_it(
+    rt: Runtime, clock: ManualClock
+) -> None:
+    make_collection(rt, "P20Premium")
+    for name, first in (("soon", SOON), ("later", LATER)):
+        body = {"properties": {"startTime": first.isoformat(), "recurrence": {"frequency": "Minute"}, "action": ACTION}}
+        assert call(rt, "Jobs_CreateOrUpdate", "PUT", name, body).status == 201
+    clock.advance_to(START.replace(minute=1, second=0))
+    rt.dispatcher.tick()  # in process: the first occurrences queued, the jobs advanced at once
+    assert _job(rt, "soon").dispatched_occurrence == SOON and _job(rt, "later").dispatched_occurrence == LATER
+    # The minute ahead's task, 3 s before `soon` fires: its executor holds the job as read already.
+    clock.advance_to(SOON - timedelta(seconds=3))
+    as_read = _job(rt, "soon")
+    reports: list[TickReport] = []
+    ahead = bucket_of(SOON + timedelta(minutes=1))  # the minute ahead: both jobs' next occurrences
+
+    def task(shard: int) -> None:  # each shard's task of the minute ahead, as the queue trigger runs them
+        reports.append(rt.dispatcher.run_task(ShardTask(ahead, shard)))
+
+    tasks = [threading.Thread(target=task, args=(s,), daemon=True) for s in range(rt.settings.due_shards)]
+    for thread in tasks:
+        thread.start()
+    assert until(lambda: _job(rt, "later").dispatched_occurrence == LATER + timedelta(minutes=1))
+    assert until(lambda: rt.store.due.entries(ahead) != [] and len(rt.store.due.entries(ahead)) == 1)
+    assert _job(rt, "soon").dispatched_occurrence == SOON and any(t.is_alive() for t in tasks)  # held
+    # Meanwhile the recorder writes `soon`'s status under the ETag its executor read: not refused.
+    recorded = rt.store.jobs.replace(replace(as_read, execution_count=1))
+    step_until(clock, lambda: not any(t.is_alive() for t in tasks), step=0.25)
+    assert clock.now() >= SOON + rt.store.timings.advance_settle  # not before the record was due in
+    advanced = _job(rt, "soon")
+    assert advanced.dispatched_occurrence == SOON + timedelta(minutes=1)
+    assert advanced.next_execution_time == SOON + timedelta(minutes=2)
+    assert advanced.execution_count == recorded.execution_count == 1  # the advance read the record first
+    assert sum(report.of(DispatchOutcome.QUEUED) for report in reports) == 2  # each counted once
+    assert rt.store.due.entries(ahead) == []
+
+
+def test_an_advance_waits_from_the_lead_before_the_fire_instant_to_the_settle_after_it(rt: Runtime) -> None:
+    make_collection(rt, "P20Premium")
+    body = {"properties": {"startTime": SOON.isoformat(), "recurrence": {"frequency": "Minute"}, "action": ACTION}}
+    assert call(rt, "Jobs_CreateOrUpdate", "PUT", "soon", body).status == 201
+    job = replace(_job(rt, "soon"), dispatched_occurrence=SOON)
+    timings = rt.store.timings
+    lead = max(timings.early_visibility, timings.herd_visibility) + timedelta(seconds=1)
+    for seconds, held in [(-7.6, False), (-7.4, True), (0.0, True), (1.9, True), (2.0, False), (30.0, False)]:
+        answer = recorded_by(job, SOON + timedelta(seconds=seconds), lead, timings.advance_settle)
+        assert answer == (SOON + timings.advance_settle if held else None), seconds
+    assert recorded_by(replace(job, dispatched_occurrence=None), SOON, lead, timings.advance_settle) is None
+    assert recorded_by(job, SOON, lead, timedelta(0)) is None  # 0: advances never wait
