@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -22,10 +22,9 @@ from shared.records import JobRecord
 from shared.runtime import Runtime
 from shared.store import bucket_of
 from shared.store.queues import ShardTask
-from tests.support.manual_time import runtime_in_memory, step_until, until
+from tests.support.manual_time import START, runtime_in_memory, step_until, until
 from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
 
-START = datetime(2026, 3, 1, 12, 0, 30, tzinfo=UTC)
 SOON, LATER = START.replace(minute=2, second=5), START.replace(minute=2, second=40)  # their first occurrences
 ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
 
