@@ -51,7 +51,6 @@ from .tick_window import TICK, dispatch_horizon, spread_delay, tick_window
 log = logging.getLogger(__name__)
 __all__ = ["TICK", "DispatchOutcome", "Dispatcher", "TickReport", "dispatch_horizon", "spread_delay"]
 
-SECOND = timedelta(seconds=1)  # the queue takes visibility in whole seconds, cut down: a message shows up this sooner
 PAGE = 500  # entries dispatched step by step together: bounds memory and the work a crash repeats
 
 
@@ -221,7 +220,7 @@ class Dispatcher:
     def _advance_held(self, held: list[Plan], pool: Executor) -> TickReport:
         """The advances that waited (`jobstate.recorded_by`): once the last of their recorders' writes is due in,
         each job read again (it holds those writes) and advanced from there."""
-        until = max(plan.held_until or self.clock.now() for plan in held)
+        until = max(plan.held_until for plan in held if plan.held_until is not None)
         self.clock.sleep(max((until - self.clock.now()).total_seconds(), 0.0))
         for plan in held:
             plan.held_until = None
@@ -266,7 +265,8 @@ class Dispatcher:
         # leaves a stale entry, which a tick drops, whereas a job advanced without its entry would never run.
         self.store.due.add_many((p.job.key, p.step.following, p.job.generation) for p in plans if p.step.following)
         if held is not None:
-            now, lead = self.clock.now(), max(self.timings.early_visibility, self.timings.herd_visibility) + SECOND
+            # The furthest ahead of its second an executor reads a batch's jobs: a batch further ahead hops back.
+            now, lead = self.clock.now(), self.timings.early_hop
             for plan in plans:
                 plan.held_until = jobstate.recorded_by(plan.job, now, lead, self.timings.advance_settle)
             held.extend(plan for plan in plans if plan.held_until is not None)

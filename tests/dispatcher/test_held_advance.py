@@ -1,6 +1,6 @@
 """A dispatch task holds back the advance of a job whose running occurrence is about to be recorded
-(`jobstate.recorded_by`, timings `advance_settle`): its executor read the job up to the early visibility before the
-occurrence's second, and the recorder writes under that read's ETag, so an advance landing in between would refuse
+(`jobstate.recorded_by`, timings `advance_settle`): its executor read the job up to `early_hop` before the occurrence's
+second, and the recorder writes under that read's ETag, so an advance landing in between would refuse
 the recorder's whole transaction of the collection's jobs. The task queues every occurrence at once, advances the
 other jobs at once, and advances the held one `advance_settle` after its fire instant, from a fresh read that keeps
 the recorder's write. On the memory store and a clock the test moves (shared/manual_clock.py)."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -40,6 +40,14 @@ def rt(clock: ManualClock) -> Iterator[Runtime]:
         yield runtime
 
 
+def _create(rt: Runtime, *jobs: tuple[str, datetime]) -> None:
+    """A collection of every-minute jobs, each first due at its instant."""
+    make_collection(rt, "P20Premium")
+    for name, first in jobs:
+        body = {"properties": {"startTime": first.isoformat(), "recurrence": {"frequency": "Minute"}, "action": ACTION}}
+        assert call(rt, "Jobs_CreateOrUpdate", "PUT", name, body).status == 201
+
+
 def _key(name: str) -> JobKey:
     return JobKey(SUB, RG, JC, name)
 
@@ -53,10 +61,7 @@ def _job(rt: Runtime, name: str) -> JobRecord:
 def test_the_advance_of_a_job_about_to_be_recorded_waits_for_the_record_and_keeps_it(
     rt: Runtime, clock: ManualClock
 ) -> None:
-    make_collection(rt, "P20Premium")
-    for name, first in (("soon", SOON), ("later", LATER)):
-        body = {"properties": {"startTime": first.isoformat(), "recurrence": {"frequency": "Minute"}, "action": ACTION}}
-        assert call(rt, "Jobs_CreateOrUpdate", "PUT", name, body).status == 201
+    _create(rt, ("soon", SOON), ("later", LATER))
     clock.advance_to(START.replace(minute=1, second=0))
     rt.dispatcher.tick()  # in process: the first occurrences queued, the jobs advanced at once
     assert _job(rt, "soon").dispatched_occurrence == SOON and _job(rt, "later").dispatched_occurrence == LATER
@@ -88,13 +93,11 @@ def test_the_advance_of_a_job_about_to_be_recorded_waits_for_the_record_and_keep
 
 
 def test_an_advance_waits_from_the_lead_before_the_fire_instant_to_the_settle_after_it(rt: Runtime) -> None:
-    make_collection(rt, "P20Premium")
-    body = {"properties": {"startTime": SOON.isoformat(), "recurrence": {"frequency": "Minute"}, "action": ACTION}}
-    assert call(rt, "Jobs_CreateOrUpdate", "PUT", "soon", body).status == 201
+    _create(rt, ("soon", SOON))
     job = replace(_job(rt, "soon"), dispatched_occurrence=SOON)
     timings = rt.store.timings
-    lead = max(timings.early_visibility, timings.herd_visibility) + timedelta(seconds=1)
-    for seconds, held in [(-7.6, False), (-7.4, True), (0.0, True), (1.9, True), (2.0, False), (30.0, False)]:
+    lead = timings.early_hop  # as the dispatcher asks: 8 s
+    for seconds, held in [(-8.1, False), (-7.9, True), (0.0, True), (1.9, True), (2.0, False), (30.0, False)]:
         answer = recorded_by(job, SOON + timedelta(seconds=seconds), lead, timings.advance_settle)
         assert answer == (SOON + timings.advance_settle if held else None), seconds
     assert recorded_by(replace(job, dispatched_occurrence=None), SOON, lead, timings.advance_settle) is None
