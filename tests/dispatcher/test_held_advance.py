@@ -8,11 +8,8 @@ the recorder's write. On the memory store and a clock the test moves (shared/man
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
-
-import pytest
 
 from shared.dispatcher import DispatchOutcome, TickReport
 from shared.jobstate import recorded_by
@@ -22,22 +19,11 @@ from shared.records import JobRecord
 from shared.runtime import Runtime
 from shared.store import bucket_of
 from shared.store.queues import ShardTask
-from tests.support.manual_time import START, runtime_in_memory, step_until, until
+from tests.support.manual_time import START, manual_clock, manual_runtime, step_until, until  # noqa: F401 (the fixtures `clock` and `rt`)
 from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
 
 SOON, LATER = START.replace(minute=2, second=5), START.replace(minute=2, second=40)  # their first occurrences
 ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(START)
-
-
-@pytest.fixture
-def rt(clock: ManualClock) -> Iterator[Runtime]:
-    with runtime_in_memory(clock) as runtime:
-        yield runtime
 
 
 def _create(rt: Runtime, *jobs: tuple[str, datetime]) -> None:

@@ -5,6 +5,8 @@ moves it; real time only lets the code's threads and event loops run, never lets
 - `step_until(clock, condition)`: the clock advanced in small steps, threads let run after each, until `condition`
   holds: what takes an executor through its short gathering windows up to the moment a test watches. The steps
   stop as soon as it holds, so no clock time passes after it.
+- fixtures `manual_clock` (as `clock`, at START) and `manual_runtime` (as `rt`, `runtime_in_memory` on it), for
+  a module or conftest that imports them.
 - `runtime_in_memory(clock, storage)`: a Runtime on the memory store on that clock (no Azurite, no account), closed
   after; given the `MemoryStorage` of another (on the same clock), a second host of the same deployment.
 - `on_the_clock(clock, work)`: `work()` (an executor's `handle`, say) run on a thread of its own while the clock
@@ -29,6 +31,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import TypeVar
 
+import pytest
 from azure.storage.queue import QueueMessage
 
 from shared.clock import Clock
@@ -82,6 +85,19 @@ def runtime_in_memory(
         yield rt
     finally:
         rt.close()
+
+
+@pytest.fixture(name="clock")
+def manual_clock() -> ManualClock:
+    """A test's ManualClock at START (a fixture: a module or conftest imports it to use it as `clock`)."""
+    return ManualClock(START)
+
+
+@pytest.fixture(name="rt")
+def manual_runtime(clock: ManualClock) -> Iterator[Runtime]:
+    """A deployment on the memory store, on `clock` (a fixture: imported with `manual_clock`, used as `rt`)."""
+    with runtime_in_memory(clock) as runtime:
+        yield runtime
 
 
 def on_the_clock(clock: ManualClock, work: Callable[[], T], step: float = 0.1, most: int = 2000) -> T:

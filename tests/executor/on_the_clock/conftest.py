@@ -4,26 +4,11 @@ time. A module that needs another deployment (two hosts on one store, Azurite be
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from shared.manual_clock import ManualClock
-from shared.runtime import Runtime
 from shared.store.memory import MemoryStorage
-from tests.support.manual_time import START, runtime_in_memory
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(START)
-
-
-@pytest.fixture
-def rt(clock: ManualClock) -> Iterator[Runtime]:
-    """A deployment on the memory store, on `clock`."""
-    with runtime_in_memory(clock) as runtime:
-        yield runtime
+from tests.support.manual_time import manual_clock, manual_runtime  # noqa: F401 (the fixtures `clock` and `rt`)
 
 
 @pytest.fixture
