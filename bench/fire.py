@@ -10,11 +10,11 @@ collection and its own minutes (the output says so if a phase's count window sta
 - herd 1,000 against an HTTPS target answering in 0.5 s (a throw-away CA only this run's host trusts);
 - mixed: 900 jobs at a 0.5 s host and 100 at a host that hangs past the 60 s deadline.
 
-Per phase: fired, duplicates (watched for 20 s after the last arrival, longer than a redelivery or a
-watchdog takes), lost, early, lateness at the target (p50/p99/max), storage requests, function invocations
-and the local host's CPU per execution, counted from one second before the minute timer's tick that
-dispatches the phase until the end of the duplicate watch (so a herd's own dispatch is in its count).
-Run by bench/report.py, it records every figure it prints in docs/figures.json (bench/figures.py).
+Per phase: fired, duplicates (watched for 20 s after the last arrival, longer than a redelivery or a watchdog
+takes), lost, early, lateness at the target (p50/p99/max), storage requests, function invocations and the local
+host's CPU per execution, Azurite's too (`storage_cpu_*`, bench/phase_figures.py), counted from one second before
+the minute timer's tick that dispatches the phase until the end of the duplicate watch (so a herd's own dispatch is
+in its count). Run by bench/report.py, it records every figure it prints in docs/figures.json (bench/figures.py).
 
     python bench/fire.py [--phase herd-1000-0.5 ...] [--dump arrivals.jsonl]
 
@@ -52,7 +52,7 @@ from bench.harness import (  # noqa: E402
     per_execution,
 )
 from bench.idle import raw_round_trip  # noqa: E402
-from bench.phase_figures import num, raw_read  # noqa: E402
+from bench.phase_figures import num, raw_read, storage_cpu_figures  # noqa: E402
 from bench.targets import Arrival  # noqa: E402
 
 HOSTS: dict[str, float | None] = {"instant": 0.0, "0.2s": 0.2, "0.5s": 0.5, "2s": 2.0, "hang": None}
@@ -77,6 +77,7 @@ class Phase:
     invocations: int = 0
     rss_mb: float = 0.0
     cpu_s: float = 0.0  # the local host's CPU over the count window
+    storage_cpu_s: float = 0.0  # Azurite's CPU over the same window
     seconds: float = 0.0  # the count window's length
 
 
@@ -123,7 +124,7 @@ def window_start(phase: Phase) -> datetime:
 def measure(harness: Harness, phase: Phase) -> None:
     phase.late_start = not pause_until(window_start(phase))
     requests, invocations, kinds = harness.requests(), harness.invocations(), harness.kinds()
-    cpu, began = harness.host_cpu_seconds(), time.monotonic()
+    cpu, storage_cpu, began = harness.host_cpu_seconds(), harness.storage_cpu_seconds(), time.monotonic()
     last_due = max(due for due, _ in phase.plan.values())
     deadline = last_due + timedelta(seconds=phase.wait)
     while datetime.now(UTC) < deadline and len(arrived(harness, phase)) < len(phase.plan):
@@ -137,6 +138,7 @@ def measure(harness: Harness, phase: Phase) -> None:
     phase.kinds = harness.kinds() - kinds
     phase.invocations = harness.invocations() - invocations
     phase.cpu_s = harness.host_cpu_seconds() - cpu
+    phase.storage_cpu_s = harness.storage_cpu_seconds() - storage_cpu
     phase.seconds = time.monotonic() - began
 
 
@@ -166,6 +168,7 @@ def report(phase: Phase, arrivals: list[Arrival], raw: float) -> dict[str, Any]:
         f"[{name}] host CPU:   {'-' if cpu_ms is None else f'{cpu_ms:.2f}'} ms per execution "
         f"({phase.cpu_s:.2f} s over the {phase.seconds:.0f} s count window)"
     )
+    storage_cpu = storage_cpu_figures(name, phase.storage_cpu_s, len(arrivals), phase.seconds)
     executions = max(len(arrivals), 1)
     print(
         f"[{name}] cost:       {phase.requests / executions:.2f} storage requests and "
@@ -201,6 +204,7 @@ def report(phase: Phase, arrivals: list[Arrival], raw: float) -> dict[str, Any]:
         "host_cpu_ms_per_execution": cpu_ms,
         "host_cpu_s": round(phase.cpu_s, 3),
         "host_rss_mb": round(phase.rss_mb, 1),
+        **storage_cpu,
         "seconds": round(phase.seconds, 1),
         "executions_per_s": num(rate, 1),
         "ratio_to_raw": num(None if rate is None else rate * raw, 4),

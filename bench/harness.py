@@ -243,6 +243,12 @@ class Harness:
         is the difference."""
         return self._over_host(cpu_seconds)
 
+    def storage_cpu_seconds(self) -> float:
+        """Azurite's CPU seconds so far: a phase's figure is the difference. Azurite answers on one thread (Node),
+        so a phase whose storage CPU nears its seconds was bound by the emulator, not by the app's host."""
+        assert self.azurite.pid is not None
+        return cpu_seconds(self.azurite.pid)
+
     def host_rss_mb(self) -> float:
         return self._over_host(rss_mb)
 

@@ -9,7 +9,8 @@ docs/figures.md describes: `lateness_s` {p50, p99, max, min} (bench/harness.py's
 Floats are rounded so the JSON reads; a figure that could not be measured is None, never NaN (JSON has none).
 Host CPU per execution is the local host process's CPU seconds over the phase's count window (the difference of
 two `Harness.host_cpu_seconds()` readings, or of `bench.figures.cpu_seconds(pid)` summed over several hosts)
-divided by the phase's executions, in milliseconds.
+divided by the phase's executions, in milliseconds. `storage_cpu_ms_per_execution` is Azurite's CPU the same way,
+and `storage_cpu_busy` its share of the one thread Azurite answers on (`storage_cpu_figures`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,22 @@ def cost(requests: int, invocations: int, kinds: Counter[str], executions: int, 
         "invocations_per_execution": per_execution(invocations, executions),
         "host_cpu_s": round(cpu_seconds, 3),
         "host_cpu_ms_per_execution": cpu_ms(cpu_seconds, executions),
+    }
+
+
+def storage_cpu_figures(bench: str, cpu_seconds: float, executions: int, seconds: float) -> dict[str, Any]:
+    """Azurite's CPU over a phase's count window, per execution and as its share of one core (it answers on one
+    thread: near 1, the local storage emulator, not the app, bounds the phase). Printed as `bench`'s line."""
+    per = cpu_ms(cpu_seconds, executions)
+    busy = cpu_seconds / seconds if seconds > 0 else None
+    print(
+        f"[{bench}] storage emulator (Azurite) CPU {'-' if per is None else f'{per:.2f}'} ms per execution "
+        f"({cpu_seconds:.1f} s in {seconds:g} s: {'-' if busy is None else f'{busy:.2f}'} of its one thread)"
+    )
+    return {
+        "storage_cpu_s": round(cpu_seconds, 3),
+        "storage_cpu_ms_per_execution": per,
+        "storage_cpu_busy": num(busy),
     }
 
 

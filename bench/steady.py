@@ -10,12 +10,13 @@ by the end of the run (`not_arrived`: lost when the run carried its rate; at a r
 the backlog the run ends with, which this bench does not wait out), duplicated occurrences, lateness at the target
 (p50/p99/max); over the measured minutes: executions per second, lateness over them all, storage requests per
 execution (everything the app does, counted on the wire, by kind: tables, queues and blobs, over exactly the
-measured minutes), function invocations and the local host's CPU per execution (its worker processes' included);
-then how long the disable took to answer and whether any occurrence of the disabled collection due after the answer
-(and its collection read's freshness, 1 s) arrived. Duplicates are watched for 20 s after the last occurrence. Run
-by bench/report.py, it records every figure it prints in docs/figures.json (bench/figures.py): phase `steady-<rate>`
-(the offered rate, and `workers`: the local host's FUNCTIONS_WORKER_PROCESS_COUNT, devhost/workers.py), `disable`
-and `create`.
+measured minutes), function invocations and the local host's CPU per execution (its worker processes' included), and
+Azurite's (`storage_cpu_*`: per execution and as a share of the one thread it answers on, which near 1 says the
+local storage emulator bounded the run, not the app); then how long the disable took to answer and whether any
+occurrence of the disabled collection due after the answer (and its collection read's freshness, 1 s) arrived.
+Duplicates are watched for 20 s after the last occurrence. Run by bench/report.py, it records every figure it prints
+in docs/figures.json (bench/figures.py): phase `steady-<rate>` (the offered rate, and `workers`: the local host's
+FUNCTIONS_WORKER_PROCESS_COUNT, devhost/workers.py), `disable` and `create`.
 
     python bench/steady.py [--rate 100] [--minutes 3] [--delay 0] [--workers 1]
 
@@ -51,6 +52,7 @@ from bench.harness import (  # noqa: E402
     pause_until,
     per_execution,
 )
+from bench.phase_figures import storage_cpu_figures  # noqa: E402
 from bench.targets import Arrival  # noqa: E402
 from shared.timings import Timings  # noqa: E402
 
@@ -104,14 +106,15 @@ def main() -> None:
         # are counted (the tick at `end` would add a minute of dispatch to them).
         rss = sample_until(harness, first - timedelta(seconds=1), 0.0)
         requests, invocations, kinds = harness.requests(), harness.invocations(), harness.kinds()
-        cpu = harness.host_cpu_seconds()
+        cpu, storage_cpu = harness.host_cpu_seconds(), harness.storage_cpu_seconds()
         rss = sample_until(harness, end - timedelta(seconds=1), rss)
         used = harness.requests() - requests
         invoked = harness.invocations() - invocations
         by_kind = harness.kinds() - kinds
-        cpu = harness.host_cpu_seconds() - cpu
+        cpu, storage_cpu = harness.host_cpu_seconds() - cpu, harness.storage_cpu_seconds() - storage_cpu
         rss = sample_until(harness, end + timedelta(seconds=5), rss)
         steady = report(harness.targets.arrivals(), home, first, args.minutes, used, invoked, by_kind, rss, cpu)
+        steady |= storage_cpu_figures("steady", storage_cpu, steady["executions"], steady["seconds"])
         steady["rate_per_s"] = args.rate
         steady["target_delay_s"] = args.delay
         steady["workers"] = args.workers

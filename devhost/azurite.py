@@ -142,6 +142,11 @@ class Azurite:
     def connection_string(self) -> str:
         return self.ports.connection_string
 
+    @property
+    def pid(self) -> int | None:
+        """Azurite's process (Node itself: the launcher is a script Node runs in place); None before start."""
+        return None if self._process is None else self._process.pid
+
     def start(self, timeout: float = 30.0) -> Azurite:
         executable = str(AZURITE_BIN) if AZURITE_BIN.exists() else shutil.which("azurite")
         if executable is None:
