@@ -8,15 +8,16 @@ collection is disabled through the API while the load runs, and the run goes on 
 Reports, per measured minute: executions that arrived at the target for the minute's occurrences, those not arrived
 by the end of the run (`not_arrived`: lost when the run carried its rate; at a rate the host cannot carry, mostly
 the backlog the run ends with, which this bench does not wait out), duplicated occurrences, lateness at the target
-(p50/p99/max); over the measured minutes: executions per second, lateness over them all, storage requests per
-execution (everything the app does, counted on the wire, by kind: tables, queues and blobs, over exactly the
-measured minutes), function invocations and the local host's CPU per execution (its worker processes' included), and
-Azurite's (`storage_cpu_*`: per execution and as a share of the one thread it answers on, which near 1 says the
-local storage emulator bounded the run, not the app); then how long the disable took to answer and whether any
-occurrence of the disabled collection due after the answer (and its collection read's freshness, 1 s) arrived.
-Duplicates are watched for 20 s after the last occurrence. Run by bench/report.py, it records every figure it prints
-in docs/figures.json (bench/figures.py): phase `steady-<rate>` (the offered rate, and `workers`: the local host's
-FUNCTIONS_WORKER_PROCESS_COUNT, devhost/workers.py), `disable` and `create`.
+(p50/p99/max); over the measured minutes: executions per second (and over raw storage's operations per second, a
+single-entity read's p50 measured straight to Azurite before the load: `ratio_to_raw`), lateness over them all,
+storage requests per execution (everything the app does, counted on the wire, by kind: tables, queues and blobs,
+over exactly the measured minutes), function invocations and the local host's CPU per execution (its worker
+processes' included), and Azurite's (`storage_cpu_*`: per execution and as a share of the one thread it answers on,
+which near 1 says the local storage emulator bounded the run, not the app); then how long the disable took to answer
+and whether any occurrence of the disabled collection due after the answer (and its collection read's freshness, 1
+s) arrived. Duplicates are watched for 20 s after the last occurrence. Run by bench/report.py, it records every
+figure it prints in docs/figures.json (bench/figures.py): phase `steady-<rate>` (the offered rate, and `workers`:
+the local host's FUNCTIONS_WORKER_PROCESS_COUNT, devhost/workers.py), `disable` and `create`.
 
     python bench/steady.py [--rate 100] [--minutes 3] [--delay 0] [--workers 1]
 
@@ -52,7 +53,8 @@ from bench.harness import (  # noqa: E402
     pause_until,
     per_execution,
 )
-from bench.phase_figures import storage_cpu_figures  # noqa: E402
+from bench.idle import raw_round_trip  # noqa: E402
+from bench.phase_figures import num, raw_read, storage_cpu_figures  # noqa: E402
 from bench.targets import Arrival  # noqa: E402
 from shared.timings import Timings  # noqa: E402
 
@@ -79,6 +81,8 @@ def main() -> None:
         Harness(Path(tmp), {"target": args.delay}, workers=args.workers) as harness,
     ):
         url = harness.targets.url("target")
+        raw = raw_round_trip(harness)  # straight to Azurite, before the load
+        print(f"raw storage: a single-entity read {raw * 1000:.2f} ms ({1 / raw:.0f} operations/s)", flush=True)
         collections = [f"s{n}" for n in range((jobs + COLLECTION_SIZE - 1) // COLLECTION_SIZE)]
         for name in collections:
             harness.collection(name)
@@ -115,6 +119,8 @@ def main() -> None:
         rss = sample_until(harness, end + timedelta(seconds=5), rss)
         steady = report(harness.targets.arrivals(), home, first, args.minutes, used, invoked, by_kind, rss, cpu)
         steady |= storage_cpu_figures("steady", storage_cpu, steady["executions"], steady["seconds"])
+        # Executions carried a second over raw storage's operations a second, as fire.py's ratio.
+        steady["ratio_to_raw"] = num(steady["executions_per_s"] * raw, 4)
         steady["rate_per_s"] = args.rate
         steady["target_delay_s"] = args.delay
         steady["workers"] = args.workers
@@ -131,7 +137,7 @@ def main() -> None:
             status, seconds, answered = harness.post(victim, "disable")
         except OSError as error:
             print(f"[disable] POST disable of {victim} under the load failed: {error!r}")
-            record("steady", {**phases, "disable": {"failed": repr(error)}})
+            record("steady", {**phases, "disable": {"failed": repr(error)}}, raw_read(raw))
             return
         after = end + timedelta(minutes=1)
         pause_until(after + WATCH)
@@ -168,7 +174,7 @@ def main() -> None:
         "others_executions": len(others),
         "others_lateness_s": lateness_figures(others_late),
     }
-    record("steady", phases)
+    record("steady", phases, raw_read(raw))
 
 
 def sample_until(harness: Harness, instant: datetime, rss: float) -> float:
