@@ -31,6 +31,8 @@ OVERVIEW = (
     ("invocations_per_execution", "invocations / execution"),
     ("host_cpu_ms_per_execution", "host CPU ms / execution"),
     ("host_rss_mb", "host RSS MB"),
+    ("storage_cpu_ms_per_execution", "Azurite CPU ms / execution"),
+    ("storage_cpu_busy", "Azurite busy (of its one thread)"),
 )
 FIRST = tuple(key for key, _ in OVERVIEW)  # a phase's table lists these first, then the rest by name
 
@@ -45,7 +47,9 @@ Each section states its own commit, date, machine and command: benches re-run at
 commits, and a bench whose last run failed keeps its earlier figures, marked "not re-run". Storage requests are
 counted on the wire by bench/storage_meter.py (everything the app does: the host's queue polling, the timer,
 the dispatch tasks, the executor); host CPU is the local host process's user and system time over the phase's
-count window, divided by its executions. Names in `code` are the keys of docs/figures.json.
+count window, divided by its executions; Azurite CPU (the steady and fire benches) is the storage emulator's the same
+way, and "Azurite busy" its share of the one thread it answers on: near 1, the emulator bounded the phase, not the
+app. Names in `code` are the keys of docs/figures.json.
 
 The keys bench/cost.py reads: per phase `executions`, `lateness_s` (p50, p99, max, min: seconds at the target
 after the due time), `storage_requests_per_execution`, `storage_requests_by_kind` (per execution, keyed
