@@ -42,8 +42,9 @@ from .occurrence import OccurrenceMessage, Trigger, batches
 from .records import JobRecord
 from .spread_plans import SpreadPlans
 from .store import DueEntry, Store
-from .store.queues import MalformedTask, ShardTask
+from .store.queues import ShardTask
 from .store.tables import chunks
+from .task_run import TaskRun, parse_task
 from .telemetry import traced_dispatch, traced_tick
 from .threads import DISPATCH_FANOUT, Threads
 from .tick_window import TICK, dispatch_horizon, spread_delay, tick_window
@@ -110,7 +111,7 @@ class Dispatcher:
         report = TickReport(buckets=window.buckets, tasks=len(window.tasks))
         pool = self.threads.share(DISPATCH_FANOUT)
         for task in window.tasks:
-            report.add(self._dispatch_partition(task, now, pool))
+            report.add(self._dispatch_shard(task, now, pool))
         self.store.due.set_watermark(window.last, window.shards)
         return self._heartbeat(report, started)
 
@@ -128,50 +129,54 @@ class Dispatcher:
     # -- the queue trigger: one partition ---------------------------------------------------------------
 
     def handle_task(self, text: str) -> TickReport:
-        """Entry point of the dispatch queue trigger. Entries that fail stay for a later tick (logged)."""
-        try:
-            task = ShardTask.from_json(text)
-        except MalformedTask as exc:
-            log.error("dropping a malformed dispatch task: %s", exc)
-            return TickReport()
-        if task.account >= (accounts := self.store.due.accounts):
-            log.error("dropping a dispatch task for storage account %d: %d configured", task.account, accounts)
-            return TickReport()
-        return self.run_task(task)
+        """A dispatch queue message's task, here (`run_task`); one to drop (`parse_task`), nothing."""
+        return TickReport() if (task := parse_task(text, self.store.due.accounts)) is None else self.run_task(task)
 
     def run_task(self, task: ShardTask) -> TickReport:
-        """A dispatch task's work, here (the queue trigger's, or a sender's whose task could not go)."""
-        report = self._dispatch_partition(task, self.clock.now(), self.threads.share(DISPATCH_FANOUT), watched=True)
-        report.tasks = 1
-        if done := ", ".join(f"{report.of(o)} {o.value}" for o in DispatchOutcome if report.of(o)):
-            log.info("dispatched %s: %s", task, done)
-        return report
+        """A dispatch task's work, here, its held advances waited for on this thread (a sender's whose task could
+        not go, tools, tests); the queue trigger waits off its thread instead (dispatch_trigger.py)."""
+        run = self.begin_task(task)
+        if (until := run.until) is not None:
+            self.clock.sleep(max((until - self.clock.now()).total_seconds(), 0.0))
+        return self.finish_task(run)
+
+    def begin_task(self, task: ShardTask) -> TaskRun:
+        """A dispatch task up to its held advances (shared/task_run.py): `finish_task` does them once `until` has
+        passed; while it has entries to dispatch, a watchdog stands in for the task."""
+        run = TaskRun(task)
+        run.report.add(self._dispatch_shard(task, self.clock.now(), self.threads.share(DISPATCH_FANOUT), run))
+        return run
+
+    def finish_task(self, run: TaskRun) -> TickReport:
+        """The task's held advances (its caller waited for `run.until`), then its watchdog closed."""
+        try:
+            if run.held:
+                run.report.add(self._advance_held(run.task, run.held, self.threads.share(DISPATCH_FANOUT)))
+        except BaseException as error:
+            run.let_go(self.watchdogs, error)
+            raise
+        run.close(self.watchdogs)
+        if done := ", ".join(f"{run.report.of(o)} {o.value}" for o in DispatchOutcome if run.report.of(o)):
+            log.info("dispatched %s: %s", run.task, done)
+        return run.report
 
     @traced_dispatch
-    def _dispatch_partition(self, task: ShardTask, now: datetime, pool: Executor, watched: bool = False) -> TickReport:
-        """`watched`: the task came by queue; while it has entries to dispatch, a watchdog stands in for it."""
+    def _dispatch_shard(self, task: ShardTask, now: datetime, pool: Executor, run: TaskRun | None = None) -> TickReport:
+        """`run`: the task came by queue (its plans may wait, its watchdog is kept there); None: a tick in process."""
         report = TickReport()
         entries = self.store.due.in_account(task.account).to_dispatch(task.bucket, task.shard)
-        if watched and not entries:
+        if run is not None and not entries:
             self.watchdogs.drop(task)
             return report
-        watch = self.watchdogs.open(task) if watched else None
-        held: list[Plan] | None = [] if watched else None  # a queued task may wait; a tick in process does not
+        if run is not None:
+            run.watch = self.watchdogs.open(task)
         try:
             for page in chunks(entries, PAGE):
-                report.add(self._dispatch_page(page, now, pool, held))
-            if held:
-                report.add(self._advance_held(held, pool))
-        except Exception:
-            if watch is not None:
-                self.watchdogs.close(watch)  # a fault: the host delivers the task again
+                report.add(self._dispatch_page(page, now, pool, None if run is None else run.held))
+        except BaseException as error:
+            if run is not None:
+                run.let_go(self.watchdogs, error)
             raise
-        except BaseException:
-            if watch is not None:
-                self.watchdogs.abandon(watch)  # the process is going away: its watchdog brings the task back
-            raise
-        if watch is not None:
-            self.watchdogs.close(watch)
         return report
 
     def _dispatch_page(
@@ -203,8 +208,10 @@ class Dispatcher:
         try:
             self._write(plans, pool, held)
         except Exception:
-            log.exception("dispatching %d entries failed; a later tick retries them", len(plans))
-            report.count(DispatchOutcome.FAILED, len(plans))
+            # A plan already held (its occurrence sent, its next entry written) is advanced and counted later.
+            failed = [plan for plan in plans if plan.held_until is None]
+            log.exception("dispatching %d entries failed; a later tick retries them", len(failed))
+            report.count(DispatchOutcome.FAILED, len(failed))
             plans = []
         self._settle([plan for plan in plans if plan.held_until is None], report, done)
         return report
@@ -217,11 +224,10 @@ class Dispatcher:
                 done.append(plan.entry)
         self.store.due.remove_entries(done)
 
-    def _advance_held(self, held: list[Plan], pool: Executor) -> TickReport:
-        """The advances that waited (`jobstate.recorded_by`): once the last of their recorders' writes is due in,
-        each job read again (it holds those writes) and advanced from there."""
-        until = max(plan.held_until for plan in held if plan.held_until is not None)
-        self.clock.sleep(max((until - self.clock.now()).total_seconds(), 0.0))
+    @traced_dispatch
+    def _advance_held(self, task: ShardTask, held: list[Plan], pool: Executor) -> TickReport:
+        """The advances that waited (`jobstate.recorded_by`), their recorders' writes now due in: each job read
+        again (it holds those writes) and advanced from there. A span of its own, under the task's tick."""
         for plan in held:
             plan.held_until = None
         advance_plans(self.store, held, pool, read_jobs(self.store, [plan.job.key for plan in held], pool))

@@ -23,7 +23,7 @@ FLOORS: list[set[str]] = [
     {"jobstate"},  # what a job becomes: pure
     {"store", "actions"},  # the only code that talks to Storage / to targets
     {"health", "leases", "guard_protocol", "expectations", "due_jobs", "tick_window"}
-    | {"dispatch_report", "spread_plans"},
+    | {"dispatch_report", "spread_plans", "task_run"},
     {"dispatcher", "executor", "first_dispatch"},  # I/O shells of jobstate
     {"runtime"},
     {"lifecycle"},  # I/O shell of jobstate for writes

@@ -230,8 +230,12 @@ def test_a_cron_job_created_with_the_form_previews_its_instants(site: str, brows
         lambda: browser.find_element(By.ID, "preview-words").text == "on cron '15 6 * * *' (Europe/Berlin)",
         what="the cron's summary",
     )
-    shown = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#preview-list li")]
-    assert len(shown) == 10 and all(" 06:15:00 Europe/Berlin (" in s for s in shown), shown
+
+    def cron_preview() -> bool:  # read as one: the list may be drawn anew after the summary (a stale item is retried)
+        shown = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#preview-list li")]
+        return len(shown) == 10 and all(" 06:15:00 Europe/Berlin (" in s for s in shown)
+
+    wait_until(cron_preview, what="the cron's ten instants at 06:15 in Berlin")
     screenshot(browser, "console-job-form-cron")
     browser.find_element(By.ID, "save").click()
     wait_until(lambda: browser.current_url.endswith(f"{COLLECTION}/jobs/cron"), what="the job's page")

@@ -7,10 +7,12 @@ the recorder's write. On the memory store and a clock the test moves (shared/man
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from shared.dispatch_trigger import handle_dispatch_message_async
 from shared.dispatcher import DispatchOutcome, TickReport
 from shared.jobstate import recorded_by
 from shared.keys import JobKey
@@ -19,6 +21,7 @@ from shared.records import JobRecord
 from shared.runtime import Runtime
 from shared.store import bucket_of
 from shared.store.queues import ShardTask
+from shared.threads import DISPATCH_TASK, LANES
 from tests.support.manual_time import START, manual_clock, manual_runtime, step_until, until  # noqa: F401 (the fixtures `clock` and `rt`)
 from tests.support.scheduler_client import JC, RG, SUB, call, make_collection
 
@@ -26,11 +29,12 @@ SOON, LATER = START.replace(minute=2, second=5), START.replace(minute=2, second=
 ACTION = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
 
 
-def _create(rt: Runtime, *jobs: tuple[str, datetime]) -> None:
-    """A collection of every-minute jobs, each first due at its instant."""
+def _create(rt: Runtime, *jobs: tuple[str, datetime], intervals: list[int] | None = None) -> None:
+    """A collection of jobs every minute (or every `intervals[i]` minutes), each first due at its instant."""
     make_collection(rt, "P20Premium")
-    for name, first in jobs:
-        body = {"properties": {"startTime": first.isoformat(), "recurrence": {"frequency": "Minute"}, "action": ACTION}}
+    for i, (name, first) in enumerate(jobs):
+        recurrence = {"frequency": "Minute", "interval": intervals[i] if intervals else 1}
+        body = {"properties": {"startTime": first.isoformat(), "recurrence": recurrence, "action": ACTION}}
         assert call(rt, "Jobs_CreateOrUpdate", "PUT", name, body).status == 201
 
 
@@ -76,6 +80,67 @@ def test_the_advance_of_a_job_about_to_be_recorded_waits_for_the_record_and_keep
     assert advanced.execution_count == recorded.execution_count == 1  # the advance read the record first
     assert sum(report.of(DispatchOutcome.QUEUED) for report in reports) == 2  # each counted once
     assert rt.store.due.entries(ahead) == []
+
+
+def test_tasks_waiting_for_their_held_advances_leave_the_dispatch_task_threads_to_others(
+    rt: Runtime, clock: ManualClock
+) -> None:
+    # One more held task than the lane has threads: jobs every k minutes, k = 1..n, so that each job's next
+    # occurrence is in a minute of its own, dispatched by a task of its own, each holding its job's advance.
+    n = LANES[DISPATCH_TASK].size + 1
+    names = [f"every-{k}" for k in range(1, n + 1)]
+    _create(rt, *[(name, SOON) for name in names], intervals=list(range(1, n + 1)))
+    clock.advance_to(START.replace(minute=1, second=0))
+    rt.dispatcher.tick()
+    clock.advance_to(SOON - timedelta(seconds=3))
+    buckets = [bucket_of(SOON + timedelta(minutes=k)) for k in range(1, n + 1)]
+    texts = [ShardTask(bucket, shard).to_json() for bucket in buckets for shard in range(rt.settings.due_shards)]
+
+    async def trigger() -> None:  # the host runs the messages' triggers together on its event loop
+        await asyncio.gather(*(handle_dispatch_message_async(rt, text) for text in texts))
+
+    host = threading.Thread(target=asyncio.run, args=(trigger(),), daemon=True)
+    host.start()
+
+    def following_written(k: int) -> bool:  # the task's work before its wait: the next entry after the one it took
+        after = SOON + timedelta(minutes=2 * k)
+        return any(e.job == _key(f"every-{k}") and e.due == after for e in rt.store.due.entries(bucket_of(after)))
+
+    # Every task did its work while the clock stood still: none waited for a thread another one's wait held.
+    all_worked = until(lambda: all(following_written(k) for k in range(1, n + 1)))
+    all_held = host.is_alive() and all(_job(rt, name).dispatched_occurrence == SOON for name in names)
+    step_until(clock, lambda: not host.is_alive(), step=0.25)  # the waits end, whatever the tasks did
+    assert all_worked and all_held
+    assert clock.now() >= SOON + rt.store.timings.advance_settle
+    for k, (name, bucket) in enumerate(zip(names, buckets, strict=True), start=1):
+        assert _job(rt, name).dispatched_occurrence == SOON + timedelta(minutes=k)  # advanced after the wait
+        assert all(e.job != _key(name) for e in rt.store.due.entries(bucket))  # and the entry it took removed
+
+
+def test_a_task_cancelled_while_it_waits_leaves_its_watchdog_to_bring_it_back(rt: Runtime, clock: ManualClock) -> None:
+    _create(rt, ("soon", SOON))
+    clock.advance_to(START.replace(minute=1, second=0))
+    rt.dispatcher.tick()
+    clock.advance_to(SOON - timedelta(seconds=3))
+    ahead = bucket_of(SOON + timedelta(minutes=1))
+    (shard,) = [s for s in range(rt.settings.due_shards) if rt.store.due.entries(ahead, s)]
+    text = ShardTask(ahead, shard).to_json()
+    loop = asyncio.new_event_loop()
+    trigger = loop.create_task(handle_dispatch_message_async(rt, text))
+    host = threading.Thread(target=loop.run_until_complete, args=(asyncio.wait([trigger]),), daemon=True)
+    host.start()
+    assert until(lambda: rt.store.due.entries(bucket_of(SOON + timedelta(minutes=2))) != [])  # waiting
+    loop.call_soon_threadsafe(trigger.cancel)  # the process is going away
+    host.join(5)
+    assert trigger.cancelled() and _job(rt, "soon").dispatched_occurrence == SOON  # not advanced
+    queue = rt.store.dispatch.client
+
+    def came_back() -> bool:  # its watchdog, no longer renewed, turns visible
+        return any(ShardTask.from_json(m.content) == ShardTask(ahead, shard) for m in queue.peek_messages(32))
+
+    step_until(clock, came_back, step=0.5)
+    assert clock.now() >= SOON - timedelta(seconds=3) + rt.store.timings.task_watchdog_after
+    loop.close()
 
 
 def test_an_advance_waits_from_the_lead_before_the_fire_instant_to_the_settle_after_it(rt: Runtime) -> None:

@@ -23,6 +23,7 @@ from tests.executor.test_crash_recovery import HELD_BOUND, queue_batch, sleep_un
 from tests.support.crash import CrashingHost, Target, crash_environment, create_one_shot_jobs
 
 FIRST, LAST = 10, 10  # occurrences at the batch's first second, and at its last, 3 s later
+EARLIEST, LATEST = 15, 60 - 3 - int(HELD_BOUND) - 2  # the seconds of a minute `first` may fall on (_between_ticks)
 
 
 @pytest.mark.parametrize("before", [1.5, 4.5], ids=["1.5s", "4.5s"])
@@ -36,7 +37,7 @@ def test_a_batch_taken_before_its_second_by_a_killed_host_fires_within_the_bound
     host.start()
     try:
         create_one_shot_jobs(host.url, target, dict.fromkeys(names, tomorrow()))
-        first = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=9)
+        first = _between_ticks(datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=9))
         due = {name: first + timedelta(seconds=0 if i < FIRST else 3) for i, name in enumerate(names)}
         queue_batch(env, due)
         sleep_until(first - timedelta(seconds=before))
@@ -58,3 +59,16 @@ def test_a_batch_taken_before_its_second_by_a_killed_host_fires_within_the_bound
     finally:
         host.stop()
         target.close()
+
+
+def _between_ticks(first: datetime) -> datetime:
+    """`first`, or the next instant after it at second EARLIEST of a minute, so that the batch's taking, the kill
+    and the recovery (up to the bound and the last second's 3 s past `first`) fall between two minute ticks. The
+    first ticks of a fresh deployment send some 40 dispatch tasks (the overlap's buckets and the sweep): on a busy
+    2-core test machine their work, landing in the recovery, delayed it by seconds (a run: 15.3 s against the bound
+    of 15 s). What the bound promises is the watchdog's and the executor's timing, not a quiet machine's."""
+    if first.second < EARLIEST:
+        return first.replace(second=EARLIEST)
+    if first.second > LATEST:
+        return first.replace(second=EARLIEST) + timedelta(minutes=1)
+    return first
