@@ -14,8 +14,8 @@ storage requests per execution (everything the app does, counted on the wire, by
 over exactly the measured minutes), function invocations and the local host's CPU per execution (its worker
 processes' included), and Azurite's (`storage_cpu_*`: per execution and as a share of the one thread it answers on,
 which near 1 says the local storage emulator bounded the run, not the app); then how long the disable took to answer
-and whether any occurrence of the disabled collection due after the answer (and its collection read's freshness, 1
-s) arrived. Duplicates are watched for 20 s after the last occurrence. Run by bench/report.py, it records every
+and whether any occurrence of the disabled collection due after the answer (and its collection read's freshness,
+1 s) arrived. Duplicates are watched for 20 s after the last occurrence. Run by bench/report.py, it records every
 figure it prints in docs/figures.json (bench/figures.py): phase `steady-<rate>` (the offered rate, and `workers`:
 the local host's FUNCTIONS_WORKER_PROCESS_COUNT, devhost/workers.py), `disable` and `create`.
 
