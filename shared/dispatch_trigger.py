@@ -46,12 +46,10 @@ async def handle_dispatch_message_async(rt: Runtime, text: str) -> None:
 
 
 def handle_dispatch_message(rt: Runtime, text: str) -> None:
-    """The trigger, in this thread: a cascade task for the lifecycle, a dispatch task for the dispatcher."""
-    task = CascadeTask.from_json(text)
-    if task is None:
-        rt.dispatcher.handle_task(text)  # its held advances waited for on this thread
-    else:
-        run_task(rt, task)
+    """The trigger, in this thread: as the coroutine, a held advance waited for on this thread."""
+    if (run := start_dispatch_message(rt, text)) is not None:
+        run.wait(rt.clock)
+        rt.dispatcher.finish_task(run)
 
 
 def start_dispatch_message(rt: Runtime, text: str) -> TaskRun | None:
@@ -73,4 +71,4 @@ def start_dispatch_message(rt: Runtime, text: str) -> TaskRun | None:
 def _let_go(rt: Runtime, started: Future[TaskRun | None]) -> None:
     """A task whose first half ended after its trigger was cancelled: its watchdog abandoned, to bring it back."""
     if not started.cancelled() and started.exception() is None and (run := started.result()) is not None:
-        run.let_go(rt.dispatcher.watchdogs, asyncio.CancelledError())
+        run.abandon(rt.dispatcher.watchdogs)

@@ -136,8 +136,7 @@ class Dispatcher:
         """A dispatch task's work, here, its held advances waited for on this thread (a sender's whose task could
         not go, tools, tests); the queue trigger waits off its thread instead (dispatch_trigger.py)."""
         run = self.begin_task(task)
-        if (until := run.until) is not None:
-            self.clock.sleep(max((until - self.clock.now()).total_seconds(), 0.0))
+        run.wait(self.clock)
         return self.finish_task(run)
 
     def begin_task(self, task: ShardTask) -> TaskRun:

@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from .clock import Clock
 from .dispatch_report import TickReport
 from .due_jobs import Plan
 from .leases import TaskWatch, TaskWatchdogs
@@ -37,6 +38,11 @@ class TaskRun:
         """When the held advances may go (the last of their recorders' writes is due in); None: none is held."""
         return max((plan.held_until for plan in self.held if plan.held_until is not None), default=None)
 
+    def wait(self, clock: Clock) -> None:
+        """On this thread, until the held advances may go (at once when none is held)."""
+        if (until := self.until) is not None:
+            clock.sleep(max((until - clock.now()).total_seconds(), 0.0))
+
     def close(self, watchdogs: TaskWatchdogs) -> None:
         """The task is done: its watchdog, if it kept one, deleted."""
         if self.watch is not None:
@@ -45,11 +51,14 @@ class TaskRun:
     def let_go(self, watchdogs: TaskWatchdogs, error: BaseException) -> None:
         """The task failed (`error` an Exception: the host delivers it again, so its watchdog is closed) or the
         process is going away (cancelled: the watchdog is left to bring the task back)."""
-        if self.watch is None:
-            return
         if isinstance(error, Exception):
-            watchdogs.close(self.watch)
+            self.close(watchdogs)
         else:
+            self.abandon(watchdogs)
+
+    def abandon(self, watchdogs: TaskWatchdogs) -> None:
+        """The process is going away: the watchdog, no longer renewed, is left to bring the task back."""
+        if self.watch is not None:
             watchdogs.abandon(self.watch)
 
 

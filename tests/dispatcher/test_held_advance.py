@@ -38,6 +38,18 @@ def _create(rt: Runtime, *jobs: tuple[str, datetime], intervals: list[int] | Non
         assert call(rt, "Jobs_CreateOrUpdate", "PUT", name, body).status == 201
 
 
+def about_to_fire(rt: Runtime, clock: ManualClock) -> ShardTask:
+    """Job `soon` created and its first occurrence dispatched by a tick in process, the clock 3 s before it fires:
+    the task of the minute ahead that holds its next entry (its advance will wait)."""
+    _create(rt, ("soon", SOON))
+    clock.advance_to(START.replace(minute=1, second=0))
+    rt.dispatcher.tick()
+    clock.advance_to(SOON - timedelta(seconds=3))
+    ahead = bucket_of(SOON + timedelta(minutes=1))
+    (shard,) = [s for s in range(rt.settings.due_shards) if rt.store.due.entries(ahead, s)]
+    return ShardTask(ahead, shard)
+
+
 def _key(name: str) -> JobKey:
     return JobKey(SUB, RG, JC, name)
 
@@ -118,13 +130,8 @@ def test_tasks_waiting_for_their_held_advances_leave_the_dispatch_task_threads_t
 
 
 def test_a_task_cancelled_while_it_waits_leaves_its_watchdog_to_bring_it_back(rt: Runtime, clock: ManualClock) -> None:
-    _create(rt, ("soon", SOON))
-    clock.advance_to(START.replace(minute=1, second=0))
-    rt.dispatcher.tick()
-    clock.advance_to(SOON - timedelta(seconds=3))
-    ahead = bucket_of(SOON + timedelta(minutes=1))
-    (shard,) = [s for s in range(rt.settings.due_shards) if rt.store.due.entries(ahead, s)]
-    text = ShardTask(ahead, shard).to_json()
+    task = about_to_fire(rt, clock)
+    text = task.to_json()
     loop = asyncio.new_event_loop()
     trigger = loop.create_task(handle_dispatch_message_async(rt, text))
     host = threading.Thread(target=loop.run_until_complete, args=(asyncio.wait([trigger]),), daemon=True)
@@ -136,7 +143,7 @@ def test_a_task_cancelled_while_it_waits_leaves_its_watchdog_to_bring_it_back(rt
     queue = rt.store.dispatch.client
 
     def came_back() -> bool:  # its watchdog, no longer renewed, turns visible
-        return any(ShardTask.from_json(m.content) == ShardTask(ahead, shard) for m in queue.peek_messages(32))
+        return any(ShardTask.from_json(m.content) == task for m in queue.peek_messages(32))
 
     step_until(clock, came_back, step=0.5)
     assert clock.now() >= SOON - timedelta(seconds=3) + rt.store.timings.task_watchdog_after

@@ -6,35 +6,23 @@ tick's sum stays whole. On the memory store and a clock the test moves."""
 from __future__ import annotations
 
 import threading
-from datetime import timedelta
+from dataclasses import replace
 
 from shared.manual_clock import ManualClock
 from shared.runtime import Runtime
-from shared.store import bucket_of
-from shared.store.queues import ShardTask
-from tests.support.manual_time import START, manual_clock, manual_runtime, step_until  # noqa: F401 (fixtures `clock`, `rt`)
-from tests.support.scheduler_client import call, make_collection
+from tests.dispatcher.test_held_advance import about_to_fire
+from tests.support.manual_time import manual_clock, manual_runtime, step_until  # noqa: F401 (fixtures `clock`, `rt`)
 
-SOON = START.replace(minute=2, second=5)  # the job's first occurrence
 TICK_PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"  # the tick's, as a task message carries it
 
 
 def test_a_task_that_held_an_advance_back_has_a_span_for_it_under_the_same_tick(
     rt: Runtime, clock: ManualClock, otel
 ) -> None:
-    make_collection(rt, "P20Premium")
-    action = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}
-    body = {"properties": {"startTime": SOON.isoformat(), "recurrence": {"frequency": "Minute"}, "action": action}}
-    assert call(rt, "Jobs_CreateOrUpdate", "PUT", "soon", body).status == 201
-    clock.advance_to(START.replace(minute=1, second=0))
-    rt.dispatcher.tick()  # in process: the first occurrences queued, nothing held
-    otel.spans_exporter.clear()
+    task = replace(about_to_fire(rt, clock), traceparent=TICK_PARENT)  # `soon` fires in 3 s: its advance waits
+    otel.spans_exporter.clear()  # the tick's, in process: the first occurrence queued, nothing held
     before = otel.points("scheduler.dispatcher.occurrences")
     assert before and before[0].sum == 1
-    clock.advance_to(SOON - timedelta(seconds=3))  # `soon` fires in 3 s: its advance waits
-    ahead = bucket_of(SOON + timedelta(minutes=1))
-    (shard,) = [s for s in range(rt.settings.due_shards) if rt.store.due.entries(ahead, s)]
-    task = ShardTask(ahead, shard, traceparent=TICK_PARENT)
     worker = threading.Thread(target=rt.dispatcher.run_task, args=(task,), daemon=True)
     worker.start()
     step_until(clock, lambda: not worker.is_alive(), step=0.25)
