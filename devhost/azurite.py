@@ -14,6 +14,7 @@ import contextlib
 import ctypes
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -66,13 +67,35 @@ def free_port() -> int:
 
 def free_ports(count: int) -> list[int]:
     """`count` distinct TCP ports that were free a moment ago on the loopback interface: their sockets are held open
-    together while chosen, so the system cannot hand one out twice (`free_port` called three times could, and an
-    Azurite given one port for two services exits with EADDRINUSE)."""
+    together while chosen, so none is handed out twice (`free_port` called three times could, and an Azurite given
+    one port for two services exits with EADDRINUSE). They are drawn below the system's ephemeral range: a port the
+    system picks (bind to 0) comes from that range, where any outgoing connection may take it before the server it
+    was chosen for binds it (a full test run, thousands of connections to Azurite a minute, did)."""
     with contextlib.ExitStack() as held:
-        sockets = [held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in sockets]
+        chosen: list[int] = []
+        while len(chosen) < count:
+            s = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            port = _below_ephemeral()
+            try:
+                s.bind(("127.0.0.1", port))  # fails for one already chosen: its socket is still held
+            except OSError:
+                continue
+            chosen.append(port)
+        return chosen
+
+
+_FIRST_CHOSEN = 20000  # above the well-known local ports (Azurite's 10000-10002, the Functions host's 7071)
+_random = random.SystemRandom()
+
+
+def _below_ephemeral() -> int:
+    """A random port between _FIRST_CHOSEN and the start of /proc/sys/net/ipv4/ip_local_port_range (32768 unless
+    changed; elsewhere, 32768 too, the range's usual start on Linux)."""
+    try:
+        first_ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        first_ephemeral = 32768
+    return _random.randrange(_FIRST_CHOSEN, max(first_ephemeral, _FIRST_CHOSEN + 1000))
 
 
 def _port_open(port: int) -> bool:

@@ -49,6 +49,7 @@ PATIENCE = 60.0  # seconds of real time for the executor and the recorder on a b
 MIN = timedelta(minutes=1)
 PERIODS = {"Minute": MIN, "Hour": timedelta(hours=1)}
 HERD = 4  # jobs due at one second behind one limit
+HERD_LEAD = timedelta(seconds=8)  # how far ahead of its writing the herd is due
 ANSWER = 2.0  # seconds the slow target takes to answer: the 4th of a herd limited to 1 at a time waits 6 s at least
 RATE = 1  # requests a second to the target's host
 SHORT_CONCURRENCY = Timings(concurrency_wait=timedelta(seconds=1))
@@ -238,10 +239,13 @@ def herd_due_at_one_second(rt: Runtime, url: str, limits: dict[str, Any]) -> tup
     make_collection(rt)
     answer = call(rt, "JobCollections_Patch", "PATCH", body={"properties": limits}, query=NEWER)
     assert answer.status == 200, answer.body
-    t = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=4)
+    # Ahead by more than four PUTs take on a busy machine: a job written after its start time would first be due a
+    # period later, and the herd would not be one.
+    t = datetime.now(UTC).replace(microsecond=0) + HERD_LEAD
     names = [f"job{n}" for n in range(HERD)]
     for name in names:
         put_job(rt, name, url, t)
+    assert datetime.now(UTC) < t - timedelta(seconds=1), "the jobs took longer to write than the herd's lead"
     return t, names
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from datetime import UTC, datetime, timedelta
 
 from shared.keys import JobKey
 from shared.model import JobExecutionStatus, LedgerReason, WaitCause
@@ -20,7 +19,7 @@ from shared.settings import Settings
 from tests.executor.instances import failures, instances
 from tests.executor.peers.servers import Hit, Server, serve
 from tests.executor.support import JC, RG, SUB
-from tests.executor.test_rate_limit import herd, limited_collection, most_in_a_second
+from tests.executor.test_rate_limit import due_at, herd, limited_collection, most_in_a_second, seconds_ahead
 
 RATE = 8  # the target takes this many requests in any second
 HERD = 40
@@ -53,8 +52,7 @@ def test_a_herd_against_a_target_that_answers_429_is_deferred_within_its_budget_
     target = Budgeted()
     try:
         limited_collection(runtime, {})
-        due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=3)
-        items = herd(runtime, target.server.url, [f"p{i:02d}" for i in range(HERD)], due)
+        items = due_at(herd(runtime, target.server.url, [f"p{i:02d}" for i in range(HERD)]), seconds_ahead(3))
         deferred_seen: list[str] = []
         with instances(settings, 2) as running:
             running[0].run(OccurrenceBatch(tuple(items[::2])))

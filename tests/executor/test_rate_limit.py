@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from shared.keys import JobKey
 from shared.model import JobExecutionStatus, LedgerReason, WaitCause
 from shared.occurrence import OccurrenceBatch, OccurrenceMessage
+from shared.records import JobRecord
 from shared.runtime import Runtime
 from shared.settings import Settings
 from tests.executor.instances import failures, instances
@@ -38,14 +39,21 @@ def limited_collection(rt: Runtime, properties: dict[str, object]) -> None:
     assert response.status == 201, response.body
 
 
-def herd(rt: Runtime, url: str, names: list[str], due: datetime) -> list[OccurrenceMessage]:
+def herd(rt: Runtime, url: str, names: list[str]) -> list[JobRecord]:
+    """The jobs, each to fire once at a due the test picks after they exist (`due_at`): creating 50 on a busy
+    machine takes seconds, which must not eat the lead a due picked before them was given."""
     tomorrow = (datetime.now(UTC) + timedelta(days=1)).replace(microsecond=0).isoformat()
-    items = []
     for name in names:
         put_job(rt, name, {"startTime": tomorrow, "action": http(f"{url}/{name}")})
-        job = job_status(rt, name)
-        items.append(OccurrenceMessage(job.key, due, due, generation=job.generation))
-    return items
+    return [job_status(rt, name) for name in names]
+
+
+def due_at(jobs: list[JobRecord], due: datetime) -> list[OccurrenceMessage]:
+    return [OccurrenceMessage(job.key, due, due, generation=job.generation) for job in jobs]
+
+
+def seconds_ahead(seconds: int) -> datetime:
+    return datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=seconds)
 
 
 def most_in_a_second(instants: list[float]) -> int:
@@ -66,9 +74,12 @@ def test_a_herd_aimed_at_a_rate_limited_host_is_paced_across_instances_none_lost
     runtime: Runtime, settings: Settings, target: Server
 ) -> None:
     limited_collection(runtime, {"targetRateLimits": [{"host": "127.0.0.1", "requestsPerSecond": RATE}]})
-    first_due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=4)
-    early = herd(runtime, target.url, [f"a{i:02d}" for i in range(HERD // 2)], first_due)
-    late = herd(runtime, target.url, [f"b{i:02d}" for i in range(HERD // 2)], first_due + timedelta(seconds=1))
+    early_jobs = herd(runtime, target.url, [f"a{i:02d}" for i in range(HERD // 2)])
+    late_jobs = herd(runtime, target.url, [f"b{i:02d}" for i in range(HERD // 2)])
+    # Both seconds still ahead when the instances take them: due order holds among attempts that ask for slots at
+    # their due; two seconds both long past would ask at once, in whichever order their threads reach the pacer.
+    first_due = seconds_ahead(4)
+    early, late = due_at(early_jobs, first_due), due_at(late_jobs, first_due + timedelta(seconds=1))
     waiting_seen: set[LedgerReason | None] = set()
     with instances(settings, 2) as running:
         # Each second's occurrences split over both instances, as the dispatcher's shards would.
@@ -102,8 +113,7 @@ def test_a_herd_aimed_at_a_rate_limited_host_is_paced_across_instances_none_lost
 
 def test_a_collection_without_limits_fires_its_herd_at_once(runtime: Runtime, target: Server) -> None:
     limited_collection(runtime, {})
-    due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=2)
-    items = herd(runtime, target.url, [f"c{i:02d}" for i in range(12)], due)
+    items = due_at(herd(runtime, target.url, [f"c{i:02d}" for i in range(12)]), seconds_ahead(2))
     runtime.executor.run(OccurrenceBatch(tuple(items)))
     hits = list(target.hits)
     assert len(hits) == 12

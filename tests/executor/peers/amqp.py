@@ -13,7 +13,6 @@ told the send failed (a `rejected` outcome), so it sends again.
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -22,6 +21,8 @@ from typing import Any
 from proton import Condition, Message
 from proton.handlers import MessagingHandler
 from proton.reactor import Container
+
+from devhost.azurite import free_port
 
 
 @dataclass
@@ -116,7 +117,7 @@ class RunningPeer:
     """Context manager: the peer listening on a free loopback port in a background thread."""
 
     def __init__(self) -> None:
-        self.peer = AmqpPeer(port=_free_port())
+        self.peer = AmqpPeer(port=free_port())
         self._stopping = threading.Event()
         self._listening = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -133,9 +134,3 @@ class RunningPeer:
     def __exit__(self, *exc: object) -> None:
         self._stopping.set()
         self._thread.join(5)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
