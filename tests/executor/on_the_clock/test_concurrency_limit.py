@@ -27,7 +27,7 @@ from shared.store.memory import MemoryStorage
 from tests.executor.instances import Instance, failures, running
 from tests.executor.peers.servers import Hit, serve
 from tests.executor.support import JC, RG, SUB
-from tests.executor.test_rate_limit import herd, limited_collection
+from tests.executor.test_rate_limit import due_at, herd, limited_collection
 from tests.support.manual_time import runtime_in_memory, step_until, until
 
 LIMIT = 3
@@ -84,7 +84,7 @@ def test_a_collection_limited_to_k_executions_never_has_more_than_k_in_flight_ac
     try:
         limited_collection(rt, {"maxConcurrentExecutions": LIMIT})
         due = clock.now().replace(microsecond=0) + timedelta(seconds=4)
-        items = herd(rt, target.url, [f"j{i:02d}" for i in range(HERD)], due)
+        items = due_at(herd(rt, target.url, [f"j{i:02d}" for i in range(HERD)]), due)
         with instances_in_memory(clock, shared_storage, 3) as running:
             for n, instance in enumerate(running):
                 instance.run(OccurrenceBatch(tuple(items[n::3])))
