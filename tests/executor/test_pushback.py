@@ -52,9 +52,10 @@ def test_a_herd_against_a_target_that_answers_429_is_deferred_within_its_budget_
     target = Budgeted()
     try:
         limited_collection(runtime, {})
-        items = due_at(herd(runtime, target.server.url, [f"p{i:02d}" for i in range(HERD)]), seconds_ahead(3))
+        jobs = herd(runtime, target.server.url, [f"p{i:02d}" for i in range(HERD)])
         deferred_seen: list[str] = []
         with instances(settings, 2) as running:
+            items = due_at(jobs, seconds_ahead(3))  # ahead of the instances' start, however long it took
             running[0].run(OccurrenceBatch(tuple(items[::2])))
             running[1].run(OccurrenceBatch(tuple(items[1::2])))
             deadline = time.monotonic() + 120

@@ -76,12 +76,13 @@ def test_a_herd_aimed_at_a_rate_limited_host_is_paced_across_instances_none_lost
     limited_collection(runtime, {"targetRateLimits": [{"host": "127.0.0.1", "requestsPerSecond": RATE}]})
     early_jobs = herd(runtime, target.url, [f"a{i:02d}" for i in range(HERD // 2)])
     late_jobs = herd(runtime, target.url, [f"b{i:02d}" for i in range(HERD // 2)])
-    # Both seconds still ahead when the instances take them: due order holds among attempts that ask for slots at
-    # their due; two seconds both long past would ask at once, in whichever order their threads reach the pacer.
-    first_due = seconds_ahead(4)
-    early, late = due_at(early_jobs, first_due), due_at(late_jobs, first_due + timedelta(seconds=1))
     waiting_seen: set[LedgerReason | None] = set()
     with instances(settings, 2) as running:
+        # Both seconds still ahead when the instances take them: due order holds among attempts that ask for slots
+        # at their due; two seconds both long past would ask at once, in whichever order their threads reach the
+        # pacer. So the due is picked once the jobs and the instances exist (each takes seconds on a busy machine).
+        first_due = seconds_ahead(4)
+        early, late = due_at(early_jobs, first_due), due_at(late_jobs, first_due + timedelta(seconds=1))
         # Each second's occurrences split over both instances, as the dispatcher's shards would.
         for items in (early, late):
             running[0].run(OccurrenceBatch(tuple(items[::2])))

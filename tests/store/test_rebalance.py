@@ -93,7 +93,8 @@ def test_appending_an_account_and_rebalancing_keeps_every_collection_job_and_his
         drain_dispatch(dispatcher)
     # The tick works a minute ahead: each job's occurrence at `first` and its next one, each queued once.
     # Occurrences travel in batches (one message per due second); the ones due at `first` are visible now,
-    # each job's exactly once, and the following minute's batches wait hidden beside them.
+    # each job's exactly once, and the following minute's batches wait hidden beside them, in real seconds: about
+    # 45 s (50 less `early_visibility`) after they were sent, which two ticks' tasks on a loaded machine may pass.
     queued = [
         item
         for message in two.store.queue.client.peek_messages(max_messages=32)
@@ -101,7 +102,7 @@ def test_appending_an_account_and_rebalancing_keeps_every_collection_job_and_his
     ]
     at_first = [(item.job.resource_group, item.job.collection) for item in queued if item.due == first]
     assert sorted(at_first) == sorted(made)
-    assert len(queued) == len(made)
+    assert {item.due for item in queued} <= {first, first + timedelta(minutes=1)}, queued
     assert two.store.queue.client.get_queue_properties().approximate_message_count > len(
         {message.due for message in queued}
     )
