@@ -74,7 +74,9 @@ def test_someone_elses_azurite_is_refused_with_the_setting_that_moves_it(azurite
 
 def test_the_busy_port_way_out_gives_the_host_an_azurite_of_its_own(azurite: Azurite, app_dir: Path) -> None:
     with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
+        # Below the ephemeral range (free_port), as the way out's port after it then is: one in that range may be
+        # taken by an outgoing connection before the host binds it.
+        taken.bind(("127.0.0.1", free_port()))
         taken.listen()
         port = taken.getsockname()[1]
         refused = _devhost(app_dir, _env(azurite.ports), port)

@@ -25,7 +25,11 @@ def read_line(process: subprocess.Popen[str], timeout: float) -> str:
     if not ready:
         process.kill()
         raise AssertionError(f"no output within {timeout}s; stderr: {process.communicate()[1]}")
-    return process.stdout.readline().strip()
+    line = process.stdout.readline()
+    if not line:  # the end of its output: the host exited, and its stderr says why
+        stderr = process.communicate(timeout=timeout)[1]
+        raise AssertionError(f"the host exited ({process.returncode}) before its line; stderr: {stderr}")
+    return line.strip()
 
 
 def start_cli(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
