@@ -71,11 +71,12 @@ def free_ports(count: int) -> list[int]:
     one port for two services exits with EADDRINUSE). They are drawn below the system's ephemeral range: a port the
     system picks (bind to 0) comes from that range, where any outgoing connection may take it before the server it
     was chosen for binds it (a full test run, thousands of connections to Azurite a minute, did)."""
+    below = _first_ephemeral()
     with contextlib.ExitStack() as held:
         chosen: list[int] = []
         while len(chosen) < count:
             s = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
-            port = _below_ephemeral()
+            port = _random.randrange(_FIRST_CHOSEN, below)
             try:
                 s.bind(("127.0.0.1", port))  # fails for one already chosen: its socket is still held
             except OSError:
@@ -88,14 +89,14 @@ _FIRST_CHOSEN = 20000  # above the well-known local ports (Azurite's 10000-10002
 _random = random.SystemRandom()
 
 
-def _below_ephemeral() -> int:
-    """A random port between _FIRST_CHOSEN and the start of /proc/sys/net/ipv4/ip_local_port_range (32768 unless
-    changed; elsewhere, 32768 too, the range's usual start on Linux)."""
+def _first_ephemeral() -> int:
+    """The start of /proc/sys/net/ipv4/ip_local_port_range (32768 unless changed; elsewhere, 32768 too, the range's
+    usual start on Linux), at least 1000 ports above _FIRST_CHOSEN."""
     try:
-        first_ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+        first = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     except (OSError, ValueError, IndexError):
-        first_ephemeral = 32768
-    return _random.randrange(_FIRST_CHOSEN, max(first_ephemeral, _FIRST_CHOSEN + 1000))
+        first = 32768
+    return max(first, _FIRST_CHOSEN + 1000)
 
 
 def _port_open(port: int) -> bool:

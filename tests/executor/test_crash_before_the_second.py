@@ -20,6 +20,7 @@ from azure.storage.queue import QueueClient
 from devhost.azurite import Azurite
 from shared.settings.app import OCCURRENCE_QUEUE
 from tests.executor.test_crash_recovery import HELD_BOUND, queue_batch, sleep_until, tomorrow
+from tests.executor.test_occurrence_traps import until
 from tests.support.crash import CrashingHost, Target, crash_environment, create_one_shot_jobs
 
 FIRST, LAST = 10, 10  # occurrences at the batch's first second, and at its last, 3 s later
@@ -45,10 +46,14 @@ def test_a_batch_taken_before_its_second_by_a_killed_host_fires_within_the_bound
         # 0.5 s: a busy machine's host may take it a moment after the planned kill. The kill waits for that, up to
         # a second before `first`: what the scenario needs is a host that dies holding a batch not yet due.
         queue = QueueClient.from_connection_string(azurite_of_its_own.connection_string, OCCURRENCE_QUEUE)
-        taken = _taken(queue, by=first - timedelta(seconds=1))
+
+        def nothing_visible() -> bool:
+            return not list(queue.peek_messages(max_messages=32))
+
+        taken = until(nothing_visible, within=(first - timedelta(seconds=1) - datetime.now(UTC)).total_seconds())
         host.kill()
         # The host had taken the batch: nothing of it is visible in the queue (its copies are hidden for longer).
-        assert taken and list(queue.peek_messages(max_messages=32)) == [], "the host had not taken the batch yet"
+        assert taken and nothing_visible(), "the host had not taken the batch yet"
         assert target.fired() == {}, "the host died before the batch's first second: nothing fired"
         back = host.start()
         # Monotonic instants of the seconds: the target stamps arrivals on the monotonic clock.
@@ -63,15 +68,6 @@ def test_a_batch_taken_before_its_second_by_a_killed_host_fires_within_the_bound
     finally:
         host.stop()
         target.close()
-
-
-def _taken(queue: QueueClient, by: datetime) -> bool:
-    """Whether the occurrence queue shows nothing visible (the host took the batch) by `by`."""
-    while list(queue.peek_messages(max_messages=32)):
-        if datetime.now(UTC) >= by:
-            return False
-        time.sleep(0.1)
-    return True
 
 
 def _between_ticks(first: datetime) -> datetime:
