@@ -51,17 +51,16 @@ from ..jobstate.overlap import Turn, effective_policy, tracked
 from ..jobstate.pause import collection_holds
 from ..keys import CollectionKey, JobKey
 from ..leases import Guard
-from ..model import JobCollectionState, JobHistoryActionName, JobPause, LedgerReason, WaitCause
+from ..model import JobCollectionState, JobPause, LedgerReason, WaitCause
 from ..occurrence import OccurrenceMessage
 from ..records import JobRecord
 from ..store import Claim, Store, read_modify_write
-from ..store.jobs import MANY_MIN
 from ..telemetry import occurrence_skipped
 from . import overlap_marker
 from .collection_gate import CollectionGate
 from .deferrals import Deferral
 from .destinations import Destinations
-from .fired import attempt_of
+from .fired import action_of, attempt_of
 from .gathered import Gathered
 from .limits import Admitted, Limits
 from .not_run import record_let_go, record_not_run, record_overlap_entry, record_paused, record_superseded
@@ -189,12 +188,9 @@ class Admission:
         return Skip("job_changed", entries[0].reason if entries else None)
 
     def _read_jobs(self, collection: CollectionKey, keys: list[JobKey]) -> list[JobRecord | None]:
-        wanted = list(dict.fromkeys(keys))
-        found = self.store.jobs.get_many(collection, wanted) if len(wanted) >= MANY_MIN else {}
-        for key in wanted:
-            if key not in found:  # a single job, or one the query left out (unreadable: read alone, it raises)
-                found[key] = self.store.jobs.get(key)
-        return [found[key] for key in keys]
+        found = self.store.jobs.get_together(collection, keys)
+        # A job the query left out (unreadable) is read alone: it raises.
+        return [found[key] if key in found else self.store.jobs.get(key) for key in keys]
 
     def _let_go(self, job: JobRecord, message: OccurrenceMessage, claim: Claim, late: LetGo, now: datetime) -> None:
         """Check 4's Skip: its ledger entry, its job completed when it was its series' last, its claim done."""
@@ -246,8 +242,7 @@ class Admission:
     async def _limited(self, job: JobRecord, message: OccurrenceMessage, claim: Claim, guard: Guard) -> Run | Wait:
         """Check 6: its destination's turn, then the collection's limits for the attempt's action; a Wait once its
         claim is given back and its message queued again (deferrals.py `requeue`)."""
-        main = job.properties.action
-        action = main.error_action if main and message.action == JobHistoryActionName.ERROR_ACTION else main
+        action = action_of(job, message)
         if action is None:
             return Run(job)
         turn = await self.destinations.admit(job, message, action)

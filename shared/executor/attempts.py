@@ -29,7 +29,7 @@ from ..clock import Clock
 from ..jobstate import Outcome, decide, series_of
 from ..keys import JobKey
 from ..leases import Guard, Guards
-from ..model import JobErrorAction, JobExecutionStatus, JobHistoryActionName
+from ..model import JobExecutionStatus, JobHistoryActionName
 from ..occurrence import OccurrenceMessage, Trigger
 from ..records import HistoryRecord, JobRecord
 from ..retry import MAIN_ACTION_DEFAULT, effective_retry
@@ -39,7 +39,7 @@ from ..telemetry import attempt_done, occurrence_skipped, outgoing_headers, trac
 from ..telemetry.propagation import current_traceparent
 from .admission import Admission, Blocking, Run
 from .deferrals import Deferral
-from .fired import Fired
+from .fired import Fired, action_of
 from .job_order import Turn
 from .limits import Admitted
 from .not_run import record_superseded
@@ -192,7 +192,7 @@ class Attempts:
         main = job.properties.action
         assert main is not None, "validation guarantees every job has an action"
         is_error_action = message.action == JobHistoryActionName.ERROR_ACTION
-        action: JobErrorAction | None = main.error_action if is_error_action else main
+        action = action_of(job, message)
         if action is None:
             return None
         started = self.clock.now()

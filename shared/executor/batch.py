@@ -51,17 +51,17 @@ from ..clock import Clock, pause_until
 from ..jobstate.overlap import tracked
 from ..keys import CollectionKey, JobKey
 from ..leases import Guard, Guards
-from ..model import JobActionType, JobHistoryActionName
+from ..model import JobActionType
 from ..occurrence import MalformedMessage, OccurrenceBatch, OccurrenceMessage
 from ..records import JobRecord
 from ..settings import Settings
 from ..store import Claim, Expired, Store
 from ..store.claims import Wanted
-from ..store.jobs import MANY_MIN
 from ..telemetry import poisoned
 from ..threads import ATTEMPT, LIMITS_DEFERRAL, Threads
 from .admission import rechecked
 from .attempts import Attempts, Expiring, Prepared
+from .fired import action_of
 from .gathered import Gathered
 from .held_report import HeldReport
 from .job_order import Turn, turns
@@ -189,13 +189,9 @@ class Executor:
         return {k: a for k, a in zip(keys, answers, strict=True) if not isinstance(a, _Unread | BaseException)}
 
     def _read_together(self, collection: CollectionKey, keys: list[JobKey]) -> list[JobRecord | None | _Unread]:
-        """The jobs of one collection that batches asked for within `batch_gather`: a query per 14 from MANY_MIN on,
-        else a read each. A job whose row the query could not read is `_Unread` (`jobs_of` reads it, and fails)."""
-        wanted = list(dict.fromkeys(keys))
-        if len(wanted) >= MANY_MIN:
-            found = self.store.jobs.get_many(collection, wanted)
-        else:
-            found = {key: self.store.jobs.get(key) for key in wanted}
+        """The jobs of one collection that batches asked for within `batch_gather` (`JobStore.get_together`). A job
+        whose row the query could not read is `_Unread` (`jobs_of` reads it, and fails)."""
+        found = self.store.jobs.get_together(collection, keys)
         return [found.get(key, _UNREAD) for key in keys]
 
     async def _claim(
@@ -289,8 +285,7 @@ def _ready_ahead(prepared: Prepared) -> bool:
     their job again at the second, admission.py `rechecked`) whose action is an Http request (which waits for its
     second after its connection, `before_send`), of a job whose overlap is not tracked (its marker's turn is taken
     at the second: taken ahead, a previous occurrence ending meanwhile would not count)."""
-    message, main = prepared.message, prepared.job.properties.action
-    action = main.error_action if main is not None and message.action == JobHistoryActionName.ERROR_ACTION else main
+    message, action = prepared.message, action_of(prepared.job, prepared.message)
     return (
         action is not None
         and action.type in (JobActionType.HTTP, JobActionType.HTTPS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..jobstate import Attempt, AttemptOutcome, after_attempt
+from ..model import JobErrorAction, JobHistoryActionName
 from ..occurrence import OccurrenceMessage
 from ..records import HistoryRecord, JobRecord
 from ..store import Claim
@@ -20,6 +21,14 @@ def attempt_of(message: OccurrenceMessage) -> Attempt:
     return Attempt(
         message.attempt_id, message.occurrence, message.scheduled, message.action, message.attempt, message.replay > 0
     )
+
+
+def action_of(job: JobRecord, message: OccurrenceMessage) -> JobErrorAction | None:
+    """The action the attempt runs: its job's action, or that action's error action (None: the job has none)."""
+    main = job.properties.action
+    if main is not None and message.action == JobHistoryActionName.ERROR_ACTION:
+        return main.error_action
+    return main
 
 
 @dataclass(frozen=True)

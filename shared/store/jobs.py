@@ -101,6 +101,14 @@ class JobStore:
                 found[key] = None
         return found
 
+    def get_together(self, collection: CollectionKey, keys: list[JobKey]) -> dict[JobKey, JobRecord | None]:
+        """The jobs of one collection asked for together: `get_many` from MANY_MIN of them on, else a read each. As
+        in `get_many`, a job whose row the query could not read is left out (read alone, it raises)."""
+        wanted = list(dict.fromkeys(keys))
+        if len(wanted) >= MANY_MIN:
+            return self.get_many(collection, wanted)
+        return {key: self.get(key) for key in wanted}
+
     def replace_many(self, records: list[JobRecord]) -> list[JobRecord | None]:
         """Write back records of one collection read earlier, up to 100 in one request (an entity-group
         transaction): each as stored with its new ETag, or None when it was not written (it changed or vanished
