@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
-from .calendar_math import DAY, civil
+from .calendar_math import CYCLE_DAYS, DAY, civil
 
 __all__ = [
     "FIRST_INSTANT",
@@ -189,9 +189,29 @@ class ZoneClock(UtcClock):
 _Changes = tuple[tuple[int, int, int], ...]
 
 
-@lru_cache(maxsize=4096)
+# Past the tz database's listed transitions a zone follows its POSIX rule ("second Sunday of March, 02:00"), and such
+# a rule repeats every 400 years: the Gregorian cycle is 146,097 days, a whole number of weeks. So a year from
+# _RULE_REPEATS_FROM on (well past the last listed transitions, forecasts of the 2080s) has the changes of its year
+# in the 400 before, shifted, and a zone is probed for at most that many years, however far a query reaches.
+_RULE_REPEATS_FROM = 2500
+_CYCLE_YEARS = 400
+
+
 def _changes_in_year(clock: ZoneClock, year: int) -> tuple[_Changes, _Changes]:
     """(gaps, folds) whose instant lies in ``year`` (UTC), as ``ZoneClock.gaps`` and ``ZoneClock.folds`` give them."""
+    if not _RULE_REPEATS_FROM <= year < 9999:  # 9999 is probed itself: its end is clamped (`_safe`)
+        return _probed(clock, year)
+    cycles, offset = divmod(year - _RULE_REPEATS_FROM, _CYCLE_YEARS)
+    shift = (cycles + 1) * CYCLE_DAYS * DAY
+    gaps, folds = _probed(clock, _RULE_REPEATS_FROM - _CYCLE_YEARS + offset)
+    return tuple((c + shift, a + shift, b + shift) for c, a, b in gaps), tuple(
+        (c + shift, a + shift, b + shift) for c, a, b in folds
+    )
+
+
+@lru_cache(maxsize=1 << 15)  # a zone's years up to _RULE_REPEATS_FROM: a few MB at most, mostly empty years
+def _probed(clock: ZoneClock, year: int) -> tuple[_Changes, _Changes]:
+    """The changes of ``year`` found by probing the zone's offset."""
     # zoneinfo does not expose its transition list, so probe the offset weekly
     # and bisect each change; cached per zone and year.
     lo = floor_seconds(datetime(year, 1, 1, tzinfo=UTC))
