@@ -1,12 +1,22 @@
 """The local Azurite as the app's storage clients meet it: an idle connection stays open as real storage keeps
-it (Azurite's own default closes it after 5 s, and a request sent as it closes is lost)."""
+it (Azurite's own default closes it after 5 s, and a request sent as it closes is lost), and an entity is found by
+both its keys exactly, by the lookup devhost/azurite_lookups.js gives it (its cost does not grow with the partition:
+bench/, not a test, shows that)."""
 
 from __future__ import annotations
 
 import http.client
 import time
+import uuid
+from pathlib import Path
 
-from devhost.azurite import Azurite
+from azure.core.exceptions import ResourceNotFoundError
+from azure.data.tables import TableServiceClient
+
+from devhost.azurite import KEYED_LOOKUPS, Azurite
+
+# Keys LokiJS's index compares as one number: the lookup narrows by that index, then must compare both keys exactly.
+NUMBERS = ("1", "01", "1.0")
 
 
 def test_an_idle_connection_is_kept_longer_than_azurite_keeps_it_by_default(azurite: Azurite) -> None:
@@ -24,3 +34,30 @@ def test_an_idle_connection_is_kept_longer_than_azurite_keeps_it_by_default(azur
     finally:
         for connection in connections:
             connection.close()
+
+
+def test_entities_whose_keys_read_as_the_same_number_are_each_found_written_and_deleted_exactly(
+    azurite: Azurite,
+) -> None:
+    environment = Path(f"/proc/{azurite.pid}/environ").read_bytes().decode()
+    assert f"--require {KEYED_LOOKUPS}" in environment  # the lookup is Azurite's
+    service = TableServiceClient.from_connection_string(azurite.connection_string)
+    table = service.create_table(f"lookups{uuid.uuid4().hex[:8]}")
+    keys = [(partition, row) for partition in NUMBERS for row in NUMBERS]
+    for partition, row in keys:
+        table.upsert_entity({"PartitionKey": partition, "RowKey": row, "of": f"{partition}/{row}"})
+    table.submit_transaction(
+        [("upsert", {"PartitionKey": "01", "RowKey": row, "of": f"01/{row}", "again": True}) for row in NUMBERS]
+    )
+    for partition, row in keys:
+        found = table.get_entity(partition, row)
+        assert found["of"] == f"{partition}/{row}"
+        assert found.get("again", False) == (partition == "01")
+    table.delete_entity("1", "01")
+    try:
+        table.get_entity("1", "01")
+        raise AssertionError("1/01 was deleted")
+    except ResourceNotFoundError:
+        pass
+    left = sorted(entity["of"] for entity in table.list_entities())
+    assert left == sorted(f"{p}/{r}" for p, r in keys if (p, r) != ("1", "01"))
