@@ -1,22 +1,27 @@
-// Preloaded into the local Azurite (NODE_OPTIONS --require, devhost/azurite.py): an entity looked up by its key
-// costs what it costs in Table Storage, not the size of its partition.
+// Preloaded into the local Azurite (NODE_OPTIONS --require, devhost/azurite.py): finding an entity by its keys,
+// or a partition's entities by a query, costs what it costs in Table Storage, not the size of the partition or the
+// table. Hand-written: Azurite offers no setting for either; written against the pinned Azurite 3.35.0.
 //
-// Azurite keeps each table in a LokiJS collection with one index on PartitionKey and one on RowKey, and finds an
-// entity (every point read, insert, update, delete and upsert, inside a $batch too) by findOne({PartitionKey,
-// RowKey}). LokiJS narrows by the first key's index only and then compares the second along every row it kept: the
-// whole partition. A partition holding a collection's claims and history grows with each execution, so the local
-// host paid more per execution the longer it ran, which the service, which looks an entity up by its key, does not.
-// Here the RowKey index narrows first (a RowKey is shared by a few rows at most: a job's name across collections),
-// then the PartitionKey is compared: the same answer, the one entity with both keys. Hand-written: Azurite offers no
-// setting for it.
+// Azurite keeps each table in a LokiJS collection with one index on PartitionKey and one on RowKey.
+// - By key: every point read, insert, update, delete and upsert (inside a $batch too) is findOne({PartitionKey,
+//   RowKey}). LokiJS narrows by the first key's index only and compares the second along every row it kept: the
+//   whole partition, and a partition holding a collection's claims and history grows with each execution. Here the
+//   RowKey index narrows first (a RowKey is shared by a few rows at most: a job's name across collections), then
+//   both keys are compared exactly.
+// - By query: Azurite runs the filter over every row of the table. A filter whose top-level conjuncts include
+//   `PartitionKey eq '...'` (as Azurite's own parser reads it) matches rows of that partition only, so the query
+//   starts from that partition (the PartitionKey index) and runs the whole filter over it: the same rows.
 "use strict";
 const path = require("path");
 
+const beside = { paths: [path.dirname(process.argv[1] || ".")] };
 let loki;
+let azurite;
 try {
-  loki = require(require.resolve("lokijs", { paths: [path.dirname(process.argv[1] || ".")] }));
+  loki = require(require.resolve("lokijs", beside));
+  azurite = path.dirname(require.resolve("azurite/package.json", beside));
 } catch (error) {
-  process.stderr.write(`azurite_lookups: lokijs not found beside ${process.argv[1]}; lookups left as they are\n`);
+  process.stderr.write(`azurite_lookups: Azurite's modules not found beside ${process.argv[1]}; left as they are\n`);
 }
 
 if (loki) {
@@ -33,13 +38,59 @@ if (loki) {
     if (!keyed) {
       return findOne.call(this, query);
     }
-    const found = this.chain().find({ RowKey: query.RowKey }).data();
-    for (const doc of found) {
+    for (const doc of this.chain().find({ RowKey: query.RowKey }).data()) {
       // Both compared exactly: the index compares keys that read as numbers as numbers ("1" and "01" alike).
       if (doc.RowKey === query.RowKey && doc.PartitionKey === query.PartitionKey) {
         return doc;
       }
     }
     return null;
+  };
+}
+
+if (azurite) {
+  const table = (name) => require(path.join(azurite, "dist", "src", "table", "persistence", name)).default;
+  const node = (name) => table(path.join("QueryInterpreter", "QueryNodes", name));
+  const Store = table("LokiTableMetadataStore");
+  const parseQuery = table(path.join("QueryInterpreter", "QueryParser"));
+  const [And, Equals, Identifier, Constant] = ["AndNode", "EqualsNode", "IdentifierNode", "ConstantNode"].map(node);
+
+  // The partition every row the filter matches is in, when one of its top-level conjuncts names it; else undefined.
+  const partitionOf = (tree) => {
+    if (tree instanceof And) {
+      const left = partitionOf(tree.left);
+      return left !== undefined ? left : partitionOf(tree.right);
+    }
+    const named =
+      tree instanceof Equals &&
+      tree.left instanceof Identifier &&
+      tree.left.identifier === "PartitionKey" &&
+      tree.right instanceof Constant &&
+      typeof tree.right.value === "string";
+    return named ? tree.right.value : undefined;
+  };
+
+  const queryTableEntities = Store.prototype.queryTableEntities;
+  Store.prototype.queryTableEntities = function (context, account, tableName, queryOptions, ...rest) {
+    let partition;
+    try {
+      const filter = queryOptions && queryOptions.filter;
+      partition = filter ? partitionOf(parseQuery(filter)) : undefined;
+    } catch (error) {
+      partition = undefined; // Azurite's own query answers the malformed filter as it does
+    }
+    if (partition === undefined) {
+      return queryTableEntities.call(this, context, account, tableName, queryOptions, ...rest);
+    }
+    // Azurite's query, over a collection whose chain starts from the partition (the index narrows by loose
+    // comparison, a superset; the filter then decides exactly).
+    const store = Object.create(this);
+    store.getEntityCollection = (...args) => {
+      const collection = this.getEntityCollection(...args);
+      const narrowed = Object.create(collection);
+      narrowed.chain = () => collection.chain().find({ PartitionKey: partition });
+      return narrowed;
+    };
+    return queryTableEntities.call(store, context, account, tableName, queryOptions, ...rest);
   };
 }

@@ -1,19 +1,21 @@
 """The local Azurite as the app's storage clients meet it: an idle connection stays open as real storage keeps
 it (Azurite's own default closes it after 5 s, and a request sent as it closes is lost), and an entity is found by
-both its keys exactly, by the lookup devhost/azurite_lookups.js gives it (its cost does not grow with the partition:
-bench/, not a test, shows that)."""
+both its keys, and a query naming a partition answers its rows, exactly, by the lookups devhost/azurite_lookups.js
+gives it (their cost does not grow with the partition or the table: bench/, not a test, shows that)."""
 
 from __future__ import annotations
 
 import http.client
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from azure.core.exceptions import ResourceNotFoundError
 from azure.data.tables import TableServiceClient
 
 from devhost.azurite import KEYED_LOOKUPS, Azurite
+from shared.store.tables import Entity
 
 # Keys LokiJS's index compares as one number: the lookup narrows by that index, then must compare both keys exactly.
 NUMBERS = ("1", "01", "1.0")
@@ -61,3 +63,30 @@ def test_entities_whose_keys_read_as_the_same_number_are_each_found_written_and_
         pass
     left = sorted(entity["of"] for entity in table.list_entities())
     assert left == sorted(f"{p}/{r}" for p, r in keys if (p, r) != ("1", "01"))
+
+
+# Each filter, and what it matches, told in Python: the rows Azurite answers must be these.
+FILTERS: dict[str, Callable[[Entity], bool]] = {
+    "PartitionKey eq 'a'": lambda e: e["PartitionKey"] == "a",
+    "PartitionKey eq '01'": lambda e: e["PartitionKey"] == "01",
+    "PartitionKey eq 'it''s'": lambda e: e["PartitionKey"] == "it's",
+    "n lt 3 and PartitionKey eq '1'": lambda e: e["n"] < 3 and e["PartitionKey"] == "1",
+    "PartitionKey eq 'a' and ( RowKey eq 'r1' or RowKey eq 'r2' )": lambda e: (
+        e["PartitionKey"] == "a" and e["RowKey"] in ("r1", "r2")
+    ),
+    "PartitionKey eq 'a' and n eq 1 or n eq 4": lambda e: (e["PartitionKey"] == "a" and e["n"] == 1) or e["n"] == 4,
+    "not (PartitionKey eq 'a') and n eq 0": lambda e: e["PartitionKey"] != "a" and e["n"] == 0,
+    "PartitionKey eq 'a' and PartitionKey eq '1'": lambda e: False,
+}
+
+
+def test_a_query_naming_a_partition_answers_exactly_the_rows_its_filter_matches(azurite: Azurite) -> None:
+    service = TableServiceClient.from_connection_string(azurite.connection_string)
+    table = service.create_table(f"queries{uuid.uuid4().hex[:8]}")
+    for partition in ("a", "b", "it's", *NUMBERS):
+        table.submit_transaction([("upsert", {"PartitionKey": partition, "RowKey": f"r{n}", "n": n}) for n in range(6)])
+    everything = list(table.list_entities())  # no filter: Azurite's own scan
+    assert len(everything) == 36
+    for query, matches in FILTERS.items():
+        answered = sorted((e["PartitionKey"], e["RowKey"]) for e in table.query_entities(query))
+        assert answered == sorted((e["PartitionKey"], e["RowKey"]) for e in everything if matches(e)), query
