@@ -21,7 +21,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +30,8 @@ from shared.settings.storage import DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_ACCOUNT
 REPO_ROOT = Path(__file__).resolve().parents[1]
 AZURITE_BIN = REPO_ROOT / ".local" / "npm" / "node_modules" / ".bin" / "azurite"
 KEEP_ALIVE_SECONDS = 300  # how long Azurite keeps an idle connection open
-# Preloaded into Azurite: an entity found by its key in time that does not grow with its partition (the file says why).
+# Preloaded into Azurite: entities found by their keys, and a partition's by a query, in time that does not grow with
+# the partition or the table (the file says why).
 KEYED_LOOKUPS = Path(__file__).with_name("azurite_lookups.js")
 MARKER = "azurite.json"
 
@@ -39,10 +40,10 @@ ACCOUNT_NAME = DEVELOPMENT_ACCOUNT_NAME
 ACCOUNT_KEY = DEVELOPMENT_ACCOUNT_KEY
 
 
-def _with_keyed_lookups(environment: os._Environ[str] | dict[str, str]) -> dict[str, str]:
-    """The environment Azurite runs in: this one, with azurite_lookups.js preloaded."""
+def _with_keyed_lookups(environment: Mapping[str, str]) -> dict[str, str]:
+    """The environment Azurite runs in: this one, with azurite_lookups.js preloaded (quoted: a path may hold spaces)."""
     options = environment.get("NODE_OPTIONS", "")
-    return {**environment, "NODE_OPTIONS": f"{options} --require {KEYED_LOOKUPS}".strip()}
+    return {**environment, "NODE_OPTIONS": f'{options} --require "{KEYED_LOOKUPS}"'.strip()}
 
 
 _PR_SET_PDEATHSIG = 1
