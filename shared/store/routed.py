@@ -45,6 +45,9 @@ class RoutedJobs(JobStore):
     def get_many(self, collection: CollectionKey, keys: list[JobKey]) -> dict[JobKey, JobRecord | None]:
         return self._at(collection).get_many(collection, keys)
 
+    def get_together(self, collection: CollectionKey, keys: list[JobKey]) -> dict[JobKey, JobRecord | None]:
+        return self._at(collection).get_together(collection, keys)
+
     def replace_many(self, records: list[JobRecord]) -> list[JobRecord | None]:
         return self._at(records[0].key.collection_key).replace_many(records) if records else []
 
