@@ -18,8 +18,8 @@ const beside = { paths: [path.dirname(process.argv[1] || ".")] };
 let loki;
 let azurite;
 try {
-  loki = require(require.resolve("lokijs", beside));
   azurite = path.dirname(require.resolve("azurite/package.json", beside));
+  loki = require(require.resolve("lokijs", { paths: [azurite] })); // the LokiJS Azurite itself loads
 } catch (error) {
   process.stderr.write(`azurite_lookups: Azurite's modules not found beside ${process.argv[1]}; left as they are\n`);
 }

@@ -43,6 +43,7 @@ def test_entities_whose_keys_read_as_the_same_number_are_each_found_written_and_
 ) -> None:
     environment = Path(f"/proc/{azurite.pid}/environ").read_bytes().decode()
     assert f'--require "{KEYED_LOOKUPS}"' in environment  # the lookup is Azurite's
+    assert "azurite_lookups" not in (azurite.location / "azurite.log").read_text()  # it found Azurite's modules
     service = TableServiceClient.from_connection_string(azurite.connection_string)
     table = service.create_table(f"lookups{uuid.uuid4().hex[:8]}")
     keys = [(partition, row) for partition in NUMBERS for row in NUMBERS]
