@@ -204,9 +204,11 @@ def _changes_in_year(clock: ZoneClock, year: int) -> tuple[_Changes, _Changes]:
     cycles, offset = divmod(year - _RULE_REPEATS_FROM, _CYCLE_YEARS)
     shift = (cycles + 1) * CYCLE_DAYS * DAY
     gaps, folds = _probed(clock, _RULE_REPEATS_FROM - _CYCLE_YEARS + offset)
-    return tuple((c + shift, a + shift, b + shift) for c, a, b in gaps), tuple(
-        (c + shift, a + shift, b + shift) for c, a, b in folds
-    )
+    return _shifted(gaps, shift), _shifted(folds, shift)
+
+
+def _shifted(changes: _Changes, seconds: int) -> _Changes:
+    return tuple((instant + seconds, first + seconds, after + seconds) for instant, first, after in changes)
 
 
 @lru_cache(maxsize=1 << 15)  # a zone's years up to _RULE_REPEATS_FROM: a few MB at most, mostly empty years
