@@ -30,8 +30,8 @@ from shared.settings.storage import DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_ACCOUNT
 REPO_ROOT = Path(__file__).resolve().parents[1]
 AZURITE_BIN = REPO_ROOT / ".local" / "npm" / "node_modules" / ".bin" / "azurite"
 KEEP_ALIVE_SECONDS = 300  # how long Azurite keeps an idle connection open
-# Preloaded into Azurite: entities found by their keys, and a partition's by a query, in time that does not grow with
-# the partition or the table (the file says why).
+# Preloaded into Azurite: entities found by their keys, a partition's by a query, and an entity replaced in its place,
+# in time that does not grow with the partition or the table (the file says why).
 KEYED_LOOKUPS = Path(__file__).with_name("azurite_lookups.js")
 MARKER = "azurite.json"
 

@@ -11,6 +11,11 @@
 // - By query: Azurite runs the filter over every row of the table. A filter whose top-level conjuncts include
 //   `PartitionKey eq '...'` (as Azurite's own parser reads it) matches rows of that partition only, so the query
 //   starts from that partition (the PartitionKey index) and runs the whole filter over it: the same rows.
+// - Replaced: Azurite replaces an entity (an update, an upsert of one that exists, inside a $batch too) by removing
+//   it and inserting the new one, and LokiJS's remove renumbers every later row in both key indexes: a pass over the
+//   whole table per replace, the commonest write of a run. A replaced entity keeps both its keys, so here it takes
+//   the old one's place (its slot in the table and so in both indexes, which order slots by key); every check of
+//   Azurite's update (its ETag, the rollback a failed $batch makes) runs as before.
 "use strict";
 const path = require("path");
 
@@ -92,5 +97,50 @@ if (azurite) {
       return narrowed;
     };
     return queryTableEntities.call(store, context, account, tableName, queryOptions, ...rest);
+  };
+
+  // A collection where a row can take another's slot without LokiJS's bookkeeping: no copies, unique indexes,
+  // views, change log or incremental persistence, and no index but the two keys'.
+  const inPlace = (collection) =>
+    !collection.cloneObjects &&
+    !collection.transactional &&
+    !collection.isIncremental &&
+    collection.disableChangesApi !== false &&
+    collection.uniqueNames.length === 0 &&
+    collection.DynamicViews.length === 0 &&
+    Object.keys(collection.binaryIndices).every((key) => key === "PartitionKey" || key === "RowKey");
+
+  const replaced = (collection, old, entity) => {
+    const found = old.PartitionKey === entity.PartitionKey && old.RowKey === entity.RowKey && collection.get(old.$loki, true);
+    if (!found || found[0] !== old) {
+      collection.remove(old);
+      return collection.insert(entity);
+    }
+    entity.$loki = old.$loki;
+    entity.meta = { ...old.meta, revision: (old.meta.revision || 0) + 1, updated: Date.now() };
+    collection.data[found[1]] = entity;
+    collection.dirty = true; // what LokiJS's own writes set, so a persisted Azurite saves it
+    return entity;
+  };
+
+  const updateTableEntity = Store.prototype.updateTableEntity;
+  Store.prototype.updateTableEntity = function (...args) {
+    // Azurite's update, over a collection whose remove-then-insert of the same keys is one replace in place.
+    const store = Object.create(this);
+    store.getEntityCollection = (...where) => {
+      const collection = this.getEntityCollection(...where);
+      if (!inPlace(collection)) {
+        return collection;
+      }
+      let removed = null;
+      return {
+        findOne: (query) => collection.findOne(query),
+        remove: (doc) => {
+          removed = doc; // the insert that follows takes its slot
+        },
+        insert: (doc) => (removed ? replaced(collection, removed, doc) : collection.insert(doc)),
+      };
+    };
+    return updateTableEntity.call(store, ...args);
   };
 }

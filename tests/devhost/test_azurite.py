@@ -1,7 +1,8 @@
 """The local Azurite as the app's storage clients meet it: an idle connection stays open as real storage keeps
-it (Azurite's own default closes it after 5 s, and a request sent as it closes is lost), and an entity is found by
-both its keys, and a query naming a partition answers its rows, exactly, by the lookups devhost/azurite_lookups.js
-gives it (their cost does not grow with the partition or the table: bench/, not a test, shows that)."""
+it (Azurite's own default closes it after 5 s, and a request sent as it closes is lost); an entity is found by
+both its keys, a query naming a partition answers its rows, and a replaced entity reads back as written (a failed
+transaction's as it was), exactly, by the lookups and the replace in place devhost/azurite_lookups.js gives it
+(their cost does not grow with the partition or the table: bench/, not a test, shows that)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from azure.core.exceptions import ResourceNotFoundError
-from azure.data.tables import TableServiceClient
+from azure.core import MatchConditions
+from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError
+from azure.data.tables import TableServiceClient, TableTransactionError, UpdateMode
 
 from devhost.azurite import KEYED_LOOKUPS, Azurite
 from shared.store.tables import Entity
@@ -91,3 +93,62 @@ def test_a_query_naming_a_partition_answers_exactly_the_rows_its_filter_matches(
     for query, matches in FILTERS.items():
         answered = sorted((e["PartitionKey"], e["RowKey"]) for e in table.query_entities(query))
         assert answered == sorted((e["PartitionKey"], e["RowKey"]) for e in everything if matches(e)), query
+
+
+def test_an_entity_replaced_reads_back_as_written_and_a_failed_transaction_leaves_it_as_it_was(
+    azurite: Azurite,
+) -> None:
+    service = TableServiceClient.from_connection_string(azurite.connection_string)
+    table = service.create_table(f"replaced{uuid.uuid4().hex[:8]}")
+    rows = {(p, f"r{n}"): {"n": n, "old": True} for p in ("a", *NUMBERS) for n in range(4)}
+    for (partition, row), values in rows.items():
+        table.create_entity({"PartitionKey": partition, "RowKey": row, **values})
+    first = table.get_entity("01", "r1")
+
+    # Replaced through an update under its ETag, then by upserts in a transaction: what is not written is gone.
+    table.update_entity(
+        {"PartitionKey": "01", "RowKey": "r1", "n": 10},
+        mode=UpdateMode.REPLACE,
+        etag=first.metadata["etag"],
+        match_condition=MatchConditions.IfNotModified,
+    )
+    rows["01", "r1"] = {"n": 10}
+    replace = {"mode": UpdateMode.REPLACE}
+    table.submit_transaction(
+        [("upsert", {"PartitionKey": "a", "RowKey": f"r{n}", "n": 20 + n}, replace) for n in range(3)]
+    )
+    rows.update({("a", f"r{n}"): {"n": 20 + n} for n in range(3)})
+    try:  # the old ETag no longer matches: refused, nothing changed
+        table.update_entity(
+            {"PartitionKey": "01", "RowKey": "r1", "n": 99},
+            mode=UpdateMode.REPLACE,
+            etag=first.metadata["etag"],
+            match_condition=MatchConditions.IfNotModified,
+        )
+        raise AssertionError("an update under a stale ETag was taken")
+    except ResourceModifiedError:
+        pass
+    try:  # a replace, then a create of a row that exists: the transaction fails and the replace is undone
+        table.submit_transaction(
+            [
+                ("upsert", {"PartitionKey": "1", "RowKey": "r0", "n": 30}, replace),
+                ("create", {"PartitionKey": "1", "RowKey": "r1", "n": 31}),
+            ]
+        )
+        raise AssertionError("a transaction creating a row that exists was taken")
+    except TableTransactionError:
+        pass
+    table.delete_entity("a", "r0")  # a replaced row is deleted by its keys, and the rows after it stay found
+    del rows["a", "r0"]
+    table.create_entity({"PartitionKey": "a", "RowKey": "r9", "n": 9})
+    rows["a", "r9"] = {"n": 9}
+
+    assert table.get_entity("01", "r1").metadata["etag"] != first.metadata["etag"]
+    for (partition, row), values in rows.items():
+        found = table.get_entity(partition, row)
+        assert {key: found[key] for key in found if key not in ("PartitionKey", "RowKey")} == values, (partition, row)
+    listed = [(e["PartitionKey"], e["RowKey"], e["n"]) for e in table.list_entities()]
+    assert listed == sorted((p, r, v["n"]) for (p, r), v in rows.items())  # key order, each row once
+    for partition in ("a", *NUMBERS):
+        queried = [(e["RowKey"], e["n"]) for e in table.query_entities(f"PartitionKey eq '{partition}'")]
+        assert queried == sorted((r, v["n"]) for (p, r), v in rows.items() if p == partition), partition
