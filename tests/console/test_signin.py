@@ -96,6 +96,16 @@ def _edit_session(browser, change: str) -> None:
     )
 
 
+def _signed_in(site: str, browser) -> None:
+    """The browser signed in as the reader: by an earlier test of this module on the same worker, else here (xdist
+    may hand a later test of the module to a worker whose browser never signed in to this site)."""
+    browser.get(f"{site}/console?subscription={SUB}")
+    wait_until(lambda: READABLE in _main(browser) or "SignInRequired" in _main(browser), what="the console")
+    if READABLE not in _main(browser):
+        browser.find_element(By.ID, "sign-in").click()
+        wait_until(lambda: READABLE in _main(browser), timeout=30, what="the collections after signing in")
+
+
 def _authorizations(issuer: LocalIssuer) -> int:
     return sum(1 for path in issuer.requests if "/oauth2/v2.0/authorize" in path)
 
@@ -123,6 +133,7 @@ def test_signs_in_with_pkce_and_lists_only_what_the_user_may_read(site: str, iss
 
 
 def test_what_the_user_may_not_do_is_shown_as_authorization_failed(site: str, issuer: LocalIssuer, browser) -> None:
+    _signed_in(site, browser)
     browser.get(f"{site}/console/{collection(HIDDEN)}")
     alert = wait_until(lambda: browser.find_element(By.CSS_SELECTOR, "main [role='alert']"), what="the 403")
     assert "AuthorizationFailed (403)" in alert.text and f"over scope '/{collection(HIDDEN)}'" in alert.text
@@ -142,6 +153,7 @@ def test_what_the_user_may_not_do_is_shown_as_authorization_failed(site: str, is
 
 
 def test_an_expired_sign_in_signs_in_again_and_comes_back(site: str, issuer: LocalIssuer, browser) -> None:
+    _signed_in(site, browser)
     page = f"{site}/console/{collection(READABLE)}/jobs/nightly"
     browser.get(page)
     wait_until(lambda: "every day" in _main(browser), what="the job page")
@@ -157,6 +169,7 @@ def test_an_expired_sign_in_signs_in_again_and_comes_back(site: str, issuer: Loc
 
 
 def test_refused_and_forged_answers_ask_to_sign_in_again(site: str, issuer: LocalIssuer, browser) -> None:
+    _signed_in(site, browser)
     tokens_before = sum(1 for path in issuer.requests if path.endswith("/token"))
     browser.get(f"{site}/console?code=stolen-code&state=forged")
     alert = wait_until(lambda: browser.find_element(By.CSS_SELECTOR, "main [role='alert']"), what="the refusal")
@@ -176,6 +189,7 @@ def test_refused_and_forged_answers_ask_to_sign_in_again(site: str, issuer: Loca
 
 
 def test_sign_out_forgets_the_token(site: str, issuer: LocalIssuer, browser) -> None:
+    _signed_in(site, browser)
     browser.get(f"{site}/console?subscription={SUB}")
     wait_until(lambda: READABLE in _main(browser), what="signed in")
     browser.find_element(By.ID, "sign-out").click()
