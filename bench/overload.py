@@ -5,8 +5,9 @@ executor is behind, with its backlog?
 Runs the real app under the local host (as `make run` does; its processes: the flags below) against its own Azurite
 (bench/harness.py), with every-minute jobs spread over the seconds of the minute (job n at second n % 60),
 `--rate` x 60 of them in collections of 1,000: `--rate` executions due every second. The default, 300 a second,
-is about twice what one host process carries on the 2-core machine (about 135 a second, measured for issue 41;
-this bench's `executions_per_s` during the overload measures it again). After `--overload-minutes` all but
+was twice what one host process carried on the 2-core machine when issue 41 was measured (about 135 a second); it
+carries more now, and this bench's `executions_per_s` during the overload says how much (docs/figures.md, overload /
+overload), so twice it is a higher `--rate`. After `--overload-minutes` all but
 `--after-rate` x 60 of the jobs end: their recurrence's `endTime` is the drop, set when they were created, so the
 load falls to `--after-rate` a second for `--after-minutes` without anyone touching the API in the middle of the
 overload (a campaign's jobs that end, the least artificial drop: a disable would also skip the occurrences
@@ -34,7 +35,7 @@ what it carries changes, so twice it is another `--rate`; the phases record `wor
 `--per-function-scaling` runs the API (the HTTP functions) in worker processes apart from the executor and the
 dispatcher (DEVHOST_PER_FUNCTION_SCALING, `--workers` of each), as Flex Consumption scales them: the API then does
 not share the executor's GIL, event loop and thread pool, as in the cloud. The executor keeps `--workers`
-processes, so the default `--rate` is still meant as twice what it carries (`executions_per_s` measures it again).
+processes, so `--rate` is still meant as twice what it carries (`executions_per_s` measures it).
 The phases record `per_function_scaling`; bench/report.py runs it so.
 
 Promises (issue 41): p99 of a job PUT <= 1 s; lateness grows steadily and comes back; nothing fails or is lost;
