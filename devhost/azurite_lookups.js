@@ -75,6 +75,14 @@ if (azurite) {
     return named ? tree.right.value : undefined;
   };
 
+  // Azurite's store with every collection it looks up seen through `view` (both patches below run Azurite's own
+  // method over such a store, so its checks stay its own).
+  const seenThrough = (store, view) => {
+    const seen = Object.create(store);
+    seen.getEntityCollection = (...where) => view(store.getEntityCollection(...where));
+    return seen;
+  };
+
   const queryTableEntities = Store.prototype.queryTableEntities;
   Store.prototype.queryTableEntities = function (context, account, tableName, queryOptions, ...rest) {
     let partition;
@@ -89,13 +97,11 @@ if (azurite) {
     }
     // Azurite's query, over a collection whose chain starts from the partition (the index narrows by loose
     // comparison, a superset; the filter then decides exactly).
-    const store = Object.create(this);
-    store.getEntityCollection = (...args) => {
-      const collection = this.getEntityCollection(...args);
+    const store = seenThrough(this, (collection) => {
       const narrowed = Object.create(collection);
       narrowed.chain = () => collection.chain().find({ PartitionKey: partition });
       return narrowed;
-    };
+    });
     return queryTableEntities.call(store, context, account, tableName, queryOptions, ...rest);
   };
 
@@ -111,7 +117,8 @@ if (azurite) {
     Object.keys(collection.binaryIndices).every((key) => key === "PartitionKey" || key === "RowKey");
 
   const replaced = (collection, old, entity) => {
-    const found = old.PartitionKey === entity.PartitionKey && old.RowKey === entity.RowKey && collection.get(old.$loki, true);
+    const sameKeys = old.PartitionKey === entity.PartitionKey && old.RowKey === entity.RowKey;
+    const found = sameKeys && collection.get(old.$loki, true);
     if (!found || found[0] !== old) {
       collection.remove(old);
       return collection.insert(entity);
@@ -123,24 +130,24 @@ if (azurite) {
     return entity;
   };
 
+  // Azurite's update calls findOne, remove and insert on its collection: the remove is held, and the insert that
+  // follows takes the removed row's slot.
+  const replacing = (collection) => {
+    if (!inPlace(collection)) {
+      return collection;
+    }
+    let removed = null;
+    return {
+      findOne: (query) => collection.findOne(query),
+      remove: (doc) => {
+        removed = doc;
+      },
+      insert: (doc) => (removed ? replaced(collection, removed, doc) : collection.insert(doc)),
+    };
+  };
+
   const updateTableEntity = Store.prototype.updateTableEntity;
   Store.prototype.updateTableEntity = function (...args) {
-    // Azurite's update, over a collection whose remove-then-insert of the same keys is one replace in place.
-    const store = Object.create(this);
-    store.getEntityCollection = (...where) => {
-      const collection = this.getEntityCollection(...where);
-      if (!inPlace(collection)) {
-        return collection;
-      }
-      let removed = null;
-      return {
-        findOne: (query) => collection.findOne(query),
-        remove: (doc) => {
-          removed = doc; // the insert that follows takes its slot
-        },
-        insert: (doc) => (removed ? replaced(collection, removed, doc) : collection.insert(doc)),
-      };
-    };
-    return updateTableEntity.call(store, ...args);
+    return updateTableEntity.call(seenThrough(this, replacing), ...args);
   };
 }
