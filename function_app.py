@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import azure.functions as func
 
-from shared import api, telemetry
+from shared import api, collector, telemetry
 from shared.api.operation import (
     COLLECTION,
     DEAD_LETTER,
@@ -268,3 +268,7 @@ def retention(timer: func.TimerRequest) -> None:
     """Daily at 03:30 UTC: prune history and claims, delete long-finished jobs (shared/retention.py)."""
     rt = runtime()
     Retention(rt.store, rt.clock).run()
+
+
+# Last, the app's modules imported: the collector leaves them be and lets young work die young (shared/collector.py).
+collector.settle()

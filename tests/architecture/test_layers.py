@@ -17,7 +17,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 FLOORS: list[set[str]] = [
     # values and rules of the wire; threads: the process's one pool and its lanes (stdlib and the clock only)
     {"keys", "clock", "manual_clock", "errors", "model", "recurrence", "settings", "timings", "private_targets"}
-    | {"retry", "threads", "lanes", "renewer", "group_commit"},
+    | {"retry", "threads", "lanes", "renewer", "group_commit", "collector"},
     {"telemetry", "wire_members"},  # telemetry records only what it is handed
     {"records", "occurrence"},
     {"jobstate"},  # what a job becomes: pure
