@@ -78,7 +78,7 @@ BENCHES = (
     Bench("near_term", 4),
     # 36,000 jobs created through the API (about 15 min), 7 measured minutes, the drain. The API in worker processes
     # apart from the executor, as Flex Consumption scales the HTTP functions (issue 41 item 6: the API answers).
-    # 600 a second: about twice what one executor worker carries since the collector's policy (shared/collector.py).
+    # 600 a second: more than twice what one executor worker carries since the collector's policy (shared/collector.py).
     Bench("overload", 28, ("--per-function-scaling", "--rate", "600")),
     Bench("fire", 30),
     # Issue 41's next scale, with two worker processes (FUNCTIONS_WORKER_PROCESS_COUNT) on the 2-core machine.
