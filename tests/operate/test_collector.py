@@ -32,31 +32,26 @@ def test_importing_the_app_settles_the_collector() -> None:
     assert int(frozen) > 50_000  # the imported SDKs, out of every later collection's walk
 
 
-def test_settled_work_that_forms_a_cycle_is_still_freed_without_being_asked() -> None:
-    # A cycle made after settle() dies once enough young allocations follow: the collector runs on its own.
+def _cycle_freed_after(allocations: int) -> bool:
+    """In a settled interpreter: is a two-object cycle, dropped, freed once `allocations` young objects follow?"""
     (freed,) = _run(
-        "import gc, weakref\n"
+        "import weakref\n"
         "from shared import collector\n"
         "collector.settle()\n"
         "class Node: pass\n"
         "a, b = Node(), Node(); a.other, b.other = b, a\n"
         "gone = weakref.ref(a); del a, b\n"
-        f"kept = [[] for _ in range({2 * YOUNG_THRESHOLD})]\n"
+        f"kept = [[] for _ in range({allocations})]\n"
         "print(gone() is None)"
     )
-    assert freed == "True"
+    return freed == "True"
+
+
+def test_settled_work_that_forms_a_cycle_is_still_freed_without_being_asked() -> None:
+    # The collector runs on its own: enough young allocations after a cycle dies free it.
+    assert _cycle_freed_after(2 * YOUNG_THRESHOLD)
 
 
 def test_a_cycle_is_not_freed_before_the_young_threshold() -> None:
     # The other side of the same promise: the young generation is not collected at CPython's 700 any more.
-    (freed,) = _run(
-        "import gc, weakref\n"
-        "from shared import collector\n"
-        "collector.settle()\n"
-        "class Node: pass\n"
-        "a, b = Node(), Node(); a.other, b.other = b, a\n"
-        "gone = weakref.ref(a); del a, b\n"
-        f"kept = [[] for _ in range({YOUNG_THRESHOLD // 10})]\n"
-        "print(gone() is None)"
-    )
-    assert freed == "False"
+    assert not _cycle_freed_after(YOUNG_THRESHOLD // 10)
