@@ -30,6 +30,7 @@ nothing of it fires afterwards. Figures, not tests: nothing here asserts.
 from __future__ import annotations
 
 import argparse
+import math
 import shutil
 import signal
 import sys
@@ -61,10 +62,8 @@ from shared.timings import Timings  # noqa: E402
 
 COLLECTION_SIZE = 1000
 WATCH = timedelta(seconds=20)
-FRESH = Timings().collection_fresh  # the executor's collection reads answer for this long (the host's defaults)
-# An attempt asks for its collection's state when it gets ready, ahead of its second by `ready_each` for each attempt
-# of its process due at that second, at most `ready_most` (executor/batch.py `_ready_at`): that lead widens the window.
-READY_EACH, READY_MOST = Timings().ready_each, Timings().ready_most
+TIMINGS = Timings()  # the host's defaults
+FRESH = TIMINGS.collection_fresh  # the executor's collection reads answer for this long
 
 
 def main() -> None:
@@ -154,7 +153,9 @@ def main() -> None:
             shutil.copy(harness.log_path, args.host_log)
 
     late_ones = [a for a in arrivals if home.get(a.job) == victim and a.at > answered]
-    lead = min(READY_MOST, READY_EACH * -(-args.rate // args.workers))  # a worker's share of one second's attempts
+    # An attempt asks for its collection's state when it gets ready, ahead of its second by a lead that grows with the
+    # attempts of its worker due at that second (a worker's share of the rate): that lead widens the window.
+    lead = TIMINGS.ready_lead(math.ceil(args.rate / args.workers))
     due_after = [a for a in late_ones if a.expected > answered + FRESH + lead]
     print(
         f"[disable] POST disable of {victim} ({list(home.values()).count(victim)} jobs) under the load: {status} "

@@ -3,12 +3,12 @@ never walked again.
 
 Why: reference counting frees nearly everything the scheduler makes; the cyclic collector only finds cycles. With
 CPython's default thresholds (700, 10, 10) it cost more CPU than any step of an execution under load: at a steady
-300 executions/s (bench/steady.py, two worker processes on 2 cores) each worker spent about half of its CPU in it
-(a perf profile: `gc_collect_main` and its visitors; gc.callbacks: 0.3-0.4 of a core). The work in flight (batches
+300 executions/s (bench/steady.py, two worker processes on 2 cores) it took a third of a worker's perf samples
+(`gc_collect_main` and its visitors) and, timed by gc.callbacks, 7-8 s of every 20 s. The work in flight (batches
 waiting for their second, storage calls, exchanges) lives from milliseconds to seconds, long enough to survive a
 young collection made every 700 allocations, so it is promoted to the oldest generation and dies there; each
-quarter of that generation so promoted starts a full collection, which walks the whole heap again (400,000-650,000
-objects under that load, the imported SDKs included) three times a second.
+quarter of that generation so promoted starts a full collection, which walks the whole heap again (450,000-650,000
+objects under that load, the imported SDKs included; about 0.7 s each, 8 in 20 s).
 
 `settle()`, once the app's modules are imported (function_app.py):
 - the heap made so far (modules, classes, the SDKs' tables) moves out of the collector's reach (`gc.freeze`): it
@@ -31,7 +31,8 @@ OLD_THRESHOLD = 10
 
 
 def settle() -> None:
-    """Apply the policy to this process (idempotent: a second call freezes what was made since, nothing else)."""
+    """Apply the policy to this process. A second call (a test process that imports the app again) also freezes
+    what was made since; the thresholds stay."""
     gc.collect()  # garbage of the imports is freed, not frozen
     gc.freeze()
     gc.set_threshold(YOUNG_THRESHOLD, MIDDLE_THRESHOLD, OLD_THRESHOLD)

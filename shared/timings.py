@@ -168,6 +168,11 @@ class Timings:
         """How far the backstop stays behind the watchdog; a renewal pushes it when it comes nearer than half."""
         return self.backstop_after - self.watchdog_after
 
+    def ready_lead(self, attempts: int) -> timedelta:
+        """How far ahead of its second an Http attempt gets ready when `attempts` of its process are due at that
+        second (executor/batch.py `_ready_at`): `ready_each` for each, at most `ready_most`."""
+        return min(self.ready_most, self.ready_each * attempts)
+
     @classmethod
     def from_environment(cls, env: Mapping[str, str]) -> Timings:
         """The defaults, with each SCHEDULER_TIMING_<FIELD>_SECONDS of `env` (a number of seconds) in its field's

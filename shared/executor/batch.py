@@ -265,8 +265,7 @@ class Executor:
             try:
                 # A second's batches arrive `early_visibility` before it, and are claimed: by now the herd is counted.
                 await pause_until(self.clock, due - self.timings.ready_most)
-                each, most = self.timings.ready_each.total_seconds(), self.timings.ready_most.total_seconds()
-                lead = min(most, self._herds[due] * each)
+                lead = self.timings.ready_lead(self._herds[due]).total_seconds()
                 await pause_until(self.clock, due - timedelta(seconds=lead))
             finally:
                 self._herds[due] -= 1
